@@ -1,0 +1,42 @@
+# pinboard: `make run` serves the site on the embedded default; `make test` runs every test.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+HOST_PORT ?= 127.0.0.1:8000
+# mysqlclient compiles against libmariadb; install it when the library is there.
+HAVE_MYSQL_LIB := $(shell pkg-config --exists libmariadb mysqlclient 2>/dev/null && echo yes; \
+	pkg-config --exists libmariadb 2>/dev/null && echo yes)
+
+.PHONY: run test lint bench worker cluster clean
+
+$(VENV)/.run: requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements.txt
+	touch $@
+
+$(VENV)/.dev: $(VENV)/.run requirements-dev.txt requirements-mysql.txt
+	$(PY) -m pip install -q -r requirements-dev.txt
+ifneq ($(HAVE_MYSQL_LIB),)
+	$(PY) -m pip install -q -r requirements-mysql.txt
+endif
+	touch $@
+
+run: $(VENV)/.run
+	$(PY) manage.py migrate --verbosity 0
+	$(PY) manage.py shardstore init
+	$(PY) manage.py seed_demo --if-empty
+	$(PY) manage.py runserver $(HOST_PORT)
+
+lint: $(VENV)/.dev
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+test: $(VENV)/.dev lint
+	$(PY) -m pytest
+
+bench: $(VENV)/.dev
+	$(PY) bench/store.py
+
+clean:
+	rm -rf $(VENV) var .pytest_cache .ruff_cache .mypy_cache

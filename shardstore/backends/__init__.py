@@ -1,0 +1,23 @@
+"""Storage backends, chosen by the scheme of a host's address."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import Backend, Session, TableSet, UniqueViolation
+
+__all__ = ["Backend", "Session", "TableSet", "UniqueViolation", "open_backend"]
+
+
+def open_backend(host: str, address: str, **options: Any) -> Backend:
+    """The backend for a host's address: ``mysql://...`` or ``sqlite:///dir``."""
+    scheme = address.split("://", 1)[0]
+    if scheme == "sqlite":
+        from .sqlite import SQLiteBackend
+
+        return SQLiteBackend(host, address, **options)
+    if scheme == "mysql":
+        from .mysql import MySQLBackend
+
+        return MySQLBackend(host, address, **options)
+    raise ValueError(f"host {host}: unknown backend scheme {scheme!r}")

@@ -1,0 +1,124 @@
+"""The production backend: logical shards are databases db00000.. on MySQL hosts.
+
+A host is ``mysql://[user[:password]@]address:port``; every shard's tables are
+named in full (``db00042.pins``), so one pooled connection per thread serves
+all the shards of a host without a ``USE`` round trip.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from ..exceptions import ShardStoreError
+from .base import Backend, Dialect, TableSet, UniqueViolation
+
+try:
+    import MySQLdb
+except ImportError:  # the embedded default does not need the MySQL client library
+    MySQLdb = None
+
+# Server errors that mean "this shard's database or tables are not there".
+_MISSING_SCHEMA = {1049, 1146}
+_DUPLICATE_ENTRY = 1062
+
+
+class MySQLBackend(Backend):
+    dialect = Dialect(
+        insert_ignore="INSERT IGNORE",
+        for_update=" FOR UPDATE",
+        begin="BEGIN",
+        add_to_count=(
+            "INSERT INTO {db}.mapping_counts (from_id, relation, n) VALUES (%s, %s, %s)"
+            " ON DUPLICATE KEY UPDATE n = n + VALUES(n)"
+        ),
+    )
+
+    def __init__(self, host: str, address: str, *, connect_timeout: float = 3.0, **options: Any) -> None:
+        if MySQLdb is None:
+            raise ImportError("the mysql backend needs mysqlclient: pip install -r requirements-mysql.txt")
+        parts = urlsplit(address)
+        self._params = {
+            "host": parts.hostname or "127.0.0.1",
+            "port": parts.port or 3306,
+            "user": unquote(parts.username or "root"),
+            "password": unquote(parts.password or ""),
+            "connect_timeout": max(1, int(connect_timeout)),
+            "charset": "utf8mb4",
+            "autocommit": True,
+        }
+        options.setdefault("max_idle", 32)
+        super().__init__(host, address, **options)
+
+    def database(self, shard_id: int) -> str:
+        return f"db{shard_id:05d}"
+
+    def _pool_key(self, shard_id: int) -> str:
+        return self.host
+
+    def _connect(self, key: Any) -> Any:
+        return MySQLdb.connect(**self._params)
+
+    def _render_params(self, sql: str) -> str:
+        return sql
+
+    def translate(self, exc: Exception, shard_id: int) -> ShardStoreError | None:
+        if isinstance(exc, ShardStoreError):
+            return exc
+        code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
+        if isinstance(exc, MySQLdb.IntegrityError) and code == _DUPLICATE_ENTRY:
+            return UniqueViolation(str(exc))
+        if code in _MISSING_SCHEMA:
+            return self.unavailable(shard_id, f"{exc.args[1]} (run `shardstore init`)")
+        if isinstance(exc, (MySQLdb.OperationalError, MySQLdb.InterfaceError)):
+            return self.unavailable(shard_id, exc.args[-1] if exc.args else exc)
+        return None
+
+    def create_shard(self, shard_id: int, tables: TableSet) -> None:
+        db = self.database(shard_id)
+        try:
+            connection = self._connect(self.host)
+        except Exception as exc:
+            raise (self.translate(exc, shard_id) or exc) from exc
+        try:
+            cursor = connection.cursor()
+            cursor.execute(f"CREATE DATABASE IF NOT EXISTS {db} CHARACTER SET utf8mb4")
+            for statement in _statements(tables):
+                cursor.execute(statement.replace("{db}", db))
+        except Exception as exc:
+            raise (self.translate(exc, shard_id) or exc) from exc
+        finally:
+            connection.close()
+
+
+def _statements(tables: TableSet) -> list[str]:
+    engine = " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4"
+    statements = []
+    for table in tables.objects:
+        statements.append(
+            f"CREATE TABLE IF NOT EXISTS {{db}}.{table} ("
+            " local_id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,"
+            " data JSON NOT NULL,"
+            " ts TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP)" + engine
+        )
+    for table in tables.mappings:
+        # The pair is the primary key (one row per pair, contains/filter are key
+        # lookups); pages read the (from_id, sequence, to_id) index.
+        statements.append(
+            f"CREATE TABLE IF NOT EXISTS {{db}}.{table} ("
+            " from_id BIGINT UNSIGNED NOT NULL, to_id BIGINT UNSIGNED NOT NULL,"
+            " sequence BIGINT NOT NULL,"
+            " PRIMARY KEY (from_id, to_id), KEY by_sequence (from_id, sequence, to_id))" + engine
+        )
+    statements.append(
+        "CREATE TABLE IF NOT EXISTS {db}.mapping_counts ("
+        " from_id BIGINT UNSIGNED NOT NULL, relation VARCHAR(64) CHARACTER SET ascii NOT NULL,"
+        " n BIGINT NOT NULL, PRIMARY KEY (from_id, relation))" + engine
+    )
+    for table in tables.lookups:
+        statements.append(
+            f"CREATE TABLE IF NOT EXISTS {{db}}.{table} ("
+            " lookup_key VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL PRIMARY KEY,"
+            " object_id BIGINT UNSIGNED NOT NULL)" + engine
+        )
+    return statements

@@ -1,0 +1,112 @@
+"""The embedded backend: each logical shard is one SQLite file in the host's directory.
+
+A "host" is a directory (``sqlite:///var/shards/db1``); shard 42 is the file
+``db00042.sqlite3`` in it. It keeps production's semantics (one row per
+mapping pair, unique lookup keys, row-locking read-modify-write through
+``BEGIN IMMEDIATE``) so code that passes here passes on MySQL.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from ..exceptions import ShardStoreError
+from .base import Backend, Dialect, TableSet, UniqueViolation
+
+
+class SQLiteBackend(Backend):
+    dialect = Dialect(
+        insert_ignore="INSERT OR IGNORE",
+        for_update="",  # BEGIN IMMEDIATE already holds the write lock
+        begin="BEGIN IMMEDIATE",
+        add_to_count=(
+            "INSERT INTO {db}.mapping_counts (from_id, relation, n) VALUES (%s, %s, %s)"
+            " ON CONFLICT (from_id, relation) DO UPDATE SET n = n + excluded.n"
+        ),
+    )
+
+    def __init__(self, host: str, address: str, **options: Any) -> None:
+        options.setdefault("max_idle", 256)  # each open WAL database holds three files
+        self.directory = Path(address.removeprefix("sqlite://"))
+        super().__init__(host, address, **options)
+
+    def path(self, shard_id: int) -> Path:
+        return self.directory / f"db{shard_id:05d}.sqlite3"
+
+    def database(self, shard_id: int) -> str:
+        return "main"
+
+    def _pool_key(self, shard_id: int) -> int:
+        return shard_id
+
+    def _connect(self, shard_id: int, *, create: bool = False) -> sqlite3.Connection:
+        path = self.path(shard_id)
+        if not create and not path.exists():
+            raise self.unavailable(shard_id, f"{path.name} does not exist (run `shardstore init`)")
+        mode = "rwc" if create else "rw"
+        connection = sqlite3.connect(
+            f"file:{path}?mode={mode}",
+            uri=True,
+            isolation_level=None,  # autocommit; write sessions BEGIN explicitly
+            check_same_thread=False,  # the pool hands a connection to one thread at a time
+            timeout=10.0,
+        )
+        connection.execute("PRAGMA synchronous=NORMAL")
+        return connection
+
+    def _render_params(self, sql: str) -> str:
+        return sql.replace("%s", "?")
+
+    def translate(self, exc: Exception, shard_id: int) -> ShardStoreError | None:
+        if isinstance(exc, ShardStoreError):
+            return exc
+        if isinstance(exc, sqlite3.IntegrityError) and "UNIQUE" in str(exc):
+            return UniqueViolation(str(exc))
+        if isinstance(exc, sqlite3.OperationalError) and "syntax error" not in str(exc):
+            return self.unavailable(shard_id, exc)
+        return None
+
+    def create_shard(self, shard_id: int, tables: TableSet) -> None:
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            connection = self._connect(shard_id, create=True)
+        except (OSError, sqlite3.Error) as exc:
+            raise self.unavailable(shard_id, exc) from exc
+        try:
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.executescript(";\n".join(_statements(tables)) + ";")
+        finally:
+            connection.close()
+
+
+def _statements(tables: TableSet) -> list[str]:
+    statements = []
+    for table in tables.objects:
+        statements.append(
+            f"CREATE TABLE IF NOT EXISTS {table} ("
+            " local_id INTEGER PRIMARY KEY AUTOINCREMENT,"
+            " data TEXT NOT NULL CHECK (json_valid(data)),"
+            " ts TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)"
+        )
+    for table in tables.mappings:
+        statements.append(
+            f"CREATE TABLE IF NOT EXISTS {table} ("
+            " from_id INTEGER NOT NULL, to_id INTEGER NOT NULL, sequence INTEGER NOT NULL,"
+            " PRIMARY KEY (from_id, to_id)) WITHOUT ROWID"
+        )
+        statements.append(
+            f"CREATE INDEX IF NOT EXISTS {table}_by_sequence ON {table} (from_id, sequence, to_id)"
+        )
+    statements.append(
+        "CREATE TABLE IF NOT EXISTS mapping_counts ("
+        " from_id INTEGER NOT NULL, relation TEXT NOT NULL, n INTEGER NOT NULL,"
+        " PRIMARY KEY (from_id, relation)) WITHOUT ROWID"
+    )
+    for table in tables.lookups:
+        statements.append(
+            f"CREATE TABLE IF NOT EXISTS {table} ("
+            " lookup_key TEXT NOT NULL PRIMARY KEY, object_id INTEGER NOT NULL) WITHOUT ROWID"
+        )
+    return statements

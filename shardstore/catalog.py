@@ -1,0 +1,168 @@
+"""The one place where object types, mapping tables and lookups are declared.
+
+Every shard holds every table named here. A new relation is a new entry (and so
+a new table on every shard, made by ``shardstore init``), never an ALTER.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from .exceptions import UnknownRelation, UnknownType, WrongType
+from .ids import MAX_TYPE_ID, decompose
+
+
+@dataclass(frozen=True)
+class ObjectType:
+    """An object kind: its number in IDs and its table on every shard."""
+
+    name: str
+    type_id: int
+    table: str
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A one-directional mapping table ``noun_verb_noun`` stored on the from-ID's shard.
+
+    ``inverse`` names the table holding the reverse edges on the to-ID's shard.
+    Writes go through the forward table only: the store writes the forward row,
+    then the inverse row, and ``reconcile`` makes the inverse table agree with
+    the forward one if a crash fell between the two. ``inverse_of`` marks such
+    a read-only inverse table.
+    """
+
+    name: str
+    from_type: str
+    to_type: str
+    inverse: str | None = None
+    inverse_of: str | None = None
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """A mod-shard table from a unique external key to an object ID."""
+
+    name: str
+    object_type: str
+    normalize: Callable[[str], str] = field(default=str.casefold)
+
+    @property
+    def table(self) -> str:
+        return f"lookup_{self.name}"
+
+
+class Catalog:
+    """Types, relations and lookups, checked for consistency once."""
+
+    def __init__(
+        self, types: Iterable[ObjectType], relations: Iterable[Relation], lookups: Iterable[Lookup]
+    ) -> None:
+        self.types = {t.name: t for t in types}
+        self.types_by_id = {t.type_id: t for t in self.types.values()}
+        self.relations = {r.name: r for r in relations}
+        self.lookups = {lk.name: lk for lk in lookups}
+        self._check()
+
+    def type(self, name: str) -> ObjectType:
+        try:
+            return self.types[name]
+        except KeyError:
+            raise UnknownType(f"no object type named {name!r}") from None
+
+    def relation(self, name: str) -> Relation:
+        try:
+            return self.relations[name]
+        except KeyError:
+            raise UnknownRelation(f"no mapping table named {name!r}") from None
+
+    def lookup(self, name: str) -> Lookup:
+        try:
+            return self.lookups[name]
+        except KeyError:
+            raise UnknownRelation(f"no lookup named {name!r}") from None
+
+    def expect(self, object_id: int | str, type_name: str) -> int:
+        """``object_id`` as an int, if it is a well-formed ID of type ``type_name``.
+
+        Raises InvalidId for a malformed ID and WrongType for another type's ID.
+        """
+        fields = decompose(object_id)
+        expected = self.type(type_name)
+        if fields.type_id != expected.type_id:
+            actual = self.types_by_id.get(fields.type_id)
+            actual_name = actual.name if actual else f"unknown type {fields.type_id}"
+            raise WrongType(f"expected a {type_name} ID, got a {actual_name} ID ({object_id})")
+        return int(object_id)
+
+    def type_of(self, object_id: int) -> ObjectType:
+        """The registered type of an ID."""
+        type_id = decompose(object_id).type_id
+        try:
+            return self.types_by_id[type_id]
+        except KeyError:
+            raise UnknownType(f"type {type_id} of ID {object_id} is not registered") from None
+
+    def _check(self) -> None:
+        for t in self.types.values():
+            if not 0 < t.type_id <= MAX_TYPE_ID:
+                raise ValueError(f"type {t.name}: type_id {t.type_id} out of range")
+        if len(self.types_by_id) != len(self.types):
+            raise ValueError("two object types share a type_id")
+        for relation in self.relations.values():
+            for end in (relation.from_type, relation.to_type):
+                self.type(end)
+            if relation.inverse is not None:
+                inverse = self.relation(relation.inverse)
+                if (inverse.from_type, inverse.to_type) != (relation.to_type, relation.from_type):
+                    raise ValueError(f"{relation.name}: inverse {inverse.name} has mismatched ends")
+                if inverse.inverse_of != relation.name:
+                    raise ValueError(f"{inverse.name} must be declared inverse_of={relation.name}")
+        for lookup in self.lookups.values():
+            self.type(lookup.object_type)
+        tables = [t.table for t in self.types.values()]
+        tables += list(self.relations) + [lk.table for lk in self.lookups.values()]
+        if len(set(tables)) != len(tables):
+            raise ValueError("two catalog entries share a table name")
+
+    def tables(self) -> list[str]:
+        """Every table a shard holds, for schema creation and operators' stats."""
+        return (
+            [t.table for t in self.types.values()]
+            + list(self.relations)
+            + [lk.table for lk in self.lookups.values()]
+        )
+
+
+def _pair(forward: str, inverse: str, from_type: str, to_type: str) -> list[Relation]:
+    return [
+        Relation(forward, from_type, to_type, inverse=inverse),
+        Relation(inverse, to_type, from_type, inverse_of=forward),
+    ]
+
+
+#: pinboard's data model.
+CATALOG = Catalog(
+    types=[
+        ObjectType("pin", 1, "pins"),
+        ObjectType("board", 2, "boards"),
+        ObjectType("user", 3, "users"),
+        ObjectType("comment", 4, "comments"),
+    ],
+    relations=[
+        Relation("user_has_boards", "user", "board"),
+        Relation("user_has_pins", "user", "pin"),
+        *_pair("board_has_pins", "pin_owned_by_board", "board", "pin"),
+        *_pair("user_likes_pins", "pin_liked_by_users", "user", "pin"),
+        *_pair("user_follows_users", "user_followed_by_users", "user", "user"),
+        *_pair("user_follows_boards", "board_followed_by_users", "user", "board"),
+        *_pair("user_unfollows_boards", "board_unfollowed_by_users", "user", "board"),
+        Relation("pin_has_comments", "pin", "comment"),
+        Relation("pin_saved_as_pins", "pin", "pin"),
+    ],
+    lookups=[
+        Lookup("username", "user"),
+        Lookup("email", "user"),
+    ],
+)

@@ -1,0 +1,222 @@
+"""Mapping tables: ``from_id -> to_id`` edges ordered by ``sequence``, on the from-ID's shard.
+
+One direction per table (``board_has_pins``); the reverse is its own table
+(``pin_owned_by_board``) on the to-ID's shard, written by the same ``add`` or
+``remove`` call right after the forward row. Counts live in ``mapping_counts``
+and change in the same transaction as the row, so a count is one key read.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, NamedTuple
+
+from . import cursors
+from .catalog import Relation
+from .ids import group_by_shard, shard_of
+
+if TYPE_CHECKING:
+    from .backends import Session
+    from .store import Store
+
+MAX_PAGE = 1000
+
+
+class Page(NamedTuple):
+    """One page of a mapping list: the to-IDs, and the cursor of the next page (None at the end)."""
+
+    ids: list[int]
+    cursor: str | None
+
+
+def now_sequence() -> int:
+    """The default sequence: microseconds since the epoch, so newer rows sort later."""
+    return time.time_ns() // 1000
+
+
+class MappingTable:
+    """One ``noun_verb_noun`` table on every shard."""
+
+    def __init__(self, store: Store, relation: Relation) -> None:
+        self._store = store
+        self.relation = relation
+        name = relation.name
+        self._contains = f"SELECT 1 FROM {{db}}.{name} WHERE from_id = %s AND to_id = %s"
+        self._filter = f"SELECT to_id FROM {{db}}.{name} WHERE from_id = %s AND to_id IN "
+        self._count = "SELECT n FROM {db}.mapping_counts WHERE from_id = %s AND relation = %s"
+        self._count_many = "SELECT from_id, n FROM {db}.mapping_counts WHERE relation = %s AND from_id IN "
+        self._page = {
+            descending: _page_sql(name, descending, after=False) for descending in (True, False)
+        }
+        self._page_after = {
+            descending: _page_sql(name, descending, after=True) for descending in (True, False)
+        }
+        self._page_one = {
+            descending: f"SELECT * FROM ({_page_sql(name, descending, after=False, with_from=True)}) AS p"
+            for descending in (True, False)
+        }
+
+    # -- writes ---------------------------------------------------------------
+
+    def add(self, from_id: int | str, to_id: int | str, *, sequence: int | None = None) -> bool:
+        """Map ``from_id`` to ``to_id`` (and the inverse); adding a pair twice keeps one row.
+
+        Returns whether the forward row is new.
+        """
+        from_id, to_id = self._check_writable(from_id, to_id)
+        sequence = now_sequence() if sequence is None else int(sequence)
+        return self._write_both(from_id, to_id, lambda s, rel, f, t: _insert(s, rel, f, t, sequence))
+
+    def remove(self, from_id: int | str, to_id: int | str) -> bool:
+        """Unmap the pair (and its inverse). Returns whether the forward row was there."""
+        from_id, to_id = self._check_writable(from_id, to_id)
+        return self._write_both(from_id, to_id, _delete)
+
+    def _write_both(self, from_id: int, to_id: int, write) -> bool:  # type: ignore[no-untyped-def]
+        # Forward first, then the inverse: a crash in between leaves a forward
+        # row without its inverse, which `reconcile` completes (add) or removes
+        # the orphan inverse of (remove). Colocated ends share one transaction.
+        steps = [(self.relation.name, from_id, to_id)]
+        if self.relation.inverse:
+            steps.append((self.relation.inverse, to_id, from_id))
+        changed = []
+        for shard_id, shard_steps in _in_shard_order(steps):
+            with self._store.session(shard_id, write=True) as session:
+                for relation, f, t in shard_steps:
+                    changed.append(write(session, relation, f, t))
+        return changed[0]
+
+    def _check_writable(self, from_id: int | str, to_id: int | str) -> tuple[int, int]:
+        if self.relation.inverse_of:
+            raise ValueError(f"{self.relation.name} is written through {self.relation.inverse_of}")
+        return self._check(from_id, to_id)
+
+    def _check(self, from_id: int | str, to_id: int | str) -> tuple[int, int]:
+        expect = self._store.catalog.expect
+        return expect(from_id, self.relation.from_type), expect(to_id, self.relation.to_type)
+
+    # -- reads ----------------------------------------------------------------
+
+    def page(
+        self, from_id: int | str, *, limit: int = 50, cursor: str | None = None, oldest_first: bool = False
+    ) -> Page:
+        """One page of to-IDs, newest first (highest sequence) unless ``oldest_first``."""
+        from_id = self._store.catalog.expect(from_id, self.relation.from_type)
+        limit = _check_limit(limit)
+        descending = not oldest_first
+        if cursor is None:
+            sql, params = self._page[descending], (from_id, limit + 1)
+        else:
+            sequence, last_id = cursors.decode(cursor)
+            sql = self._page_after[descending]
+            params = (from_id, sequence, sequence, last_id, limit + 1)
+        with self._store.session(shard_of(from_id)) as session:
+            rows = session.query(sql, params)
+        return _to_page(rows, limit)
+
+    def page_many(self, from_ids: Iterable[int | str], *, limit: int = 50) -> dict[int, Page]:
+        """The first page (newest first) of many lists: one query per shard touched."""
+        expect = self._store.catalog.expect
+        wanted = [expect(from_id, self.relation.from_type) for from_id in from_ids]
+        limit = _check_limit(limit)
+        rows_by_from: dict[int, list[tuple[int, int]]] = {from_id: [] for from_id in wanted}
+        for shard_id, ids in group_by_shard(wanted).items():
+            sql = " UNION ALL ".join([self._page_one[True]] * len(ids))
+            params = [value for from_id in ids for value in (from_id, limit + 1)]
+            with self._store.session(shard_id) as session:
+                for from_id, to_id, sequence in session.query(sql, params):
+                    rows_by_from[from_id].append((to_id, sequence))
+        return {from_id: _to_page(rows, limit) for from_id, rows in rows_by_from.items()}
+
+    def count(self, from_id: int | str) -> int:
+        """How many rows ``from_id`` has: one primary-key read."""
+        from_id = self._store.catalog.expect(from_id, self.relation.from_type)
+        with self._store.session(shard_of(from_id)) as session:
+            rows = session.query(self._count, (from_id, self.relation.name))
+        return int(rows[0][0]) if rows else 0
+
+    def count_many(self, from_ids: Iterable[int | str]) -> dict[int, int]:
+        """Counts of many lists: one query per shard touched."""
+        expect = self._store.catalog.expect
+        wanted = [expect(from_id, self.relation.from_type) for from_id in from_ids]
+        counts = dict.fromkeys(wanted, 0)
+        for shard_id, ids in group_by_shard(wanted).items():
+            sql = self._count_many + _placeholders(len(ids))
+            with self._store.session(shard_id) as session:
+                for from_id, n in session.query(sql, [self.relation.name, *ids]):
+                    counts[int(from_id)] = int(n)
+        return counts
+
+    def contains(self, from_id: int | str, to_id: int | str) -> bool:
+        """Whether the pair is mapped."""
+        from_id, to_id = self._check(from_id, to_id)
+        with self._store.session(shard_of(from_id)) as session:
+            return bool(session.query(self._contains, (from_id, to_id)))
+
+    def filter(self, from_id: int | str, candidates: Iterable[int | str]) -> list[int]:
+        """Which of ``candidates`` are mapped from ``from_id`` (in the order given): one query."""
+        expect = self._store.catalog.expect
+        from_id = expect(from_id, self.relation.from_type)
+        wanted = list(dict.fromkeys(expect(c, self.relation.to_type) for c in candidates))
+        if not wanted:
+            return []
+        with self._store.session(shard_of(from_id)) as session:
+            rows = session.query(self._filter + _placeholders(len(wanted)), [from_id, *wanted])
+        mapped = {int(row[0]) for row in rows}
+        return [candidate for candidate in wanted if candidate in mapped]
+
+
+def _page_sql(name: str, descending: bool, *, after: bool, with_from: bool = False) -> str:
+    order, beyond = ("DESC", "<") if descending else ("ASC", ">")
+    columns = "from_id, to_id, sequence" if with_from else "to_id, sequence"
+    where = "from_id = %s"
+    if after:
+        where += f" AND (sequence {beyond} %s OR (sequence = %s AND to_id {beyond} %s))"
+    return (
+        f"SELECT {columns} FROM {{db}}.{name} WHERE {where}"
+        f" ORDER BY sequence {order}, to_id {order} LIMIT %s"
+    )
+
+
+def _to_page(rows: Sequence[tuple[int, int]], limit: int) -> Page:
+    ids = [int(to_id) for to_id, _ in rows[:limit]]
+    if len(rows) <= limit:
+        return Page(ids, None)
+    last_id, last_sequence = rows[limit - 1]
+    return Page(ids, cursors.encode(int(last_sequence), int(last_id)))
+
+
+def _check_limit(limit: int) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_PAGE:
+        raise ValueError(f"limit must be an int in 1..{MAX_PAGE}")
+    return limit
+
+
+def _placeholders(n: int) -> str:
+    return "(" + ",".join(["%s"] * n) + ")"
+
+
+def _in_shard_order(steps: list[tuple[str, int, int]]) -> list[tuple[int, list[tuple[str, int, int]]]]:
+    """Steps grouped by shard, keeping the order in which shards are first written."""
+    groups: dict[int, list[tuple[str, int, int]]] = {}
+    for step in steps:
+        groups.setdefault(shard_of(step[1]), []).append(step)
+    return list(groups.items())
+
+
+def _insert(session: Session, relation: str, from_id: int, to_id: int, sequence: int) -> bool:
+    dialect = session.dialect
+    sql = f"{dialect.insert_ignore} INTO {{db}}.{relation} (from_id, to_id, sequence) VALUES (%s, %s, %s)"
+    if session.execute(sql, (from_id, to_id, sequence)) == 0:
+        return False
+    session.execute(dialect.add_to_count, (from_id, relation, 1))
+    return True
+
+
+def _delete(session: Session, relation: str, from_id: int, to_id: int) -> bool:
+    sql = f"DELETE FROM {{db}}.{relation} WHERE from_id = %s AND to_id = %s"
+    if session.execute(sql, (from_id, to_id)) == 0:
+        return False
+    session.execute(session.dialect.add_to_count, (from_id, relation, -1))
+    return True

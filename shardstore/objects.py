@@ -1,0 +1,128 @@
+"""Object tables: ``local_id`` auto-increment key, a JSON ``data`` blob, ``ts``.
+
+Create inserts the JSON on a chosen shard and composes the full ID from the new
+local id. Update is read-modify-write in one transaction with the row locked.
+Delete is soft (``"active": false``, hidden from reads) unless ``hard=True``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from .catalog import ObjectType
+from .exceptions import NotFound, ObjectTooLarge
+from .ids import compose, decompose, group_by_shard
+
+if TYPE_CHECKING:
+    from .store import Store
+
+#: The largest JSON blob accepted, on every backend alike (MySQL's max_allowed_packet is larger).
+MAX_OBJECT_BYTES = 1 << 20
+
+Changes = Mapping[str, Any] | Callable[[dict[str, Any]], None]
+
+
+def _encode(data: Mapping[str, Any]) -> str:
+    if not isinstance(data, Mapping):
+        raise TypeError(f"object data must be a mapping, not {type(data).__name__}")
+    text = json.dumps({k: v for k, v in data.items() if k != "id"}, separators=(",", ":"))
+    if len(text.encode()) > MAX_OBJECT_BYTES:
+        raise ObjectTooLarge(f"object JSON is {len(text)} bytes, over the {MAX_OBJECT_BYTES} byte limit")
+    return text
+
+
+def _decode(object_id: int, text: str | bytes) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(text)
+    data["id"] = object_id
+    return data
+
+
+def is_active(data: Mapping[str, Any]) -> bool:
+    return data.get("active", True) is not False
+
+
+class ObjectTable:
+    """The rows of one object type, spread over every shard."""
+
+    def __init__(self, store: Store, object_type: ObjectType) -> None:
+        self._store = store
+        self.type = object_type
+        table = object_type.table
+        self._insert = f"INSERT INTO {{db}}.{table} (data) VALUES (%s)"
+        self._select_one = f"SELECT data FROM {{db}}.{table} WHERE local_id = %s"
+        self._select_many = f"SELECT local_id, data FROM {{db}}.{table} WHERE local_id IN "
+        self._update = f"UPDATE {{db}}.{table} SET data = %s WHERE local_id = %s"
+        self._delete = f"DELETE FROM {{db}}.{table} WHERE local_id = %s"
+
+    def create(self, shard_id: int, data: Mapping[str, Any]) -> int:
+        """Insert ``data`` on ``shard_id`` and return the new object's full ID."""
+        text = _encode(data)
+        with self._store.session(shard_id) as session:
+            local_id = session.insert(self._insert, (text,))
+        return compose(shard_id, self.type.type_id, local_id)
+
+    def get(self, object_id: int | str, *, include_inactive: bool = False) -> dict[str, Any] | None:
+        """The object (with its ``id``), or None if it does not exist or is soft-deleted."""
+        object_id = self._store.catalog.expect(object_id, self.type.name)
+        shard_id, _, local_id = decompose(object_id)
+        with self._store.session(shard_id) as session:
+            rows = session.query(self._select_one, (local_id,))
+        if not rows:
+            return None
+        data = _decode(object_id, rows[0][0])
+        return data if include_inactive or is_active(data) else None
+
+    def get_many(self, object_ids: Iterable[int | str], *, include_inactive: bool = False) -> list[dict[str, Any]]:
+        """Objects in the order asked, missing ones left out: one query per shard touched."""
+        expect = self._store.catalog.expect
+        wanted = [expect(object_id, self.type.name) for object_id in object_ids]
+        found: dict[int, dict[str, Any]] = {}
+        type_id = self.type.type_id
+        for shard_id, ids in group_by_shard(wanted).items():
+            local_ids = [decompose(object_id).local_id for object_id in ids]
+            sql = self._select_many + "(" + ",".join(["%s"] * len(local_ids)) + ")"
+            with self._store.session(shard_id) as session:
+                rows = session.query(sql, local_ids)
+            for local_id, text in rows:
+                object_id = compose(shard_id, type_id, local_id)
+                data = _decode(object_id, text)
+                if include_inactive or is_active(data):
+                    found[object_id] = data
+        return [found[object_id] for object_id in wanted if object_id in found]
+
+    def update(self, object_id: int | str, changes: Changes) -> dict[str, Any]:
+        """Read-modify-write in one transaction; ``changes`` is a dict to merge or a function
+        that edits the data in place. Returns the new data. NotFound if absent or deleted."""
+        object_id = self._store.catalog.expect(object_id, self.type.name)
+        shard_id, _, local_id = decompose(object_id)
+        lock = self._store.backend(shard_id).dialect.for_update
+        with self._store.session(shard_id, write=True) as session:
+            rows = session.query(self._select_one + lock, (local_id,))
+            data = _decode(object_id, rows[0][0]) if rows else None
+            if data is None or not is_active(data):
+                raise NotFound(f"{self.type.name} {object_id} does not exist")
+            if callable(changes):
+                changes(data)
+            else:
+                data.update(changes)
+            data["id"] = object_id
+            session.execute(self._update, (_encode(data), local_id))
+        return data
+
+    def delete(self, object_id: int | str, *, hard: bool = False) -> bool:
+        """Soft-delete (``active: false``), or remove the row with ``hard=True``.
+
+        Returns whether an object was there to delete.
+        """
+        if not hard:
+            try:
+                self.update(object_id, {"active": False})
+            except NotFound:
+                return False
+            return True
+        object_id = self._store.catalog.expect(object_id, self.type.name)
+        shard_id, _, local_id = decompose(object_id)
+        with self._store.session(shard_id) as session:
+            return session.execute(self._delete, (local_id,)) > 0

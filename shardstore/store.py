@@ -1,0 +1,144 @@
+"""The Store: one topology, one backend per host, and the tables of the catalog.
+
+A Store is built from plain objects (a Topology, a Catalog, backend options),
+so a web process, a Celery worker, a script or a test can each make one. The
+topology and the backends it needs are swapped together, atomically, when the
+shard map changes; in-flight sessions finish on the host they started on.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from .backends import Backend, Session, TableSet, open_backend
+from .catalog import CATALOG, Catalog
+from .lookups import LookupTable
+from .mappings import MappingTable
+from .objects import ObjectTable
+from .topology import Topology
+
+
+@dataclass
+class QueryCount:
+    """SQL round trips seen inside ``Store.count_queries()``."""
+
+    statements: list[str] = field(default_factory=list)
+
+    @property
+    def count(self) -> int:
+        return len(self.statements)
+
+
+@dataclass(frozen=True)
+class _Routing:
+    topology: Topology
+    backends: dict[str, Backend]
+
+
+class Store:
+    """Sharded objects, mappings and lookups over the hosts of a topology."""
+
+    def __init__(
+        self, topology: Topology, *, catalog: Catalog = CATALOG, backend_options: dict[str, Any] | None = None
+    ) -> None:
+        self.catalog = catalog
+        self._backend_options = dict(backend_options or {})
+        self._swap_lock = threading.Lock()
+        self._local = threading.local()
+        self._routing = _Routing(topology, {})
+        self._objects = {name: ObjectTable(self, t) for name, t in catalog.types.items()}
+        self._mappings = {name: MappingTable(self, r) for name, r in catalog.relations.items()}
+        self._lookups = {name: LookupTable(self, lk) for name, lk in catalog.lookups.items()}
+        self.set_topology(topology)
+
+    # -- topology -------------------------------------------------------------
+
+    @property
+    def topology(self) -> Topology:
+        return self._routing.topology
+
+    def set_topology(self, topology: Topology) -> None:
+        """Swap in a new shard map; backends of unchanged hosts are kept."""
+        with self._swap_lock:
+            old = self._routing.backends
+            backends = {}
+            for host, address in topology.hosts.items():
+                kept = old.get(host)
+                if kept is not None and kept.address == address:
+                    backends[host] = kept
+                else:
+                    backends[host] = open_backend(
+                        host, address, on_query=self._note_query, **self._backend_options
+                    )
+            self._routing = _Routing(topology, backends)
+        for host, backend in old.items():
+            if backends.get(host) is not backend:
+                backend.close()
+
+    def backend(self, shard_id: int) -> Backend:
+        """The backend of the host that masters ``shard_id``."""
+        routing = self._routing
+        return routing.backends[routing.topology.master_of(shard_id)]
+
+    def backends(self) -> dict[str, Backend]:
+        return dict(self._routing.backends)
+
+    def session(self, shard_id: int, *, write: bool = False) -> Any:
+        """A session on a shard's master (a transaction when ``write``)."""
+        return self.backend(shard_id).session(shard_id, write=write)
+
+    def new_user_shard(self) -> int:
+        """Where a new user lands: a random shard among the open ranges."""
+        return self.topology.random_open_shard()
+
+    # -- tables ---------------------------------------------------------------
+
+    def objects(self, type_name: str) -> ObjectTable:
+        """The object table of a type ("pin", "board", ...)."""
+        self.catalog.type(type_name)
+        return self._objects[type_name]
+
+    def mapping(self, name: str) -> MappingTable:
+        """A mapping table by its noun_verb_noun name."""
+        self.catalog.relation(name)
+        return self._mappings[name]
+
+    def lookup(self, name: str) -> LookupTable:
+        """A mod-shard lookup table ("username", "email")."""
+        self.catalog.lookup(name)
+        return self._lookups[name]
+
+    def table_set(self) -> TableSet:
+        return TableSet(
+            objects=[t.table for t in self.catalog.types.values()],
+            mappings=list(self.catalog.relations),
+            lookups=[lk.table for lk in self.catalog.lookups.values()],
+        )
+
+    # -- accounting -----------------------------------------------------------
+
+    @contextmanager
+    def count_queries(self) -> Iterator[QueryCount]:
+        """Count the SQL round trips this thread makes inside the block."""
+        counters = self._local.__dict__.setdefault("counters", [])
+        counter = QueryCount()
+        counters.append(counter)
+        try:
+            yield counter
+        finally:
+            counters.remove(counter)
+
+    def _note_query(self, sql: str) -> None:
+        for counter in self._local.__dict__.get("counters", ()):
+            counter.statements.append(sql)
+
+    def close(self) -> None:
+        for backend in self._routing.backends.values():
+            backend.close()
+
+
+__all__ = ["QueryCount", "Session", "Store"]

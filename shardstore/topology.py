@@ -1,0 +1,253 @@
+"""The shard map: which physical host serves each logical shard.
+
+A topology is a JSON document, validated when loaded and never mutated after::
+
+    {
+      "version": 3,
+      "shard_count": 4096,
+      "hosts": {"MySQL001A": "mysql://10.0.0.1:3306", "MySQL001B": "mysql://10.0.0.2:3306"},
+      "ranges": [{"range": [0, 4095], "master": "MySQL001A", "slave": "MySQL001B"}],
+      "open": [[0, 4095]]
+    }
+
+``ranges`` must tile ``0 .. shard_count - 1`` with no gap and no overlap (the
+seeds' configuration table). ``open`` lists the ranges where new users land.
+Reads and writes go to the master only; the slave is a hot backup for failover.
+A process holds one Topology at a time and swaps it whole when it changes.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import random
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .exceptions import InvalidTopology, UnknownShard
+from .ids import MAX_SHARD_ID
+
+#: The mod-shard hash space (md5 % 4096); buckets are spread over the first
+#: ``lookup_shards`` shards and never move, whatever ranges open later.
+MOD_BUCKETS = 4096
+
+
+@dataclass(frozen=True)
+class ShardRange:
+    """A contiguous run of logical shards served by one master (and its hot backup)."""
+
+    first: int
+    last: int
+    master: str
+    replica: str | None
+
+    def __contains__(self, shard_id: object) -> bool:
+        return isinstance(shard_id, int) and self.first <= shard_id <= self.last
+
+    def as_json(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {"range": [self.first, self.last], "master": self.master}
+        if self.replica is not None:
+            entry["slave"] = self.replica
+        return entry
+
+
+@dataclass(frozen=True)
+class Topology:
+    """A validated shard map. Build one with ``Topology.from_json`` or ``load``."""
+
+    version: int
+    shard_count: int
+    hosts: Mapping[str, str]
+    ranges: tuple[ShardRange, ...]
+    open_ranges: tuple[tuple[int, int], ...]
+    lookup_shards: int
+
+    # -- construction -----------------------------------------------------
+
+    @classmethod
+    def from_json(cls, document: Mapping[str, Any] | str) -> Topology:
+        """Validate a topology document (a dict or JSON text) and build it."""
+        if isinstance(document, str):
+            try:
+                document = json.loads(document)
+            except json.JSONDecodeError as exc:
+                raise InvalidTopology(f"topology is not valid JSON: {exc}") from None
+        if not isinstance(document, Mapping):
+            raise InvalidTopology("topology must be a JSON object")
+        unknown = set(document) - {"version", "shard_count", "hosts", "ranges", "open", "lookup_shards"}
+        if unknown:
+            raise InvalidTopology(f"unknown topology keys: {', '.join(sorted(unknown))}")
+
+        version = _integer(document, "version", minimum=0)
+        shard_count = _integer(document, "shard_count", minimum=1, maximum=MAX_SHARD_ID + 1)
+        hosts = _hosts(document.get("hosts"))
+        ranges = _ranges(document.get("ranges"), hosts, shard_count)
+        open_ranges = _open_ranges(document.get("open"), shard_count)
+        lookup_shards = document.get("lookup_shards", min(MOD_BUCKETS, shard_count))
+        if (
+            isinstance(lookup_shards, bool)
+            or not isinstance(lookup_shards, int)
+            or not 1 <= lookup_shards <= min(MOD_BUCKETS, shard_count)
+        ):
+            raise InvalidTopology(
+                f"lookup_shards must be an int in 1..{min(MOD_BUCKETS, shard_count)}"
+            )
+        topology = cls(version, shard_count, hosts, ranges, open_ranges, lookup_shards)
+        object.__setattr__(topology, "_starts", [r.first for r in ranges])
+        return topology
+
+    @classmethod
+    def load(cls, path: str | Path) -> Topology:
+        """Read and validate a topology file."""
+        try:
+            text = Path(path).read_text()
+        except OSError as exc:
+            raise InvalidTopology(f"cannot read topology file {path}: {exc}") from None
+        return cls.from_json(text)
+
+    @classmethod
+    def single_host(
+        cls, address: str, *, shard_count: int = 4096, host: str = "db1", version: int = 1
+    ) -> Topology:
+        """All shards on one host: the embedded default and most tests."""
+        return cls.from_json(
+            {
+                "version": version,
+                "shard_count": shard_count,
+                "hosts": {host: address},
+                "ranges": [{"range": [0, shard_count - 1], "master": host}],
+                "open": [[0, shard_count - 1]],
+            }
+        )
+
+    def as_json(self) -> dict[str, Any]:
+        """The document this topology was built from (normalized)."""
+        return {
+            "version": self.version,
+            "shard_count": self.shard_count,
+            "hosts": dict(self.hosts),
+            "ranges": [r.as_json() for r in self.ranges],
+            "open": [list(r) for r in self.open_ranges],
+            "lookup_shards": self.lookup_shards,
+        }
+
+    # -- routing ----------------------------------------------------------
+
+    def range_of(self, shard_id: int) -> ShardRange:
+        """The range that holds ``shard_id``."""
+        index = bisect.bisect_right(self._starts, shard_id) - 1  # type: ignore[attr-defined]
+        if index < 0 or shard_id > self.ranges[index].last:
+            raise UnknownShard(f"shard {shard_id} is in no range of topology v{self.version}")
+        return self.ranges[index]
+
+    def master_of(self, shard_id: int) -> str:
+        """The name of the host that serves ``shard_id`` (all reads and writes go there)."""
+        return self.range_of(shard_id).master
+
+    def shards_of(self, host: str) -> Iterator[int]:
+        """Every shard whose master is ``host``."""
+        for shard_range in self.ranges:
+            if shard_range.master == host:
+                yield from range(shard_range.first, shard_range.last + 1)
+
+    def lookup_shard(self, bucket: int) -> int:
+        """The shard that holds a mod-shard bucket."""
+        return bucket % self.lookup_shards
+
+    def random_open_shard(self, rng: random.Random | None = None) -> int:
+        """A shard for a new user, uniformly among the open ranges."""
+        rng = rng or random
+        sizes = [last - first + 1 for first, last in self.open_ranges]
+        pick = rng.randrange(sum(sizes))
+        for (first, _last), size in zip(self.open_ranges, sizes):
+            if pick < size:
+                return first + pick
+            pick -= size
+        raise AssertionError("unreachable")  # pragma: no cover
+
+
+# -- validation helpers -----------------------------------------------------
+
+
+def _integer(document: Mapping[str, Any], key: str, *, minimum: int, maximum: int | None = None) -> int:
+    value = document.get(key)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidTopology(f"{key} must be an integer")
+    if value < minimum or (maximum is not None and value > maximum):
+        raise InvalidTopology(f"{key} {value} is out of range {minimum}..{maximum}")
+    return value
+
+
+def _hosts(hosts: object) -> dict[str, str]:
+    if not isinstance(hosts, Mapping) or not hosts:
+        raise InvalidTopology("hosts must be a non-empty object of name -> address")
+    schemes = set()
+    for name, address in hosts.items():
+        if not isinstance(address, str) or "://" not in address:
+            raise InvalidTopology(f"host {name}: address must look like mysql://host:port or sqlite:///dir")
+        schemes.add(address.split("://", 1)[0])
+    if len(schemes) > 1:
+        raise InvalidTopology(f"all hosts must use one backend, got {', '.join(sorted(schemes))}")
+    return dict(hosts)
+
+
+def _pair(value: object, what: str) -> tuple[int, int]:
+    if (
+        not isinstance(value, (list, tuple))
+        or len(value) != 2
+        or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    ):
+        raise InvalidTopology(f"{what} must be a pair of integers [first, last]")
+    first, last = value
+    if not 0 <= first <= last <= MAX_SHARD_ID:
+        raise InvalidTopology(f"{what} [{first}, {last}] is outside 0..{MAX_SHARD_ID} or reversed")
+    return first, last
+
+
+def _ranges(entries: object, hosts: Mapping[str, str], shard_count: int) -> tuple[ShardRange, ...]:
+    if not isinstance(entries, list) or not entries:
+        raise InvalidTopology("ranges must be a non-empty list")
+    ranges = []
+    for entry in entries:
+        if not isinstance(entry, Mapping):
+            raise InvalidTopology("each range must be an object with range, master and slave")
+        first, last = _pair(entry.get("range"), "range")
+        master, replica = entry.get("master"), entry.get("slave")
+        where = f"range [{first}, {last}]"
+        if master not in hosts:
+            raise InvalidTopology(f"{where}: unknown master host {master!r}")
+        if replica is not None and replica not in hosts:
+            raise InvalidTopology(f"{where}: unknown slave host {replica!r}")
+        if replica == master:
+            raise InvalidTopology(f"{where}: master {master} is also its own slave")
+        ranges.append(ShardRange(first, last, master, replica))
+    ranges.sort(key=lambda r: r.first)
+    expected = 0
+    for shard_range in ranges:
+        where = f"range [{shard_range.first}, {shard_range.last}]"
+        if shard_range.first < expected:
+            raise InvalidTopology(f"{where} overlaps the range before it")
+        if shard_range.first > expected:
+            raise InvalidTopology(f"gap: shards {expected}..{shard_range.first - 1} are in no range")
+        if shard_range.last >= shard_count:
+            raise InvalidTopology(f"{where} is outside the declared shard space 0..{shard_count - 1}")
+        expected = shard_range.last + 1
+    if expected != shard_count:
+        raise InvalidTopology(f"gap: shards {expected}..{shard_count - 1} are in no range")
+    return tuple(ranges)
+
+
+def _open_ranges(entries: object, shard_count: int) -> tuple[tuple[int, int], ...]:
+    if not isinstance(entries, list) or not entries:
+        raise InvalidTopology("open must be a non-empty list of [first, last] ranges")
+    pairs = []
+    for entry in entries:
+        first, last = _pair(entry, "open range")
+        if last >= shard_count:
+            raise InvalidTopology(
+                f"open range [{first}, {last}] is outside the shard space 0..{shard_count - 1}"
+            )
+        pairs.append((first, last))
+    return tuple(pairs)

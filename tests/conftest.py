@@ -1,0 +1,84 @@
+"""Shared pytest fixtures for the whole test suite.
+
+Real servers
+------------
+``mariadb_server``, ``redis_server``, ``memcached_server`` and
+``zookeeper_server`` each start one private server (see tests/servers.py) on
+127.0.0.1, on a free port, with its data in a temporary directory.  A server is
+started the first time a test asks for its fixture, is shared by every test of
+the session, and is stopped at the end.  Tests must therefore not rely on a
+server being empty: use names of their own and clean up after themselves.
+
+When a server cannot run here (its program, or for MariaDB the MySQLdb module
+from requirements-mysql.txt, is missing) the tests that need it are skipped,
+unless the environment says ``CI=true``: in CI a missing server is an error,
+so that a broken machine cannot pass by skipping everything.
+
+Keep this file to fixtures; server start-up logic belongs in tests/servers.py.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Iterator
+from typing import NoReturn, TypeVar
+
+import pytest
+
+from tests.servers import (
+    MariaDBServer,
+    MemcachedServer,
+    RedisServer,
+    Server,
+    ZooKeeperServer,
+)
+
+_S = TypeVar("_S", bound=Server)
+
+
+def _unavailable(what: str, reason: str) -> NoReturn:
+    """Skip the test, or fail it when running in CI."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI=true: {what} is required but {reason}", pytrace=False)
+    pytest.skip(f"{what} is not available: {reason}")
+
+
+def _serve(server_class: type[_S]) -> Iterator[_S]:
+    availability = server_class.available()
+    if not availability:
+        _unavailable(server_class.name, availability.reason)
+    server = server_class().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def mariadb_server() -> Iterator[MariaDBServer]:
+    """A private MariaDB; connect as ``root`` with no password over TCP."""
+    if importlib.util.find_spec("MySQLdb") is None:
+        _unavailable(
+            "MariaDB",
+            "the MySQLdb module is not installed (pip install -r requirements-mysql.txt)",
+        )
+    yield from _serve(MariaDBServer)
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[RedisServer]:
+    """A private Redis with persistence off; ``redis_server.url`` for clients."""
+    yield from _serve(RedisServer)
+
+
+@pytest.fixture(scope="session")
+def memcached_server() -> Iterator[MemcachedServer]:
+    """A private memcached (TCP only)."""
+    yield from _serve(MemcachedServer)
+
+
+@pytest.fixture(scope="session")
+def zookeeper_server() -> Iterator[ZooKeeperServer]:
+    """A private standalone ZooKeeper; ``zookeeper_server.address`` for kazoo."""
+    yield from _serve(ZooKeeperServer)

@@ -1,0 +1,584 @@
+"""Private, throwaway servers for the test suite.
+
+Each class here starts one real server process (MariaDB, Redis, memcached,
+ZooKeeper) that belongs to the test run alone:
+
+* it listens on 127.0.0.1 only, on a free port picked at start;
+* it keeps all of its data in a fresh temporary directory (under /dev/shm when
+  the machine has it, so nothing touches a disk), removed again by ``stop()``;
+* it is sent SIGTERM if the process that started it dies, so even a killed
+  test run leaves no server behind;
+* ``start()`` returns only once the server answers a real request, or raises
+  ``ServerStartError`` with the tail of the server's own log;
+* ``stop()`` signals the process by its own PID (never by name), so servers
+  that other people or the system run on the default ports are left alone.
+
+All classes have the same shape::
+
+    if not RedisServer.available():
+        print(RedisServer.available().reason)
+    server = RedisServer().start()
+    try:
+        ...  # connect to server.host, server.port
+    finally:
+        server.stop()
+
+or, equivalently, ``with RedisServer() as server: ...``.  ``extra_args`` lets a
+caller add options (for example binary logging for replication tests).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import ClassVar, Self
+
+HOST = "127.0.0.1"
+
+# Where sbin programs live when they are not on a non-root user's PATH.
+_SBIN_DIRS = ("/usr/sbin", "/usr/local/sbin", "/sbin")
+
+# Lines of the server's log quoted in a start-up error.
+_LOG_TAIL_LINES = 40
+
+
+class ServerStartError(RuntimeError):
+    """A server could not be started, or did not answer in time."""
+
+
+@dataclass(frozen=True)
+class Availability:
+    """Whether a server can be started here, and why not when it cannot."""
+
+    ok: bool
+    reason: str = ""
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+
+class Server:
+    """The common life cycle; subclasses say how to prepare, run and probe."""
+
+    #: Human-readable name, used in messages ("MariaDB", "Redis", ...).
+    name: ClassVar[str]
+    #: How long ``start()`` waits for the server to answer, in seconds.
+    start_timeout: ClassVar[float] = 30.0
+    #: How long ``stop()`` waits after SIGTERM before it sends SIGKILL.
+    stop_timeout: ClassVar[float] = 15.0
+
+    def __init__(self, extra_args: Sequence[str] = ()) -> None:
+        self.extra_args: list[str] = list(extra_args)
+        self.host: str = HOST
+        self.port: int = 0
+        self.tmpdir: Path | None = None
+        self.process: subprocess.Popen[bytes] | None = None
+
+    # -- what subclasses provide ---------------------------------------------
+
+    @classmethod
+    def available(cls) -> Availability:
+        """Whether the programs this server needs are installed."""
+        raise NotImplementedError
+
+    def _prepare(self) -> None:
+        """One-off set-up in ``self.tmpdir`` before the server is launched."""
+
+    def _command(self) -> list[str]:
+        """The command line that runs the server in the foreground."""
+        raise NotImplementedError
+
+    def _is_ready(self) -> bool:
+        """True once the server answers a request on ``self.port``."""
+        raise NotImplementedError
+
+    @property
+    def log_path(self) -> Path:
+        """The file the server writes its log to."""
+        assert self.tmpdir is not None, "the server is not started"
+        return self.tmpdir / "server.log"
+
+    # -- the life cycle --------------------------------------------------------
+
+    @property
+    def address(self) -> str:
+        """``host:port``, as kazoo, pymemcache and friends accept it."""
+        return f"{self.host}:{self.port}"
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid if self.process is not None else None
+
+    def start(self) -> Self:
+        """Start the server and wait until it answers; return ``self``."""
+        if self.process is not None:
+            raise RuntimeError(
+                f"{self.name} server is already running on {self.address}"
+            )
+        availability = self.available()
+        if not availability:
+            raise ServerStartError(f"cannot start {self.name}: {availability.reason}")
+        # The free port is only known to be free when we look, so another
+        # process can take it before the server binds it: then try a new one.
+        for _attempt in range(3):
+            self.tmpdir = _make_tmpdir(f"{self.name.lower()}-")
+            self.port = _free_port()
+            try:
+                self._prepare()
+                self._launch()
+                self._wait_until_ready()
+                return self
+            except _PortTaken:
+                self.stop()
+            except BaseException:
+                self.stop()
+                raise
+        raise ServerStartError(
+            f"{self.name}: every free port we picked was taken before it could bind"
+        )
+
+    def stop(self) -> None:
+        """Stop the server (by its PID) and delete its data. Safe to repeat."""
+        process, self.process = self.process, None
+        if process is not None and process.poll() is None:
+            process.terminate()  # SIGTERM to our own child: a clean shutdown
+            try:
+                process.wait(timeout=self.stop_timeout)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        if self.tmpdir is not None:
+            shutil.rmtree(self.tmpdir, ignore_errors=True)
+            self.tmpdir = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        state = f"pid {self.pid} on {self.address}" if self.process else "stopped"
+        return f"<{type(self).__name__} {state}>"
+
+    def _launch(self) -> None:
+        assert self.tmpdir is not None
+        with open(self.tmpdir / "server.log", "ab") as output:
+            self.process = subprocess.Popen(
+                self._command(),
+                cwd=self.tmpdir,
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                # Code between fork and exec must take no lock another thread
+                # may hold; this makes one prctl() call through a ctypes
+                # function loaded in advance, and nothing else.
+                preexec_fn=_die_with_parent,  # noqa: PLW1509
+            )
+
+    def _wait_until_ready(self) -> None:
+        assert self.process is not None
+        deadline = time.monotonic() + self.start_timeout
+        while True:
+            returncode = self.process.poll()
+            if returncode is not None:
+                log = self._log_tail()
+                if "Address already in use" in log:
+                    raise _PortTaken()
+                raise ServerStartError(
+                    f"{self.name} exited with code {returncode} before it accepted "
+                    f"connections on {self.address}.\n{self._quote_log(log)}"
+                )
+            if self._is_ready():
+                return
+            if time.monotonic() > deadline:
+                raise ServerStartError(
+                    f"{self.name} did not answer on {self.address} within "
+                    f"{self.start_timeout:.0f}s.\n{self._quote_log(self._log_tail())}"
+                )
+            time.sleep(0.05)
+
+    def _log_tail(self) -> str:
+        try:
+            lines = self.log_path.read_text(errors="replace").splitlines()
+        except OSError as error:
+            return f"(no log: {error})"
+        return "\n".join(lines[-_LOG_TAIL_LINES:])
+
+    def _quote_log(self, log: str) -> str:
+        return f"--- last lines of {self.log_path} ---\n{log}\n--- end of log ---"
+
+
+class _PortTaken(Exception):
+    """Internal: the server found its port taken; start() retries."""
+
+
+# -- MariaDB ---------------------------------------------------------------------
+
+
+class MariaDBServer(Server):
+    """A private mariadbd; ``root`` connects over TCP with no password.
+
+    ``mariadb-install-db --auth-root-authentication-method=normal`` creates
+    root@localhost, root@127.0.0.1 and root@::1 with an empty password and all
+    privileges WITH GRANT OPTION, so ``MySQLdb.connect(host=server.host,
+    port=server.port, user="root")`` works as is.
+
+    The server is tuned for speed, not durability (no fsync at commit, no
+    doublewrite, no binary log).  ``extra_args`` go last on mariadbd's command
+    line, where they win over the defaults: ``["--log-bin", "--server-id=2"]``
+    turns binary logging on for a replication test.
+    """
+
+    name = "MariaDB"
+    start_timeout = 60.0
+    user = "root"
+
+    @classmethod
+    def available(cls) -> Availability:
+        if _find_program("mariadbd", "mysqld") is None:
+            return Availability(
+                False, "mariadbd is not installed (Debian package: mariadb-server)"
+            )
+        if _find_program("mariadb-install-db", "mysql_install_db") is None:
+            return Availability(
+                False,
+                "mariadb-install-db is not installed (Debian package: mariadb-server)",
+            )
+        return Availability(True)
+
+    @property
+    def datadir(self) -> Path:
+        assert self.tmpdir is not None, "the server is not started"
+        return self.tmpdir / "data"
+
+    @property
+    def socket_path(self) -> Path:
+        assert self.tmpdir is not None, "the server is not started"
+        return self.tmpdir / "mysqld.sock"
+
+    @property
+    def log_path(self) -> Path:
+        assert self.tmpdir is not None, "the server is not started"
+        return self.tmpdir / "error.log"
+
+    def _prepare(self) -> None:
+        # --no-defaults must come first: it keeps /etc/mysql/*.cnf out of it.
+        install_db = _find_program("mariadb-install-db", "mysql_install_db")
+        assert install_db is not None
+        command = [
+            install_db,
+            "--no-defaults",
+            *_run_as_root_args(),
+            f"--datadir={self.datadir}",
+            "--auth-root-authentication-method=normal",
+            "--skip-test-db",
+            "--skip-name-resolve",
+        ]
+        result = subprocess.run(
+            command,
+            check=False,
+            cwd=self.tmpdir,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=self.start_timeout,
+        )
+        if result.returncode != 0:
+            tail = "\n".join(result.stdout.splitlines()[-_LOG_TAIL_LINES:])
+            raise ServerStartError(
+                f"mariadb-install-db exited with code {result.returncode}.\n"
+                f"--- last lines of its output ---\n{tail}\n--- end of output ---"
+            )
+
+    def _command(self) -> list[str]:
+        mariadbd = _find_program("mariadbd", "mysqld")
+        assert mariadbd is not None and self.tmpdir is not None
+        return [
+            mariadbd,
+            "--no-defaults",
+            *_run_as_root_args(),
+            f"--datadir={self.datadir}",
+            f"--tmpdir={self.tmpdir}",
+            f"--port={self.port}",
+            f"--bind-address={self.host}",
+            f"--socket={self.socket_path}",
+            f"--pid-file={self.tmpdir / 'mysqld.pid'}",
+            f"--log-error={self.log_path}",
+            "--skip-name-resolve",
+            "--skip-log-bin",
+            "--innodb-flush-log-at-trx-commit=0",
+            "--innodb-doublewrite=0",
+            "--innodb-buffer-pool-size=256M",
+            "--innodb-file-per-table=0",
+            "--max-connections=500",
+            *self.extra_args,
+        ]
+
+    def _is_ready(self) -> bool:
+        # A MySQL server speaks first: its greeting packet starts with protocol
+        # version 10 (an error packet, 0xff, would mean "refused").
+        greeting = _exchange(self.host, self.port, None)
+        return len(greeting) > 4 and greeting[4] == 10
+
+
+# -- Redis -----------------------------------------------------------------------
+
+
+class RedisServer(Server):
+    """A private redis-server with no persistence at all."""
+
+    name = "Redis"
+
+    @classmethod
+    def available(cls) -> Availability:
+        if _find_program("redis-server") is None:
+            return Availability(
+                False, "redis-server is not installed (Debian package: redis-server)"
+            )
+        return Availability(True)
+
+    @property
+    def url(self) -> str:
+        """A ``redis://`` URL for database 0, for redis-py and Celery."""
+        return f"redis://{self.host}:{self.port}/0"
+
+    def _command(self) -> list[str]:
+        redis_server = _find_program("redis-server")
+        assert redis_server is not None and self.tmpdir is not None
+        return [
+            redis_server,
+            "--port", str(self.port),
+            "--bind", self.host,
+            "--save", "",
+            "--appendonly", "no",
+            "--dir", str(self.tmpdir),
+            *self.extra_args,
+        ]  # fmt: skip
+
+    def _is_ready(self) -> bool:
+        return _exchange(self.host, self.port, b"PING\r\n").startswith(b"+PONG")
+
+
+# -- memcached -------------------------------------------------------------------
+
+
+class MemcachedServer(Server):
+    """A private memcached with 64 MB of memory, TCP only."""
+
+    name = "memcached"
+
+    @classmethod
+    def available(cls) -> Availability:
+        if _find_program("memcached") is None:
+            return Availability(
+                False, "memcached is not installed (Debian package: memcached)"
+            )
+        return Availability(True)
+
+    def _command(self) -> list[str]:
+        memcached = _find_program("memcached")
+        assert memcached is not None
+        # memcached refuses to run as root unless told which user to be.
+        as_root = ["-u", "root"] if os.geteuid() == 0 else []
+        return [
+            memcached,
+            "-l", self.host,
+            "-p", str(self.port),
+            "-U", "0",
+            "-m", "64",
+            *as_root,
+            *self.extra_args,
+        ]  # fmt: skip
+
+    def _is_ready(self) -> bool:
+        return _exchange(self.host, self.port, b"version\r\n").startswith(b"VERSION ")
+
+
+# -- ZooKeeper -------------------------------------------------------------------
+
+# Debian's libzookeeper-java ships one jar whose manifest Class-Path names all
+# of its dependencies (netty, jute, slf4j-api, ...), so it is the whole
+# class path.  It brings no SLF4J binding, and without one ZooKeeper logs
+# nothing at all: slf4j-simple (a dependency of the same package) writes its
+# log to stderr, which ends up in server.log.
+_ZOOKEEPER_JAR = Path("/usr/share/java/zookeeper.jar")
+_SLF4J_SIMPLE_JAR = Path("/usr/share/java/slf4j-simple.jar")
+
+
+class ZooKeeperServer(Server):
+    """A private standalone ZooKeeper, run in the foreground by java.
+
+    ``extra_args`` are extra JVM options (``-Dzookeeper.<setting>=...`` sets
+    most ZooKeeper settings).
+    """
+
+    name = "ZooKeeper"
+    start_timeout = 60.0
+
+    @classmethod
+    def available(cls) -> Availability:
+        if _find_program("java") is None:
+            return Availability(
+                False, "java is not installed (Debian package: default-jre-headless)"
+            )
+        if not _ZOOKEEPER_JAR.is_file():
+            return Availability(
+                False,
+                f"ZooKeeper is not installed (no {_ZOOKEEPER_JAR}; Debian package: zookeeper)",
+            )
+        return Availability(True)
+
+    @property
+    def config_path(self) -> Path:
+        assert self.tmpdir is not None, "the server is not started"
+        return self.tmpdir / "zoo.cfg"
+
+    def _prepare(self) -> None:
+        assert self.tmpdir is not None
+        datadir = self.tmpdir / "data"
+        datadir.mkdir()
+        self.config_path.write_text(
+            "tickTime=2000\n"
+            f"dataDir={datadir}\n"
+            f"clientPort={self.port}\n"
+            f"clientPortAddress={self.host}\n"
+            "maxClientCnxns=0\n"
+            "admin.enableServer=false\n"
+            "4lw.commands.whitelist=ruok,srvr\n"
+        )
+
+    def _command(self) -> list[str]:
+        java = _find_program("java")
+        assert java is not None
+        classpath = [_ZOOKEEPER_JAR]
+        if _SLF4J_SIMPLE_JAR.is_file():
+            classpath.append(_SLF4J_SIMPLE_JAR)
+        return [
+            java,
+            # A small, quick-to-start JVM is plenty for tests.
+            "-Xmx256m",
+            "-XX:+UseSerialGC",
+            "-XX:TieredStopAtLevel=1",
+            "-Djava.net.preferIPv4Stack=true",
+            "-Dzookeeper.forceSync=no",
+            "-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
+            *self.extra_args,
+            "-cp", ":".join(str(jar) for jar in classpath),
+            "org.apache.zookeeper.server.quorum.QuorumPeerMain",
+            str(self.config_path),
+        ]  # fmt: skip
+
+    def _is_ready(self) -> bool:
+        # "ruok" only says that the process is up; "srvr" answers "This
+        # ZooKeeper instance is not currently serving requests" until it is.
+        if _exchange(self.host, self.port, b"ruok") != b"imok":
+            return False
+        return b"Zookeeper version" in _exchange(self.host, self.port, b"srvr")
+
+
+# -- helpers ---------------------------------------------------------------------
+
+
+def _find_program(*names: str) -> str | None:
+    """The path of the first of ``names`` found on PATH or in the sbin dirs."""
+    search_path = os.pathsep.join([os.environ.get("PATH", os.defpath), *_SBIN_DIRS])
+    for name in names:
+        found = shutil.which(name, path=search_path)
+        if found is not None:
+            return found
+    return None
+
+
+def _run_as_root_args() -> list[str]:
+    """mariadbd refuses to run as root unless it is told so."""
+    return ["--user=root"] if os.geteuid() == 0 else []
+
+
+_TMPDIR_PREFIX = "pinboard-test-"
+
+
+def _make_tmpdir(prefix: str) -> Path:
+    """A fresh private directory, in memory (/dev/shm) when possible.
+
+    Its name carries our PID.  A run killed too hard to clean up (SIGKILL)
+    leaves its directories behind; they are deleted here, by a later run,
+    once the process named in them is gone.
+    """
+    shm = Path("/dev/shm")
+    parent = (
+        shm
+        if shm.is_dir() and os.access(shm, os.W_OK | os.X_OK)
+        else Path(tempfile.gettempdir())
+    )
+    for leftover in parent.glob(f"{_TMPDIR_PREFIX}*-*"):
+        owner = leftover.name[len(_TMPDIR_PREFIX) :].split("-", 1)[0]
+        if owner.isdigit() and not _process_exists(int(owner)):
+            shutil.rmtree(leftover, ignore_errors=True)
+    return Path(
+        tempfile.mkdtemp(prefix=f"{_TMPDIR_PREFIX}{os.getpid()}-{prefix}", dir=parent)
+    )
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # signal 0: only asks whether the process exists
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # it exists, but belongs to someone else
+    return True
+
+
+def _free_port() -> int:
+    """A TCP port on HOST that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind((HOST, 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _exchange(
+    host: str, port: int, request: bytes | None, timeout: float = 1.0
+) -> bytes:
+    """Send ``request`` (if any) and return the first reply; b"" on any error."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as connection:
+            if request is not None:
+                connection.sendall(request)
+            return connection.recv(4096)
+    except OSError:
+        return b""
+
+
+# So that no server outlives a test run that is killed (SIGKILL, a crash, a CI
+# timeout) before its fixtures can stop them, Linux is asked to send each
+# server SIGTERM when the process that started it dies (strictly: when the
+# thread that started it ends, so start servers from the main thread, as
+# pytest's fixtures do).  libc is loaded here, not in the child, because only
+# async-signal-safe calls are allowed between fork and exec.
+_PR_SET_PDEATHSIG = 1
+_libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
+
+
+def _die_with_parent() -> None:
+    """Runs in the child, before exec: SIGTERM it if its parent dies."""
+    if _libc is not None:
+        _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
