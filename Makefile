@@ -4,8 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 HOST_PORT ?= 127.0.0.1:8000
 # mysqlclient compiles against libmariadb; install it when the library is there.
-HAVE_MYSQL_LIB := $(shell pkg-config --exists libmariadb mysqlclient 2>/dev/null && echo yes; \
-	pkg-config --exists libmariadb 2>/dev/null && echo yes)
+HAVE_MYSQL_LIB := $(shell pkg-config --exists libmariadb 2>/dev/null && echo yes)
 
 .PHONY: run test lint bench worker cluster clean
 
