@@ -16,7 +16,9 @@ def topology_from_settings() -> Topology:
     config = settings.SHARDSTORE
     if config["TOPOLOGY_FILE"]:
         return Topology.load(config["TOPOLOGY_FILE"])
-    return Topology.single_host(f"sqlite://{config['EMBEDDED_DIR']}", shard_count=config["EMBEDDED_SHARDS"])
+    return Topology.single_host(
+        f"sqlite://{config['EMBEDDED_DIR']}", shard_count=config["EMBEDDED_SHARDS"]
+    )
 
 
 def get_store() -> Store:
@@ -25,5 +27,7 @@ def get_store() -> Store:
     if _store is None:
         with _lock:
             if _store is None:
-                _store = Store(topology_from_settings(), backend_options=settings.SHARDSTORE["BACKEND_OPTIONS"])
+                _store = Store(
+                    topology_from_settings(), backend_options=settings.SHARDSTORE["BACKEND_OPTIONS"]
+                )
     return _store

@@ -50,7 +50,9 @@ def parser() -> argparse.ArgumentParser:
     commands = top.add_subparsers(dest="command", required=True)
     commands.add_parser("init", help="create every shard database and table (idempotent)")
     rec = commands.add_parser("reconcile", help="repair half-written mapping pairs")
-    rec.add_argument("relations", nargs="*", help="relations to check (default: all with an inverse)")
+    rec.add_argument(
+        "relations", nargs="*", help="relations to check (default: all with an inverse)"
+    )
     rec.add_argument("--check", action="store_true", help="report only, change nothing")
     dec = commands.add_parser("decode", help="split an object ID into shard, type and local id")
     dec.add_argument("ids", nargs="+")

@@ -45,17 +45,18 @@ class MappingTable:
         self._contains = f"SELECT 1 FROM {{db}}.{name} WHERE from_id = %s AND to_id = %s"
         self._filter = f"SELECT to_id FROM {{db}}.{name} WHERE from_id = %s AND to_id IN "
         self._count = "SELECT n FROM {db}.mapping_counts WHERE from_id = %s AND relation = %s"
-        self._count_many = "SELECT from_id, n FROM {db}.mapping_counts WHERE relation = %s AND from_id IN "
+        self._count_many = (
+            "SELECT from_id, n FROM {db}.mapping_counts WHERE relation = %s AND from_id IN "
+        )
         self._page = {
             descending: _page_sql(name, descending, after=False) for descending in (True, False)
         }
         self._page_after = {
             descending: _page_sql(name, descending, after=True) for descending in (True, False)
         }
-        self._page_one = {
-            descending: f"SELECT * FROM ({_page_sql(name, descending, after=False, with_from=True)}) AS p"
-            for descending in (True, False)
-        }
+        # page_many unions one of these per list; the derived table lets each keep its LIMIT.
+        newest = _page_sql(name, descending=True, after=False, with_from=True)
+        self._page_one_of_many = f"SELECT * FROM ({newest}) AS p"
 
     # -- writes ---------------------------------------------------------------
 
@@ -66,7 +67,9 @@ class MappingTable:
         """
         from_id, to_id = self._check_writable(from_id, to_id)
         sequence = now_sequence() if sequence is None else int(sequence)
-        return self._write_both(from_id, to_id, lambda s, rel, f, t: _insert(s, rel, f, t, sequence))
+        return self._write_both(
+            from_id, to_id, lambda s, rel, f, t: _insert(s, rel, f, t, sequence)
+        )
 
     def remove(self, from_id: int | str, to_id: int | str) -> bool:
         """Unmap the pair (and its inverse). Returns whether the forward row was there."""
@@ -99,7 +102,12 @@ class MappingTable:
     # -- reads ----------------------------------------------------------------
 
     def page(
-        self, from_id: int | str, *, limit: int = 50, cursor: str | None = None, oldest_first: bool = False
+        self,
+        from_id: int | str,
+        *,
+        limit: int = 50,
+        cursor: str | None = None,
+        oldest_first: bool = False,
     ) -> Page:
         """One page of to-IDs, newest first (highest sequence) unless ``oldest_first``."""
         from_id = self._store.catalog.expect(from_id, self.relation.from_type)
@@ -122,7 +130,7 @@ class MappingTable:
         limit = _check_limit(limit)
         rows_by_from: dict[int, list[tuple[int, int]]] = {from_id: [] for from_id in wanted}
         for shard_id, ids in group_by_shard(wanted).items():
-            sql = " UNION ALL ".join([self._page_one[True]] * len(ids))
+            sql = " UNION ALL ".join([self._page_one_of_many] * len(ids))
             params = [value for from_id in ids for value in (from_id, limit + 1)]
             with self._store.session(shard_id) as session:
                 for from_id, to_id, sequence in session.query(sql, params):
@@ -197,7 +205,9 @@ def _placeholders(n: int) -> str:
     return "(" + ",".join(["%s"] * n) + ")"
 
 
-def _in_shard_order(steps: list[tuple[str, int, int]]) -> list[tuple[int, list[tuple[str, int, int]]]]:
+def _in_shard_order(
+    steps: list[tuple[str, int, int]],
+) -> list[tuple[int, list[tuple[str, int, int]]]]:
     """Steps grouped by shard, keeping the order in which shards are first written."""
     groups: dict[int, list[tuple[str, int, int]]] = {}
     for step in steps:

@@ -29,7 +29,9 @@ def _encode(data: Mapping[str, Any]) -> str:
         raise TypeError(f"object data must be a mapping, not {type(data).__name__}")
     text = json.dumps({k: v for k, v in data.items() if k != "id"}, separators=(",", ":"))
     if len(text.encode()) > MAX_OBJECT_BYTES:
-        raise ObjectTooLarge(f"object JSON is {len(text)} bytes, over the {MAX_OBJECT_BYTES} byte limit")
+        raise ObjectTooLarge(
+            f"object JSON is {len(text)} bytes, over the {MAX_OBJECT_BYTES} byte limit"
+        )
     return text
 
 
@@ -74,7 +76,9 @@ class ObjectTable:
         data = _decode(object_id, rows[0][0])
         return data if include_inactive or is_active(data) else None
 
-    def get_many(self, object_ids: Iterable[int | str], *, include_inactive: bool = False) -> list[dict[str, Any]]:
+    def get_many(
+        self, object_ids: Iterable[int | str], *, include_inactive: bool = False
+    ) -> list[dict[str, Any]]:
         """Objects in the order asked, missing ones left out: one query per shard touched."""
         expect = self._store.catalog.expect
         wanted = [expect(object_id, self.type.name) for object_id in object_ids]

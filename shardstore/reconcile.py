@@ -34,7 +34,11 @@ class ReconcileReport:
 
 
 def reconcile(
-    store: Store, relation_name: str, *, repair: bool = True, progress: Callable[[int, int], None] | None = None
+    store: Store,
+    relation_name: str,
+    *,
+    repair: bool = True,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ReconcileReport:
     """Check (and unless ``repair=False``, fix) one forward relation against its inverse."""
     relation = store.catalog.relation(relation_name)
@@ -47,7 +51,9 @@ def reconcile(
         # Forward rows whose inverse is missing: write the inverse.
         for rows in _scan(store, shard_id, forward):
             report.checked += len(rows)
-            for from_id, to_id, sequence in _missing(store, inverse, [(t, f, s) for f, t, s in rows]):
+            for from_id, to_id, sequence in _missing(
+                store, inverse, [(t, f, s) for f, t, s in rows]
+            ):
                 report.missing_inverse += 1
                 if repair:
                     with store.session(shard_of(from_id), write=True) as session:
@@ -99,7 +105,9 @@ def _missing(
         with store.session(shard_id) as session:
             present = {
                 (int(f), int(t))
-                for f, t in session.query(f"SELECT from_id, to_id FROM {{db}}.{table} WHERE {keys}", params)
+                for f, t in session.query(
+                    f"SELECT from_id, to_id FROM {{db}}.{table} WHERE {keys}", params
+                )
             }
         missing += [triple for triple in triples if (triple[0], triple[1]) not in present]
     return missing

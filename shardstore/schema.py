@@ -17,7 +17,11 @@ Progress = Callable[[int, int], None]
 
 
 def init_shards(
-    store: Store, *, progress: Progress | None = None, threads_per_host: int = 4, hosts: list[str] | None = None
+    store: Store,
+    *,
+    progress: Progress | None = None,
+    threads_per_host: int = 4,
+    hosts: list[str] | None = None,
 ) -> int:
     """Create the databases and tables of every shard (or of ``hosts``' shards).
 
@@ -49,7 +53,11 @@ def init_shards(
         by_host.setdefault(backend.host, []).append((backend, shard_id))
     executors = [ThreadPoolExecutor(threads_per_host) for _ in by_host]
     try:
-        futures = [ex.submit(create, item) for ex, items in zip(executors, by_host.values()) for item in items]
+        futures = [
+            ex.submit(create, item)
+            for ex, items in zip(executors, by_host.values(), strict=False)
+            for item in items
+        ]
         for future in futures:
             future.result()
     finally:

@@ -43,7 +43,11 @@ class Store:
     """Sharded objects, mappings and lookups over the hosts of a topology."""
 
     def __init__(
-        self, topology: Topology, *, catalog: Catalog = CATALOG, backend_options: dict[str, Any] | None = None
+        self,
+        topology: Topology,
+        *,
+        catalog: Catalog = CATALOG,
+        backend_options: dict[str, Any] | None = None,
     ) -> None:
         self.catalog = catalog
         self._backend_options = dict(backend_options or {})

@@ -76,7 +76,14 @@ class Topology:
                 raise InvalidTopology(f"topology is not valid JSON: {exc}") from None
         if not isinstance(document, Mapping):
             raise InvalidTopology("topology must be a JSON object")
-        unknown = set(document) - {"version", "shard_count", "hosts", "ranges", "open", "lookup_shards"}
+        unknown = set(document) - {
+            "version",
+            "shard_count",
+            "hosts",
+            "ranges",
+            "open",
+            "lookup_shards",
+        }
         if unknown:
             raise InvalidTopology(f"unknown topology keys: {', '.join(sorted(unknown))}")
 
@@ -161,7 +168,7 @@ class Topology:
         rng = rng or random
         sizes = [last - first + 1 for first, last in self.open_ranges]
         pick = rng.randrange(sum(sizes))
-        for (first, _last), size in zip(self.open_ranges, sizes):
+        for (first, _last), size in zip(self.open_ranges, sizes, strict=False):
             if pick < size:
                 return first + pick
             pick -= size
@@ -171,7 +178,9 @@ class Topology:
 # -- validation helpers -----------------------------------------------------
 
 
-def _integer(document: Mapping[str, Any], key: str, *, minimum: int, maximum: int | None = None) -> int:
+def _integer(
+    document: Mapping[str, Any], key: str, *, minimum: int, maximum: int | None = None
+) -> int:
     value = document.get(key)
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidTopology(f"{key} must be an integer")
@@ -186,7 +195,9 @@ def _hosts(hosts: object) -> dict[str, str]:
     schemes = set()
     for name, address in hosts.items():
         if not isinstance(address, str) or "://" not in address:
-            raise InvalidTopology(f"host {name}: address must look like mysql://host:port or sqlite:///dir")
+            raise InvalidTopology(
+                f"host {name}: address must look like mysql://host:port or sqlite:///dir"
+            )
         schemes.add(address.split("://", 1)[0])
     if len(schemes) > 1:
         raise InvalidTopology(f"all hosts must use one backend, got {', '.join(sorted(schemes))}")
@@ -230,9 +241,13 @@ def _ranges(entries: object, hosts: Mapping[str, str], shard_count: int) -> tupl
         if shard_range.first < expected:
             raise InvalidTopology(f"{where} overlaps the range before it")
         if shard_range.first > expected:
-            raise InvalidTopology(f"gap: shards {expected}..{shard_range.first - 1} are in no range")
+            raise InvalidTopology(
+                f"gap: shards {expected}..{shard_range.first - 1} are in no range"
+            )
         if shard_range.last >= shard_count:
-            raise InvalidTopology(f"{where} is outside the declared shard space 0..{shard_count - 1}")
+            raise InvalidTopology(
+                f"{where} is outside the declared shard space 0..{shard_count - 1}"
+            )
         expected = shard_range.last + 1
     if expected != shard_count:
         raise InvalidTopology(f"gap: shards {expected}..{shard_count - 1} are in no range")

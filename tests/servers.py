@@ -189,7 +189,7 @@ class Server:
                 # Code between fork and exec must take no lock another thread
                 # may hold; this makes one prctl() call through a ctypes
                 # function loaded in advance, and nothing else.
-                preexec_fn=_die_with_parent,  # noqa: PLW1509
+                preexec_fn=_die_with_parent,
             )
 
     def _wait_until_ready(self) -> None:

@@ -42,7 +42,7 @@ class Session:
     and never returned to the pool.
     """
 
-    __slots__ = ("_cursor", "_backend", "shard_id", "broken")
+    __slots__ = ("_backend", "_cursor", "broken", "shard_id")
 
     def __init__(self, cursor: Any, backend: Backend, shard_id: int) -> None:
         self._cursor = cursor
@@ -93,7 +93,9 @@ class Backend(ABC):
 
     dialect: Dialect
 
-    def __init__(self, host: str, address: str, *, on_query: Callable[[str], None], max_idle: int) -> None:
+    def __init__(
+        self, host: str, address: str, *, on_query: Callable[[str], None], max_idle: int
+    ) -> None:
         self.host = host
         self.address = address
         self.on_query = on_query

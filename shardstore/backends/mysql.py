@@ -34,9 +34,13 @@ class MySQLBackend(Backend):
         ),
     )
 
-    def __init__(self, host: str, address: str, *, connect_timeout: float = 3.0, **options: Any) -> None:
+    def __init__(
+        self, host: str, address: str, *, connect_timeout: float = 3.0, **options: Any
+    ) -> None:
         if MySQLdb is None:
-            raise ImportError("the mysql backend needs mysqlclient: pip install -r requirements-mysql.txt")
+            raise ImportError(
+                "the mysql backend needs mysqlclient: pip install -r requirements-mysql.txt"
+            )
         parts = urlsplit(address)
         self._params = {
             "host": parts.hostname or "127.0.0.1",

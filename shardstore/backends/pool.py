@@ -7,6 +7,7 @@ evicting the least recently used key first.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -61,7 +62,5 @@ class ConnectionPool:
 
 def discard(connection: Any) -> None:
     """Close a connection that is broken or no longer wanted, ignoring errors."""
-    try:
+    with contextlib.suppress(Exception):  # it is being thrown away
         connection.close()
-    except Exception:  # noqa: BLE001 - it is being thrown away
-        pass
