@@ -3,12 +3,16 @@
 Create inserts the JSON on a chosen shard and composes the full ID from the new
 local id. Update is read-modify-write in one transaction with the row locked.
 Delete is soft (``"active": false``, hidden from reads) unless ``hard=True``.
+
+Reads can bring an object's mapping counts along (``counts=("board_has_pins",)``)
+in the same round trip, as sub-queries on the object's own shard: a board and
+its pin count cost one query, not two.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .catalog import ObjectType
@@ -23,11 +27,15 @@ MAX_OBJECT_BYTES = 1 << 20
 
 Changes = Mapping[str, Any] | Callable[[dict[str, Any]], None]
 
+#: Keys a read adds to an object's data; they are never stored.
+READ_ONLY_KEYS = ("id", "counts")
+
 
 def _encode(data: Mapping[str, Any]) -> str:
     if not isinstance(data, Mapping):
         raise TypeError(f"object data must be a mapping, not {type(data).__name__}")
-    text = json.dumps({k: v for k, v in data.items() if k != "id"}, separators=(",", ":"))
+    stored = {k: v for k, v in data.items() if k not in READ_ONLY_KEYS}
+    text = json.dumps(stored, separators=(",", ":"))
     if len(text.encode()) > MAX_OBJECT_BYTES:
         raise ObjectTooLarge(
             f"object JSON is {len(text)} bytes, over the {MAX_OBJECT_BYTES} byte limit"
@@ -54,7 +62,11 @@ class ObjectTable:
         table = object_type.table
         self._insert = f"INSERT INTO {{db}}.{table} (data) VALUES (%s)"
         self._select_one = f"SELECT data FROM {{db}}.{table} WHERE local_id = %s"
-        self._select_many = f"SELECT local_id, data FROM {{db}}.{table} WHERE local_id IN "
+        # A sub-query on the object's own shard: the count row of (this object's ID, relation).
+        self._count_column = (
+            ", (SELECT n FROM {db}.mapping_counts c"
+            f" WHERE c.from_id = %s + {table}.local_id AND c.relation = %s)"
+        )
         self._update = f"UPDATE {{db}}.{table} SET data = %s WHERE local_id = %s"
         self._delete = f"DELETE FROM {{db}}.{table} WHERE local_id = %s"
 
@@ -65,33 +77,45 @@ class ObjectTable:
             local_id = session.insert(self._insert, (text,))
         return compose(shard_id, self.type.type_id, local_id)
 
-    def get(self, object_id: int | str, *, include_inactive: bool = False) -> dict[str, Any] | None:
+    def get(
+        self, object_id: int | str, *, include_inactive: bool = False, counts: Sequence[str] = ()
+    ) -> dict[str, Any] | None:
         """The object (with its ``id``), or None if it does not exist or is soft-deleted."""
-        object_id = self._store.catalog.expect(object_id, self.type.name)
-        shard_id, _, local_id = decompose(object_id)
-        with self._store.session(shard_id) as session:
-            rows = session.query(self._select_one, (local_id,))
-        if not rows:
-            return None
-        data = _decode(object_id, rows[0][0])
-        return data if include_inactive or is_active(data) else None
+        found = self.get_many([object_id], include_inactive=include_inactive, counts=counts)
+        return found[0] if found else None
 
     def get_many(
-        self, object_ids: Iterable[int | str], *, include_inactive: bool = False
+        self,
+        object_ids: Iterable[int | str],
+        *,
+        include_inactive: bool = False,
+        counts: Sequence[str] = (),
     ) -> list[dict[str, Any]]:
-        """Objects in the order asked, missing ones left out: one query per shard touched."""
+        """Objects in the order asked, missing ones left out: one query per shard touched.
+
+        ``counts`` names mapping tables whose count for each object is read in
+        the same query and returned under ``data["counts"]``.
+        """
         expect = self._store.catalog.expect
         wanted = [expect(object_id, self.type.name) for object_id in object_ids]
+        for relation in counts:
+            if self._store.catalog.relation(relation).from_type != self.type.name:
+                raise ValueError(f"{relation} does not map from {self.type.name}")
         found: dict[int, dict[str, Any]] = {}
         type_id = self.type.type_id
         for shard_id, ids in group_by_shard(wanted).items():
             local_ids = [decompose(object_id).local_id for object_id in ids]
-            sql = self._select_many + "(" + ",".join(["%s"] * len(local_ids)) + ")"
+            base = compose(shard_id, type_id, 0)
+            columns = "".join(self._count_column for _ in counts)
+            sql = f"SELECT local_id, data{columns} FROM {{db}}.{self.type.table} WHERE local_id IN "
+            params = [value for relation in counts for value in (base, relation)] + local_ids
             with self._store.session(shard_id) as session:
-                rows = session.query(sql, local_ids)
-            for local_id, text in rows:
-                object_id = compose(shard_id, type_id, local_id)
+                rows = session.query(sql + "(" + ",".join(["%s"] * len(local_ids)) + ")", params)
+            for local_id, text, *row_counts in rows:
+                object_id = base + local_id
                 data = _decode(object_id, text)
+                if counts:
+                    data["counts"] = {r: int(n or 0) for r, n in zip(counts, row_counts, strict=True)}
                 if include_inactive or is_active(data):
                     found[object_id] = data
         return [found[object_id] for object_id in wanted if object_id in found]

@@ -1,0 +1,156 @@
+"""Fixtures of the shardstore contract suite: one suite, run once per backend.
+
+``store`` is a Store over a 16-shard topology split across two hosts
+(shards 0..7 on host A, 8..15 on host B):
+
+* sqlite: two directories under the test's tmp_path, fresh per test;
+* mysql: two host names that both point at the session's private MariaDB.
+  The 16 shard databases are created once per session; before each test the
+  tables a previous test wrote to are found with one probe query and
+  truncated, so every test starts from empty tables (and auto-increment 1).
+
+No Django is needed here (run with ``-p no:django``).
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shardstore import Store, Topology, init_shards
+
+BACKENDS = ["sqlite", "mysql"]
+SHARD_COUNT = 16
+HOST_A, HOST_B = "MySQL001A", "MySQL002A"
+RANGE_A, RANGE_B = (0, 7), (8, 15)
+
+
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    # pyproject.toml sets DJANGO_SETTINGS_MODULE for pytest-django; when this suite
+    # runs alone with ``-p no:django`` that key would be an unknown option, which
+    # --strict/filterwarnings=error turn into an error. Declare it, unused, then.
+    if not pluginmanager.has_plugin("django"):
+        parser.addini("DJANGO_SETTINGS_MODULE", "unused without pytest-django")
+
+
+def two_host_topology(address_a: str, address_b: str, *, version: int = 1) -> Topology:
+    """16 shards: [0, 7] on host A, [8, 15] on host B, all open."""
+    return Topology.from_json(
+        {
+            "version": version,
+            "shard_count": SHARD_COUNT,
+            "hosts": {HOST_A: address_a, HOST_B: address_b},
+            "ranges": [
+                {"range": list(RANGE_A), "master": HOST_A},
+                {"range": list(RANGE_B), "master": HOST_B},
+            ],
+            "open": [[0, SHARD_COUNT - 1]],
+        }
+    )
+
+
+def closed_port() -> int:
+    """A loopback TCP port that nothing listens on (bound, then released)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@dataclass
+class Backend:
+    """What a test may need besides the store: how to address hosts of this backend."""
+
+    kind: str
+    address_a: str
+    address_b: str
+    #: An address of this backend that cannot be reached.
+    unreachable: Callable[[], str]
+    stores: list[Store] = field(default_factory=list)
+
+    def make_store(self, topology: Topology, **options: Any) -> Store:
+        """Another Store (closed at teardown)."""
+        store = Store(topology, **options)
+        self.stores.append(store)
+        return store
+
+
+class _MySQLSchema:
+    """The 16 shard databases on the session's MariaDB, emptied between tests."""
+
+    def __init__(self, host: str, port: int) -> None:
+        import MySQLdb
+
+        self.address = f"mysql://root@{host}:{port}"
+        store = Store(two_host_topology(self.address, self.address))
+        try:
+            init_shards(store)
+        finally:
+            store.close()
+        self.connection = MySQLdb.connect(host=host, port=port, user="root", autocommit=True)
+        cursor = self.connection.cursor()
+        cursor.execute(
+            "SELECT table_schema, table_name FROM information_schema.tables"
+            " WHERE table_schema REGEXP '^db[0-9]{5}$' ORDER BY 1, 2"
+        )
+        self.tables = [f"{db}.{table}" for db, table in cursor.fetchall()]
+        assert len({t.split(".")[0] for t in self.tables}) == SHARD_COUNT
+        # One round trip finds the tables that hold any row.
+        self._probe = " UNION ALL ".join(f"(SELECT '{t}' FROM {t} LIMIT 1)" for t in self.tables)
+
+    def clean(self) -> None:
+        cursor = self.connection.cursor()
+        cursor.execute(self._probe)
+        for (table,) in cursor.fetchall():
+            cursor.execute(f"TRUNCATE TABLE {table}")
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+@pytest.fixture(scope="session")
+def mysql_schema(mariadb_server: Any) -> Iterator[_MySQLSchema]:
+    schema = _MySQLSchema(mariadb_server.host, mariadb_server.port)
+    try:
+        yield schema
+    finally:
+        schema.close()
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    """The backend under test (sqlite or mysql), with clean shards on two hosts."""
+    if request.param == "sqlite":
+        env = Backend(
+            "sqlite",
+            f"sqlite://{tmp_path / 'hostA'}",
+            f"sqlite://{tmp_path / 'hostB'}",
+            unreachable=lambda: f"sqlite://{tmp_path / 'no-such-dir'}",
+        )
+    else:
+        schema: _MySQLSchema = request.getfixturevalue("mysql_schema")
+        schema.clean()
+        env = Backend(
+            "mysql",
+            schema.address,
+            schema.address,
+            unreachable=lambda: f"mysql://root@127.0.0.1:{closed_port()}",
+        )
+    try:
+        yield env
+    finally:
+        for store in env.stores:
+            store.close()
+
+
+@pytest.fixture
+def store(backend: Backend) -> Store:
+    """A Store over 16 initialized shards: [0, 7] on host A, [8, 15] on host B."""
+    store = backend.make_store(two_host_topology(backend.address_a, backend.address_b))
+    if backend.kind == "sqlite":
+        init_shards(store)
+    return store

@@ -1,0 +1,241 @@
+"""Object tables: create, get, get_many, read-modify-write update, delete."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from shardstore import NotFound, ObjectTooLarge, Store, compose, decompose
+from shardstore.objects import MAX_OBJECT_BYTES
+
+
+def test_create_returns_an_id_on_the_chosen_shard(store: Store) -> None:
+    for shard in (0, 7, 8, 15):
+        pin_id = store.objects("pin").create(shard, {"title": f"on {shard}"})
+        fields = decompose(pin_id)
+        assert fields.shard_id == shard
+        assert fields.type_id == 1
+        assert fields.local_id >= 1
+        board_id = store.objects("board").create(shard, {"name": "b"})
+        assert decompose(board_id).type_id == 2
+        assert decompose(board_id).shard_id == shard
+    user_id = store.objects("user").create(3, {})
+    assert decompose(user_id).type_id == 3
+
+
+def test_create_then_get(store: Store) -> None:
+    data = {"title": "Caf\u00e9 \U0001f600", "n": 3, "tags": ["a", "b"], "nested": {"x": None}}
+    pin_id = store.objects("pin").create(9, data)
+    assert store.objects("pin").get(pin_id) == {**data, "id": pin_id}
+    assert store.objects("pin").get(str(pin_id)) == {**data, "id": pin_id}
+
+
+def test_ids_are_distinct_per_shard(store: Store) -> None:
+    pins = store.objects("pin")
+    ids = [pins.create(shard, {"i": i}) for i in range(5) for shard in (2, 10)]
+    assert len(set(ids)) == len(ids)
+    for object_id in ids:
+        assert pins.get(object_id) is not None
+
+
+def test_create_ignores_an_id_key(store: Store) -> None:
+    pin_id = store.objects("pin").create(1, {"id": 12345, "title": "t"})
+    assert store.objects("pin").get(pin_id) == {"id": pin_id, "title": "t"}
+
+
+def test_get_missing(store: Store) -> None:
+    assert store.objects("pin").get(compose(4, 1, 999)) is None
+    assert store.objects("pin").get(compose(12, 1, 1)) is None
+
+
+def test_create_rejects_non_mapping(store: Store) -> None:
+    with pytest.raises(TypeError):
+        store.objects("pin").create(1, ["not", "a", "dict"])  # type: ignore[arg-type]
+
+
+def test_get_many_one_query_per_shard_in_order(store: Store) -> None:
+    pins = store.objects("pin")
+    by_shard = {shard: [pins.create(shard, {"s": shard, "i": i}) for i in range(3)] for shard in (1, 5, 9, 14)}
+    missing = compose(5, 1, 10_000)
+    order = [
+        by_shard[9][2], by_shard[1][0], missing, by_shard[14][1], by_shard[1][2],
+        by_shard[5][0], by_shard[9][0], by_shard[5][2],
+    ]  # fmt: skip
+    with store.count_queries() as queries:
+        found = pins.get_many(order)
+    assert queries.count == 4, queries.statements  # shards 9, 1, 14, 5
+    assert [obj["id"] for obj in found] == [i for i in order if i != missing]
+    for obj in found:
+        assert obj["s"] == decompose(obj["id"]).shard_id
+
+
+def test_get_many_one_shard_is_one_query(store: Store) -> None:
+    pins = store.objects("pin")
+    ids = [pins.create(3, {"i": i}) for i in range(50)]
+    with store.count_queries() as queries:
+        found = pins.get_many(list(reversed(ids)))
+    assert queries.count == 1
+    assert [obj["i"] for obj in found] == list(range(49, -1, -1))
+
+
+def test_get_many_accepts_strings_and_empty(store: Store) -> None:
+    pins = store.objects("pin")
+    a, b = pins.create(0, {"k": "a"}), pins.create(8, {"k": "b"})
+    assert [o["k"] for o in pins.get_many([str(b), str(a)])] == ["b", "a"]
+    with store.count_queries() as queries:
+        assert pins.get_many([]) == []
+    assert queries.count == 0
+
+
+def test_get_many_leaves_out_soft_deleted(store: Store) -> None:
+    pins = store.objects("pin")
+    a, b, c = (pins.create(2, {"k": k}) for k in "abc")
+    assert pins.delete(b) is True
+    assert [o["k"] for o in pins.get_many([a, b, c])] == ["a", "c"]
+    assert [o["k"] for o in pins.get_many([a, b, c], include_inactive=True)] == ["a", "b", "c"]
+
+
+def test_update_merges_a_dict(store: Store) -> None:
+    pins = store.objects("pin")
+    pin_id = pins.create(6, {"title": "old", "keep": 1})
+    new = pins.update(pin_id, {"title": "new", "added": [1, 2]})
+    assert new == {"id": pin_id, "title": "new", "keep": 1, "added": [1, 2]}
+    assert pins.get(pin_id) == new
+
+
+def test_update_with_a_function(store: Store) -> None:
+    pins = store.objects("pin")
+    pin_id = pins.create(11, {"likes": 4, "drop": True})
+
+    def edit(data: dict[str, Any]) -> None:
+        data["likes"] += 1
+        del data["drop"]
+
+    assert pins.update(pin_id, edit) == {"id": pin_id, "likes": 5}
+    assert pins.get(pin_id) == {"id": pin_id, "likes": 5}
+
+
+def test_update_that_fails_changes_nothing(store: Store) -> None:
+    pins = store.objects("pin")
+    pin_id = pins.create(6, {"n": 1})
+
+    def explode(data: dict[str, Any]) -> None:
+        data["n"] = 2
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        pins.update(pin_id, explode)
+    assert pins.get(pin_id) == {"id": pin_id, "n": 1}
+    # The connection went back to the pool in a usable state.
+    assert pins.update(pin_id, {"n": 3})["n"] == 3
+    assert pins.get(pin_id) == {"id": pin_id, "n": 3}
+
+
+def test_update_missing_raises_not_found(store: Store) -> None:
+    with pytest.raises(NotFound):
+        store.objects("pin").update(compose(3, 1, 77), {"x": 1})
+    assert issubclass(NotFound, LookupError)
+
+
+@pytest.mark.parametrize("shard", [4, 12])
+def test_concurrent_updates_lose_nothing(store: Store, shard: int) -> None:
+    pins = store.objects("pin")
+    pin_id = pins.create(shard, {"count": 0})
+    threads, increments = 8, 20
+    errors: list[BaseException] = []
+    start = threading.Barrier(threads)
+
+    def bump(data: dict[str, Any]) -> None:
+        data["count"] += 1
+
+    def work() -> None:
+        try:
+            start.wait()
+            for _ in range(increments):
+                pins.update(pin_id, bump)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    workers = [threading.Thread(target=work) for _ in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert errors == []
+    assert pins.get(pin_id)["count"] == threads * increments  # type: ignore[index]
+
+
+def test_soft_delete(store: Store) -> None:
+    pins = store.objects("pin")
+    pin_id = pins.create(10, {"title": "t"})
+    assert pins.delete(pin_id) is True
+    assert pins.get(pin_id) is None
+    assert pins.get(pin_id, include_inactive=True) == {"id": pin_id, "title": "t", "active": False}
+    assert pins.delete(pin_id) is False  # already gone
+    with pytest.raises(NotFound):
+        pins.update(pin_id, {"title": "u"})
+    assert pins.get(pin_id, include_inactive=True)["title"] == "t"  # type: ignore[index]
+
+
+def test_hard_delete(store: Store) -> None:
+    pins = store.objects("pin")
+    pin_id = pins.create(10, {"title": "t"})
+    other = pins.create(10, {"title": "other"})
+    assert pins.delete(pin_id, hard=True) is True
+    assert pins.get(pin_id, include_inactive=True) is None
+    assert pins.get_many([pin_id], include_inactive=True) == []
+    assert pins.delete(pin_id, hard=True) is False
+    assert pins.delete(pin_id) is False
+    assert pins.get(other) == {"id": other, "title": "other"}
+
+
+def test_hard_delete_of_a_soft_deleted_object(store: Store) -> None:
+    pins = store.objects("pin")
+    pin_id = pins.create(2, {})
+    pins.delete(pin_id)
+    assert pins.delete(pin_id, hard=True) is True
+    assert pins.get(pin_id, include_inactive=True) is None
+
+
+def _blob(size: int) -> dict[str, str]:
+    """A dict whose compact JSON is exactly ``size`` bytes."""
+    overhead = len('{"x":""}')
+    return {"x": "a" * (size - overhead)}
+
+
+def test_object_too_large_on_create(store: Store) -> None:
+    with pytest.raises(ObjectTooLarge):
+        store.objects("pin").create(5, _blob(MAX_OBJECT_BYTES + 1))
+    with store.session(5) as session:
+        assert session.query("SELECT COUNT(*) FROM {db}.pins")[0][0] == 0
+    assert issubclass(ObjectTooLarge, ValueError)
+
+
+def test_object_at_the_limit_round_trips(store: Store) -> None:
+    """The same limit on every backend: an object of exactly the limit is stored whole."""
+    data = _blob(MAX_OBJECT_BYTES)
+    pin_id = store.objects("pin").create(13, data)
+    assert store.objects("pin").get(pin_id) == {**data, "id": pin_id}
+
+
+def test_non_ascii_counts_in_bytes(store: Store) -> None:
+    # json.dumps escapes non-ASCII as \\uXXXX: 6 bytes per character.
+    with pytest.raises(ObjectTooLarge):
+        store.objects("pin").create(5, {"x": "\u00e9" * (MAX_OBJECT_BYTES // 6 + 1)})
+
+
+def test_object_too_large_on_update_changes_nothing(store: Store) -> None:
+    pins = store.objects("pin")
+    pin_id = pins.create(5, {"n": 1})
+    with pytest.raises(ObjectTooLarge):
+        pins.update(pin_id, _blob(MAX_OBJECT_BYTES + 1))
+    assert pins.get(pin_id) == {"id": pin_id, "n": 1}
+
+
+def test_unknown_type(store: Store) -> None:
+    from shardstore import UnknownType
+
+    with pytest.raises(UnknownType):
+        store.objects("pins")

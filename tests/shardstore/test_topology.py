@@ -1,0 +1,262 @@
+"""The shard map: validation, routing, placement of new users."""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from shardstore import InvalidTopology, ShardRange, Topology, UnknownShard
+
+
+def document(**changes: Any) -> dict[str, Any]:
+    """A valid 16-shard document over three ranges; ``changes`` replace top-level keys."""
+    doc: dict[str, Any] = {
+        "version": 7,
+        "shard_count": 16,
+        "hosts": {
+            "MySQL001A": "mysql://10.0.0.1:3306",
+            "MySQL001B": "mysql://10.0.0.2:3306",
+            "MySQL002A": "mysql://10.0.0.3:3306",
+            "MySQL002B": "mysql://10.0.0.4:3306",
+        },
+        "ranges": [
+            {"range": [0, 3], "master": "MySQL001A", "slave": "MySQL001B"},
+            {"range": [4, 7], "master": "MySQL001B", "slave": "MySQL001A"},
+            {"range": [8, 15], "master": "MySQL002A", "slave": "MySQL002B"},
+        ],
+        "open": [[0, 3], [8, 9]],
+    }
+    doc.update(changes)
+    return doc
+
+
+def with_ranges(*ranges: tuple[int, int, str, str | None], **changes: Any) -> dict[str, Any]:
+    entries = []
+    for first, last, master, slave in ranges:
+        entry: dict[str, Any] = {"range": [first, last], "master": master}
+        if slave is not None:
+            entry["slave"] = slave
+        entries.append(entry)
+    return document(ranges=entries, **changes)
+
+
+def test_valid_document_loads() -> None:
+    topology = Topology.from_json(document())
+    assert topology.version == 7
+    assert topology.shard_count == 16
+    assert [(r.first, r.last, r.master, r.replica) for r in topology.ranges] == [
+        (0, 3, "MySQL001A", "MySQL001B"),
+        (4, 7, "MySQL001B", "MySQL001A"),
+        (8, 15, "MySQL002A", "MySQL002B"),
+    ]
+    assert topology.open_ranges == ((0, 3), (8, 9))
+
+
+def test_ranges_may_be_listed_out_of_order() -> None:
+    doc = document()
+    doc["ranges"].reverse()
+    assert Topology.from_json(doc) == Topology.from_json(document())
+
+
+@pytest.mark.parametrize(
+    ("doc", "message"),
+    [
+        (
+            with_ranges((0, 8, "MySQL001A", None), (8, 15, "MySQL002A", None)),
+            r"range \[8, 15\] overlaps",
+        ),
+        (
+            with_ranges((0, 15, "MySQL001A", None), (4, 7, "MySQL002A", None)),
+            r"overlaps",
+        ),
+        (
+            with_ranges((0, 7, "MySQL001A", None), (0, 7, "MySQL002A", None), (8, 15, "MySQL001B", None)),
+            r"overlaps",
+        ),
+        (
+            with_ranges((0, 6, "MySQL001A", None), (8, 15, "MySQL002A", None)),
+            r"gap: shards 7\.\.7",
+        ),
+        (
+            with_ranges((1, 15, "MySQL001A", None)),
+            r"gap: shards 0\.\.0",
+        ),
+        (
+            with_ranges((0, 7, "MySQL001A", None), (8, 13, "MySQL002A", None)),
+            r"gap: shards 14\.\.15",
+        ),
+        (
+            with_ranges((0, 7, "MySQL009A", None), (8, 15, "MySQL002A", None)),
+            r"unknown master host 'MySQL009A'",
+        ),
+        (
+            with_ranges((0, 7, "MySQL001A", "MySQL009B"), (8, 15, "MySQL002A", None)),
+            r"unknown slave host 'MySQL009B'",
+        ),
+        (
+            with_ranges((0, 7, "MySQL001A", "MySQL001A"), (8, 15, "MySQL002A", None)),
+            r"master MySQL001A is also its own slave",
+        ),
+        (
+            with_ranges((0, 65536, "MySQL001A", None), shard_count=65536),
+            r"outside 0\.\.65535",
+        ),
+        (
+            with_ranges((-1, 15, "MySQL001A", None)),
+            r"outside 0\.\.65535",
+        ),
+        (
+            with_ranges((0, 7, "MySQL001A", None), (8, 16, "MySQL002A", None)),
+            r"outside the declared shard space 0\.\.15",
+        ),
+        (
+            with_ranges((7, 3, "MySQL001A", None)),
+            r"reversed",
+        ),
+        (document(open=[[0, 16]]), r"open range \[0, 16\] is outside the shard space 0\.\.15"),
+        (document(open=[[0, 70000]]), r"open range"),
+        (document(open=[]), r"open"),
+        (document(shard_count=65537), r"shard_count 65537 is out of range"),
+        (document(shard_count=0), r"shard_count"),
+        (document(shard_count="16"), r"shard_count must be an integer"),
+        (document(version=-1), r"version"),
+        (document(hosts={}), r"hosts"),
+        (document(ranges=[]), r"ranges"),
+        (document(extra=1), r"unknown topology keys: extra"),
+        (document(lookup_shards=17), r"lookup_shards"),
+    ],
+)
+def test_invalid_documents(doc: dict[str, Any], message: str) -> None:
+    with pytest.raises(InvalidTopology, match=message):
+        Topology.from_json(doc)
+    with pytest.raises(InvalidTopology, match=message):
+        Topology.from_json(json.dumps(doc))
+
+
+@pytest.mark.parametrize("text", ["", "{", "[1, 2", "not json", "{'version': 1}"])
+def test_not_json(text: str) -> None:
+    with pytest.raises(InvalidTopology, match="not valid JSON"):
+        Topology.from_json(text)
+
+
+@pytest.mark.parametrize("text", ["[]", "3", '"x"', "null"])
+def test_not_an_object(text: str) -> None:
+    with pytest.raises(InvalidTopology, match="must be a JSON object"):
+        Topology.from_json(text)
+
+
+def test_mixed_backends_rejected() -> None:
+    doc = document()
+    doc["hosts"]["MySQL002B"] = "sqlite:///tmp/x"
+    with pytest.raises(InvalidTopology, match="one backend"):
+        Topology.from_json(doc)
+
+
+def test_invalid_topology_is_a_value_error() -> None:
+    assert issubclass(InvalidTopology, ValueError)
+
+
+def test_load_missing_file(tmp_path: Any) -> None:
+    with pytest.raises(InvalidTopology, match="cannot read topology file"):
+        Topology.load(tmp_path / "nope.json")
+
+
+def test_load_file(tmp_path: Any) -> None:
+    path = tmp_path / "topology.json"
+    path.write_text(json.dumps(document()))
+    assert Topology.load(path) == Topology.from_json(document())
+
+
+def test_routing() -> None:
+    topology = Topology.from_json(document())
+    assert topology.range_of(0) == ShardRange(0, 3, "MySQL001A", "MySQL001B")
+    assert topology.range_of(3).master == "MySQL001A"
+    assert topology.range_of(4) == ShardRange(4, 7, "MySQL001B", "MySQL001A")
+    assert topology.master_of(7) == "MySQL001B"
+    assert topology.master_of(8) == "MySQL002A"
+    assert topology.master_of(15) == "MySQL002A"
+    for shard in range(16):
+        shard_range = topology.range_of(shard)
+        assert shard in shard_range
+        assert shard_range.first <= shard <= shard_range.last
+    assert list(topology.shards_of("MySQL001B")) == [4, 5, 6, 7]
+    assert list(topology.shards_of("MySQL002B")) == []  # a replica masters nothing
+
+
+@pytest.mark.parametrize("shard", [16, 17, 4095, 65535, -1])
+def test_unknown_shard(shard: int) -> None:
+    topology = Topology.from_json(document())
+    with pytest.raises(UnknownShard, match=str(shard)):
+        topology.range_of(shard)
+    with pytest.raises(UnknownShard):
+        topology.master_of(shard)
+
+
+def test_single_host() -> None:
+    topology = Topology.single_host("sqlite:///tmp/x", shard_count=8)
+    assert topology.shard_count == 8
+    assert {topology.master_of(s) for s in range(8)} == {"db1"}
+    assert topology.open_ranges == ((0, 7),)
+    with pytest.raises(UnknownShard):
+        topology.master_of(8)
+
+
+def test_as_json_round_trip() -> None:
+    topology = Topology.from_json(document())
+    doc = topology.as_json()
+    assert Topology.from_json(doc) == topology
+    assert Topology.from_json(json.dumps(doc)) == topology
+    assert Topology.from_json(json.dumps(doc)).as_json() == doc
+    assert doc["ranges"][0] == {"range": [0, 3], "master": "MySQL001A", "slave": "MySQL001B"}
+    # Routing works on the reloaded copy too.
+    assert Topology.from_json(doc).master_of(9) == "MySQL002A"
+
+
+def test_loading_does_not_mutate_the_document() -> None:
+    doc = document()
+    doc["ranges"].reverse()
+    before = copy.deepcopy(doc)
+    Topology.from_json(doc)
+    assert doc == before
+
+
+@st.composite
+def open_ranges(draw: st.DrawFn) -> tuple[int, list[list[int]]]:
+    shard_count = draw(st.integers(1, 65536))
+    count = draw(st.integers(1, 5))
+    pairs = []
+    for _ in range(count):
+        first = draw(st.integers(0, shard_count - 1))
+        last = draw(st.integers(first, min(shard_count - 1, first + draw(st.integers(0, 300)))))
+        pairs.append([first, last])
+    return shard_count, pairs
+
+
+@given(open_ranges(), st.integers(0, 2**32))
+def test_random_open_shard_stays_in_open_ranges(spec: tuple[int, list[list[int]]], seed: int) -> None:
+    shard_count, pairs = spec
+    topology = Topology.from_json(
+        {
+            "version": 1,
+            "shard_count": shard_count,
+            "hosts": {"a": "sqlite:///x"},
+            "ranges": [{"range": [0, shard_count - 1], "master": "a"}],
+            "open": pairs,
+        }
+    )
+    rng = random.Random(seed)
+    for _ in range(20):
+        shard = topology.random_open_shard(rng)
+        assert any(first <= shard <= last for first, last in pairs)
+
+
+def test_random_open_shard_reaches_every_open_shard() -> None:
+    topology = Topology.from_json(document(open=[[2, 3], [9, 9]]))
+    rng = random.Random(1)
+    assert {topology.random_open_shard(rng) for _ in range(500)} == {2, 3, 9}
