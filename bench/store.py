@@ -177,8 +177,8 @@ def main() -> int:
     for backend, name, rate, raw, ratio in results:
         extra = f" {raw:>10.0f} {ratio:>6.2f}" if raw else ""
         print(f"{backend:<8} {name:<13} {rate:>9.0f}{extra}")
-    print(f"\n(medians of alternating {SLICE:g}s rounds, {args.seconds:g}s per measurement and side;"
-          " ratio = median per-round shardstore/raw; get_many and page need >= 0.70)")  # fmt: skip
+    print(f"\nMedians of alternating {SLICE:g}s rounds, {args.seconds:g}s per operation and side;")
+    print("ratio = median of the rounds' shardstore/raw (get_many and page need >= 0.70).")
     return 0
 
 

@@ -164,5 +164,6 @@ CATALOG = Catalog(
     lookups=[
         Lookup("username", "user"),
         Lookup("email", "user"),
+        Lookup("board_slug", "board"),  # "<owner id>:<slug>", so each pinner has their own slugs
     ],
 )

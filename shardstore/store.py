@@ -9,13 +9,14 @@ shard map changes; in-flight sessions finish on the host they started on.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from .backends import Backend, Session, TableSet, open_backend
 from .catalog import CATALOG, Catalog
+from .ids import shard_of
 from .lookups import LookupTable
 from .mappings import MappingTable
 from .objects import ObjectTable
@@ -115,6 +116,29 @@ class Store:
         """A mod-shard lookup table ("username", "email")."""
         self.catalog.lookup(name)
         return self._lookups[name]
+
+    def edges_exist(self, edges: Iterable[tuple[str, int, int]]) -> set[tuple[str, int, int]]:
+        """Which of these ``(relation, from_id, to_id)`` edges are mapped: one query per shard.
+
+        Checks of several relations that live on one shard (does the viewer
+        like this pin, follow its board, follow its owner) cost one round trip.
+        """
+        by_shard: dict[int, list[tuple[str, int, int]]] = {}
+        for relation, from_id, to_id in edges:
+            mapping = self.mapping(relation).relation
+            from_id = self.catalog.expect(from_id, mapping.from_type)
+            to_id = self.catalog.expect(to_id, mapping.to_type)
+            by_shard.setdefault(shard_of(from_id), []).append((relation, from_id, to_id))
+        found = set()
+        for shard_id, checks in by_shard.items():
+            sql = " UNION ALL ".join(
+                f"SELECT {i} FROM {{db}}.{relation} WHERE from_id = %s AND to_id = %s"
+                for i, (relation, _, _) in enumerate(checks)
+            )
+            params = [value for _, from_id, to_id in checks for value in (from_id, to_id)]
+            with self.session(shard_id) as session:
+                found.update(checks[int(row[0])] for row in session.query(sql, params))
+        return found
 
     def table_set(self) -> TableSet:
         return TableSet(

@@ -18,6 +18,12 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "pinboard.users",
+    "pinboard.boards",
+    "pinboard.pins",
+    "pinboard.likes",
+    "pinboard.follows",
+    "pinboard.api",
     "pinboard.ops",
 ]
 
@@ -44,6 +50,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "pinboard.users.auth.context",
             ],
         },
     },
@@ -58,6 +65,25 @@ DATABASES = {
     }
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Pinner sessions hold only the pinner's ID: signed cookies, no session table.
+SESSION_ENGINE = "django.contrib.sessions.backends.signed_cookies"
+SESSION_COOKIE_HTTPONLY = True
+
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "default"},
+    "ratelimit": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "ratelimit",
+    },
+}
+# (attempts, seconds) per client address.
+RATE_LIMITS = {
+    "login": (60, 60),
+    "signup": (60, 60),
+}
+
+DATA_UPLOAD_MAX_MEMORY_SIZE = 11 * 1024 * 1024  # an image of up to 10 MB, plus the form
 
 # The shard store. PINBOARD_TOPOLOGY names a topology JSON file; without it the
 # embedded default puts all 4096 shards in SQLite files under var/shards/.

@@ -12,3 +12,7 @@ DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memor
 SHARDSTORE = {**SHARDSTORE, "EMBEDDED_DIR": _TMP / "shards", "EMBEDDED_SHARDS": 16}
 MEDIA_ROOT = _TMP / "media"
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast; tests only
+RATE_LIMITS = {
+    "login": (10_000, 60),
+    "signup": (10_000, 60),
+}  # tests that check limits override these

@@ -1,0 +1,110 @@
+"""Writes to boards: create, edit, delete. A board lives on its owner's shard."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils import timezone
+from django.utils.text import slugify
+
+from shardstore import DuplicateKey, shard_of
+
+from ..errors import Forbidden, InvalidField, NotFoundError
+from ..store import get_store
+from .queries import get_board, slug_key
+
+MAX_NAME = 100
+MAX_DESCRIPTION = 500
+
+
+def clean_name(name: object) -> str:
+    if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME:
+        raise InvalidField(f"board name must be 1-{MAX_NAME} characters", field="name")
+    if not slugify(name):
+        raise InvalidField("board name needs at least one letter or digit", field="name")
+    return name.strip()
+
+
+def clean_description(description: object) -> str:
+    if description is None:
+        return ""
+    if not isinstance(description, str) or len(description) > MAX_DESCRIPTION:
+        raise InvalidField(
+            f"description must be at most {MAX_DESCRIPTION} characters", field="description"
+        )
+    return description
+
+
+def _claim_slug(owner_id: int, name: str, board_id: int) -> str:
+    """The first free slug for ``name`` among the owner's boards, claimed for ``board_id``."""
+    base = slugify(name)[:80]
+    slugs = get_store().lookup("board_slug")
+    for n in range(1, 1000):
+        slug = base if n == 1 else f"{base}-{n}"
+        try:
+            slugs.insert(slug_key(owner_id, slug), board_id)
+            return slug
+        except DuplicateKey:
+            continue
+    raise InvalidField("too many boards share this name", field="name")
+
+
+def create_board(owner_id: int, name: object, description: object = "") -> dict[str, Any]:
+    name, description = clean_name(name), clean_description(description)
+    store = get_store()
+    data = {
+        "owner_id": owner_id,
+        "name": name,
+        "description": description,
+        "created_at": timezone.now().isoformat(),
+    }
+    board_id = store.objects("board").create(shard_of(owner_id), data)
+    slug = _claim_slug(owner_id, name, board_id)
+    store.objects("board").update(board_id, {"slug": slug})
+    store.mapping("user_has_boards").add(owner_id, board_id)
+    board = get_board(board_id)
+    assert board is not None
+    return board
+
+
+def owned_board(actor_id: int, board_id: int) -> dict[str, Any]:
+    """The board, if ``actor_id`` owns it; NotFoundError or Forbidden otherwise."""
+    board = get_board(board_id)
+    if board is None:
+        raise NotFoundError("no such board")
+    if int(board["owner_id"]) != actor_id:
+        raise Forbidden("this board is not yours")
+    return board
+
+
+def update_board(actor_id: int, board_id: int, changes: dict[str, object]) -> dict[str, Any]:
+    board = owned_board(actor_id, board_id)
+    updates: dict[str, Any] = {}
+    if "description" in changes:
+        updates["description"] = clean_description(changes["description"])
+    if "name" in changes:
+        name = clean_name(changes["name"])
+        if name != board["name"]:
+            updates["name"] = name
+            if slugify(name) != slugify(board["name"]):
+                updates["slug"] = _claim_slug(actor_id, name, board_id)
+    if not updates:
+        return board
+    get_store().objects("board").update(board_id, updates)
+    if "slug" in updates:
+        get_store().lookup("board_slug").delete(slug_key(actor_id, board["slug"]), board_id)
+    updated = get_board(board_id)
+    assert updated is not None
+    return updated
+
+
+def delete_board(actor_id: int, board_id: int) -> None:
+    """Soft-delete a board and its pins, and take them off the owner's lists."""
+    from ..pins.actions import delete_pins_of_board
+
+    board = owned_board(actor_id, board_id)
+    store = get_store()
+    delete_pins_of_board(actor_id, board_id)
+    store.mapping("user_has_boards").remove(actor_id, board_id)
+    store.lookup("board_slug").delete(slug_key(actor_id, board["slug"]), board_id)
+    store.objects("board").delete(board_id)

@@ -1,0 +1,61 @@
+"""Domain errors: what an action refuses, and the HTTP status each one means.
+
+Actions raise these; the API turns them into ``{"error": {"code", "message"}}``
+and the pages into a message or a 404. Nothing a client sends should surface
+as anything else.
+"""
+
+from __future__ import annotations
+
+
+class DomainError(Exception):
+    status = 400
+    code = "bad_request"
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+
+class NotFoundError(DomainError):
+    """Unknown ID, or an ID that is malformed or of the wrong type."""
+
+    status = 404
+    code = "not_found"
+
+
+class Forbidden(DomainError):
+    """The object exists but is not the actor's to change."""
+
+    status = 403
+    code = "forbidden"
+
+
+class Conflict(DomainError):
+    """A unique name (username, email) is taken."""
+
+    status = 409
+    code = "conflict"
+
+
+class InvalidField(DomainError):
+    """A field's value is not acceptable; ``field`` names it."""
+
+    status = 422
+    code = "invalid"
+
+
+class TooLarge(DomainError):
+    status = 413
+    code = "too_large"
+
+
+class Unauthenticated(DomainError):
+    status = 401
+    code = "unauthenticated"
+
+
+class RateLimited(DomainError):
+    status = 429
+    code = "rate_limited"

@@ -1,0 +1,11 @@
+"""Who liked a pin."""
+
+from __future__ import annotations
+
+from shardstore import Page
+
+from ..store import get_store
+
+
+def likers_page(pin_id: int, *, limit: int = 50, cursor: str | None = None) -> Page:
+    return get_store().mapping("pin_liked_by_users").page(pin_id, limit=limit, cursor=cursor)

@@ -1,0 +1,165 @@
+"""Writes to pins: create with an image, save (repin), edit, delete, comment.
+
+A pin lives on its board's shard (and so its owner's). Create writes the pin
+object, then the mappings that make it visible (board_has_pins with its
+inverse, user_has_pins); a crash in between leaves an object no list shows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.core.validators import URLValidator
+from django.utils import timezone
+
+from shardstore import shard_of
+
+from ..boards.actions import owned_board
+from ..errors import Forbidden, InvalidField, NotFoundError
+from ..store import get_store
+from .images import store_image
+from .queries import get_pin
+
+MAX_DESCRIPTION = 500
+MAX_LINK = 2048
+MAX_COMMENT = 500
+_url = URLValidator(schemes=["http", "https"])
+
+
+def clean_description(description: object) -> str:
+    if description is None:
+        return ""
+    if not isinstance(description, str) or len(description) > MAX_DESCRIPTION:
+        raise InvalidField(
+            f"description must be at most {MAX_DESCRIPTION} characters", field="description"
+        )
+    return description.strip()
+
+
+def clean_link(link: object) -> str:
+    if link is None or link == "":
+        return ""
+    if not isinstance(link, str) or len(link) > MAX_LINK:
+        raise InvalidField("link must be an http(s) URL", field="link")
+    try:
+        _url(link)
+    except ValidationError:
+        raise InvalidField("link must be an http(s) URL", field="link") from None
+    return link
+
+
+def _publish(actor_id: int, board_id: int, data: dict[str, Any]) -> dict[str, Any]:
+    store = get_store()
+    data.update(board_id=board_id, owner_id=actor_id, created_at=timezone.now().isoformat())
+    pin_id = store.objects("pin").create(shard_of(board_id), data)
+    store.mapping("board_has_pins").add(board_id, pin_id)
+    store.mapping("user_has_pins").add(actor_id, pin_id)
+    pin = get_pin(pin_id)
+    assert pin is not None
+    return pin
+
+
+def create_pin(
+    actor_id: int, board_id: int, image: Any, description: object = "", link: object = ""
+) -> dict[str, Any]:
+    owned_board(actor_id, board_id)
+    data = {"description": clean_description(description), "link": clean_link(link)}
+    data["image"] = store_image(image)
+    return _publish(actor_id, board_id, data)
+
+
+def save_pin(
+    actor_id: int, pin_id: int, board_id: int, description: object = None
+) -> dict[str, Any]:
+    """Repin: a new pin on one of the actor's boards that records where it came from."""
+    source = get_pin(pin_id)
+    if source is None:
+        raise NotFoundError("no such pin")
+    owned_board(actor_id, board_id)
+    data = {
+        "description": source["description"]
+        if description is None
+        else clean_description(description),
+        "link": source["link"],
+        "image": source["image"],
+        "saved_from": pin_id,
+    }
+    pin = _publish(actor_id, board_id, data)
+    get_store().mapping("pin_saved_as_pins").add(pin_id, pin["id"])
+    return pin
+
+
+def owned_pin(actor_id: int, pin_id: int) -> dict[str, Any]:
+    pin = get_pin(pin_id)
+    if pin is None:
+        raise NotFoundError("no such pin")
+    if pin["owner_id"] != actor_id:
+        raise Forbidden("this pin is not yours")
+    return pin
+
+
+def update_pin(actor_id: int, pin_id: int, changes: dict[str, object]) -> dict[str, Any]:
+    pin = owned_pin(actor_id, pin_id)
+    store = get_store()
+    updates: dict[str, Any] = {}
+    if "description" in changes:
+        updates["description"] = clean_description(changes["description"])
+    if "link" in changes:
+        updates["link"] = clean_link(changes["link"])
+    new_board = changes.get("board_id")
+    if new_board is not None and new_board != pin["board_id"]:
+        owned_board(actor_id, new_board)  # type: ignore[arg-type]
+        updates["board_id"] = new_board
+    if updates:
+        store.objects("pin").update(pin_id, updates)
+    if "board_id" in updates:
+        store.mapping("board_has_pins").remove(pin["board_id"], pin_id)
+        store.mapping("board_has_pins").add(updates["board_id"], pin_id)
+    updated = get_pin(pin_id)
+    assert updated is not None
+    return updated
+
+
+def _unpublish(pin: dict[str, Any]) -> None:
+    store = get_store()
+    store.mapping("board_has_pins").remove(pin["board_id"], pin["id"])
+    store.mapping("user_has_pins").remove(pin["owner_id"], pin["id"])
+    if pin.get("saved_from"):
+        store.mapping("pin_saved_as_pins").remove(pin["saved_from"], pin["id"])
+    store.objects("pin").delete(pin["id"])
+
+
+def delete_pin(actor_id: int, pin_id: int) -> None:
+    _unpublish(owned_pin(actor_id, pin_id))
+
+
+def delete_pins_of_board(actor_id: int, board_id: int) -> None:
+    store = get_store()
+    while True:
+        page = store.mapping("board_has_pins").page(board_id, limit=100)
+        if not page.ids:
+            return
+        pins = store.objects("pin").get_many(page.ids)
+        live = {pin["id"] for pin in pins}
+        for pin in pins:
+            _unpublish(pin)
+        for stale in set(page.ids) - live:  # already deleted objects still listed
+            store.mapping("board_has_pins").remove(board_id, stale)
+
+
+def add_comment(actor_id: int, pin_id: int, text: object) -> dict[str, Any]:
+    if not isinstance(text, str) or not text.strip() or len(text) > MAX_COMMENT:
+        raise InvalidField(f"comment must be 1-{MAX_COMMENT} characters", field="text")
+    if get_pin(pin_id) is None:
+        raise NotFoundError("no such pin")
+    store = get_store()
+    data = {
+        "pin_id": pin_id,
+        "author_id": actor_id,
+        "text": text.strip(),
+        "created_at": timezone.now().isoformat(),
+    }
+    comment_id = store.objects("comment").create(shard_of(pin_id), data)
+    store.mapping("pin_has_comments").add(pin_id, comment_id)
+    return {**data, "id": comment_id}

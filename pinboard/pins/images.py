@@ -1,0 +1,104 @@
+"""Pin images: checked by content with Pillow, re-encoded, stored with a thumbnail.
+
+Only bytes the client uploads are accepted; nothing is fetched from a URL.
+Re-encoding drops anything but pixels (metadata, trailing payloads) and gives
+every stored image the same format. Files are named by the hash of the
+re-encoded bytes, so a save (repin) shares its source's files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import warnings
+from typing import Any
+
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from PIL import Image, ImageOps, UnidentifiedImageError
+
+from ..errors import InvalidField, TooLarge
+
+MAX_BYTES = 10 * 1024 * 1024
+MAX_PIXELS = 40_000_000  # well below Pillow's bomb limit; a 10 MB file can claim far more
+ACCEPTED_FORMATS = {"JPEG", "PNG", "GIF", "WEBP"}
+THUMBNAIL_WIDTH = 236  # the classic grid column width
+FULL_MAX_SIDE = 1600
+
+
+def store_image(upload: Any) -> dict[str, Any]:
+    """Validate an uploaded file and store it; returns the pin's ``image`` field."""
+    if upload is None:
+        raise InvalidField("an image file is required", field="image")
+    if upload.size > MAX_BYTES:
+        raise TooLarge(f"images must be at most {MAX_BYTES // (1024 * 1024)} MB")
+    raw = upload.read(MAX_BYTES + 1)
+    if len(raw) > MAX_BYTES:
+        raise TooLarge(f"images must be at most {MAX_BYTES // (1024 * 1024)} MB")
+    image = _open(raw)
+    full = _fit(image, FULL_MAX_SIDE)
+    thumb = _fit(image, THUMBNAIL_WIDTH, width_only=True)
+    full_bytes, thumb_bytes = _jpeg(full), _jpeg(thumb)
+    digest = hashlib.sha256(full_bytes).hexdigest()
+    base = f"pins/{digest[:2]}/{digest}"
+    return {
+        "key": _save(f"{base}.jpg", full_bytes),
+        "thumbnail_key": _save(f"{base}_{THUMBNAIL_WIDTH}.jpg", thumb_bytes),
+        "width": full.width,
+        "height": full.height,
+        "thumbnail_width": thumb.width,
+        "thumbnail_height": thumb.height,
+    }
+
+
+def image_url(key: str) -> str:
+    return default_storage.url(key)
+
+
+def _open(raw: bytes) -> Image.Image:
+    not_an_image = InvalidField("the file is not a JPEG, PNG, GIF or WebP image", field="image")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            probe = Image.open(io.BytesIO(raw))
+            if probe.format not in ACCEPTED_FORMATS:
+                raise not_an_image
+            if probe.width * probe.height > MAX_PIXELS:
+                raise InvalidField("the image has too many pixels", field="image")
+            probe.verify()  # checks the structure; the object cannot be used after
+            image = Image.open(io.BytesIO(raw))
+            image.load()
+    except InvalidField:
+        raise
+    except (UnidentifiedImageError, Image.DecompressionBombError, Image.DecompressionBombWarning):
+        raise not_an_image from None
+    except (OSError, SyntaxError, ValueError, EOFError):  # truncated or corrupt data
+        raise not_an_image from None
+    image = ImageOps.exif_transpose(image)
+    if image.mode != "RGB":
+        background = Image.new("RGB", image.size, (255, 255, 255))
+        rgba = image.convert("RGBA")
+        background.paste(rgba, mask=rgba.getchannel("A"))
+        image = background
+    return image
+
+
+def _fit(image: Image.Image, size: int, *, width_only: bool = False) -> Image.Image:
+    scale = size / image.width if width_only else size / max(image.size)
+    if scale >= 1:
+        return image
+    return image.resize(
+        (max(1, round(image.width * scale)), max(1, round(image.height * scale))), Image.LANCZOS
+    )
+
+
+def _jpeg(image: Image.Image) -> bytes:
+    out = io.BytesIO()
+    image.save(out, "JPEG", quality=85, optimize=True, progressive=True)
+    return out.getvalue()
+
+
+def _save(name: str, data: bytes) -> str:
+    if default_storage.exists(name):  # same bytes, already stored
+        return name
+    return default_storage.save(name, ContentFile(data))

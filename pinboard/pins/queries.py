@@ -1,0 +1,42 @@
+"""Reading pins and their comments."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shardstore import Page
+
+from ..store import get_store
+
+#: The counts a pin carries: likes, saves, comments.
+PIN_COUNTS = ("pin_liked_by_users", "pin_saved_as_pins", "pin_has_comments")
+
+
+def get_pin(pin_id: int) -> dict[str, Any] | None:
+    return get_store().objects("pin").get(pin_id, counts=PIN_COUNTS)
+
+
+def get_pins(pin_ids: list[int]) -> list[dict[str, Any]]:
+    return get_store().objects("pin").get_many(pin_ids, counts=PIN_COUNTS)
+
+
+def board_pins_page(board_id: int, *, limit: int = 50, cursor: str | None = None) -> Page:
+    """A board's pin IDs, newest first."""
+    return get_store().mapping("board_has_pins").page(board_id, limit=limit, cursor=cursor)
+
+
+def comments_page(
+    pin_id: int, *, limit: int = 50, cursor: str | None = None
+) -> tuple[list[dict[str, Any]], str | None]:
+    """A pin's comments, oldest first, each with its author under ``author``."""
+    store = get_store()
+    page = store.mapping("pin_has_comments").page(
+        pin_id, limit=limit, cursor=cursor, oldest_first=True
+    )
+    comments = store.objects("comment").get_many(page.ids)
+    authors = {
+        u["id"]: u for u in store.objects("user").get_many({c["author_id"] for c in comments})
+    }
+    for comment in comments:
+        comment["author"] = authors.get(comment["author_id"])
+    return comments, page.cursor

@@ -1,0 +1,115 @@
+"""Writes to pinners: sign up, check a password, revoke tokens.
+
+A pinner is a user object on a random open shard; their username and email are
+mod-shard lookups to its ID. Sign-up creates the object first, then claims the
+username, then the email: whichever claim fails undoes the steps before it, so
+two sign-ups racing for one name leave exactly one account.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django.contrib.auth.hashers import check_password, make_password
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
+from django.utils import timezone
+
+from shardstore import DuplicateKey
+
+from ..errors import Conflict, InvalidField
+from ..store import get_store
+from .queries import get_user, user_id_for
+
+USERNAME = re.compile(r"^[A-Za-z0-9_]{3,30}$")
+#: First path segments the site uses itself; a pinner named so would be unreachable.
+RESERVED_USERNAMES = {
+    "api", "pin", "pins", "static", "media", "login", "logout", "signup", "ops", "admin",
+    "feed", "boards", "board", "settings", "about", "search", "new", "edit", "users", "me",
+}  # fmt: skip
+MIN_PASSWORD = 8
+
+
+def clean_username(username: object) -> str:
+    if not isinstance(username, str) or not USERNAME.match(username):
+        raise InvalidField("username must be 3-30 letters, digits or underscores", field="username")
+    if username.lower() in RESERVED_USERNAMES:
+        raise InvalidField(f"the username {username!r} is reserved", field="username")
+    return username
+
+
+def clean_email(email: object) -> str:
+    if not isinstance(email, str) or len(email) > 254:
+        raise InvalidField("enter a valid email address", field="email")
+    try:
+        validate_email(email)
+    except ValidationError:
+        raise InvalidField("enter a valid email address", field="email") from None
+    return email.strip()
+
+
+def clean_password(password: object) -> str:
+    if not isinstance(password, str) or not MIN_PASSWORD <= len(password) <= 256:
+        raise InvalidField(f"password must be {MIN_PASSWORD}-256 characters", field="password")
+    return password
+
+
+def sign_up(username: object, email: object, password: object) -> dict[str, Any]:
+    """Create a pinner; Conflict if the username or email is taken (case-insensitively)."""
+    username, email, password = (
+        clean_username(username),
+        clean_email(email),
+        clean_password(password),
+    )
+    store = get_store()
+    users = store.objects("user")
+    data = {
+        "username": username,
+        "email": email,
+        "password": make_password(password),
+        "about": "",
+        "token_version": 1,
+        "created_at": timezone.now().isoformat(),
+    }
+    user_id = users.create(store.new_user_shard(), data)
+    try:
+        store.lookup("username").insert(username, user_id)
+    except DuplicateKey:
+        users.delete(user_id, hard=True)
+        raise Conflict(f"the username {username!r} is taken", field="username") from None
+    try:
+        store.lookup("email").insert(email, user_id)
+    except DuplicateKey:
+        store.lookup("username").delete(username, user_id)
+        users.delete(user_id, hard=True)
+        raise Conflict("an account with this email exists", field="email") from None
+    user = get_user(user_id)
+    assert user is not None
+    return user
+
+
+def authenticate(login: object, password: object) -> dict[str, Any] | None:
+    """The pinner whose username or email and password these are, or None."""
+    if not isinstance(login, str) or not isinstance(password, str):
+        return None
+    user_id = user_id_for("email" if "@" in login else "username", login)
+    user = get_user(user_id, counts=False) if user_id else None
+    if user is None or not check_password(password, user["password"]):
+        return None
+    return user
+
+
+def update_profile(user_id: int, *, about: object) -> dict[str, Any]:
+    if not isinstance(about, str) or len(about) > 500:
+        raise InvalidField("about must be at most 500 characters", field="about")
+    return get_store().objects("user").update(user_id, {"about": about})
+
+
+def revoke_tokens(user_id: int) -> None:
+    """Invalidate every API token issued to the pinner so far."""
+
+    def bump(data: dict[str, Any]) -> None:
+        data["token_version"] = data.get("token_version", 1) + 1
+
+    get_store().objects("user").update(user_id, bump)

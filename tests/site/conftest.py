@@ -1,0 +1,55 @@
+"""Fixtures for the site: one embedded store per test run, and pinners made through actions.
+
+The store (settings.test: 16 SQLite shards in a temporary directory) is shared
+by the whole run, like a real deployment; tests make their own pinners with
+fresh names instead of expecting an empty store.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from PIL import Image
+
+from pinboard.store import get_store
+from pinboard.users.actions import sign_up
+from shardstore import Store, init_shards
+
+_names = itertools.count(1)
+
+
+@pytest.fixture(scope="session")
+def site_store(django_db_blocker: Any) -> Store:
+    store = get_store()
+    init_shards(store)
+    return store
+
+
+@pytest.fixture
+def make_user(site_store: Store) -> Callable[..., dict[str, Any]]:
+    """Sign up a pinner with a fresh name: ``make_user("ada")`` -> user dict (password "password1")."""
+
+    def make(name: str = "pinner") -> dict[str, Any]:
+        n = next(_names)
+        return sign_up(f"{name}_{n}", f"{name}_{n}@example.com", "password1")
+
+    return make
+
+
+def image_file(
+    name: str = "pin.png", *, size: tuple[int, int] = (40, 30), fmt: str = "PNG"
+) -> SimpleUploadedFile:
+    """A real image, drawn in memory."""
+    out = io.BytesIO()
+    Image.new("RGB", size, (200, 40, 90)).save(out, fmt)
+    return SimpleUploadedFile(name, out.getvalue(), content_type=f"image/{fmt.lower()}")
+
+
+@pytest.fixture
+def image() -> SimpleUploadedFile:
+    return image_file()
