@@ -7,6 +7,7 @@ from pathlib import Path
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(os.environ.get("PINBOARD_VAR_DIR", BASE_DIR / "var"))
+VAR_DIR.mkdir(parents=True, exist_ok=True)  # the embedded store's home: control DB, shards, media
 
 SECRET_KEY = os.environ.get("PINBOARD_SECRET_KEY", "embedded-default-not-secret")
 DEBUG = False
