@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from .exceptions import UnknownRelation, UnknownType, WrongType
-from .ids import MAX_TYPE_ID, decompose
+from .ids import MAX_OBJECT_ID, MAX_TYPE_ID, TYPE_SHIFT, decompose, parse
 
 
 @dataclass(frozen=True)
@@ -88,13 +88,26 @@ class Catalog:
 
         Raises InvalidId for a malformed ID and WrongType for another type's ID.
         """
+        # The common case, an int of the right type, in a few operations: this
+        # runs once per ID on every read path.
+        if (
+            type(object_id) is int
+            and 0 <= object_id <= MAX_OBJECT_ID
+            and object_id >> TYPE_SHIFT & MAX_TYPE_ID == self.type(type_name).type_id
+        ):
+            return object_id
         fields = decompose(object_id)
         expected = self.type(type_name)
         if fields.type_id != expected.type_id:
             actual = self.types_by_id.get(fields.type_id)
             actual_name = actual.name if actual else f"unknown type {fields.type_id}"
             raise WrongType(f"expected a {type_name} ID, got a {actual_name} ID ({object_id})")
-        return int(object_id)
+        return parse(object_id)
+
+    def expect_all(self, object_ids: Iterable[int | str], type_name: str) -> list[int]:
+        """``expect`` for each ID, in order."""
+        expect = self.expect
+        return [expect(object_id, type_name) for object_id in object_ids]
 
     def type_of(self, object_id: int) -> ObjectType:
         """The registered type of an ID."""

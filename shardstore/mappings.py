@@ -125,8 +125,7 @@ class MappingTable:
 
     def page_many(self, from_ids: Iterable[int | str], *, limit: int = 50) -> dict[int, Page]:
         """The first page (newest first) of many lists: one query per shard touched."""
-        expect = self._store.catalog.expect
-        wanted = [expect(from_id, self.relation.from_type) for from_id in from_ids]
+        wanted = self._store.catalog.expect_all(from_ids, self.relation.from_type)
         limit = _check_limit(limit)
         rows_by_from: dict[int, list[tuple[int, int]]] = {from_id: [] for from_id in wanted}
         for shard_id, ids in group_by_shard(wanted).items():
@@ -146,8 +145,7 @@ class MappingTable:
 
     def count_many(self, from_ids: Iterable[int | str]) -> dict[int, int]:
         """Counts of many lists: one query per shard touched."""
-        expect = self._store.catalog.expect
-        wanted = [expect(from_id, self.relation.from_type) for from_id in from_ids]
+        wanted = self._store.catalog.expect_all(from_ids, self.relation.from_type)
         counts = dict.fromkeys(wanted, 0)
         for shard_id, ids in group_by_shard(wanted).items():
             sql = self._count_many + _placeholders(len(ids))
@@ -164,9 +162,9 @@ class MappingTable:
 
     def filter(self, from_id: int | str, candidates: Iterable[int | str]) -> list[int]:
         """Which of ``candidates`` are mapped from ``from_id`` (in the order given): one query."""
-        expect = self._store.catalog.expect
-        from_id = expect(from_id, self.relation.from_type)
-        wanted = list(dict.fromkeys(expect(c, self.relation.to_type) for c in candidates))
+        catalog = self._store.catalog
+        from_id = catalog.expect(from_id, self.relation.from_type)
+        wanted = list(dict.fromkeys(catalog.expect_all(candidates, self.relation.to_type)))
         if not wanted:
             return []
         with self._store.session(shard_of(from_id)) as session:
@@ -188,7 +186,7 @@ def _page_sql(name: str, descending: bool, *, after: bool, with_from: bool = Fal
 
 
 def _to_page(rows: Sequence[tuple[int, int]], limit: int) -> Page:
-    ids = [int(to_id) for to_id, _ in rows[:limit]]
+    ids = [to_id for to_id, _ in rows[:limit]]
     if len(rows) <= limit:
         return Page(ids, None)
     last_id, last_sequence = rows[limit - 1]

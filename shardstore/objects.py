@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .catalog import ObjectType
 from .exceptions import NotFound, ObjectTooLarge
-from .ids import compose, decompose, group_by_shard
+from .ids import MAX_LOCAL_ID, compose, decompose, group_by_shard
 
 if TYPE_CHECKING:
     from .store import Store
@@ -96,15 +96,14 @@ class ObjectTable:
         ``counts`` names mapping tables whose count for each object is read in
         the same query and returned under ``data["counts"]``.
         """
-        expect = self._store.catalog.expect
-        wanted = [expect(object_id, self.type.name) for object_id in object_ids]
+        wanted = self._store.catalog.expect_all(object_ids, self.type.name)
         for relation in counts:
             if self._store.catalog.relation(relation).from_type != self.type.name:
                 raise ValueError(f"{relation} does not map from {self.type.name}")
         found: dict[int, dict[str, Any]] = {}
         type_id = self.type.type_id
         for shard_id, ids in group_by_shard(wanted).items():
-            local_ids = [decompose(object_id).local_id for object_id in ids]
+            local_ids = [object_id & MAX_LOCAL_ID for object_id in ids]
             base = compose(shard_id, type_id, 0)
             columns = "".join(self._count_column for _ in counts)
             sql = f"SELECT local_id, data{columns} FROM {{db}}.{self.type.table} WHERE local_id IN "
@@ -115,7 +114,9 @@ class ObjectTable:
                 object_id = base + local_id
                 data = _decode(object_id, text)
                 if counts:
-                    data["counts"] = {r: int(n or 0) for r, n in zip(counts, row_counts, strict=True)}
+                    data["counts"] = {
+                        r: int(n or 0) for r, n in zip(counts, row_counts, strict=True)
+                    }
                 if include_inactive or is_active(data):
                     found[object_id] = data
         return [found[object_id] for object_id in wanted if object_id in found]

@@ -161,8 +161,10 @@ class Store:
             counters.remove(counter)
 
     def _note_query(self, sql: str) -> None:
-        for counter in self._local.__dict__.get("counters", ()):
-            counter.statements.append(sql)
+        counters = self._local.__dict__.get("counters")
+        if counters:
+            for counter in counters:
+                counter.statements.append(sql)
 
     def close(self) -> None:
         for backend in self._routing.backends.values():

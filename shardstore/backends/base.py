@@ -9,8 +9,7 @@ differ only in how they connect, name databases, lock rows and report errors.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,18 +36,81 @@ class Dialect:
 class Session:
     """A connection checked out for one shard: run statements, count round trips.
 
-    Driver errors are translated where they happen, so code inside a session
-    can catch ``UniqueViolation``; a connection that failed is marked broken
-    and never returned to the pool.
+    Use it as a context manager (``with backend.session(shard) as s``): entering
+    takes a pooled connection (and begins a transaction for a write session),
+    leaving commits or rolls back and gives the connection back. Driver errors
+    are translated where they happen, so code inside can catch
+    ``UniqueViolation``; a connection that failed is never pooled again.
     """
 
-    __slots__ = ("_backend", "_cursor", "broken", "shard_id")
+    __slots__ = (
+        "_backend", "_connection", "_cursor", "_key", "_may_retry", "broken", "shard_id", "write",
+    )  # fmt: skip
 
-    def __init__(self, cursor: Any, backend: Backend, shard_id: int) -> None:
-        self._cursor = cursor
+    def __init__(self, backend: Backend, shard_id: int, write: bool) -> None:
         self._backend = backend
         self.shard_id = shard_id
+        self.write = write
         self.broken = False
+
+    def __enter__(self) -> Session:
+        backend = self._backend
+        self._key = backend._pool_key(self.shard_id)
+        try:
+            self._connection, reused = backend._pool.acquire(self._key)
+        except Exception as exc:
+            raise (backend.translate(exc, self.shard_id) or exc) from exc
+        self._cursor = self._connection.cursor()
+        # A pooled connection may have died while idle (server restart, wait_timeout):
+        # the first statement on it may be retried once on a new connection.
+        self._may_retry = reused
+        if self.write:
+            try:
+                self.execute(backend.dialect.begin)
+            except BaseException:
+                self._release()
+                raise
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any
+    ) -> None:
+        backend = self._backend
+        try:
+            if exc is None:
+                if self.write:
+                    backend.on_query("COMMIT")
+                    try:
+                        self._connection.commit()
+                    except Exception as commit_error:
+                        self.broken = True
+                        translated = backend.translate(commit_error, self.shard_id)
+                        raise (translated or commit_error) from commit_error
+            elif self.write and not self.broken:
+                try:
+                    self._connection.rollback()
+                except Exception:  # noqa: BLE001 - the connection is lost too
+                    self.broken = True
+        finally:
+            self._release()
+
+    def _reconnect(self) -> None:
+        """Swap a dead pooled connection for a new one; its idle siblings likely died too."""
+        backend = self._backend
+        discard(self._connection)
+        backend._pool.clear(self._key)
+        try:
+            self._connection = backend._connect(self._key)
+        except Exception as exc:
+            self.broken = True
+            raise (backend.translate(exc, self.shard_id) or exc) from exc
+        self._cursor = self._connection.cursor()
+
+    def _release(self) -> None:
+        if self.broken:
+            discard(self._connection)
+        else:
+            self._backend._pool.release(self._key, self._connection)
 
     @property
     def dialect(self) -> Dialect:
@@ -57,7 +119,7 @@ class Session:
     def query(self, sql: str, params: Params = ()) -> list[tuple[Any, ...]]:
         """Run a SELECT and return all rows."""
         self._run(self._cursor.execute, sql, params)
-        return list(self._cursor.fetchall())
+        return self._cursor.fetchall()  # type: ignore[no-any-return]
 
     def execute(self, sql: str, params: Params = ()) -> int:
         """Run a write and return the number of rows it changed."""
@@ -78,9 +140,19 @@ class Session:
         backend = self._backend
         rendered = backend.render(sql, self.shard_id)
         backend.on_query(rendered)
+        may_retry, self._may_retry = self._may_retry, False
         try:
             method(rendered, params)
         except Exception as exc:
+            # Retry only what cannot have run twice: a read, a BEGIN, or a statement
+            # the driver never sent (the connection was already known dead).
+            safe = method == self._cursor.execute and (
+                rendered.lstrip().upper().startswith(("SELECT", "BEGIN")) or backend.never_sent(exc)
+            )
+            if may_retry and safe and backend.is_disconnect(exc):
+                self._reconnect()
+                getattr(self._cursor, method.__name__)(rendered, params)
+                return
             translated = backend.translate(exc, self.shard_id)
             if translated is None:
                 raise
@@ -100,6 +172,7 @@ class Backend(ABC):
         self.address = address
         self.on_query = on_query
         self._pool = ConnectionPool(self._connect, max_idle=max_idle)
+        self._rendered: dict[tuple[str, int], str] = {}
 
     # -- what each backend provides -----------------------------------------
 
@@ -119,6 +192,14 @@ class Backend(ABC):
     def translate(self, exc: Exception, shard_id: int) -> ShardStoreError | None:
         """The shardstore error for a driver error, or None to let it through (a bug)."""
 
+    def is_disconnect(self, exc: Exception) -> bool:
+        """Whether a driver error means the connection itself is gone."""
+        return False
+
+    def never_sent(self, exc: Exception) -> bool:
+        """Whether a disconnect error is certain to have come before the statement was sent."""
+        return False
+
     @abstractmethod
     def _render_params(self, sql: str) -> str:
         """Convert ``%s`` placeholders to the driver's style."""
@@ -129,43 +210,20 @@ class Backend(ABC):
 
     # -- sessions -----------------------------------------------------------
 
-    @contextmanager
-    def session(self, shard_id: int, *, write: bool = False) -> Iterator[Session]:
+    def session(self, shard_id: int, *, write: bool = False) -> Session:
         """A connection to ``shard_id``; with ``write=True`` one transaction, committed on exit."""
-        key = self._pool_key(shard_id)
-        try:
-            connection = self._pool.acquire(key)
-        except Exception as exc:
-            raise (self.translate(exc, shard_id) or exc) from exc
-        session = Session(connection.cursor(), self, shard_id)
-        try:
-            if write:
-                session.execute(self.dialect.begin)
-            yield session
-            if write:
-                self.on_query("COMMIT")
-                connection.commit()
-        except BaseException as exc:
-            if write and not session.broken:
-                try:
-                    connection.rollback()
-                except Exception:  # noqa: BLE001 - the connection is lost too
-                    session.broken = True
-            if isinstance(exc, Exception) and not isinstance(exc, ShardStoreError):
-                translated = self.translate(exc, shard_id)
-                if translated is not None:  # e.g. the COMMIT itself failed
-                    session.broken = True
-                    raise translated from exc
-            raise
-        finally:
-            if session.broken:
-                discard(connection)
-            else:
-                self._pool.release(key, connection)
+        return Session(self, shard_id, write)
 
     def render(self, sql: str, shard_id: int) -> str:
         """``sql`` with the shard's database and the driver's placeholders filled in."""
-        return self._render_params(sql.replace("{db}", self.database(shard_id)))
+        key = (sql, shard_id)
+        rendered = self._rendered.get(key)
+        if rendered is None:
+            if len(self._rendered) >= 20_000:  # bound it: IN lists make many shapes
+                self._rendered.clear()
+            rendered = self._render_params(sql.replace("{db}", self.database(shard_id)))
+            self._rendered[key] = rendered
+        return rendered
 
     def unavailable(self, shard_id: int, reason: object) -> ShardUnavailable:
         return ShardUnavailable(shard_id, self.host, str(reason))

@@ -21,6 +21,8 @@ except ImportError:  # the embedded default does not need the MySQL client libra
 # Server errors that mean "this shard's database or tables are not there".
 _MISSING_SCHEMA = {1049, 1146}
 _DUPLICATE_ENTRY = 1062
+# Client errors for a connection that is gone; 2006 is raised before sending.
+_SERVER_GONE, _LOST_DURING_QUERY, _LOST_ON_WRITE = 2006, 2013, 2055
 
 
 class MySQLBackend(Backend):
@@ -69,7 +71,7 @@ class MySQLBackend(Backend):
     def translate(self, exc: Exception, shard_id: int) -> ShardStoreError | None:
         if isinstance(exc, ShardStoreError):
             return exc
-        code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
+        code = _code(exc)
         if isinstance(exc, MySQLdb.IntegrityError) and code == _DUPLICATE_ENTRY:
             return UniqueViolation(str(exc))
         if code in _MISSING_SCHEMA:
@@ -77,6 +79,14 @@ class MySQLBackend(Backend):
         if isinstance(exc, (MySQLdb.OperationalError, MySQLdb.InterfaceError)):
             return self.unavailable(shard_id, exc.args[-1] if exc.args else exc)
         return None
+
+    def is_disconnect(self, exc: Exception) -> bool:
+        return isinstance(exc, MySQLdb.OperationalError) and _code(exc) in (
+            _SERVER_GONE, _LOST_DURING_QUERY, _LOST_ON_WRITE,
+        )  # fmt: skip
+
+    def never_sent(self, exc: Exception) -> bool:
+        return _code(exc) == _SERVER_GONE
 
     def create_shard(self, shard_id: int, tables: TableSet) -> None:
         db = self.database(shard_id)
@@ -93,6 +103,10 @@ class MySQLBackend(Backend):
             raise (self.translate(exc, shard_id) or exc) from exc
         finally:
             connection.close()
+
+
+def _code(exc: Exception) -> int | None:
+    return exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
 
 
 def _statements(tables: TableSet) -> list[str]:

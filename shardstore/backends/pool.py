@@ -22,8 +22,8 @@ class ConnectionPool:
         self._count = 0
         self._lock = threading.Lock()
 
-    def acquire(self, key: Hashable) -> Any:
-        """An idle connection for ``key``, or a new one (connecting outside the lock)."""
+    def acquire(self, key: Hashable) -> tuple[Any, bool]:
+        """An idle connection for ``key`` (reused=True), or a new one (connecting outside the lock)."""
         with self._lock:
             idle = self._idle.get(key)
             if idle:
@@ -31,8 +31,16 @@ class ConnectionPool:
                 connection = idle.pop()
                 if not idle:
                     del self._idle[key]
-                return connection
-        return self._connect(key)
+                return connection, True
+        return self._connect(key), False
+
+    def clear(self, key: Hashable) -> None:
+        """Close the idle connections of one key (after one of them was found dead)."""
+        with self._lock:
+            idle = self._idle.pop(key, [])
+            self._count -= len(idle)
+        for connection in idle:
+            discard(connection)
 
     def release(self, key: Hashable, connection: Any) -> None:
         """Give a healthy connection back for reuse."""
