@@ -63,6 +63,15 @@ class ShardUnavailable(ShardStoreError):
         self.reason = reason
 
 
+class WriteConflict(ShardStoreError):
+    """A write transaction kept losing lock conflicts (deadlock, lock wait timeout).
+
+    Each attempt was rolled back; ``Store.transaction`` retries a few times with
+    backoff before raising this. Persistent conflicts mean a hot row: look at
+    what writes the same mapping-count or object row so often.
+    """
+
+
 class DuplicateKey(ShardStoreError):
     """A mod-shard lookup key (username, email, ...) is already taken.
 

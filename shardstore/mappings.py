@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from . import cursors
+from .backends import batched
 from .catalog import Relation
 from .ids import group_by_shard, shard_of
 
@@ -85,9 +86,10 @@ class MappingTable:
             steps.append((self.relation.inverse, to_id, from_id))
         changed = []
         for shard_id, shard_steps in _in_shard_order(steps):
-            with self._store.session(shard_id, write=True) as session:
-                for relation, f, t in shard_steps:
-                    changed.append(write(session, relation, f, t))
+            changed += self._store.transaction(
+                shard_id,
+                lambda session, steps=shard_steps: [write(session, *step) for step in steps],
+            )
         return changed[0]
 
     def _check_writable(self, from_id: int | str, to_id: int | str) -> tuple[int, int]:
@@ -124,16 +126,18 @@ class MappingTable:
         return _to_page(rows, limit)
 
     def page_many(self, from_ids: Iterable[int | str], *, limit: int = 50) -> dict[int, Page]:
-        """The first page (newest first) of many lists: one query per shard touched."""
+        """The first page (newest first) of many lists: one query per shard touched
+        (per few hundred lists on a shard, the most one UNION ALL may join)."""
         wanted = self._store.catalog.expect_all(from_ids, self.relation.from_type)
         limit = _check_limit(limit)
         rows_by_from: dict[int, list[tuple[int, int]]] = {from_id: [] for from_id in wanted}
         for shard_id, ids in group_by_shard(wanted).items():
-            sql = " UNION ALL ".join([self._page_one_of_many] * len(ids))
-            params = [value for from_id in ids for value in (from_id, limit + 1)]
             with self._store.session(shard_id) as session:
-                for from_id, to_id, sequence in session.query(sql, params):
-                    rows_by_from[from_id].append((to_id, sequence))
+                for batch in batched(ids, session.dialect.max_union):
+                    sql = " UNION ALL ".join([self._page_one_of_many] * len(batch))
+                    params = [value for from_id in batch for value in (from_id, limit + 1)]
+                    for from_id, to_id, sequence in session.query(sql, params):
+                        rows_by_from[from_id].append((to_id, sequence))
         return {from_id: _to_page(rows, limit) for from_id, rows in rows_by_from.items()}
 
     def count(self, from_id: int | str) -> int:

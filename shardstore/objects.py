@@ -20,6 +20,7 @@ from .exceptions import NotFound, ObjectTooLarge
 from .ids import MAX_LOCAL_ID, compose, decompose, group_by_shard
 
 if TYPE_CHECKING:
+    from .backends import Session
     from .store import Store
 
 #: The largest JSON blob accepted, on every backend alike (MySQL's max_allowed_packet is larger).
@@ -27,19 +28,20 @@ MAX_OBJECT_BYTES = 1 << 20
 
 Changes = Mapping[str, Any] | Callable[[dict[str, Any]], None]
 
-#: Keys a read adds to an object's data; they are never stored.
-READ_ONLY_KEYS = ("id", "counts")
 
-
-def _encode(data: Mapping[str, Any]) -> str:
+def _encode(data: Mapping[str, Any], object_id: int | None = None) -> str:
+    """The JSON to store. ``id`` is derived from the row, so it is not stored (an object
+    read and written back carries its own); ``counts`` only ever comes from a read."""
     if not isinstance(data, Mapping):
         raise TypeError(f"object data must be a mapping, not {type(data).__name__}")
-    stored = {k: v for k, v in data.items() if k not in READ_ONLY_KEYS}
-    text = json.dumps(stored, separators=(",", ":"))
-    if len(text.encode()) > MAX_OBJECT_BYTES:
-        raise ObjectTooLarge(
-            f"object JSON is {len(text)} bytes, over the {MAX_OBJECT_BYTES} byte limit"
-        )
+    if "counts" in data:
+        raise ValueError("'counts' is reserved: reads put mapping counts there")
+    if "id" in data and data["id"] != object_id:
+        raise ValueError("'id' is reserved: an object's ID comes from its row")
+    text = json.dumps({k: v for k, v in data.items() if k != "id"}, separators=(",", ":"))
+    size = len(text.encode())
+    if size > MAX_OBJECT_BYTES:
+        raise ObjectTooLarge(f"object JSON is {size} bytes, over the {MAX_OBJECT_BYTES} byte limit")
     return text
 
 
@@ -123,12 +125,13 @@ class ObjectTable:
 
     def update(self, object_id: int | str, changes: Changes) -> dict[str, Any]:
         """Read-modify-write in one transaction; ``changes`` is a dict to merge or a function
-        that edits the data in place. Returns the new data. NotFound if absent or deleted."""
+        that edits the data in place (run again if the transaction is retried after a
+        lock conflict). Returns the new data. NotFound if absent or deleted."""
         object_id = self._store.catalog.expect(object_id, self.type.name)
         shard_id, _, local_id = decompose(object_id)
-        lock = self._store.backend(shard_id).dialect.for_update
-        with self._store.session(shard_id, write=True) as session:
-            rows = session.query(self._select_one + lock, (local_id,))
+
+        def read_modify_write(session: Session) -> dict[str, Any]:
+            rows = session.query(self._select_one + session.dialect.for_update, (local_id,))
             data = _decode(object_id, rows[0][0]) if rows else None
             if data is None or not is_active(data):
                 raise NotFound(f"{self.type.name} {object_id} does not exist")
@@ -136,9 +139,11 @@ class ObjectTable:
                 changes(data)
             else:
                 data.update(changes)
+            session.execute(self._update, (_encode(data, object_id), local_id))
             data["id"] = object_id
-            session.execute(self._update, (_encode(data), local_id))
-        return data
+            return data
+
+        return self._store.transaction(shard_id, read_modify_write)
 
     def delete(self, object_id: int | str, *, hard: bool = False) -> bool:
         """Soft-delete (``active: false``), or remove the row with ``hard=True``.

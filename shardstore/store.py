@@ -8,19 +8,24 @@ shard map changes; in-flight sessions finish on the host they started on.
 
 from __future__ import annotations
 
+import random
 import threading
-from collections.abc import Iterable, Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
-from .backends import Backend, Session, TableSet, open_backend
+from .backends import Backend, Session, TableSet, batched, open_backend
 from .catalog import CATALOG, Catalog
+from .exceptions import WriteConflict
 from .ids import shard_of
 from .lookups import LookupTable
 from .mappings import MappingTable
 from .objects import ObjectTable
 from .topology import Topology
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -96,6 +101,22 @@ class Store:
         """A session on a shard's master (a transaction when ``write``)."""
         return self.backend(shard_id).session(shard_id, write=write)
 
+    def transaction(self, shard_id: int, work: Callable[[Session], T], *, attempts: int = 5) -> T:
+        """Run ``work(session)`` in one write transaction, again if it loses a lock conflict.
+
+        ``work`` must be safe to run more than once: each attempt starts over
+        from a rolled-back state. WriteConflict after ``attempts`` tries.
+        """
+        for attempt in range(1, attempts + 1):
+            try:
+                with self.session(shard_id, write=True) as session:
+                    return work(session)
+            except WriteConflict:
+                if attempt == attempts:
+                    raise
+                time.sleep(random.uniform(0, 0.002 * 2**attempt))  # jittered backoff
+        raise AssertionError("unreachable")  # pragma: no cover
+
     def new_user_shard(self) -> int:
         """Where a new user lands: a random shard among the open ranges."""
         return self.topology.random_open_shard()
@@ -131,13 +152,14 @@ class Store:
             by_shard.setdefault(shard_of(from_id), []).append((relation, from_id, to_id))
         found = set()
         for shard_id, checks in by_shard.items():
-            sql = " UNION ALL ".join(
-                f"SELECT {i} FROM {{db}}.{relation} WHERE from_id = %s AND to_id = %s"
-                for i, (relation, _, _) in enumerate(checks)
-            )
-            params = [value for _, from_id, to_id in checks for value in (from_id, to_id)]
             with self.session(shard_id) as session:
-                found.update(checks[int(row[0])] for row in session.query(sql, params))
+                for batch in batched(checks, session.dialect.max_union):
+                    sql = " UNION ALL ".join(
+                        f"SELECT {i} FROM {{db}}.{relation} WHERE from_id = %s AND to_id = %s"
+                        for i, (relation, _, _) in enumerate(batch)
+                    )
+                    params = [value for _, from_id, to_id in batch for value in (from_id, to_id)]
+                    found.update(batch[int(row[0])] for row in session.query(sql, params))
         return found
 
     def table_set(self) -> TableSet:

@@ -92,7 +92,13 @@ class Topology:
         hosts = _hosts(document.get("hosts"))
         ranges = _ranges(document.get("ranges"), hosts, shard_count)
         open_ranges = _open_ranges(document.get("open"), shard_count)
-        lookup_shards = document.get("lookup_shards", min(MOD_BUCKETS, shard_count))
+        # Buckets must never move when shards are added later, so the bucket map
+        # cannot follow shard_count: below 4096 shards it must be stated.
+        if "lookup_shards" not in document and shard_count < MOD_BUCKETS:
+            raise InvalidTopology(
+                f"lookup_shards is required when shard_count ({shard_count}) is below {MOD_BUCKETS}"
+            )
+        lookup_shards = document.get("lookup_shards", MOD_BUCKETS)
         if (
             isinstance(lookup_shards, bool)
             or not isinstance(lookup_shards, int)
@@ -126,6 +132,7 @@ class Topology:
                 "hosts": {host: address},
                 "ranges": [{"range": [0, shard_count - 1], "master": host}],
                 "open": [[0, shard_count - 1]],
+                "lookup_shards": min(MOD_BUCKETS, shard_count),
             }
         )
 
@@ -185,7 +192,8 @@ def _integer(
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidTopology(f"{key} must be an integer")
     if value < minimum or (maximum is not None and value > maximum):
-        raise InvalidTopology(f"{key} {value} is out of range {minimum}..{maximum}")
+        upper = "" if maximum is None else maximum
+        raise InvalidTopology(f"{key} {value} is out of range {minimum}..{upper}")
     return value
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Backend, Session, TableSet, UniqueViolation
+from .base import Backend, Session, TableSet, UniqueViolation, batched
 
-__all__ = ["Backend", "Session", "TableSet", "UniqueViolation", "open_backend"]
+__all__ = ["Backend", "Session", "TableSet", "UniqueViolation", "batched", "open_backend"]
 
 
 def open_backend(host: str, address: str, **options: Any) -> Backend:

@@ -9,14 +9,15 @@ differ only in how they connect, name databases, lock rows and report errors.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from ..exceptions import ShardStoreError, ShardUnavailable
 from .pool import ConnectionPool, discard
 
 Params = Sequence[Any]
+T = TypeVar("T")
 
 
 class UniqueViolation(ShardStoreError):
@@ -28,6 +29,7 @@ class Dialect:
     """The few SQL fragments where MySQL and SQLite differ."""
 
     insert_ignore: str  # "INSERT IGNORE" / "INSERT OR IGNORE"
+    max_union: int  # how many SELECTs one UNION ALL may join
     for_update: str  # row lock on a read inside a write transaction
     begin: str  # start a write transaction
     add_to_count: str  # upsert into mapping_counts: (from_id, relation, delta)
@@ -60,9 +62,12 @@ class Session:
             self._connection, reused = backend._pool.acquire(self._key)
         except Exception as exc:
             raise (backend.translate(exc, self.shard_id) or exc) from exc
+        if reused and not backend.still_open(self._connection):
+            self._reconnect()  # closed by the server while idle (restart, wait_timeout)
+            reused = False
         self._cursor = self._connection.cursor()
-        # A pooled connection may have died while idle (server restart, wait_timeout):
-        # the first statement on it may be retried once on a new connection.
+        # A pooled connection may also die between that check and its first use:
+        # that first statement may be retried once on a new connection.
         self._may_retry = reused
         if self.write:
             try:
@@ -104,7 +109,8 @@ class Session:
         except Exception as exc:
             self.broken = True
             raise (backend.translate(exc, self.shard_id) or exc) from exc
-        self._cursor = self._connection.cursor()
+        if hasattr(self, "_cursor"):
+            self._cursor = self._connection.cursor()
 
     def _release(self) -> None:
         if self.broken:
@@ -118,46 +124,53 @@ class Session:
 
     def query(self, sql: str, params: Params = ()) -> list[tuple[Any, ...]]:
         """Run a SELECT and return all rows."""
-        self._run(self._cursor.execute, sql, params)
-        return self._cursor.fetchall()  # type: ignore[no-any-return]
+        self._run("execute", sql, params)
+        return list(self._cursor.fetchall())
 
     def execute(self, sql: str, params: Params = ()) -> int:
         """Run a write and return the number of rows it changed."""
-        self._run(self._cursor.execute, sql, params)
+        self._run("execute", sql, params)
         return int(self._cursor.rowcount)
 
     def insert(self, sql: str, params: Params = ()) -> int:
         """Run an INSERT into an auto-increment table and return the new row's id."""
-        self._run(self._cursor.execute, sql, params)
+        self._run("execute", sql, params)
         return int(self._cursor.lastrowid)
 
     def executemany(self, sql: str, rows: Sequence[Params]) -> int:
         """Run one statement for many rows (one round trip where the driver batches)."""
-        self._run(self._cursor.executemany, sql, rows)
+        self._run("executemany", sql, rows)
         return int(self._cursor.rowcount)
 
-    def _run(self, method: Callable[..., Any], sql: str, params: Any) -> None:
+    def _run(self, method: str, sql: str, params: Any) -> None:
         backend = self._backend
         rendered = backend.render(sql, self.shard_id)
         backend.on_query(rendered)
         may_retry, self._may_retry = self._may_retry, False
         try:
-            method(rendered, params)
+            getattr(self._cursor, method)(rendered, params)
+            return
         except Exception as exc:
             # Retry only what cannot have run twice: a read, a BEGIN, or a statement
             # the driver never sent (the connection was already known dead).
-            safe = method == self._cursor.execute and (
+            safe = method == "execute" and (
                 rendered.lstrip().upper().startswith(("SELECT", "BEGIN")) or backend.never_sent(exc)
             )
-            if may_retry and safe and backend.is_disconnect(exc):
-                self._reconnect()
-                getattr(self._cursor, method.__name__)(rendered, params)
-                return
-            translated = backend.translate(exc, self.shard_id)
-            if translated is None:
-                raise
-            self.broken = not isinstance(translated, UniqueViolation)
-            raise translated from exc
+            if not (may_retry and safe and backend.is_disconnect(exc)):
+                raise self._translate(exc) from exc
+        self._reconnect()
+        try:
+            getattr(self._cursor, method)(rendered, params)
+        except Exception as exc:
+            raise self._translate(exc) from exc
+
+    def _translate(self, exc: Exception) -> Exception:
+        """The shardstore error for a driver error (or the error itself, if it is a bug)."""
+        translated = self._backend.translate(exc, self.shard_id)
+        if translated is None:
+            return exc
+        self.broken = isinstance(translated, ShardUnavailable)
+        return translated
 
 
 class Backend(ABC):
@@ -191,6 +204,10 @@ class Backend(ABC):
     @abstractmethod
     def translate(self, exc: Exception, shard_id: int) -> ShardStoreError | None:
         """The shardstore error for a driver error, or None to let it through (a bug)."""
+
+    def still_open(self, connection: Any) -> bool:
+        """A cheap check (no round trip) that an idle pooled connection was not closed."""
+        return True
 
     def is_disconnect(self, exc: Exception) -> bool:
         """Whether a driver error means the connection itself is gone."""
@@ -230,6 +247,12 @@ class Backend(ABC):
 
     def close(self) -> None:
         self._pool.close()
+
+
+def batched(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
+    """``items`` in consecutive slices of at most ``size`` (a UNION ALL per slice)."""
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,11 @@ all the shards of a host without a ``USE`` round trip.
 
 from __future__ import annotations
 
+import select
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from ..exceptions import ShardStoreError
+from ..exceptions import ShardStoreError, WriteConflict
 from .base import Backend, Dialect, TableSet, UniqueViolation
 
 try:
@@ -21,6 +22,8 @@ except ImportError:  # the embedded default does not need the MySQL client libra
 # Server errors that mean "this shard's database or tables are not there".
 _MISSING_SCHEMA = {1049, 1146}
 _DUPLICATE_ENTRY = 1062
+# Lock conflicts: the transaction was rolled back and may simply be run again.
+_DEADLOCK, _LOCK_WAIT_TIMEOUT = 1213, 1205
 # Client errors for a connection that is gone; 2006 is raised before sending.
 _SERVER_GONE, _LOST_DURING_QUERY, _LOST_ON_WRITE = 2006, 2013, 2055
 
@@ -28,6 +31,7 @@ _SERVER_GONE, _LOST_DURING_QUERY, _LOST_ON_WRITE = 2006, 2013, 2055
 class MySQLBackend(Backend):
     dialect = Dialect(
         insert_ignore="INSERT IGNORE",
+        max_union=1000,
         for_update=" FOR UPDATE",
         begin="BEGIN",
         add_to_count=(
@@ -74,11 +78,20 @@ class MySQLBackend(Backend):
         code = _code(exc)
         if isinstance(exc, MySQLdb.IntegrityError) and code == _DUPLICATE_ENTRY:
             return UniqueViolation(str(exc))
+        if code in (_DEADLOCK, _LOCK_WAIT_TIMEOUT):
+            return WriteConflict(f"shard {shard_id}: {exc.args[1]}")
         if code in _MISSING_SCHEMA:
             return self.unavailable(shard_id, f"{exc.args[1]} (run `shardstore init`)")
         if isinstance(exc, (MySQLdb.OperationalError, MySQLdb.InterfaceError)):
             return self.unavailable(shard_id, exc.args[-1] if exc.args else exc)
         return None
+
+    def still_open(self, connection: Any) -> bool:
+        # A connection the server closed has its end-of-stream waiting to be read;
+        # a healthy idle one has nothing. One poll(), no round trip.
+        poller = select.poll()
+        poller.register(connection.fileno(), select.POLLIN)
+        return not poller.poll(0)
 
     def is_disconnect(self, exc: Exception) -> bool:
         return isinstance(exc, MySQLdb.OperationalError) and _code(exc) in (

@@ -12,13 +12,17 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from ..exceptions import ShardStoreError
+from ..exceptions import ShardStoreError, WriteConflict
 from .base import Backend, Dialect, TableSet, UniqueViolation
+
+# OperationalError messages that mean the shard's file cannot be used (others are bugs).
+_UNAVAILABLE = ("unable to open", "disk I/O", "no such table", "readonly", "malformed")
 
 
 class SQLiteBackend(Backend):
     dialect = Dialect(
         insert_ignore="INSERT OR IGNORE",
+        max_union=500,  # SQLITE_MAX_COMPOUND_SELECT
         for_update="",  # BEGIN IMMEDIATE already holds the write lock
         begin="BEGIN IMMEDIATE",
         add_to_count=(
@@ -64,7 +68,11 @@ class SQLiteBackend(Backend):
             return exc
         if isinstance(exc, sqlite3.IntegrityError) and "UNIQUE" in str(exc):
             return UniqueViolation(str(exc))
-        if isinstance(exc, sqlite3.OperationalError) and "syntax error" not in str(exc):
+        if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+            return WriteConflict(f"shard {shard_id}: {exc}")
+        if isinstance(exc, sqlite3.OperationalError) and any(
+            sign in str(exc) for sign in _UNAVAILABLE
+        ):
             return self.unavailable(shard_id, exc)
         return None
 

@@ -3,7 +3,8 @@
 ``store`` is a Store over a 16-shard topology split across two hosts
 (shards 0..7 on host A, 8..15 on host B):
 
-* sqlite: two directories under the test's tmp_path, fresh per test;
+* sqlite: two directories under the test's tmp_path, fresh per test (copies of
+  a pair initialized once per session);
 * mysql: two host names that both point at the session's private MariaDB.
   The 16 shard databases are created once per session; before each test the
   tables a previous test wrote to are found with one probe query and
@@ -14,6 +15,7 @@ No Django is needed here (run with ``-p no:django``).
 
 from __future__ import annotations
 
+import shutil
 import socket
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -50,6 +52,7 @@ def two_host_topology(address_a: str, address_b: str, *, version: int = 1) -> To
                 {"range": list(RANGE_B), "master": HOST_B},
             ],
             "open": [[0, SHARD_COUNT - 1]],
+            "lookup_shards": SHARD_COUNT,
         }
     )
 
@@ -121,10 +124,25 @@ def mysql_schema(mariadb_server: Any) -> Iterator[_MySQLSchema]:
         schema.close()
 
 
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two initialized sqlite host directories, copied (fast) into each test's tmp_path."""
+    root = tmp_path_factory.mktemp("sqlite-template")
+    store = Store(two_host_topology(f"sqlite://{root / 'hostA'}", f"sqlite://{root / 'hostB'}"))
+    try:
+        init_shards(store)
+    finally:
+        store.close()
+    return root
+
+
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     """The backend under test (sqlite or mysql), with clean shards on two hosts."""
     if request.param == "sqlite":
+        template: Path = request.getfixturevalue("sqlite_template")
+        for host in ("hostA", "hostB"):
+            shutil.copytree(template / host, tmp_path / host)
         env = Backend(
             "sqlite",
             f"sqlite://{tmp_path / 'hostA'}",
@@ -150,7 +168,4 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
 @pytest.fixture
 def store(backend: Backend) -> Store:
     """A Store over 16 initialized shards: [0, 7] on host A, [8, 15] on host B."""
-    store = backend.make_store(two_host_topology(backend.address_a, backend.address_b))
-    if backend.kind == "sqlite":
-        init_shards(store)
-    return store
+    return backend.make_store(two_host_topology(backend.address_a, backend.address_b))

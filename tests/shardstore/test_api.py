@@ -64,5 +64,7 @@ def test_no_django_import_in_the_source() -> None:
                 names = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 names = [node.module]
-            offenders += [f"{path.name}: {n}" for n in names if n.split(".")[0] in ("django", "pinboard")]
+            offenders += [
+                f"{path.name}: {n}" for n in names if n.split(".")[0] in ("django", "pinboard")
+            ]
     assert offenders == []

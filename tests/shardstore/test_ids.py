@@ -46,7 +46,12 @@ def test_decompose_compose_round_trip(object_id: int) -> None:
 
 @pytest.mark.parametrize(
     "fields",
-    [(0, 0, 0), (MAX_SHARD_ID, MAX_TYPE_ID, MAX_LOCAL_ID), (MAX_SHARD_ID, 0, 0), (0, 0, MAX_LOCAL_ID)],
+    [
+        (0, 0, 0),
+        (MAX_SHARD_ID, MAX_TYPE_ID, MAX_LOCAL_ID),
+        (MAX_SHARD_ID, 0, 0),
+        (0, 0, MAX_LOCAL_ID),
+    ],
 )
 def test_extremes(fields: tuple[int, int, int]) -> None:
     assert decompose(compose(*fields)) == fields

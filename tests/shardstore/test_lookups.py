@@ -134,7 +134,7 @@ def test_longest_key(store: Store) -> None:
     key = "\u00e9" * 254 + "\U0001f600"  # 255 characters, 4-byte UTF-8 at the end
     usernames.insert(key, user(2))
     assert usernames.get(key.upper()) == user(2)
-    [(shard, rows)] = rows_everywhere(store, "lookup_username").items()
+    [(_shard, rows)] = rows_everywhere(store, "lookup_username").items()
     assert rows == [(key, user(2))]
 
 

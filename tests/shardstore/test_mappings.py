@@ -5,9 +5,11 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from shardstore import InvalidCursor, Page, Store, compose
-from shardstore.cursors import encode
+from shardstore.cursors import decode, encode
 
 PIN, BOARD, USER = 1, 2, 3
 
@@ -61,9 +63,9 @@ def test_page_order_limit_and_cursor(store: Store) -> None:
     b = board(4)
     items = pins(4, 7)
     sequences = [50, 10, 70, 30, 20, 60, 40]
-    for pin, sequence in zip(items, sequences):
+    for pin, sequence in zip(items, sequences, strict=False):
         has_pins.add(b, pin, sequence=sequence)
-    by_sequence = [pin for _, pin in sorted(zip(sequences, items))]
+    by_sequence = [pin for _, pin in sorted(zip(sequences, items, strict=False))]
 
     assert has_pins.page(b).ids == by_sequence[::-1]
     assert has_pins.page(b, oldest_first=True).ids == by_sequence
@@ -78,7 +80,9 @@ def test_page_order_limit_and_cursor(store: Store) -> None:
 
     up = has_pins.page(b, limit=4, oldest_first=True)
     assert up.ids == by_sequence[:4]
-    assert has_pins.page(b, limit=4, oldest_first=True, cursor=up.cursor) == Page(by_sequence[4:], None)
+    assert has_pins.page(b, limit=4, oldest_first=True, cursor=up.cursor) == Page(
+        by_sequence[4:], None
+    )
 
 
 def test_exact_fit_page_has_no_cursor(store: Store) -> None:
@@ -90,7 +94,9 @@ def test_exact_fit_page_has_no_cursor(store: Store) -> None:
     assert has_pins.page(b, limit=2).cursor is not None
 
 
-def _walk(store: Store, from_id: int, limit: int, oldest_first: bool = False, between=None) -> list[int]:  # type: ignore[no-untyped-def]
+def _walk(
+    store: Store, from_id: int, limit: int, oldest_first: bool = False, between=None
+) -> list[int]:  # type: ignore[no-untyped-def]
     mapping = store.mapping("board_has_pins")
     seen: list[int] = []
     cursor = None
@@ -134,7 +140,9 @@ def test_cursor_stays_correct_while_rows_are_added(store: Store, oldest_first: b
         # New rows: some newer than everything, some backdated in the middle.
         has_pins.add(b, next(added))
         has_pins.add(b, next(added), sequence=rng.choice(existing_sequences))
-        has_pins.add(b, next(added), sequence=rng.randrange(min(existing_sequences), max(existing_sequences)))
+        has_pins.add(
+            b, next(added), sequence=rng.randrange(min(existing_sequences), max(existing_sequences))
+        )
 
     seen = _walk(store, b, 7, oldest_first, between=add_some)
     assert len(seen) == len(set(seen)), "a row came back twice"
@@ -165,6 +173,13 @@ def test_invalid_cursor(store: Store, cursor: object) -> None:
     with pytest.raises(InvalidCursor):
         store.mapping("board_has_pins").page(b, cursor=cursor)  # type: ignore[arg-type]
     assert issubclass(InvalidCursor, ValueError)
+
+
+@given(st.integers(-(2**63), 2**63 - 1), st.integers(0, 2**62 - 1))
+def test_cursor_round_trip(sequence: int, to_id: int) -> None:
+    cursor = encode(sequence, to_id)
+    assert decode(cursor) == (sequence, to_id)
+    assert cursor.isascii() and "=" not in cursor and len(cursor) <= 64
 
 
 @pytest.mark.parametrize("limit", [0, -1, 1001, True, 2.5, None])
@@ -335,3 +350,32 @@ def test_unknown_relation(store: Store) -> None:
 
     with pytest.raises(UnknownRelation):
         store.mapping("board_has_users")
+
+
+def test_edges_exist_one_query_per_shard(store: Store) -> None:
+    viewer, other = compose(5, USER, 1), compose(12, USER, 1)
+    pin, b = compose(5, PIN, 1), board(5)
+    store.mapping("user_likes_pins").add(viewer, pin)
+    store.mapping("user_follows_boards").add(viewer, b)
+    store.mapping("user_follows_users").add(other, viewer)
+    asked = [
+        ("user_likes_pins", viewer, pin),
+        ("user_follows_boards", viewer, b),
+        ("user_follows_users", viewer, other),
+        ("user_follows_users", other, viewer),
+        ("user_likes_pins", other, pin),
+    ]
+    with store.count_queries() as queries:
+        found = store.edges_exist(asked)
+    assert queries.count == 2  # shards 5 and 12
+    assert found == {asked[0], asked[1], asked[3]}
+    assert store.edges_exist([]) == set()
+
+
+def test_edges_exist_many_checks_on_one_shard(store: Store) -> None:
+    viewer = compose(5, USER, 1)
+    candidates = [compose(5, PIN, local) for local in range(1, 601)]
+    for pin in candidates[::100]:
+        store.mapping("user_likes_pins").add(viewer, pin)
+    found = store.edges_exist(("user_likes_pins", viewer, pin) for pin in candidates)
+    assert found == {("user_likes_pins", viewer, pin) for pin in candidates[::100]}

@@ -19,7 +19,9 @@ def test_seed_example() -> None:
     assert bucket("1.2.3.4") == int(digest[-3:], 16)
 
 
-@pytest.mark.parametrize("key", ["ada", "Ada", "ada@example.com", "\u00e9l\u00e8ve", "\U0001f600", "x" * 255])
+@pytest.mark.parametrize(
+    "key", ["ada", "Ada", "ada@example.com", "\u00e9l\u00e8ve", "\U0001f600", "x" * 255]
+)
 def test_bucket_is_md5_of_utf8(key: str) -> None:
     assert bucket(key) == int(hashlib.md5(key.encode("utf-8")).hexdigest(), 16) % 4096
 

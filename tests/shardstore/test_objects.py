@@ -40,9 +40,16 @@ def test_ids_are_distinct_per_shard(store: Store) -> None:
         assert pins.get(object_id) is not None
 
 
-def test_create_ignores_an_id_key(store: Store) -> None:
-    pin_id = store.objects("pin").create(1, {"id": 12345, "title": "t"})
-    assert store.objects("pin").get(pin_id) == {"id": pin_id, "title": "t"}
+def test_an_id_key_is_refused_unless_it_is_the_objects_own(store: Store) -> None:
+    pins = store.objects("pin")
+    with pytest.raises(ValueError, match="'id' is reserved"):
+        pins.create(1, {"id": 12345, "title": "t"})
+    pin_id = pins.create(1, {"title": "t"})
+    read = pins.get(pin_id)
+    assert pins.update(pin_id, read) == {"id": pin_id, "title": "t"}  # written back whole
+    with pytest.raises(ValueError, match="'id' is reserved"):
+        pins.update(pin_id, {"id": pin_id + 1})
+    assert pins.get(pin_id) == {"id": pin_id, "title": "t"}
 
 
 def test_get_missing(store: Store) -> None:
@@ -57,7 +64,10 @@ def test_create_rejects_non_mapping(store: Store) -> None:
 
 def test_get_many_one_query_per_shard_in_order(store: Store) -> None:
     pins = store.objects("pin")
-    by_shard = {shard: [pins.create(shard, {"s": shard, "i": i}) for i in range(3)] for shard in (1, 5, 9, 14)}
+    by_shard = {
+        shard: [pins.create(shard, {"s": shard, "i": i}) for i in range(3)]
+        for shard in (1, 5, 9, 14)
+    }
     missing = compose(5, 1, 10_000)
     order = [
         by_shard[9][2], by_shard[1][0], missing, by_shard[14][1], by_shard[1][2],
@@ -239,3 +249,50 @@ def test_unknown_type(store: Store) -> None:
 
     with pytest.raises(UnknownType):
         store.objects("pins")
+
+
+def test_get_with_counts_is_one_query(store: Store) -> None:
+    boards = store.objects("board")
+    board = boards.create(7, {"name": "b"})
+    empty = boards.create(7, {"name": "empty"})
+    other = boards.create(8, {"name": "other"})
+    for local in range(1, 6):
+        store.mapping("board_has_pins").add(board, compose(7, 1, local))
+    store.mapping("board_has_pins").add(other, compose(7, 1, 1))
+    store.mapping("user_follows_boards").add(compose(7, 3, 1), board)
+    with store.count_queries() as queries:
+        got = boards.get(board, counts=("board_has_pins", "board_followed_by_users"))
+    assert queries.count == 1
+    assert got == {
+        "id": board,
+        "name": "b",
+        "counts": {"board_has_pins": 5, "board_followed_by_users": 1},
+    }
+    with store.count_queries() as queries:
+        many = boards.get_many([other, empty, board], counts=("board_has_pins",))
+    assert queries.count == 2
+    assert [(o["name"], o["counts"]) for o in many] == [
+        ("other", {"board_has_pins": 1}),
+        ("empty", {"board_has_pins": 0}),
+        ("b", {"board_has_pins": 5}),
+    ]
+    # Counts are read, never stored.
+    boards.update(board, {"name": "renamed"})
+    assert boards.get(board) == {"id": board, "name": "renamed"}
+
+
+def test_counts_of_a_relation_from_another_type_are_refused(store: Store) -> None:
+    board = store.objects("board").create(1, {})
+    with pytest.raises(ValueError):
+        store.objects("board").get(board, counts=("user_has_pins",))
+
+
+def test_a_field_named_counts_is_not_silently_dropped(store: Store) -> None:
+    """Stored data comes back whole, or the write is refused: never a silent loss."""
+    pins = store.objects("pin")
+    data = {"title": "t", "counts": {"clicks": 3}}
+    try:
+        pin = pins.create(2, data)
+    except ValueError:
+        return
+    assert pins.get(pin) == {**data, "id": pin}

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 from shardstore import Store, init_shards
 
 from .conftest import HOST_A, HOST_B, Backend, two_host_topology
@@ -44,19 +46,21 @@ def test_init_one_host(store: Store) -> None:
 
 
 def test_init_creates_every_table_on_every_shard(store: Store) -> None:
-    for table in store.catalog.tables() + ["mapping_counts"]:
+    for table in [*store.catalog.tables(), "mapping_counts"]:
         for shard in range(16):
             with store.session(shard) as session:
-                assert session.query(f"SELECT COUNT(*) FROM {{db}}.{table}") == [(0,)], table
+                assert list(session.query(f"SELECT COUNT(*) FROM {{db}}.{table}")) == [(0,)], table
 
 
 def test_init_fresh_sqlite_hosts(backend: Backend, tmp_path) -> None:  # type: ignore[no-untyped-def]
     if backend.kind != "sqlite":
-        return  # the mysql schema is created once per session by the fixture
+        pytest.skip("the mysql shard databases are created once per session, by the fixture")
     a, b = tmp_path / "freshA", tmp_path / "freshB"
     fresh = backend.make_store(two_host_topology(f"sqlite://{a}", f"sqlite://{b}"))
     assert init_shards(fresh) == 16
     assert sorted(p.name for p in a.glob("*.sqlite3")) == [f"db{n:05d}.sqlite3" for n in range(8)]
-    assert sorted(p.name for p in b.glob("*.sqlite3")) == [f"db{n:05d}.sqlite3" for n in range(8, 16)]
+    assert sorted(p.name for p in b.glob("*.sqlite3")) == [
+        f"db{n:05d}.sqlite3" for n in range(8, 16)
+    ]
     pin = fresh.objects("pin").create(15, {})
     assert fresh.objects("pin").get(pin) == {"id": pin}

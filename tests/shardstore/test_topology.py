@@ -31,6 +31,7 @@ def document(**changes: Any) -> dict[str, Any]:
             {"range": [8, 15], "master": "MySQL002A", "slave": "MySQL002B"},
         ],
         "open": [[0, 3], [8, 9]],
+        "lookup_shards": 16,
     }
     doc.update(changes)
     return doc
@@ -76,7 +77,9 @@ def test_ranges_may_be_listed_out_of_order() -> None:
             r"overlaps",
         ),
         (
-            with_ranges((0, 7, "MySQL001A", None), (0, 7, "MySQL002A", None), (8, 15, "MySQL001B", None)),
+            with_ranges(
+                (0, 7, "MySQL001A", None), (0, 7, "MySQL002A", None), (8, 15, "MySQL001B", None)
+            ),
             r"overlaps",
         ),
         (
@@ -239,7 +242,9 @@ def open_ranges(draw: st.DrawFn) -> tuple[int, list[list[int]]]:
 
 
 @given(open_ranges(), st.integers(0, 2**32))
-def test_random_open_shard_stays_in_open_ranges(spec: tuple[int, list[list[int]]], seed: int) -> None:
+def test_random_open_shard_stays_in_open_ranges(
+    spec: tuple[int, list[list[int]]], seed: int
+) -> None:
     shard_count, pairs = spec
     topology = Topology.from_json(
         {
@@ -248,6 +253,7 @@ def test_random_open_shard_stays_in_open_ranges(spec: tuple[int, list[list[int]]
             "hosts": {"a": "sqlite:///x"},
             "ranges": [{"range": [0, shard_count - 1], "master": "a"}],
             "open": pairs,
+            "lookup_shards": min(shard_count, 4096),
         }
     )
     rng = random.Random(seed)
@@ -260,3 +266,33 @@ def test_random_open_shard_reaches_every_open_shard() -> None:
     topology = Topology.from_json(document(open=[[2, 3], [9, 9]]))
     rng = random.Random(1)
     assert {topology.random_open_shard(rng) for _ in range(500)} == {2, 3, 9}
+
+
+def test_opening_shards_never_moves_a_lookup_bucket() -> None:
+    """Lookup keys live on ``lookup_shard(bucket)``; growing the shard space (opening a new
+    range) must not send any bucket to another shard, or every key there is lost."""
+    small = document()
+    grown = document(shard_count=32)
+    grown["hosts"]["MySQL003A"] = "mysql://10.0.0.5:3306"
+    grown["ranges"].append({"range": [16, 31], "master": "MySQL003A"})
+    grown["open"] = [[16, 31]]
+    before, after = Topology.from_json(small), Topology.from_json(grown)
+    moved = [b for b in range(4096) if before.lookup_shard(b) != after.lookup_shard(b)]
+    assert moved == [], f"{len(moved)} of 4096 buckets moved shard"
+
+
+def test_lookup_shards_must_be_stated_below_4096_shards() -> None:
+    doc = document()
+    del doc["lookup_shards"]
+    with pytest.raises(InvalidTopology, match="lookup_shards is required"):
+        Topology.from_json(doc)
+    full = document(shard_count=4096)
+    full["ranges"][-1]["range"] = [8, 4095]
+    del full["lookup_shards"]
+    assert Topology.from_json(full).lookup_shards == 4096
+
+
+def test_lookup_shards_survives_a_round_trip() -> None:
+    topology = Topology.from_json(document(lookup_shards=8))
+    assert topology.lookup_shard(4095) == 4095 % 8
+    assert Topology.from_json(topology.as_json()).lookup_shards == 8

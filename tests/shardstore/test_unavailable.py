@@ -13,7 +13,7 @@ PIN, BOARD, USER = 1, 2, 3
 
 def everything_on(store: Store, shards: range) -> dict[str, int]:
     """Row counts of every non-empty table on ``shards`` (read through a healthy store)."""
-    tables = store.catalog.tables() + ["mapping_counts"]
+    tables = [*store.catalog.tables(), "mapping_counts"]
     counts = {}
     for shard in shards:
         with store.session(shard) as session:
@@ -112,6 +112,7 @@ def test_shard_missing_on_a_reachable_host(backend: Backend, store: Store) -> No
                 {"range": [8, 31], "master": HOST_B},
             ],
             "open": [[16, 31]],
+            "lookup_shards": 16,
         }
     )
     wide = backend.make_store(wider)

@@ -1,0 +1,95 @@
+"""Connection reuse: pooled connections serve many threads and survive what a server does to them."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from shardstore import Store, compose
+
+from .conftest import Backend
+
+
+def test_connections_are_reused(store: Store) -> None:
+    pins = store.objects("pin")
+    pin = pins.create(3, {})
+    backend = store.backend(3)
+    connects = 0
+    original = backend._connect
+
+    def counting_connect(*args, **kwargs):  # type: ignore[no-untyped-def]
+        nonlocal connects
+        connects += 1
+        return original(*args, **kwargs)
+
+    backend._connect = counting_connect  # type: ignore[method-assign]
+    for _ in range(20):
+        assert pins.get(pin) is not None
+    assert connects <= 1
+
+
+def test_a_connection_the_server_closed_is_replaced(backend: Backend, store: Store) -> None:
+    """After a server restart or wait_timeout, idle pooled connections are dead; a read
+    on a healthy server must not fail with ShardUnavailable because of them."""
+    if backend.kind != "mysql":
+        pytest.skip("only a MySQL server closes a client's idle connection")
+
+    pins = store.objects("pin")
+    pin = pins.create(3, {"title": "t"})
+    _kill_idle_connections(store, 3)
+    assert pins.get(pin) == {"id": pin, "title": "t"}
+
+
+def test_a_write_on_a_connection_the_server_closed(backend: Backend, store: Store) -> None:
+    """The same for writes: the first create, lookup insert or hard delete after the server
+    closed the pool's idle connections must not report a healthy host as unavailable
+    (and must not run twice)."""
+    if backend.kind != "mysql":
+        pytest.skip("only a MySQL server closes a client's idle connection")
+    pins = store.objects("pin")
+    usernames = store.lookup("username")
+    shard = usernames.shard_of("grace")
+    pins.create(shard, {})  # a pooled connection to the host of the key's shard
+
+    _kill_idle_connections(store, shard)
+    pin = pins.create(shard, {"title": "after"})
+    assert pins.get(pin) == {"id": pin, "title": "after"}
+    with store.session(shard) as session:
+        assert session.query("SELECT COUNT(*) FROM {db}.pins")[0][0] == 2
+
+    _kill_idle_connections(store, shard)
+    usernames.insert("grace", compose(shard, 3, 1))
+    assert usernames.get("grace") == compose(shard, 3, 1)
+
+    _kill_idle_connections(store, shard)
+    assert pins.delete(pin, hard=True) is True
+
+
+def _kill_idle_connections(store: Store, shard: int) -> None:
+    """Have the server close every idle pooled connection of ``shard``'s host, as a
+    restart or wait_timeout would."""
+    import MySQLdb
+
+    # Put a few connections in the pool first.
+    barrier = threading.Barrier(4)
+
+    def hold() -> None:
+        with store.session(shard) as session:
+            barrier.wait()
+            session.query("SELECT 1")
+
+    threads = [threading.Thread(target=hold) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    backend = store.backend(shard)
+    pooled = [c for conns in backend._pool._idle.values() for c in conns]  # type: ignore[attr-defined]
+    assert pooled, "the pool kept no idle connection"
+    admin = MySQLdb.connect(**backend._params)  # type: ignore[attr-defined]
+    try:
+        for connection in pooled:
+            admin.cursor().execute(f"KILL {int(connection.thread_id())}")
+    finally:
+        admin.close()
