@@ -128,17 +128,24 @@ class MappingTable:
     def page_many(self, from_ids: Iterable[int | str], *, limit: int = 50) -> dict[int, Page]:
         """The first page (newest first) of many lists: one query per shard touched
         (per few hundred lists on a shard, the most one UNION ALL may join)."""
-        wanted = self._store.catalog.expect_all(from_ids, self.relation.from_type)
         limit = _check_limit(limit)
+        rows = self.rows_many(from_ids, limit=limit + 1)
+        return {from_id: _to_page(list(entries), limit) for from_id, entries in rows.items()}
+
+    def rows_many(
+        self, from_ids: Iterable[int | str], *, limit: int
+    ) -> dict[int, list[tuple[int, int]]]:
+        """The newest ``limit`` ``(to_id, sequence)`` rows of each list, as ``page_many`` reads them."""
+        wanted = self._store.catalog.expect_all(from_ids, self.relation.from_type)
         rows_by_from: dict[int, list[tuple[int, int]]] = {from_id: [] for from_id in wanted}
         for shard_id, ids in group_by_shard(wanted).items():
             with self._store.session(shard_id) as session:
                 for batch in batched(ids, session.dialect.max_union):
                     sql = " UNION ALL ".join([self._page_one_of_many] * len(batch))
-                    params = [value for from_id in batch for value in (from_id, limit + 1)]
+                    params = [value for from_id in batch for value in (from_id, limit)]
                     for from_id, to_id, sequence in session.query(sql, params):
                         rows_by_from[from_id].append((to_id, sequence))
-        return {from_id: _to_page(rows, limit) for from_id, rows in rows_by_from.items()}
+        return rows_by_from
 
     def count(self, from_id: int | str) -> int:
         """How many rows ``from_id`` has: one primary-key read."""

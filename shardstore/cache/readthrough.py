@@ -1,0 +1,64 @@
+"""Read-through caching that a concurrent write cannot leave stale.
+
+The classic race: a reader misses, reads the database, a writer commits and
+invalidates, then the reader stores what it read before the write, and the
+cache holds it forever. Here a reader first claims an empty key with a
+``FILLING`` marker (``add``), then reads the database, then replaces the
+marker with ``cas``. A writer, after its commit, deletes the key (objects,
+counts) or appends to it (lists): a deleted marker makes the reader's ``cas``
+fail, so nothing stale is stored; appends made while the reader was away are
+kept and merged by the reader.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from .pools import CachePool
+
+#: The value of a key whose filler is reading the database.
+FILLING = b"\x00filling"
+#: How long a claim may stand if its filler dies.
+FILL_SECONDS = 10
+
+
+def read_through(
+    pool: CachePool,
+    keys: Sequence[str],
+    load: Callable[[list[str]], Mapping[str, bytes]],
+    *,
+    expire: int = 0,
+    merge: Callable[[bytes, bytes], bytes] | None = None,
+) -> dict[str, bytes]:
+    """The cached value of each key; misses are loaded (``load(missing) -> {key: value}``,
+    one batch) and stored. With ``merge``, appends that landed on a claim while it was
+    being filled are merged into the loaded value (``merge(loaded, appended)``)."""
+    found = pool.get_many(keys)
+    missing = [k for k in keys if found.get(k, FILLING).startswith(FILLING)]
+    if not missing:
+        return found
+    for key in missing:
+        pool.add(key, FILLING, FILL_SECONDS)
+    loaded = load(missing)
+    claims = pool.gets_many(missing)
+    for key in missing:
+        value = loaded[key]
+        claim = claims.get(key)
+        if claim is not None and claim[0].startswith(FILLING):
+            appended = claim[0][len(FILLING) :]
+            if appended and merge is not None:
+                value = merge(value, appended)
+            pool.cas(key, value, claim[1], expire)
+        found[key] = value
+    return found
+
+
+def invalidate(pool: CachePool, keys: Sequence[str]) -> None:
+    """After a write has committed: drop the keys (and any claim a filler holds on them)."""
+    pool.delete_many(keys)
+
+
+def key_for(template: str, version: int, *parts: Any) -> str:
+    """A versioned key, like the seeds' ``user:%d`` at version 1: ``v1:user:82363``."""
+    return f"v{version}:" + template % parts

@@ -1,0 +1,259 @@
+"""Cached views of the store's tables, in the spirit of the seeds' ``@mc_objects`` and
+``@paged_list``: reads go through a pool with one multi-get, writes go to the store and
+then invalidate (or append to) the cache after they commit."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..catalog import Relation
+from ..lookups import LookupTable
+from ..mappings import MAX_PAGE, MappingTable, Page, now_sequence
+from ..objects import ObjectTable, is_active
+from . import lists
+from .pools import CachePool
+from .readthrough import invalidate, key_for, read_through
+
+if TYPE_CHECKING:
+    from .store import CachedStore
+
+VERSION = 1
+#: How many entries of a list are cached (the newest); pages past them read MySQL.
+LIST_CAP = 1000
+ABSENT = b"null"
+
+
+class CachedObjects:
+    """``pin:%d`` keys holding each object's stored JSON (``null`` when absent)."""
+
+    def __init__(self, cached: CachedStore, table: ObjectTable, pool: CachePool) -> None:
+        self._cached = cached
+        self._table = table
+        self._pool = pool
+        self.type = table.type
+        self._template = f"{table.type.name}:%d"
+
+    def key(self, object_id: int) -> str:
+        return key_for(self._template, VERSION, object_id)
+
+    def get(
+        self, object_id: int | str, *, include_inactive: bool = False, counts: Sequence[str] = ()
+    ) -> dict[str, Any] | None:
+        found = self.get_many([object_id], include_inactive=include_inactive, counts=counts)
+        return found[0] if found else None
+
+    def get_many(
+        self,
+        object_ids: Iterable[int | str],
+        *,
+        include_inactive: bool = False,
+        counts: Sequence[str] = (),
+    ) -> list[dict[str, Any]]:
+        wanted = self._cached.catalog.expect_all(object_ids, self.type.name)
+        keys = {object_id: self.key(object_id) for object_id in wanted}
+
+        def load(missing: list[str]) -> dict[str, bytes]:
+            by_key = {
+                self.key(o["id"]): o
+                for o in self._table.get_many(
+                    [i for i, k in keys.items() if k in set(missing)], include_inactive=True
+                )
+            }
+            return {k: _dump(by_key.get(k)) for k in missing}
+
+        values = read_through(self._pool, list(dict.fromkeys(keys.values())), load)
+        objects = []
+        for object_id in wanted:
+            data = json.loads(values[keys[object_id]])
+            if data is None or not (include_inactive or is_active(data)):
+                continue
+            data["id"] = object_id
+            objects.append(data)
+        if counts:
+            self._cached.attach_counts(objects, counts)
+        return objects
+
+    def create(self, shard_id: int, data: Mapping[str, Any]) -> int:
+        object_id = self._table.create(shard_id, data)
+        invalidate(self._pool, [self.key(object_id)])  # a read may have cached it as absent
+        return object_id
+
+    def update(self, object_id: int | str, changes: Any) -> dict[str, Any]:
+        data = self._table.update(object_id, changes)
+        invalidate(self._pool, [self.key(data["id"])])
+        return data
+
+    def delete(self, object_id: int | str, *, hard: bool = False) -> bool:
+        object_id = self._cached.catalog.expect(object_id, self.type.name)
+        deleted = self._table.delete(object_id, hard=hard)
+        invalidate(self._pool, [self.key(object_id)])
+        return deleted
+
+
+def _dump(data: dict[str, Any] | None) -> bytes:
+    if data is None:
+        return ABSENT
+    return json.dumps({k: v for k, v in data.items() if k != "id"}, separators=(",", ":")).encode()
+
+
+class CachedMapping:
+    """A mapping table whose lists, counts and edge checks are cached in the lists pool."""
+
+    def __init__(self, cached: CachedStore, table: MappingTable, pool: CachePool) -> None:
+        self._cached = cached
+        self._table = table
+        self._pool = pool
+        self.relation: Relation = table.relation
+
+    # -- keys -----------------------------------------------------------------
+
+    def list_key(self, from_id: int) -> str:
+        return key_for("%s:%d", VERSION, self.relation.name, from_id)
+
+    def count_key(self, from_id: int) -> str:
+        return key_for("%s:n:%d", VERSION, self.relation.name, from_id)
+
+    def edge_key(self, from_id: int, to_id: int) -> str:
+        return key_for("%s:e:%d:%d", VERSION, self.relation.name, from_id, to_id)
+
+    # -- reads ----------------------------------------------------------------
+
+    def _lists(self, from_ids: list[int]) -> dict[int, lists.CachedList]:
+        keys = {self.list_key(f): f for f in from_ids}
+
+        def load(missing: list[str]) -> dict[str, bytes]:
+            pages = self._table.rows_many([keys[k] for k in missing], limit=LIST_CAP + 1)
+            return {k: lists.encode(pages[keys[k]], LIST_CAP) for k in missing}
+
+        values = read_through(self._pool, list(keys), load, merge=lists.merge)
+        decoded = {}
+        for key, from_id in keys.items():
+            cached = lists.decode(values[key])
+            if cached is None or len(cached.entries) > 4 * LIST_CAP:
+                invalidate(self._pool, [key])  # foreign or overgrown: refill next time
+                cached = lists.decode(
+                    lists.encode(
+                        self._table.rows_many([from_id], limit=LIST_CAP + 1)[from_id], LIST_CAP
+                    )
+                )
+                assert cached is not None
+            decoded[from_id] = cached
+        return decoded
+
+    def page(
+        self,
+        from_id: int | str,
+        *,
+        limit: int = 50,
+        cursor: str | None = None,
+        oldest_first: bool = False,
+    ) -> Page:
+        from_id = self._cached.catalog.expect(from_id, self.relation.from_type)
+        if not 1 <= limit <= MAX_PAGE:
+            return self._table.page(from_id, limit=limit, cursor=cursor, oldest_first=oldest_first)
+        page = self._lists([from_id])[from_id].page(limit, cursor, oldest_first)
+        if page is None:  # past the cached newest entries
+            return self._table.page(from_id, limit=limit, cursor=cursor, oldest_first=oldest_first)
+        return page
+
+    def page_many(self, from_ids: Iterable[int | str], *, limit: int = 50) -> dict[int, Page]:
+        wanted = self._cached.catalog.expect_all(from_ids, self.relation.from_type)
+        cached = self._lists(list(dict.fromkeys(wanted)))
+        pages = {f: cached[f].page(limit, None, False) for f in wanted}
+        short = [f for f, p in pages.items() if p is None]
+        if short:
+            pages.update(self._table.page_many(short, limit=limit))
+        return pages  # type: ignore[return-value]
+
+    def count(self, from_id: int | str) -> int:
+        from_id = self._cached.catalog.expect(from_id, self.relation.from_type)
+        return self.count_many([from_id])[from_id]
+
+    def count_many(self, from_ids: Iterable[int | str]) -> dict[int, int]:
+        wanted = self._cached.catalog.expect_all(from_ids, self.relation.from_type)
+        keys = {self.count_key(f): f for f in wanted}
+
+        def load(missing: list[str]) -> dict[str, bytes]:
+            counts = self._table.count_many([keys[k] for k in missing])
+            return {k: str(counts[keys[k]]).encode() for k in missing}
+
+        values = read_through(self._pool, list(keys), load)
+        return {keys[k]: int(v) for k, v in values.items()}
+
+    def contains(self, from_id: int | str, to_id: int | str) -> bool:
+        edge = (self.relation.name, from_id, to_id)
+        return bool(self._cached.edges_exist([edge]))  # type: ignore[list-item]
+
+    def filter(self, from_id: int | str, candidates: Iterable[int | str]) -> list[int]:
+        return self._table.filter(from_id, candidates)
+
+    # -- writes ---------------------------------------------------------------
+
+    def add(self, from_id: int | str, to_id: int | str, *, sequence: int | None = None) -> bool:
+        sequence = now_sequence() if sequence is None else int(sequence)
+        added = self._table.add(from_id, to_id, sequence=sequence)
+        f, t = int(from_id), int(to_id)
+        if added:  # append the new entry; lists are never edited in the middle
+            for mapping, a, b in self._both_ends(f, t):
+                mapping._pool.append(mapping.list_key(a), lists.entry(b, sequence))
+        # (a pair that existed may have had its inverse repaired: refill those lists)
+        self._forget(f, t, lists_too=not added)
+        return added
+
+    def remove(self, from_id: int | str, to_id: int | str) -> bool:
+        removed = self._table.remove(from_id, to_id)
+        self._forget(int(from_id), int(to_id), lists_too=True)
+        return removed
+
+    def _both_ends(self, from_id: int, to_id: int) -> list[tuple[CachedMapping, int, int]]:
+        ends = [(self, from_id, to_id)]
+        if self.relation.inverse:
+            ends.append((self._cached.mapping(self.relation.inverse), to_id, from_id))
+        return ends
+
+    def _forget(self, from_id: int, to_id: int, *, lists_too: bool) -> None:
+        keys = []
+        for mapping, a, b in self._both_ends(from_id, to_id):
+            keys += [mapping.count_key(a), mapping.edge_key(a, b)]
+            if lists_too:
+                keys.append(mapping.list_key(a))
+        invalidate(self._pool, keys)
+
+
+class CachedLookup:
+    """Lookups (username -> ID) cached under ``lookup:<name>:<key>``; ``null`` when absent."""
+
+    def __init__(self, table: LookupTable, pool: CachePool) -> None:
+        self._table = table
+        self._pool = pool
+        self.lookup = table.lookup
+
+    def key(self, key: str) -> str:
+        # memcached keys are at most 250 bytes of no spaces: hash the normalized key.
+        digest = hashlib.sha1(self._table.key(key).encode()).hexdigest()
+        return key_for("lookup:%s:%s", VERSION, self.lookup.name, digest)
+
+    def get(self, key: str) -> int | None:
+        cache_key = self.key(key)
+
+        def load(missing: list[str]) -> dict[str, bytes]:
+            found = self._table.get(key)
+            return {cache_key: str(found).encode() if found is not None else ABSENT}
+
+        value = read_through(self._pool, [cache_key], load)[cache_key]
+        return None if value == ABSENT else int(value)
+
+    def insert(self, key: str, object_id: int) -> None:
+        self._table.insert(key, object_id)
+        invalidate(self._pool, [self.key(key)])
+
+    def delete(self, key: str, object_id: int) -> bool:
+        deleted = self._table.delete(key, object_id)
+        invalidate(self._pool, [self.key(key)])
+        return deleted
+
+    def shard_of(self, key: str) -> int:
+        return self._table.shard_of(key)
