@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from shardstore import CATALOG, InvalidId
+from shardstore import CATALOG, InvalidId, UnknownShard, shard_of
 
 from .errors import NotFoundError
+from .store import get_store
 
 
 def parse_id(value: object, type_name: str) -> int:
@@ -12,6 +13,8 @@ def parse_id(value: object, type_name: str) -> int:
     if not isinstance(value, (int, str)) or isinstance(value, bool):
         raise NotFoundError(f"no such {type_name}")
     try:
-        return CATALOG.expect(value, type_name)
-    except InvalidId:
+        object_id = CATALOG.expect(value, type_name)
+        get_store().topology.range_of(shard_of(object_id))  # a shard no host serves: no object
+    except (InvalidId, UnknownShard):
         raise NotFoundError(f"no such {type_name}: {str(value)[:40]!r}") from None
+    return object_id

@@ -1,7 +1,46 @@
-from django.urls import path
+"""The site's URLs. Fixed first segments come first; ``<username>/...`` catches the rest.
 
-from . import views
+Every fixed first segment here is a reserved username (users.actions), so no
+pinner's profile can hide one of these pages.
+"""
+
+from django.conf import settings
+from django.conf.urls.static import static
+from django.urls import include, path
+
+from .boards import views as boards
+from .follows import views as follows
+from .likes import views as likes
+from .pins import views as pins
+from .users import views as users
 
 urlpatterns = [
-    path("", views.home, name="home"),
+    path("", users.landing, name="landing"),
+    path("signup/", users.signup, name="signup"),
+    path("login/", users.login, name="login"),
+    path("logout/", users.logout, name="logout"),
+    path("boards/new/", boards.create, name="board_new"),
+    path("boards/<str:board_id>/edit/", boards.edit, name="board_edit"),
+    path("boards/<str:board_id>/delete/", boards.delete, name="board_delete"),
+    path("boards/<str:board_id>/follow/", boards.follow, name="board_follow"),
+    path("boards/<str:board_id>/unfollow/", boards.unfollow, name="board_unfollow"),
+    path("pin/new/", pins.create, name="pin_new"),
+    path("pin/<str:pin_id>/", pins.detail, name="pin"),
+    path("pin/<str:pin_id>/edit/", pins.edit, name="pin_edit"),
+    path("pin/<str:pin_id>/delete/", pins.delete, name="pin_delete"),
+    path("pin/<str:pin_id>/save/", pins.save, name="pin_save"),
+    path("pin/<str:pin_id>/comment/", pins.comment, name="pin_comment"),
+    path("pin/<str:pin_id>/like/", likes.like, name="pin_like"),
+    path("pin/<str:pin_id>/unlike/", likes.unlike, name="pin_unlike"),
+    path("users/<str:user_id>/follow/", follows.follow, name="user_follow"),
+    path("users/<str:user_id>/unfollow/", follows.unfollow, name="user_unfollow"),
+    path("api/v1/", include("pinboard.api.urls")),
+    *static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT),  # DEBUG only
+    # -- pinners' pages: keep these last ---------------------------------------
+    path("<str:username>/", users.profile, name="profile"),
+    path("<str:username>/followers/", users.followers, name="followers"),
+    path("<str:username>/following/", users.following, name="following"),
+    path("<str:username>/<str:slug>/", boards.detail, name="board"),
 ]
+
+handler500 = "pinboard.api.http.server_error"

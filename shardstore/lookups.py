@@ -35,6 +35,8 @@ class LookupTable:
         if not isinstance(key, str):
             raise InvalidKey(f"{self.lookup.name} must be a string")
         normalized = self.lookup.normalize(key.strip())
+        if not normalized.isprintable() or not _encodable(normalized):
+            raise InvalidKey(f"{self.lookup.name} must be printable text")
         if not normalized or len(normalized) > MAX_KEY_LENGTH:
             raise InvalidKey(f"{self.lookup.name} must be 1..{MAX_KEY_LENGTH} characters")
         return normalized
@@ -65,3 +67,11 @@ class LookupTable:
         normalized = self.key(key)
         with self._store.session(self.shard_of(normalized)) as session:
             return session.execute(self._delete, (normalized, int(object_id))) > 0
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:  # a lone surrogate
+        return False
+    return True

@@ -123,9 +123,7 @@ class Server:
     def start(self) -> Self:
         """Start the server and wait until it answers; return ``self``."""
         if self.process is not None:
-            raise RuntimeError(
-                f"{self.name} server is already running on {self.address}"
-            )
+            raise RuntimeError(f"{self.name} server is already running on {self.address}")
         availability = self.available()
         if not availability:
             raise ServerStartError(f"cannot start {self.name}: {availability.reason}")
@@ -253,9 +251,7 @@ class MariaDBServer(Server):
     @classmethod
     def available(cls) -> Availability:
         if _find_program("mariadbd", "mysqld") is None:
-            return Availability(
-                False, "mariadbd is not installed (Debian package: mariadb-server)"
-            )
+            return Availability(False, "mariadbd is not installed (Debian package: mariadb-server)")
         if _find_program("mariadb-install-db", "mysql_install_db") is None:
             return Availability(
                 False,
@@ -388,9 +384,7 @@ class MemcachedServer(Server):
     @classmethod
     def available(cls) -> Availability:
         if _find_program("memcached") is None:
-            return Availability(
-                False, "memcached is not installed (Debian package: memcached)"
-            )
+            return Availability(False, "memcached is not installed (Debian package: memcached)")
         return Availability(True)
 
     def _command(self) -> list[str]:
@@ -524,17 +518,13 @@ def _make_tmpdir(prefix: str) -> Path:
     """
     shm = Path("/dev/shm")
     parent = (
-        shm
-        if shm.is_dir() and os.access(shm, os.W_OK | os.X_OK)
-        else Path(tempfile.gettempdir())
+        shm if shm.is_dir() and os.access(shm, os.W_OK | os.X_OK) else Path(tempfile.gettempdir())
     )
     for leftover in parent.glob(f"{_TMPDIR_PREFIX}*-*"):
         owner = leftover.name[len(_TMPDIR_PREFIX) :].split("-", 1)[0]
         if owner.isdigit() and not _process_exists(int(owner)):
             shutil.rmtree(leftover, ignore_errors=True)
-    return Path(
-        tempfile.mkdtemp(prefix=f"{_TMPDIR_PREFIX}{os.getpid()}-{prefix}", dir=parent)
-    )
+    return Path(tempfile.mkdtemp(prefix=f"{_TMPDIR_PREFIX}{os.getpid()}-{prefix}", dir=parent))
 
 
 def _process_exists(pid: int) -> bool:
@@ -555,9 +545,7 @@ def _free_port() -> int:
         return port
 
 
-def _exchange(
-    host: str, port: int, request: bytes | None, timeout: float = 1.0
-) -> bytes:
+def _exchange(host: str, port: int, request: bytes | None, timeout: float = 1.0) -> bytes:
     """Send ``request`` (if any) and return the first reply; b"" on any error."""
     try:
         with socket.create_connection((host, port), timeout=timeout) as connection:

@@ -24,9 +24,7 @@ def test_mariadb_server(mariadb_server: MariaDBServer) -> None:
     import MySQLdb
 
     database = _unique("test_servers")
-    connection = MySQLdb.connect(
-        host=mariadb_server.host, port=mariadb_server.port, user="root"
-    )
+    connection = MySQLdb.connect(host=mariadb_server.host, port=mariadb_server.port, user="root")
     try:
         cursor = connection.cursor()
         # It is our private server, and root came in over TCP without a password.
@@ -75,9 +73,7 @@ def test_redis_server(redis_server: RedisServer) -> None:
 def test_memcached_server(memcached_server: MemcachedServer) -> None:
     from pymemcache.client.base import Client
 
-    client = Client(
-        (memcached_server.host, memcached_server.port), connect_timeout=5, timeout=5
-    )
+    client = Client((memcached_server.host, memcached_server.port), connect_timeout=5, timeout=5)
     try:
         key = _unique("test_servers")
         assert client.get(key) is None
@@ -130,8 +126,6 @@ def test_servers_run_side_by_side_and_stop_cleanly(redis_server: RedisServer) ->
 
 def test_start_failure_quotes_the_server_log(redis_server: RedisServer) -> None:
     broken = RedisServer(extra_args=["--no-such-directive", "yes"])
-    with pytest.raises(
-        ServerStartError, match=r"(?s)exited with code .*no-such-directive"
-    ):
+    with pytest.raises(ServerStartError, match=r"(?s)exited with code .*no-such-directive"):
         broken.start()
     assert broken.process is None and broken.tmpdir is None

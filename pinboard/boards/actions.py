@@ -15,6 +15,9 @@ from .queries import get_board, slug_key
 
 MAX_NAME = 100
 MAX_DESCRIPTION = 500
+#: Second path segments of a pinner's own pages (``/<username>/followers/``); a board
+#: slugged so would be unreachable at ``/<username>/<slug>/``.
+RESERVED_SLUGS = {"followers", "following"}
 
 
 def clean_name(name: object) -> str:
@@ -41,6 +44,8 @@ def _claim_slug(owner_id: int, name: str, board_id: int) -> str:
     slugs = get_store().lookup("board_slug")
     for n in range(1, 1000):
         slug = base if n == 1 else f"{base}-{n}"
+        if slug in RESERVED_SLUGS:
+            continue
         try:
             slugs.insert(slug_key(owner_id, slug), board_id)
             return slug

@@ -16,6 +16,9 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from PIL import Image
 
+from pinboard.boards.actions import create_board
+from pinboard.pins.actions import create_pin
+from pinboard.pins.queries import board_pins_page
 from pinboard.store import get_store
 from pinboard.users.actions import sign_up
 from shardstore import Store, init_shards
@@ -53,3 +56,15 @@ def image_file(
 @pytest.fixture
 def image() -> SimpleUploadedFile:
     return image_file()
+
+
+@pytest.fixture
+def cast(make_user: Callable[..., dict[str, Any]]) -> dict[str, Any]:
+    """ann owns a board "Recipes" with two pins; bob is another pinner with a board."""
+    ann, bob = make_user("ann"), make_user("bob")
+    recipes = create_board(ann["id"], "Recipes")
+    for n in range(2):
+        create_pin(ann["id"], recipes["id"], image_file(), f"Recipes pin {n}")
+    bobs = create_board(bob["id"], "Bob things")
+    pin_id = board_pins_page(recipes["id"]).ids[0]
+    return {"ann": ann, "bob": bob, "recipes": recipes, "bobs": bobs, "pin": pin_id}

@@ -1,0 +1,237 @@
+"""The API's HTTP layer: method dispatch, token auth, request parsing, JSON errors.
+
+Every API view is built by ``endpoint(GET=..., POST=...)``: it dispatches on the
+method (405 with ``Allow`` otherwise), is exempt from CSRF (clients send a
+token, never a session cookie), and turns every refusal into
+``{"error": {"code", "message", "field"?}}``. Domain errors carry their own
+status; the shardstore errors a client can provoke (a forged ID, a tampered
+cursor) are converted here, in one place, so none can surface as a 500.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from django.core.exceptions import BadRequest as DjangoBadRequest
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, UnreadablePostError
+from django.http.multipartparser import MultiPartParserError
+from django.views.decorators.csrf import csrf_exempt
+
+from shardstore import (
+    InvalidCursor,
+    InvalidId,
+    InvalidKey,
+    NotFound,
+    ObjectTooLarge,
+    ShardUnavailable,
+    UnknownShard,
+)
+
+from ..errors import DomainError, InvalidField, NotFoundError, TooLarge, Unauthenticated
+from ..ids import parse_id
+from ..users.auth import pinner_of_token
+
+DEFAULT_LIMIT = 50
+MAX_LIMIT = 100
+
+Handler = Callable[..., HttpResponse]
+
+
+class BadRequest(DomainError):
+    """The request itself is malformed: bad JSON, wrong content type, missing field."""
+
+    status = 400
+    code = "bad_request"
+
+
+class MethodNotAllowed(DomainError):
+    status = 405
+    code = "method_not_allowed"
+
+
+class ServiceUnavailable(DomainError):
+    status = 503
+    code = "unavailable"
+
+
+# -- responses ----------------------------------------------------------------
+
+
+def ok(payload: dict[str, Any], status: int = 200) -> JsonResponse:
+    return JsonResponse(payload, status=status)
+
+
+def created(payload: dict[str, Any]) -> JsonResponse:
+    return JsonResponse(payload, status=201)
+
+
+def no_content() -> HttpResponse:
+    return HttpResponse(status=204)
+
+
+def error_response(error: DomainError) -> JsonResponse:
+    body: dict[str, Any] = {"code": error.code, "message": error.message}
+    if error.field:
+        body["field"] = error.field
+    return JsonResponse({"error": body}, status=error.status)
+
+
+def as_domain_error(exc: Exception) -> DomainError | None:
+    """The client-facing error an exception stands for, or None for a real bug."""
+    if isinstance(exc, DomainError):
+        return exc
+    if isinstance(exc, InvalidCursor):
+        return BadRequest("cursor is not valid; use the `next` of a previous page", field="cursor")
+    # A malformed ID, another type's ID, or a forged one naming a shard no host serves.
+    if isinstance(exc, InvalidId | UnknownShard | NotFound | Http404):
+        return NotFoundError("no such object")
+    if isinstance(exc, InvalidKey):
+        return BadRequest(str(exc))
+    if isinstance(exc, RequestDataTooBig | ObjectTooLarge):
+        return TooLarge("the request body is too large")
+    if isinstance(exc, MultiPartParserError | UnreadablePostError):
+        return BadRequest("the multipart body could not be parsed")
+    if isinstance(exc, SuspiciousOperation | DjangoBadRequest):  # too many fields or files
+        return BadRequest("the request was rejected as malformed")
+    if isinstance(exc, ShardUnavailable):
+        return ServiceUnavailable("storage is unavailable; try again shortly")
+    return None
+
+
+# -- views --------------------------------------------------------------------
+
+
+def endpoint(**handlers: Handler) -> Callable[..., HttpResponse]:
+    """One API resource: ``handlers`` by HTTP method, errors rendered as JSON."""
+    allowed = ", ".join(sorted(handlers))
+
+    @csrf_exempt
+    def view(request: HttpRequest, **kwargs: Any) -> HttpResponse:
+        handler = handlers.get(request.method or "")
+        if handler is None:
+            response = error_response(
+                MethodNotAllowed(f"{request.method} is not allowed here; use {allowed}")
+            )
+            response["Allow"] = allowed
+            return response
+        try:
+            return handler(request, **kwargs)
+        except Exception as exc:
+            error = as_domain_error(exc)
+            if error is None:
+                raise
+            return error_response(error)
+
+    return view
+
+
+@csrf_exempt
+def not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    """Any path under /api/v1/ that names no endpoint."""
+    return error_response(NotFoundError(f"no API endpoint at {request.path[:200]}"))
+
+
+# -- authentication -----------------------------------------------------------
+
+
+def token_of(request: HttpRequest) -> str | None:
+    """The token of ``Authorization: Token <token>``; None without the header."""
+    header = request.META.get("HTTP_AUTHORIZATION")
+    if header is None:
+        return None
+    keyword, _, token = header.strip().partition(" ")
+    if keyword.lower() != "token" or not token.strip():
+        raise Unauthenticated("send `Authorization: Token <token>`")
+    return token.strip()
+
+
+def optional_pinner(request: HttpRequest) -> dict[str, Any] | None:
+    """The pinner of the request's token; None without one, 401 for a bad one."""
+    token = token_of(request)
+    if token is None:
+        return None
+    pinner = pinner_of_token(token)
+    if pinner is None:
+        raise Unauthenticated("the token is not valid (expired, revoked or mistyped)")
+    return pinner
+
+
+def require_pinner(request: HttpRequest) -> dict[str, Any]:
+    pinner = optional_pinner(request)
+    if pinner is None:
+        raise Unauthenticated("this endpoint needs `Authorization: Token <token>`")
+    return pinner
+
+
+# -- request bodies and parameters --------------------------------------------
+
+
+def json_body(
+    request: HttpRequest, *, required: tuple[str, ...] = (), optional: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """The request's JSON object; 400 if it is not JSON, misses ``required`` or has unknown keys."""
+    content_type = request.content_type or ""
+    if content_type != "application/json":
+        raise BadRequest("send the body as application/json")
+    try:
+        data = json.loads(request.body or b"null")
+    except (UnicodeDecodeError, ValueError):
+        raise BadRequest("the body is not valid JSON") from None
+    if not isinstance(data, dict):
+        raise BadRequest("the body must be a JSON object")
+    try:
+        # JSON's \u escapes can spell lone surrogates, which no store, hash or hasher
+        # accepts as text: refuse them here rather than let one reach an action.
+        json.dumps(data, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        raise BadRequest("the body holds a string that is not valid Unicode") from None
+    for name in required:
+        if name not in data:
+            raise BadRequest(f"{name} is required", field=name)
+    unknown = sorted(set(data) - set(required) - set(optional))
+    if unknown:
+        raise BadRequest(f"unknown field {unknown[0]!r}", field=unknown[0])
+    return data
+
+
+def id_field(data: dict[str, Any], name: str, type_name: str) -> int:
+    """A body field holding an ID: it must be a decimal string (IDs exceed 2^53)."""
+    value = data.get(name)
+    if not isinstance(value, str):
+        raise InvalidField(f"{name} must be an ID as a decimal string", field=name)
+    try:
+        return parse_id(value, type_name)
+    except NotFoundError:
+        raise NotFoundError(f"no such {type_name}: {value[:40]!r}", field=name) from None
+
+
+def page_params(request: HttpRequest) -> tuple[int, str | None]:
+    """``limit`` (1..100, default 50) and ``cursor`` from the query string; 400 if malformed."""
+    raw = request.GET.get("limit")
+    if raw is None:
+        limit = DEFAULT_LIMIT
+    else:
+        if not (raw.isascii() and raw.isdigit()) or not 1 <= int(raw) <= MAX_LIMIT:
+            raise BadRequest(f"limit must be an integer from 1 to {MAX_LIMIT}", field="limit")
+        limit = int(raw)
+    cursor = request.GET.get("cursor")
+    if cursor is not None and not cursor:
+        raise BadRequest("cursor must not be empty", field="cursor")
+    return limit, cursor
+
+
+def page(items: list[dict[str, Any]], cursor: str | None) -> JsonResponse:
+    return ok({"items": items, "next": cursor})
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """The 500 handler: JSON for API clients, Django's page for browsers."""
+    if request.path.startswith("/api/"):
+        body = {"error": {"code": "server_error", "message": "an unexpected error occurred"}}
+        return JsonResponse(body, status=500)
+    from django.views.defaults import server_error as page
+
+    return page(request)

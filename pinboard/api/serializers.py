@@ -1,0 +1,78 @@
+"""The JSON a client sees for users, boards, pins and comments.
+
+IDs are decimal strings: they exceed 2^53, past which a JavaScript number
+loses digits. Stored fields a client must never see (a password hash, the
+token version, an email outside /me) are left out by naming what goes in.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..boards.queries import follower_count
+from ..pins.images import image_url
+
+
+def _id(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def user(data: dict[str, Any], *, with_email: bool = False) -> dict[str, Any]:
+    counts = data.get("counts", {})
+    out = {
+        "id": str(data["id"]),
+        "username": data["username"],
+        "about": data.get("about", ""),
+        "follower_count": counts.get("user_followed_by_users", 0),
+        "following_count": counts.get("user_follows_users", 0),
+        "board_count": counts.get("user_has_boards", 0),
+        "pin_count": counts.get("user_has_pins", 0),
+    }
+    if with_email:
+        out["email"] = data["email"]
+    return out
+
+
+def board(data: dict[str, Any], owner_follower_count: int) -> dict[str, Any]:
+    """``owner_follower_count``: following a pinner follows their boards (seed 004)."""
+    return {
+        "id": str(data["id"]),
+        "owner_id": str(data["owner_id"]),
+        "name": data["name"],
+        "slug": data.get("slug", ""),
+        "description": data.get("description", ""),
+        "pin_count": data["counts"]["board_has_pins"],
+        "follower_count": follower_count(data, owner_follower_count),
+    }
+
+
+def pin(data: dict[str, Any]) -> dict[str, Any]:
+    counts = data["counts"]
+    image = data["image"]
+    return {
+        "id": str(data["id"]),
+        "board_id": str(data["board_id"]),
+        "owner_id": str(data["owner_id"]),
+        "description": data.get("description", ""),
+        "link": data.get("link", ""),
+        "image_url": image_url(image["key"]),
+        "thumbnail_url": image_url(image["thumbnail_key"]),
+        "width": image.get("width"),
+        "height": image.get("height"),
+        "like_count": counts["pin_liked_by_users"],
+        "save_count": counts["pin_saved_as_pins"],
+        "comment_count": counts["pin_has_comments"],
+        "saved_from": _id(data.get("saved_from")),
+        "created_at": data["created_at"],
+    }
+
+
+def comment(data: dict[str, Any], author: dict[str, Any] | None) -> dict[str, Any]:
+    """``author``: the author's user object with counts (None if the account is gone)."""
+    return {
+        "id": str(data["id"]),
+        "pin_id": str(data["pin_id"]),
+        "author": user(author) if author is not None else None,
+        "text": data["text"],
+        "created_at": data["created_at"],
+    }

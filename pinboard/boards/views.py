@@ -1,0 +1,117 @@
+"""Board pages: a board's pins (endless scroll), create, edit, delete, follow."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from ..errors import DomainError
+from ..follows.actions import follow_board, unfollow_board
+from ..follows.queries import follows_board
+from ..ids import parse_id
+from ..pages import act, form_errors, page_errors, parse_cursor, pin_items, pinner_required
+from ..pins.queries import board_pins_page, get_pins
+from ..users.auth import get_pinner
+from ..users.queries import get_user, user_id_for
+from .actions import create_board, delete_board, owned_board, update_board
+from .queries import board_id_by_slug, follower_count, get_board
+
+
+def board_url(username: str, board: dict[str, Any]) -> str:
+    return reverse("board", args=[username, board["slug"]])
+
+
+@page_errors
+def detail(request: HttpRequest, username: str, slug: str) -> HttpResponse:
+    owner_id = user_id_for("username", username)
+    board_id = owner_id and board_id_by_slug(owner_id, slug)
+    board = get_board(board_id) if board_id else None
+    owner = get_user(board["owner_id"]) if board else None
+    if board is None or owner is None:
+        raise Http404("no such board")
+    page = board_pins_page(board["id"], cursor=parse_cursor(request))
+    pins = pin_items(get_pins(page.ids))
+    grid = {"pins": pins, "next_cursor": page.cursor}
+    if request.GET.get("partial"):
+        return render(request, "pins/_grid.html", grid)
+    pinner = get_pinner(request)
+    following = None
+    if pinner is not None and pinner["id"] != owner["id"]:
+        following = follows_board(pinner["id"], board)
+    context = {
+        **grid,
+        "board": board,
+        "owner": owner,
+        "pin_count": board["counts"]["board_has_pins"],
+        "follower_count": follower_count(board, owner["counts"]["user_followed_by_users"]),
+        "following": following,
+        "is_owner": pinner is not None and pinner["id"] == owner["id"],
+    }
+    return render(request, "boards/detail.html", context)
+
+
+@pinner_required
+def create(request: HttpRequest) -> HttpResponse:
+    pinner = get_pinner(request)
+    errors: dict[str, str] = {}
+    status = 200
+    if request.method == "POST":
+        post = request.POST
+        try:
+            board = create_board(pinner["id"], post.get("name"), post.get("description", ""))
+        except DomainError as error:
+            errors, status = form_errors(error), error.status
+        else:
+            return redirect(board_url(pinner["username"], board))
+    context = {"errors": errors, "values": request.POST, "board": None}
+    return render(request, "boards/form.html", context, status=status)
+
+
+@pinner_required
+@page_errors
+def edit(request: HttpRequest, board_id: str) -> HttpResponse:
+    pinner = get_pinner(request)
+    board = owned_board(pinner["id"], parse_id(board_id, "board"))
+    errors: dict[str, str] = {}
+    status = 200
+    values: Any = board
+    if request.method == "POST":
+        values = request.POST
+        changes = {"name": values.get("name"), "description": values.get("description", "")}
+        try:
+            board = update_board(pinner["id"], board["id"], changes)
+        except DomainError as error:
+            errors, status = form_errors(error), error.status
+        else:
+            return redirect(board_url(pinner["username"], board))
+    context = {"errors": errors, "values": values, "board": board}
+    return render(request, "boards/form.html", context, status=status)
+
+
+@require_POST
+@pinner_required
+@page_errors
+def delete(request: HttpRequest, board_id: str) -> HttpResponse:
+    pinner = get_pinner(request)
+    delete_board(pinner["id"], parse_id(board_id, "board"))
+    return redirect("profile", pinner["username"])
+
+
+@require_POST
+@pinner_required
+@page_errors
+def follow(request: HttpRequest, board_id: str) -> HttpResponse:
+    me, board = get_pinner(request)["id"], parse_id(board_id, "board")
+    return act(request, lambda: follow_board(me, board), "/")
+
+
+@require_POST
+@pinner_required
+@page_errors
+def unfollow(request: HttpRequest, board_id: str) -> HttpResponse:
+    me, board = get_pinner(request)["id"], parse_id(board_id, "board")
+    return act(request, lambda: unfollow_board(me, board), "/")

@@ -1,0 +1,27 @@
+"""Follow and unfollow buttons for pinners (boards' buttons are in boards.views)."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.http import require_POST
+
+from ..ids import parse_id
+from ..pages import act, page_errors, pinner_required
+from ..users.auth import get_pinner
+from .actions import follow_user, unfollow_user
+
+
+@require_POST
+@pinner_required
+@page_errors
+def follow(request: HttpRequest, user_id: str) -> HttpResponse:
+    me, target = get_pinner(request)["id"], parse_id(user_id, "user")
+    return act(request, lambda: follow_user(me, target), "/")
+
+
+@require_POST
+@pinner_required
+@page_errors
+def unfollow(request: HttpRequest, user_id: str) -> HttpResponse:
+    me, target = get_pinner(request)["id"], parse_id(user_id, "user")
+    return act(request, lambda: unfollow_user(me, target), "/")

@@ -1,0 +1,29 @@
+"""Like and unlike buttons on pins."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from ..ids import parse_id
+from ..pages import act, page_errors, pinner_required
+from ..users.auth import get_pinner
+from .actions import like as like_pin
+from .actions import unlike as unlike_pin
+
+
+@require_POST
+@pinner_required
+@page_errors
+def like(request: HttpRequest, pin_id: str) -> HttpResponse:
+    me, pin = get_pinner(request)["id"], parse_id(pin_id, "pin")
+    return act(request, lambda: like_pin(me, pin), reverse("pin", args=[pin]))
+
+
+@require_POST
+@pinner_required
+@page_errors
+def unlike(request: HttpRequest, pin_id: str) -> HttpResponse:
+    me, pin = get_pinner(request)["id"], parse_id(pin_id, "pin")
+    return act(request, lambda: unlike_pin(me, pin), reverse("pin", args=[pin]))

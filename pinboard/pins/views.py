@@ -1,0 +1,169 @@
+"""Pin pages: a pin with its comments, create, edit, delete, save to a board, comment."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.html import format_html
+from django.views.decorators.http import require_POST
+
+from ..boards.queries import boards_page, get_board, get_boards
+from ..errors import DomainError, Forbidden, InvalidField, NotFoundError, TooLarge
+from ..ids import parse_id
+from ..pages import act, likes_pin, next_url, page_errors, pin_item, pinner_required
+from ..users.auth import get_pinner
+from ..users.queries import get_user
+from .actions import add_comment, create_pin, delete_pin, owned_pin, save_pin, update_pin
+from .queries import comments_page, get_pin
+
+#: The boards a save or create form offers: the pinner's newest this many.
+BOARD_CHOICES = 200
+
+
+def _my_boards(pinner: dict[str, Any] | None) -> list[dict[str, Any]]:
+    return get_boards(boards_page(pinner["id"], limit=BOARD_CHOICES).ids) if pinner else []
+
+
+def _form_errors(error: DomainError) -> dict[str, str]:
+    """Errors on the pin form's fields: a board that is not yours, an image too large, ..."""
+    if error.field:
+        return {error.field: error.message}
+    if isinstance(error, TooLarge):
+        return {"image": error.message}
+    if isinstance(error, (NotFoundError, Forbidden)):
+        return {"board": "choose one of your boards"}
+    return {"form": error.message}
+
+
+@page_errors
+def detail(request: HttpRequest, pin_id: str) -> HttpResponse:
+    pin = get_pin(parse_id(pin_id, "pin"))
+    board = get_board(pin["board_id"]) if pin else None
+    owner = get_user(pin["owner_id"], counts=False) if pin else None
+    if pin is None or board is None or owner is None:
+        raise Http404("no such pin")
+    comments, comments_cursor = comments_page(pin["id"], cursor=request.GET.get("comments") or None)
+    pinner = get_pinner(request)
+    context = {
+        "pin": pin_item(pin),
+        "board": board,
+        "owner": owner,
+        "comments": comments,
+        "comments_cursor": comments_cursor,
+        "liked": likes_pin(pinner["id"], pin["id"]) if pinner else False,
+        "my_boards": _my_boards(pinner),
+        "is_owner": pinner is not None and pinner["id"] == owner["id"],
+        "counts": {
+            "likes": pin["counts"]["pin_liked_by_users"],
+            "saves": pin["counts"]["pin_saved_as_pins"],
+            "comments": pin["counts"]["pin_has_comments"],
+        },
+    }
+    return render(request, "pins/detail.html", context)
+
+
+def _board_choice(value: object) -> int:
+    try:
+        return parse_id(value, "board")
+    except NotFoundError:
+        raise NotFoundError("choose one of your boards", field="board") from None
+
+
+@pinner_required
+def create(request: HttpRequest) -> HttpResponse:
+    pinner = get_pinner(request)
+    errors: dict[str, str] = {}
+    status = 200
+    values: Any = request.GET
+    if request.method == "POST":
+        values = request.POST
+        try:
+            pin = create_pin(
+                pinner["id"],
+                _board_choice(values.get("board")),
+                request.FILES.get("image"),
+                values.get("description", ""),
+                values.get("link", ""),
+            )
+        except DomainError as error:
+            errors, status = _form_errors(error), error.status
+        else:
+            return redirect("pin", pin["id"])
+    context = {"errors": errors, "values": values, "boards": _my_boards(pinner), "pin": None}
+    return render(request, "pins/form.html", context, status=status)
+
+
+@pinner_required
+@page_errors
+def edit(request: HttpRequest, pin_id: str) -> HttpResponse:
+    pinner = get_pinner(request)
+    pin = owned_pin(pinner["id"], parse_id(pin_id, "pin"))
+    errors: dict[str, str] = {}
+    status = 200
+    values: Any = {**pin, "board": str(pin["board_id"])}
+    if request.method == "POST":
+        values = request.POST
+        try:
+            changes = {
+                "description": values.get("description", ""),
+                "link": values.get("link", ""),
+                "board_id": _board_choice(values.get("board")) if values.get("board") else None,
+            }
+            update_pin(pinner["id"], pin["id"], changes)
+        except DomainError as error:
+            errors, status = _form_errors(error), error.status
+        else:
+            return redirect("pin", pin["id"])
+    context = {
+        "errors": errors,
+        "values": values,
+        "boards": _my_boards(pinner),
+        "pin": pin_item(pin),
+    }
+    return render(request, "pins/form.html", context, status=status)
+
+
+@require_POST
+@pinner_required
+@page_errors
+def delete(request: HttpRequest, pin_id: str) -> HttpResponse:
+    pinner = get_pinner(request)
+    delete_pin(pinner["id"], parse_id(pin_id, "pin"))
+    messages.success(request, "Pin deleted.")
+    return redirect(next_url(request, reverse("profile", args=[pinner["username"]])))
+
+
+@require_POST
+@pinner_required
+@page_errors
+def save(request: HttpRequest, pin_id: str) -> HttpResponse:
+    me, pin = get_pinner(request)["id"], parse_id(pin_id, "pin")
+
+    def save_to_board() -> None:
+        board = _board_choice(request.POST.get("board"))
+        try:
+            saved = save_pin(me, pin, board)
+        except (NotFoundError, Forbidden):
+            if get_pin(pin) is None:
+                raise
+            raise InvalidField("choose one of your boards", field="board") from None
+        url = reverse("pin", args=[saved["id"]])
+        messages.success(request, format_html('Saved. <a href="{}">See your pin</a>', url))
+
+    return act(request, save_to_board, reverse("pin", args=[pin]))
+
+
+@require_POST
+@pinner_required
+@page_errors
+def comment(request: HttpRequest, pin_id: str) -> HttpResponse:
+    me, pin = get_pinner(request)["id"], parse_id(pin_id, "pin")
+    return act(
+        request,
+        lambda: add_comment(me, pin, request.POST.get("text")),
+        reverse("pin", args=[pin]) + "#comments",
+    )

@@ -1,0 +1,127 @@
+"""Pages of pinners: landing, sign up, log in and out, profile, followers and following."""
+
+from __future__ import annotations
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from .. import ratelimit
+from ..errors import DomainError, InvalidField
+from ..follows.queries import followed_among, followers_page, following_page, follows_user
+from ..pages import board_items, form_errors, next_url, page_errors, parse_cursor, user_stats
+from .actions import authenticate, sign_up
+from .auth import get_pinner, log_in, log_out
+from .queries import get_user, get_user_by_username, get_users
+
+
+def landing(request: HttpRequest) -> HttpResponse:
+    pinner = get_pinner(request)
+    if pinner is None:
+        return render(request, "users/landing.html")
+    me = get_user(pinner["id"])
+    boards, cursor = board_items(me) if me else ([], None)
+    return render(request, "users/home.html", {"boards": boards, "next_cursor": cursor})
+
+
+def signup(request: HttpRequest) -> HttpResponse:
+    if get_pinner(request) is not None:
+        return redirect("landing")
+    errors: dict[str, str] = {}
+    status = 200
+    if request.method == "POST":
+        post = request.POST
+        try:
+            ratelimit.check(request, "signup")
+            user = sign_up(post.get("username"), post.get("email"), post.get("password"))
+        except DomainError as error:
+            errors, status = form_errors(error), error.status
+        else:
+            log_in(request, user)
+            return redirect(next_url(request, "/"))
+    context = {"errors": errors, "values": request.POST, "next": next_url(request, "")}
+    return render(request, "users/signup.html", context, status=status)
+
+
+def login(request: HttpRequest) -> HttpResponse:
+    errors: dict[str, str] = {}
+    status = 200
+    if request.method == "POST":
+        try:
+            ratelimit.check(request, "login")
+            user = authenticate(request.POST.get("login"), request.POST.get("password"))
+            if user is None:
+                raise InvalidField("wrong username, email or password")
+        except DomainError as error:
+            errors, status = form_errors(error), error.status
+        else:
+            log_in(request, user)
+            return redirect(next_url(request, "/"))
+    context = {"errors": errors, "values": request.POST, "next": next_url(request, "")}
+    return render(request, "users/login.html", context, status=status)
+
+
+@require_POST
+def logout(request: HttpRequest) -> HttpResponse:
+    log_out(request)
+    return redirect("landing")
+
+
+def _profile_user(username: str) -> dict:
+    user = get_user_by_username(username)
+    if user is None:
+        raise Http404("no such pinner")
+    return user
+
+
+def _follow_state(request: HttpRequest, user: dict) -> bool | None:
+    """Whether the visitor follows ``user``; None when there is no button to show."""
+    pinner = get_pinner(request)
+    if pinner is None or pinner["id"] == user["id"]:
+        return None
+    return follows_user(pinner["id"], user["id"])
+
+
+@page_errors
+def profile(request: HttpRequest, username: str) -> HttpResponse:
+    user = _profile_user(username)
+    boards, cursor = board_items(user, cursor=parse_cursor(request))
+    context = {
+        "profile": user,
+        "stats": user_stats(user),
+        "boards": boards,
+        "next_cursor": cursor,
+        "following": _follow_state(request, user),
+    }
+    return render(request, "users/profile.html", context)
+
+
+def _people(request: HttpRequest, username: str, which: str) -> HttpResponse:
+    user = _profile_user(username)
+    list_page = followers_page if which == "followers" else following_page
+    page = list_page(user["id"], cursor=parse_cursor(request))
+    people = get_users(page.ids)
+    pinner = get_pinner(request)
+    followed = set(followed_among(pinner["id"], page.ids)) if pinner and page.ids else set()
+    for person in people:
+        person["followed"] = person["id"] in followed
+        person["is_me"] = pinner is not None and person["id"] == pinner["id"]
+    context = {
+        "profile": user,
+        "stats": user_stats(user),
+        "which": which,
+        "people": people,
+        "next_cursor": page.cursor,
+        "following": _follow_state(request, user),
+    }
+    return render(request, "users/people.html", context)
+
+
+@page_errors
+def followers(request: HttpRequest, username: str) -> HttpResponse:
+    return _people(request, username, "followers")
+
+
+@page_errors
+def following(request: HttpRequest, username: str) -> HttpResponse:
+    return _people(request, username, "following")

@@ -1,0 +1,42 @@
+"""Helpers for the page tests: log a pinner in, build boards and pins through actions.
+
+The ``cast`` fixture (ann with a board of two pins, bob with an empty board) is in conftest."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.test import Client
+
+from pinboard.boards.actions import create_board
+from pinboard.pins.actions import create_pin
+from pinboard.store import get_store
+from tests.site.conftest import image_file
+
+
+def log_in(client: Client, user: dict[str, Any]) -> None:
+    response = client.post("/login/", {"login": user["username"], "password": "password1"})
+    assert response.status_code == 302, response.content
+
+
+def board_with_pins(owner: dict[str, Any], name: str, pins: int) -> dict[str, Any]:
+    board = create_board(owner["id"], name)
+    for n in range(pins):
+        create_pin(owner["id"], board["id"], image_file(), f"{name} pin {n}")
+    return board
+
+
+def get_counted(client: Client, url: str, status: int = 200) -> tuple[int, Any]:
+    """GET ``url``; the SQL round trips it cost, and the response."""
+    with get_store().count_queries() as queries:
+        response = client.get(url)
+    assert response.status_code == status, (url, response.status_code)
+    return queries.count, response
+
+
+def board_url(user: dict[str, Any], board: dict[str, Any]) -> str:
+    return f"/{user['username']}/{board['slug']}/"
+
+
+def text(response: Any) -> str:
+    return response.content.decode()

@@ -1,0 +1,190 @@
+"""Fuzz the JSON API with schemathesis, in process, against its own OpenAPI document.
+
+Every operation in /api/v1/openapi.json gets a bounded number of generated
+requests (valid and invalid), sent through the Django WSGI app with a real
+pinner's token. About half of the generated IDs are swapped for real ones
+(that pinner's board and pin, another pinner's, a fresh board or pin to
+delete) so the write paths run, not only their 404s. Each response must not
+be a 5xx and must match the document: its status is one the operation lists,
+its body the schema of that status, its content type and (for a 405) its
+``Allow`` header; undocumented methods must get a 405 and token-only
+operations a 401 without the token.
+
+Two built-in checks are left out on purpose: ``positive_data_acceptance``
+(a schema-valid request may still be refused: an opaque cursor the server did
+not make, following yourself, a link that is not http(s)) and
+``negative_data_rejection`` (the API ignores query parameters it does not
+know, as HTTP APIs do, which that check counts as accepting invalid data).
+
+``PINBOARD_FUZZ_EXAMPLES`` (default 50) sets the examples per operation; run
+with ``-s`` to see how the responses were spread over status codes.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import os
+import zlib
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+import schemathesis
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.wsgi import get_wsgi_application
+from hypothesis import HealthCheck, settings
+from PIL import Image
+from schemathesis.checks import not_a_server_error
+from schemathesis.core.parameters import ParameterLocation
+from schemathesis.specs.openapi.checks import (
+    allow_header_conformance,
+    content_type_conformance,
+    ignored_auth,
+    response_headers_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+    unsupported_method,
+)
+
+from pinboard.boards.actions import create_board
+from pinboard.pins.actions import create_pin
+from pinboard.users.actions import sign_up
+from pinboard.users.auth import issue_token
+from shardstore import Store
+
+app = get_wsgi_application()
+schema = schemathesis.openapi.from_wsgi("/api/v1/openapi.json", app)
+
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_headers_conformance,
+    response_schema_conformance,
+    unsupported_method,
+    allow_header_conformance,
+    ignored_auth,
+]
+_names = itertools.count(1)
+
+
+def png_bytes() -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", (24, 16), (30, 120, 200)).save(out, "PNG")
+    return out.getvalue()
+
+
+@dataclass
+class Cast:
+    """The pinner whose token the fuzzer uses, their board and pin, and another pinner's."""
+
+    me: dict[str, Any]
+    token: str
+    board: str
+    pin: str
+    other: str
+    other_board: str
+    other_pin: str
+
+    def fresh_board(self) -> str:
+        return str(create_board(self.me["id"], f"Doomed {next(_names)}")["id"])
+
+    def fresh_pin(self) -> str:
+        return str(create_pin(self.me["id"], int(self.board), _image())["id"])
+
+
+def _image() -> SimpleUploadedFile:
+    return SimpleUploadedFile("fuzz.png", png_bytes(), content_type="image/png")
+
+
+def _pinner(name: str) -> dict[str, Any]:
+    n = next(_names)
+    return sign_up(f"{name}_{n}_fz", f"{name}_{n}_fz@example.com", "password1")
+
+
+@pytest.fixture(scope="module")
+def cast(site_store: Store) -> Cast:
+    me, other = _pinner("fuzzer"), _pinner("fuzzed")
+    board = create_board(me["id"], "Fuzz board")
+    other_board = create_board(other["id"], "Not yours")
+    return Cast(
+        me=me,
+        token=issue_token(me),
+        board=str(board["id"]),
+        pin=str(create_pin(me["id"], board["id"], _image())["id"]),
+        other=str(other["id"]),
+        other_board=str(other_board["id"]),
+        other_pin=str(create_pin(other["id"], other_board["id"], _image())["id"]),
+    )
+
+
+def _coin(value: object, sides: int = 2) -> int:
+    """A stable pseudo-random choice from a generated value (so shrinking stays deterministic)."""
+    return zlib.crc32(repr(value).encode()) % sides
+
+
+def _positive(case: schemathesis.Case, location: ParameterLocation) -> bool:
+    """Whether ``location`` was generated valid (a deliberately invalid one stays as it is)."""
+    info = case.meta.components.get(location) if case.meta else None
+    return info is None or info.mode.is_positive
+
+
+def use_real_ids(case: schemathesis.Case, cast: Cast) -> None:
+    """Swap about half of the generated IDs for real ones, mine or another pinner's."""
+    method = case.method.upper()
+    params = (case.path_parameters or {}) if _positive(case, ParameterLocation.PATH) else {}
+    for name, mine, theirs, fresh in (
+        ("user_id", str(cast.me["id"]), cast.other, None),
+        ("board_id", cast.board, cast.other_board, cast.fresh_board),
+        ("pin_id", cast.pin, cast.other_pin, cast.fresh_pin),
+    ):
+        if name not in params:
+            continue
+        choice = _coin(params[name], 4)
+        if choice == 1:
+            # A DELETE of my object consumes it; give it a fresh one to delete.
+            params[name] = fresh() if method == "DELETE" and fresh else mine
+        elif choice == 2:
+            params[name] = theirs
+    if "username" in params and _coin(params["username"]) == 1:
+        params["username"] = cast.me["username"]
+    query = (case.query or {}) if _positive(case, ParameterLocation.QUERY) else {}
+    if isinstance(query.get("ids"), str) and _coin(query["ids"]) == 1:
+        query["ids"] = f"{cast.other},{cast.me['id']}"
+    body = case.body if _positive(case, ParameterLocation.BODY) else None
+    if isinstance(body, dict) and "board_id" in body and _coin(body) == 1:
+        body["board_id"] = cast.board
+    if isinstance(body, dict) and "image" in body and _coin(body.get("image")) == 1:
+        body["image"] = png_bytes()
+    if case.path == "/api/v1/auth/token" and isinstance(body, dict) and _coin(body) == 1:
+        body.update(username=cast.me["username"], password="password1")
+
+
+TALLY: dict[str, Counter[int]] = defaultdict(Counter)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def report() -> Iterator[None]:
+    """Print how each operation's responses spread over status codes (shown with ``-s``)."""
+    yield
+    for op, counts in sorted(TALLY.items()):
+        if sum(counts.values()) > 1:  # leave out the one-off unsupported-method probes
+            print(op, dict(sorted(counts.items())))
+
+
+@schema.parametrize()
+@settings(
+    max_examples=int(os.environ.get("PINBOARD_FUZZ_EXAMPLES", "50")),
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+def test_api_conforms_to_its_openapi_document(case: schemathesis.Case, cast: Cast) -> None:
+    use_real_ids(case, cast)
+    response = case.call_and_validate(
+        headers={"Authorization": f"Token {cast.token}"}, checks=CHECKS
+    )
+    TALLY[f"{case.method.upper()} {case.path}"][response.status_code] += 1

@@ -1,0 +1,85 @@
+"""SQL round trips per page: constant in the number of boards, pins and comments.
+
+The profile is the seeds' "Loading a Page": a mod-shard username lookup, then
+on the pinner's shard the user (with counts), user_has_boards, boards by IN
+(with counts), board_has_pins of every board at once, cover pins by IN.
+"""
+
+from __future__ import annotations
+
+from pinboard.follows.actions import follow_user
+from pinboard.likes.actions import like
+from pinboard.pins.actions import add_comment, save_pin
+from pinboard.pins.queries import board_pins_page
+from tests.site.pages import board_url, board_with_pins, get_counted, log_in
+
+PROFILE = 6  # username lookup + user, user_has_boards, boards, board_has_pins, cover pins
+SIGNED_IN = 2  # the session's pinner, and the follow state (or like state) on their shard
+
+
+def test_profile_costs_the_same_for_one_board_and_for_twelve(client, make_user):
+    small, big, visitor = make_user("small"), make_user("big"), make_user("visitor")
+    board_with_pins(small, "Only board", 1)
+    for n in range(12):
+        board_with_pins(big, f"Board {n}", 5)
+    small_cost, _ = get_counted(client, f"/{small['username']}/")
+    big_cost, response = get_counted(client, f"/{big['username']}/")
+    assert small_cost == big_cost == PROFILE
+    assert response.content.count(b'class="board-card"') == 12
+
+    log_in(client, visitor)
+    small_cost, _ = get_counted(client, f"/{small['username']}/")
+    big_cost, _ = get_counted(client, f"/{big['username']}/")
+    assert small_cost == big_cost == PROFILE + SIGNED_IN
+
+
+def test_own_profile_skips_the_follow_check(client, make_user):
+    ada = make_user("ada")
+    board_with_pins(ada, "Mine", 2)
+    log_in(client, ada)
+    cost, _ = get_counted(client, f"/{ada['username']}/")
+    assert cost == PROFILE + 1
+
+
+def test_board_page_costs_the_same_for_3_and_60_pins(client, make_user):
+    owner, visitor = make_user("owner"), make_user("visitor")
+    few, many = board_with_pins(owner, "Few", 3), board_with_pins(owner, "Many", 60)
+    # username lookup, slug lookup, board, owner, board_has_pins, pins by IN
+    few_cost, _ = get_counted(client, board_url(owner, few))
+    many_cost, response = get_counted(client, board_url(owner, many))
+    assert few_cost == many_cost == 6
+    assert response.content.count(b'class="pin"') == 50
+
+    log_in(client, visitor)
+    few_cost, _ = get_counted(client, board_url(owner, few))
+    many_cost, _ = get_counted(client, board_url(owner, many))
+    assert few_cost == many_cost == 6 + SIGNED_IN
+
+    cursor = board_pins_page(many["id"]).cursor
+    partial_cost, _ = get_counted(client, f"{board_url(owner, many)}?cursor={cursor}&partial=1")
+    assert partial_cost == 6
+
+
+def test_pin_page_cost_does_not_grow_with_likes_saves_and_comments(client, make_user):
+    owner, fan, visitor = make_user("owner"), make_user("fan"), make_user("visitor")
+    board = board_with_pins(owner, "Pins", 2)
+    quiet, busy = board_pins_page(board["id"]).ids
+    fan_board = board_with_pins(fan, "Fan board", 0)
+    for pin_id in (quiet, busy):
+        add_comment(fan["id"], pin_id, "first")
+    for n in range(30):
+        add_comment(fan["id"], busy, f"comment {n}")
+    like(fan["id"], busy)
+    save_pin(fan["id"], busy, fan_board["id"])
+    follow_user(fan["id"], owner["id"])
+    # pin, board, owner, pin_has_comments, comments by IN, their authors by IN (one shard here)
+    quiet_cost, _ = get_counted(client, f"/pin/{quiet}/")
+    busy_cost, _ = get_counted(client, f"/pin/{busy}/")
+    assert quiet_cost == busy_cost == 6
+
+    board_with_pins(visitor, "Visitor board", 0)
+    log_in(client, visitor)
+    # + the session's pinner, the like state, their boards (user_has_boards, boards by IN)
+    quiet_cost, _ = get_counted(client, f"/pin/{quiet}/")
+    busy_cost, _ = get_counted(client, f"/pin/{busy}/")
+    assert quiet_cost == busy_cost == 6 + 4
