@@ -27,6 +27,7 @@ from .exceptions import (
     UnknownRelation,
     UnknownShard,
     UnknownType,
+    WriteConflict,
     WrongType,
 )
 from .ids import ObjectId, compose, decompose, group_by_shard, shard_of
@@ -59,6 +60,7 @@ __all__ = [
     "UnknownRelation",
     "UnknownShard",
     "UnknownType",
+    "WriteConflict",
     "WrongType",
     "compose",
     "decompose",

@@ -9,7 +9,7 @@ and change in the same transaction as the row, so a count is one key read.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from . import cursors
@@ -146,6 +146,29 @@ class MappingTable:
                     for from_id, to_id, sequence in session.query(sql, params):
                         rows_by_from[from_id].append((to_id, sequence))
         return rows_by_from
+
+    def scan(self, shard_id: int, *, batch: int = 1000) -> Iterator[list[tuple[int, int, int]]]:
+        """Every ``(from_id, to_id, sequence)`` row of this table on one shard, in key
+        order, ``batch`` rows at a time (for reconcile, rebuilds and backfills)."""
+        name = self.relation.name
+        first = (
+            f"SELECT from_id, to_id, sequence FROM {{db}}.{name} ORDER BY from_id, to_id LIMIT %s"
+        )
+        after = (
+            f"SELECT from_id, to_id, sequence FROM {{db}}.{name}"
+            " WHERE from_id > %s OR (from_id = %s AND to_id > %s) ORDER BY from_id, to_id LIMIT %s"
+        )
+        last: tuple[int, int] | None = None
+        while True:
+            with self._store.session(shard_id) as session:
+                if last is None:
+                    rows = session.query(first, (batch,))
+                else:
+                    rows = session.query(after, (last[0], last[0], last[1], batch))
+            if not rows:
+                return
+            yield [(int(f), int(t), int(s)) for f, t, s in rows]
+            last = (int(rows[-1][0]), int(rows[-1][1]))
 
     def count(self, from_id: int | str) -> int:
         """How many rows ``from_id`` has: one primary-key read."""

@@ -12,7 +12,7 @@ inverse) after a crash, a host failure or a restore; it prints what it fixed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -21,8 +21,6 @@ from .mappings import _delete, _insert
 
 if TYPE_CHECKING:
     from .store import Store
-
-BATCH = 1000
 
 
 @dataclass
@@ -49,7 +47,7 @@ def reconcile(
     shards = store.topology.shard_count
     for shard_id in range(shards):
         # Forward rows whose inverse is missing: write the inverse.
-        for rows in _scan(store, shard_id, forward):
+        for rows in store.mapping(forward).scan(shard_id):
             report.checked += len(rows)
             for from_id, to_id, sequence in _missing(
                 store, inverse, [(t, f, s) for f, t, s in rows]
@@ -59,7 +57,7 @@ def reconcile(
                     with store.session(shard_of(from_id), write=True) as session:
                         _insert(session, inverse, from_id, to_id, sequence)
         # Inverse rows with no forward row: orphans of an interrupted remove.
-        for rows in _scan(store, shard_id, inverse):
+        for rows in store.mapping(inverse).scan(shard_id):
             report.checked += len(rows)
             for to_id, from_id, _ in _missing(store, forward, [(t, f, s) for f, t, s in rows]):
                 report.orphan_inverse += 1
@@ -69,26 +67,6 @@ def reconcile(
         if progress:
             progress(shard_id + 1, shards)
     return report
-
-
-def _scan(store: Store, shard_id: int, table: str) -> Iterator[list[tuple[int, int, int]]]:
-    """Every row of a mapping table on one shard, in key order, a batch at a time."""
-    first = f"SELECT from_id, to_id, sequence FROM {{db}}.{table} ORDER BY from_id, to_id LIMIT %s"
-    after = (
-        f"SELECT from_id, to_id, sequence FROM {{db}}.{table}"
-        " WHERE from_id > %s OR (from_id = %s AND to_id > %s) ORDER BY from_id, to_id LIMIT %s"
-    )
-    last: tuple[int, int] | None = None
-    while True:
-        with store.session(shard_id) as session:
-            if last is None:
-                rows = session.query(first, (BATCH,))
-            else:
-                rows = session.query(after, (last[0], last[0], last[1], BATCH))
-        if not rows:
-            return
-        yield [(int(f), int(t), int(s)) for f, t, s in rows]
-        last = (int(rows[-1][0]), int(rows[-1][1]))
 
 
 def _missing(

@@ -14,9 +14,11 @@ from django.core.validators import URLValidator
 from django.utils import timezone
 
 from shardstore import shard_of
+from shardstore.mappings import now_sequence
 
 from ..boards.actions import owned_board
 from ..errors import Forbidden, InvalidField, NotFoundError
+from ..feeds import actions as feeds
 from ..store import get_store
 from .images import store_image
 from .queries import get_pin
@@ -50,13 +52,14 @@ def clean_link(link: object) -> str:
 
 
 def _publish(actor_id: int, board_id: int, data: dict[str, Any]) -> dict[str, Any]:
-    store = get_store()
+    store, sequence = get_store(), now_sequence()
     data.update(board_id=board_id, owner_id=actor_id, created_at=timezone.now().isoformat())
     pin_id = store.objects("pin").create(shard_of(board_id), data)
-    store.mapping("board_has_pins").add(board_id, pin_id)
-    store.mapping("user_has_pins").add(actor_id, pin_id)
+    store.mapping("board_has_pins").add(board_id, pin_id, sequence=sequence)
+    store.mapping("user_has_pins").add(actor_id, pin_id, sequence=sequence)
     pin = get_pin(pin_id)
     assert pin is not None
+    feeds.publish(pin, sequence)
     return pin
 
 

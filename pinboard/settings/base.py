@@ -24,6 +24,7 @@ INSTALLED_APPS = [
     "pinboard.pins",
     "pinboard.likes",
     "pinboard.follows",
+    "pinboard.feeds",
     "pinboard.api",
     "pinboard.ops",
 ]
@@ -71,12 +72,26 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 SESSION_ENGINE = "django.contrib.sessions.backends.signed_cookies"
 SESSION_COOKIE_HTTPONLY = True
 
+
+def _cache(name: str) -> dict[str, object]:
+    """A cache pool: memcached servers from PINBOARD_MEMCACHED_<NAME> (or PINBOARD_MEMCACHED,
+    "host:port,host:port"), else local memory (one process only: the embedded default)."""
+    servers = os.environ.get(f"PINBOARD_MEMCACHED_{name.upper()}") or os.environ.get(
+        "PINBOARD_MEMCACHED"
+    )
+    if servers:
+        return {
+            "BACKEND": "django.core.cache.backends.memcached.PyMemcacheCache",
+            "LOCATION": servers.split(","),
+            "KEY_PREFIX": name,
+        }
+    return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": name}
+
+
+# One pool per kind of data (users, boards, pins, lists: see pinboard/store.py), each
+# sized and watched on its own; "ratelimit" counts attempts per client address.
 CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "default"},
-    "ratelimit": {
-        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
-        "LOCATION": "ratelimit",
-    },
+    name: _cache(name) for name in ("default", "ratelimit", "users", "boards", "pins", "lists")
 }
 # (attempts, seconds) per client address.
 RATE_LIMITS = {
@@ -94,6 +109,25 @@ SHARDSTORE = {
     "EMBEDDED_SHARDS": 4096,
     "BACKEND_OPTIONS": {},
 }
+
+# The follower graph and home feeds: one Redis instance (PINBOARD_REDIS_URL), or a
+# virtual-shard map over several (PINBOARD_REDIS_TOPOLOGY, a JSON file). The embedded
+# default is an in-process Redis.
+FOLLOWER_REDIS = {
+    "TOPOLOGY_FILE": os.environ.get("PINBOARD_REDIS_TOPOLOGY"),
+    "URL": os.environ.get("PINBOARD_REDIS_URL", "memory://pinboard"),
+}
+
+# Celery: a real broker when PINBOARD_BROKER_URL is set (Redis or RabbitMQ), else tasks
+# run eagerly in the calling process.
+CELERY_BROKER_URL = os.environ.get("PINBOARD_BROKER_URL", "memory://")
+CELERY_TASK_ALWAYS_EAGER = "PINBOARD_BROKER_URL" not in os.environ
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_TASK_ACKS_LATE = True  # a task a worker dies in is delivered again
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_BACKEND = None
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

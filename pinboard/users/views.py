@@ -8,20 +8,31 @@ from django.views.decorators.http import require_POST
 
 from .. import ratelimit
 from ..errors import DomainError, InvalidField
+from ..feeds.queries import home_feed
 from ..follows.queries import followed_among, followers_page, following_page, follows_user
-from ..pages import board_items, form_errors, next_url, page_errors, parse_cursor, user_stats
+from ..pages import (
+    board_items,
+    form_errors,
+    next_url,
+    page_errors,
+    parse_cursor,
+    pin_items,
+    user_stats,
+)
 from .actions import authenticate, sign_up
 from .auth import get_pinner, log_in, log_out
-from .queries import get_user, get_user_by_username, get_users
+from .queries import get_user_by_username, get_users
 
 
 def landing(request: HttpRequest) -> HttpResponse:
     pinner = get_pinner(request)
     if pinner is None:
         return render(request, "users/landing.html")
-    me = get_user(pinner["id"])
-    boards, cursor = board_items(me) if me else ([], None)
-    return render(request, "users/home.html", {"boards": boards, "next_cursor": cursor})
+    pins, cursor = home_feed(pinner["id"], cursor=parse_cursor(request))
+    grid = {"pins": pin_items(pins), "next_cursor": cursor}
+    if request.GET.get("partial"):
+        return render(request, "pins/_grid.html", grid)
+    return render(request, "users/home.html", grid)
 
 
 def signup(request: HttpRequest) -> HttpResponse:

@@ -34,23 +34,43 @@ def read_through(
     """The cached value of each key; misses are loaded (``load(missing) -> {key: value}``,
     one batch) and stored. With ``merge``, appends that landed on a claim while it was
     being filled are merged into the loaded value (``merge(loaded, appended)``)."""
-    found = pool.get_many(keys)
-    missing = [k for k in keys if found.get(k, FILLING).startswith(FILLING)]
+    return read_through_pools({pool: keys}, load, expire=expire, merge=merge)
+
+
+def read_through_pools(
+    requests: Mapping[CachePool, Sequence[str]],
+    load: Callable[[list[str]], Mapping[str, bytes]],
+    *,
+    expire: int = 0,
+    merge: Callable[[bytes, bytes], bytes] | None = None,
+) -> dict[str, bytes]:
+    """``read_through`` over keys in several pools with one ``load`` for all their misses
+    (an object and its counts, say, read from the database in one query)."""
+    found: dict[str, bytes] = {}
+    missing: dict[CachePool, list[str]] = {}
+    for pool, keys in requests.items():
+        got = pool.get_many(keys)
+        found.update(got)
+        absent = [k for k in keys if got.get(k, FILLING).startswith(FILLING)]
+        if absent:
+            missing[pool] = absent
     if not missing:
         return found
-    for key in missing:
-        pool.add(key, FILLING, FILL_SECONDS)
-    loaded = load(missing)
-    claims = pool.gets_many(missing)
-    for key in missing:
-        value = loaded[key]
-        claim = claims.get(key)
-        if claim is not None and claim[0].startswith(FILLING):
-            appended = claim[0][len(FILLING) :]
-            if appended and merge is not None:
-                value = merge(value, appended)
-            pool.cas(key, value, claim[1], expire)
-        found[key] = value
+    for pool, keys in missing.items():
+        for key in keys:
+            pool.add(key, FILLING, FILL_SECONDS)
+    loaded = load([key for keys in missing.values() for key in keys])
+    for pool, keys in missing.items():
+        claims = pool.gets_many(keys)
+        for key in keys:
+            value = loaded[key]
+            claim = claims.get(key)
+            if claim is not None and claim[0].startswith(FILLING):
+                appended = claim[0][len(FILLING) :]
+                if appended and merge is not None:
+                    value = merge(value, appended)
+                pool.cas(key, value, claim[1], expire)
+            found[key] = value
     return found
 
 

@@ -8,7 +8,7 @@ lookups), ``lists`` for mapping lists, counts and edge checks.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..store import Store
@@ -54,28 +54,6 @@ class CachedStore:
     def lookup(self, name: str) -> CachedLookup:
         self.catalog.lookup(name)
         return self._lookups[name]
-
-    def attach_counts(self, objects: list[dict[str, Any]], relations: Sequence[str]) -> None:
-        """Set ``data["counts"]`` on each object: one multi-get, misses from the store."""
-        keys = {
-            (relation, o["id"]): self._mappings[relation].count_key(o["id"])
-            for o in objects
-            for relation in relations
-        }
-        by_key = {key: pair for pair, key in keys.items()}
-
-        def load(missing: list[str]) -> dict[str, bytes]:
-            loaded = {}
-            for relation in relations:
-                ids = [by_key[k][1] for k in missing if by_key[k][0] == relation]
-                if ids:
-                    for from_id, n in self.store.mapping(relation).count_many(ids).items():
-                        loaded[self._mappings[relation].count_key(from_id)] = str(n).encode()
-            return loaded
-
-        values = read_through(self.pools["lists"], list(keys.values()), load)
-        for o in objects:
-            o["counts"] = {r: int(values[keys[(r, o["id"])]]) for r in relations}
 
     def edges_exist(self, edges: Iterable[tuple[str, int, int]]) -> set[tuple[str, int, int]]:
         """``Store.edges_exist`` through the lists pool (``1``/``0`` per edge)."""

@@ -15,7 +15,7 @@ from ..mappings import MAX_PAGE, MappingTable, Page, now_sequence
 from ..objects import ObjectTable, is_active
 from . import lists
 from .pools import CachePool
-from .readthrough import invalidate, key_for, read_through
+from .readthrough import invalidate, key_for, read_through, read_through_pools
 
 if TYPE_CHECKING:
     from .store import CachedStore
@@ -52,28 +52,50 @@ class CachedObjects:
         include_inactive: bool = False,
         counts: Sequence[str] = (),
     ) -> list[dict[str, Any]]:
+        """Objects (and their counts) from the pools; what misses is read in one query per
+        shard, object and counts together, as ``ObjectTable.get_many`` does."""
         wanted = self._cached.catalog.expect_all(object_ids, self.type.name)
-        keys = {object_id: self.key(object_id) for object_id in wanted}
+        unique = list(dict.fromkeys(wanted))
+        object_keys = {object_id: self.key(object_id) for object_id in unique}
+        count_keys = {
+            (object_id, relation): self._cached.mapping(relation).count_key(object_id)
+            for object_id in unique
+            for relation in counts
+        }
 
         def load(missing: list[str]) -> dict[str, bytes]:
-            by_key = {
-                self.key(o["id"]): o
-                for o in self._table.get_many(
-                    [i for i, k in keys.items() if k in set(missing)], include_inactive=True
-                )
+            lost = set(missing)
+            ids = [
+                object_id
+                for object_id in unique
+                if object_keys[object_id] in lost
+                or any(count_keys[(object_id, r)] in lost for r in counts)
+            ]
+            rows = {
+                o["id"]: o for o in self._table.get_many(ids, include_inactive=True, counts=counts)
             }
-            return {k: _dump(by_key.get(k)) for k in missing}
+            values = {}
+            for object_id in ids:
+                row = rows.get(object_id)
+                values[object_keys[object_id]] = _dump(row)
+                for relation in counts:
+                    n = row["counts"][relation] if row else 0
+                    values[count_keys[(object_id, relation)]] = str(n).encode()
+            return values
 
-        values = read_through(self._pool, list(dict.fromkeys(keys.values())), load)
+        requests: dict[CachePool, list[str]] = {self._pool: list(object_keys.values())}
+        if counts:
+            requests.setdefault(self._cached.pools["lists"], []).extend(count_keys.values())
+        values = read_through_pools(requests, load)
         objects = []
         for object_id in wanted:
-            data = json.loads(values[keys[object_id]])
+            data = json.loads(values[object_keys[object_id]])
             if data is None or not (include_inactive or is_active(data)):
                 continue
             data["id"] = object_id
+            if counts:
+                data["counts"] = {r: int(values[count_keys[(object_id, r)]]) for r in counts}
             objects.append(data)
-        if counts:
-            self._cached.attach_counts(objects, counts)
         return objects
 
     def create(self, shard_id: int, data: Mapping[str, Any]) -> int:
@@ -96,7 +118,8 @@ class CachedObjects:
 def _dump(data: dict[str, Any] | None) -> bytes:
     if data is None:
         return ABSENT
-    return json.dumps({k: v for k, v in data.items() if k != "id"}, separators=(",", ":")).encode()
+    stored = {k: v for k, v in data.items() if k not in ("id", "counts")}
+    return json.dumps(stored, separators=(",", ":")).encode()
 
 
 class CachedMapping:
@@ -189,6 +212,11 @@ class CachedMapping:
 
     def filter(self, from_id: int | str, candidates: Iterable[int | str]) -> list[int]:
         return self._table.filter(from_id, candidates)
+
+    def rows_many(
+        self, from_ids: Iterable[int | str], *, limit: int
+    ) -> dict[int, list[tuple[int, int]]]:
+        return self._table.rows_many(from_ids, limit=limit)
 
     # -- writes ---------------------------------------------------------------
 

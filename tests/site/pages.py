@@ -26,8 +26,18 @@ def board_with_pins(owner: dict[str, Any], name: str, pins: int) -> dict[str, An
     return board
 
 
-def get_counted(client: Client, url: str, status: int = 200) -> tuple[int, Any]:
-    """GET ``url``; the SQL round trips it cost, and the response."""
+def clear_caches() -> None:
+    for pool in get_store().pools.values():
+        pool.clear()
+
+
+def get_counted(
+    client: Client, url: str, status: int = 200, *, warm: bool = False
+) -> tuple[int, Any]:
+    """GET ``url``; the SQL round trips it cost, and the response. Unless ``warm``, the
+    cache pools are emptied first, so the count is what a cold cache costs."""
+    if not warm:
+        clear_caches()
     with get_store().count_queries() as queries:
         response = client.get(url)
     assert response.status_code == status, (url, response.status_code)

@@ -43,10 +43,10 @@ def test_every_page_renders_signed_in(client, cast):
         assert "Log out" in text(response)
 
 
-def test_landing_signed_in_lists_own_boards(client, cast):
+def test_landing_signed_in_shows_the_home_feed(client, cast):
     log_in(client, cast["ann"])
     page = text(client.get("/"))
-    assert "Recipes" in page and "2 pins" in page and 'href="/pin/new/"' in page
+    assert f'href="/pin/{cast["pin"]}/"' in page and 'href="/pin/new/"' in page
 
 
 def test_pages_that_need_a_pinner_redirect_to_log_in(client, cast):

@@ -52,7 +52,8 @@ def test_create_pin_happy_path(client, cast):
     response = client.post("/pin/new/", form)
     pin_id = int(response["Location"].split("/")[2])
     assert get_pin(pin_id)["description"] == "Soup"
-    assert "3 pins" in text(client.get("/"))
+    assert "3 pins" in text(client.get(f"/{ann['username']}/"))
+    assert f'href="/pin/{pin_id}/"' in text(client.get("/"))  # in the pinner's own feed
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,829 @@
+"""Page latency and SQL round trips at 10,000 and at 1,000,000 pins, served by gunicorn on MariaDB.
+
+What it does, end to end:
+
+1. Starts a private MariaDB (tests/servers.py), or uses ``--mysql-address``, and
+   writes a topology file: 64 shards on two host names that both point at that
+   one server, ``lookup_shards`` 64. Runs ``manage.py migrate`` and
+   ``manage.py shardstore init`` with ``PINBOARD_TOPOLOGY`` and a temporary
+   ``PINBOARD_VAR_DIR``.
+2. Loads pinners and boards (2,000 pinners on random shards, 10 boards each,
+   with their username, email and board-slug lookups), then pins up to 10,000
+   in all. The bulk goes in as multi-row INSERTs straight into the shard tables
+   (pins, board_has_pins + pin_owned_by_board, user_has_pins, user_has_boards,
+   mapping_counts) with exactly the rows and JSON the site's actions write:
+   objects colocated with their owner, sequences in microseconds, one real
+   image stored once and shared by every pin. The probe pinner, its 10 boards,
+   the newest pins of its boards, a few comments, likes and follows are made
+   through the real actions (sign_up, create_board, create_pin, add_comment,
+   like, follow_user). Mapping counts are then checked against the rows.
+3. Serves the site with gunicorn and measures, for the probe's profile
+   ``/<username>/``, board ``/<username>/<slug>/`` and pin ``/pin/<id>/``: p50
+   and p99 over ``--requests`` sequential keep-alive requests (pages taken in
+   turn), and the SQL round trips of each page counted in-process with
+   ``get_store().count_queries()`` through Django's test client on the same store.
+4. Grows the same store to ``--pins-large`` (default 1,000,000) pins on the
+   other pinners' boards (the probe pages show the same content at both
+   sizes: only the amount of data around them changes), restarts gunicorn and
+   measures again. Prints the table and p50(large)/p50(small) per page
+   (acceptance: at most 1.3).
+
+    python bench/pages.py                              # the full run (about 10 minutes here)
+    python bench/pages.py --pins-large 100000          # a quick run
+    python bench/pages.py --mysql-address mysql://root@127.0.0.1:3306   # an empty server
+
+Pages are requested signed out. Settings are ``pinboard.settings.prod`` by
+default (DEBUG off; the base settings have no environment switch for DEBUG,
+and prod differs from base only in its secret key and secure cookies);
+``--settings pinboard.settings.dev`` measures with DEBUG on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import http.client
+import json
+import math
+import os
+import random
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter, defaultdict
+from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import UTC, datetime
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import MySQLdb  # noqa: E402
+
+from shardstore import Topology, compose, shard_of  # noqa: E402
+from shardstore.modshard import bucket  # noqa: E402
+
+PIN, BOARD, USER = 1, 2, 3  # type ids (shardstore.catalog.CATALOG)
+SECOND = 1_000_000  # sequences are microseconds since the epoch
+DAY = 86_400 * SECOND
+
+#: MariaDB options added to tests/servers.py's own (which run it in /dev/shm with
+#: innodb_flush_log_at_trx_commit=0, no doublewrite, no binlog).
+MARIADB_ARGS = [
+    "--innodb-buffer-pool-size=2G",
+    "--innodb-log-file-size=512M",
+    "--max-allowed-packet=64M",
+]
+
+BOARD_NAMES = [
+    "Weeknight dinners", "Tiny houses", "Trail running", "Mid-century chairs", "Watercolor",
+    "Garden", "Typography", "Travel Japan", "Sourdough", "Cabin porn", "Knitting patterns",
+    "Street photography", "Bathroom ideas", "Bike packing", "Ceramics", "Wedding flowers",
+    "Posters", "Kids rooms", "Fermentation", "Bookshelves", "Desk setups", "Cocktails",
+    "Houseplants", "Vintage cars", "Tattoo ideas", "Fonts", "Quilts", "Lighthouses",
+    "Birthday cakes", "Hiking Alps",
+]  # fmt: skip
+WORDS = (
+    "simple easy cozy minimal rustic bright bold tiny modern classic summer winter weekend "
+    "quick healthy handmade vintage colorful calm green golden ocean forest city morning"
+).split()
+LINKS = [
+    "https://example.com/recipes/{n}", "https://blog.example.org/posts/{n}-ideas",
+    "https://www.example.net/gallery/{n}", "https://shop.example.com/item/{n}?ref=pin",
+]  # fmt: skip
+
+
+# -- processes ----------------------------------------------------------------
+
+_libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGTERM it if this benchmark dies."""
+    if _libc is not None:
+        _libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def manage(env: dict[str, str], *args: str) -> None:
+    subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, check=True)
+
+
+class Gunicorn:
+    """gunicorn serving pinboard.wsgi; stopped by its own PID."""
+
+    def __init__(self, env: dict[str, str], workers: int, threads: int, log: Path) -> None:
+        self.port = free_port()
+        self._log = open(log, "ab")  # noqa: SIM115 - closed in stop()
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "pinboard.wsgi",
+                "-w",
+                str(workers),
+                "--threads",
+                str(threads),
+                "-b",
+                f"127.0.0.1:{self.port}",
+                "--log-level",
+                "warning",
+            ],  # fmt: skip
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            preexec_fn=_die_with_parent,
+        )
+
+    def wait_ready(self, path: str, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"gunicorn exited with {self.process.returncode}")
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
+                conn.request("GET", path)
+                if conn.getresponse().status == 200:
+                    conn.close()
+                    return
+                conn.close()
+            except OSError:
+                pass
+            time.sleep(0.2)
+        raise RuntimeError("gunicorn did not answer in time")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()  # SIGTERM to our own child (the master stops its workers)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._log.close()
+
+
+# -- bulk loading -------------------------------------------------------------
+
+
+def sql_string(text: str) -> str:
+    """A MySQL string literal for ASCII JSON (json.dumps escapes everything else)."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def encode(data: dict) -> str:
+    """The object JSON, as shardstore.objects._encode writes it."""
+    return json.dumps(data, separators=(",", ":"))
+
+
+def iso(micros: int) -> str:
+    """``timezone.now().isoformat()`` at ``micros``."""
+    return datetime.fromtimestamp(micros / SECOND, tz=UTC).isoformat()
+
+
+class Loader:
+    """Multi-row INSERTs on a few connections of their own, while the caller builds rows."""
+
+    def __init__(self, params: dict, batch: int, threads: int) -> None:
+        self.params, self.batch = params, batch
+        self.conn = MySQLdb.connect(**params)
+        self._local = threading.local()
+        self._pool = ThreadPoolExecutor(threads)
+        self._pending: list[Future] = []
+        self._max_pending = threads * 2
+        self._next_local: dict[tuple[int, str], int] = {}
+        self.rows = Counter()
+
+    def close(self) -> None:
+        self.wait()
+        self._pool.shutdown()
+        self.conn.close()
+
+    # -- local ids: explicit, after the highest one the shard's table holds --
+
+    def new_phase(self) -> None:
+        """Forget cached local ids: the site's actions may have made rows since."""
+        self.wait()
+        self._next_local.clear()
+
+    def next_local(self, shard: int, table: str) -> int:
+        key = (shard, table)
+        if key not in self._next_local:
+            cursor = self.conn.cursor()
+            cursor.execute(f"SELECT COALESCE(MAX(local_id), 0) FROM db{shard:05d}.{table}")
+            self._next_local[key] = int(cursor.fetchone()[0]) + 1
+        local = self._next_local[key]
+        self._next_local[key] = local + 1
+        return local
+
+    # -- statements ----------------------------------------------------------
+
+    def _run(self, sql: str) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._local.conn = MySQLdb.connect(**self.params)
+        conn.cursor().execute(sql)
+
+    def _submit(self, sql: str) -> None:
+        while len(self._pending) >= self._max_pending:
+            self._pending.pop(0).result()
+        self._pending.append(self._pool.submit(self._run, sql))
+
+    def wait(self) -> None:
+        while self._pending:
+            self._pending.pop(0).result()
+
+    def _insert(self, head: str, rows: list[str], tail: str = "") -> None:
+        for start in range(0, len(rows), self.batch):
+            self._submit(head + ",".join(rows[start : start + self.batch]) + tail)
+
+    def objects(self, shard: int, table: str, rows: list[tuple[int, str]]) -> None:
+        values = [f"({local},{sql_string(text)})" for local, text in rows]
+        self._insert(f"INSERT INTO db{shard:05d}.{table} (local_id, data) VALUES ", values)
+        self.rows[table] += len(rows)
+
+    def mappings(self, shard: int, relation: str, rows: list[tuple[int, int, int]]) -> None:
+        values = [f"({f},{t},{s})" for f, t, s in rows]
+        self._insert(
+            f"INSERT INTO db{shard:05d}.{relation} (from_id, to_id, sequence) VALUES ", values
+        )
+        self.rows[relation] += len(rows)
+
+    def counts(self, shard: int, counts: dict[tuple[int, str], int]) -> None:
+        """Add to mapping_counts as the dialect's add_to_count does (one row per key)."""
+        values = [f"({f},'{relation}',{n})" for (f, relation), n in counts.items()]
+        self._insert(
+            f"INSERT INTO db{shard:05d}.mapping_counts (from_id, relation, n) VALUES ",
+            values,
+            " ON DUPLICATE KEY UPDATE n = n + VALUES(n)",
+        )
+
+    def lookups(self, shard: int, table: str, rows: list[tuple[str, int]]) -> None:
+        values = [f"({sql_string(key)},{object_id})" for key, object_id in rows]
+        self._insert(f"INSERT INTO db{shard:05d}.{table} (lookup_key, object_id) VALUES ", values)
+        self.rows[table] += len(rows)
+
+
+def load_pinners(
+    loader: Loader,
+    topology: Topology,
+    rng: random.Random,
+    *,
+    users: int,
+    boards_per_user: int,
+    password: str,
+    now: int,
+) -> dict[int, int]:
+    """Pinners on random open shards, each with boards on their shard: ``{board_id: owner_id}``.
+
+    Rows as sign_up and create_board write them: the user object, its username and
+    email lookups, boards (with their slug), board-slug lookups, user_has_boards + count.
+    """
+    from django.utils.text import slugify
+
+    by_shard: dict[int, list[int]] = defaultdict(list)
+    for n in range(users):
+        by_shard[topology.random_open_shard(rng)].append(n)
+    lookups: dict[tuple[int, str], list[tuple[str, int]]] = defaultdict(list)
+    owner_of: dict[int, int] = {}
+
+    def lookup(table: str, key: str, object_id: int) -> None:
+        key = key.strip().casefold()
+        lookups[(topology.lookup_shard(bucket(key)), table)].append((key, object_id))
+
+    for shard, numbers in sorted(by_shard.items()):
+        user_rows, board_rows, has_boards, counts = [], [], [], {}
+        for n in numbers:
+            joined = now - 3 * 365 * DAY + rng.randrange(365 * DAY)
+            username, email = f"pinner{n:05d}", f"pinner{n:05d}@example.com"
+            local = loader.next_local(shard, "users")
+            user_id = compose(shard, USER, local)
+            user_rows.append((local, encode({
+                "username": username, "email": email, "password": password, "about": "",
+                "token_version": 1, "created_at": iso(joined),
+            })))  # fmt: skip
+            lookup("lookup_username", username, user_id)
+            lookup("lookup_email", email, user_id)
+            for i, name in enumerate(rng.sample(BOARD_NAMES, boards_per_user)):
+                created = joined + (i + 1) * rng.randrange(1, 30 * DAY)
+                local = loader.next_local(shard, "boards")
+                board_id = compose(shard, BOARD, local)
+                slug = slugify(name)[:80]
+                board_rows.append((local, encode({
+                    "owner_id": user_id, "name": name, "description": "",
+                    "created_at": iso(created), "slug": slug,
+                })))  # fmt: skip
+                lookup("lookup_board_slug", f"{user_id}:{slug}", board_id)
+                has_boards.append((user_id, board_id, created + 5_000))
+                owner_of[board_id] = user_id
+            counts[(user_id, "user_has_boards")] = boards_per_user
+        loader.objects(shard, "users", user_rows)
+        loader.objects(shard, "boards", board_rows)
+        loader.mappings(shard, "user_has_boards", has_boards)
+        loader.counts(shard, counts)
+    for (shard, table), rows in sorted(lookups.items()):
+        loader.lookups(shard, table, rows)
+    loader.wait()
+    return owner_of
+
+
+def load_pins(
+    loader: Loader,
+    plan: dict[int, int],
+    owner_of: dict[int, int],
+    image: dict,
+    rng: random.Random,
+    *,
+    window: tuple[int, int],
+    label: str,
+) -> int:
+    """``plan[board_id]`` pins on each board, as create_pin writes them.
+
+    Per pin: the pin object on the board's shard, board_has_pins and its inverse
+    pin_owned_by_board (one sequence), user_has_pins (a later sequence), and
+    their mapping_counts. Returns the number of pins made.
+    """
+    by_shard: dict[int, list[int]] = defaultdict(list)
+    for board_id in plan:
+        by_shard[shard_of(board_id)].append(board_id)
+    total, done, started, shown = sum(plan.values()), 0, time.monotonic(), 0.0
+    for shard, boards in sorted(by_shard.items()):
+        pins, has_pins, owned_by, user_pins = [], [], [], []
+        counts: dict[tuple[int, str], int] = Counter()
+        for board_id in boards:
+            owner_id = owner_of[board_id]
+            for _ in range(plan[board_id]):
+                created = rng.randrange(*window)
+                local = loader.next_local(shard, "pins")
+                pin_id = compose(shard, PIN, local)
+                n = rng.randrange(10**6)
+                description = " ".join(rng.sample(WORDS, rng.randint(2, 6))).capitalize()
+                pins.append((local, encode({
+                    "description": f"{description} #{n}",
+                    "link": rng.choice(LINKS).format(n=n) if n % 4 else "",
+                    "image": image, "board_id": board_id, "owner_id": owner_id,
+                    "created_at": iso(created),
+                })))  # fmt: skip
+                sequence = created + rng.randrange(200, 2_000)  # the object insert came first
+                has_pins.append((board_id, pin_id, sequence))
+                owned_by.append((pin_id, board_id, sequence))
+                user_pins.append((owner_id, pin_id, sequence + rng.randrange(200, 2_000)))
+                counts[(board_id, "board_has_pins")] += 1
+                counts[(pin_id, "pin_owned_by_board")] += 1
+                counts[(owner_id, "user_has_pins")] += 1
+        loader.objects(shard, "pins", pins)
+        loader.mappings(shard, "board_has_pins", has_pins)
+        loader.mappings(shard, "pin_owned_by_board", owned_by)
+        loader.mappings(shard, "user_has_pins", user_pins)
+        loader.counts(shard, counts)
+        done += len(pins)
+        now = time.monotonic()
+        if now - shown > 10 or done == total:
+            shown = now
+            rate = done / max(now - started, 1e-9)
+            print(f"  {label}: {done:,}/{total:,} pins ({rate:,.0f}/s)", file=sys.stderr)
+    loader.wait()
+    return total
+
+
+def verify(loader: Loader, topology: Topology) -> list[str]:
+    """Every mapping count equals its rows, and every board_has_pins row has its inverse."""
+    problems = []
+    cursor = loader.conn.cursor()
+    relations = ["user_has_boards", "board_has_pins", "pin_owned_by_board", "user_has_pins"]
+    totals = Counter()
+    for shard in range(topology.shard_count):
+        db = f"db{shard:05d}"
+        for relation in relations:
+            cursor.execute(
+                f"SELECT COUNT(*) FROM (SELECT from_id, COUNT(*) c FROM {db}.{relation}"
+                f" GROUP BY from_id) r LEFT JOIN {db}.mapping_counts m ON m.from_id = r.from_id"
+                f" AND m.relation = %s WHERE m.n IS NULL OR m.n <> r.c",
+                (relation,),
+            )
+            bad = cursor.fetchone()[0]
+            cursor.execute(
+                f"SELECT COUNT(*) FROM {db}.mapping_counts m WHERE m.relation = %s AND m.n <> 0"
+                f" AND NOT EXISTS (SELECT 1 FROM {db}.{relation} r WHERE r.from_id = m.from_id)",
+                (relation,),
+            )
+            bad += cursor.fetchone()[0]
+            if bad:
+                problems.append(f"{db}.{relation}: {bad} lists whose count differs from their rows")
+        cursor.execute(
+            f"SELECT COUNT(*) FROM {db}.board_has_pins b LEFT JOIN {db}.pin_owned_by_board p"
+            f" ON p.from_id = b.to_id AND p.to_id = b.from_id WHERE p.from_id IS NULL"
+        )
+        if missing := cursor.fetchone()[0]:
+            problems.append(f"{db}: {missing} board_has_pins rows without their inverse")
+        for table in ("pins", "board_has_pins", "pin_owned_by_board", "user_has_pins"):
+            cursor.execute(f"SELECT COUNT(*) FROM {db}.{table}")
+            totals[table] += cursor.fetchone()[0]
+    if len(set(totals.values())) != 1:
+        problems.append(f"row totals differ: {dict(totals)}")
+    return problems
+
+
+def table_sizes(loader: Loader) -> str:
+    cursor = loader.conn.cursor()
+    cursor.execute(
+        "SELECT table_name, SUM(data_length + index_length) FROM information_schema.tables"
+        " WHERE table_schema LIKE 'db%' GROUP BY table_name ORDER BY 2 DESC LIMIT 6"
+    )
+    return ", ".join(f"{name} {int(size) / 2**20:,.0f} MB" for name, size in cursor.fetchall())
+
+
+# -- the probe: made through the site's actions ---------------------------------
+
+
+def make_probe(
+    owner_of: dict[int, int], rng: random.Random, *, boards: int
+) -> tuple[dict, list[dict]]:
+    """The probe pinner and its boards (the first is the probe board), through
+    sign_up and create_board; their newest pins come later, through create_pin."""
+    from pinboard.boards.actions import create_board
+    from pinboard.users.actions import sign_up
+
+    user = sign_up("probe_ada", "probe_ada@example.com", "pinboard-bench")
+    made = [create_board(user["id"], "Probe board", "The board the benchmark reads")]
+    for name in rng.sample(BOARD_NAMES, boards - 1):
+        made.append(create_board(user["id"], name, ""))
+    for board in made:
+        owner_of[board["id"]] = user["id"]
+    return user, made
+
+
+def finish_probe(
+    user: dict, boards: list[dict], others: list[int], image_file, *, real_pins: int
+) -> dict:
+    """The newest pins through create_pin, and a few comments, likes and follows."""
+    from pinboard.follows.actions import follow_user
+    from pinboard.likes.actions import like
+    from pinboard.pins.actions import add_comment, create_pin
+
+    probe_board, *rest = boards
+    pins = [
+        create_pin(
+            user["id"], probe_board["id"], image_file(), f"Probe pin {i}", "https://example.com/"
+        )
+        for i in range(real_pins)
+    ]
+    for board in rest:  # each cover is a pin made by the site
+        create_pin(user["id"], board["id"], image_file(), f"{board['name']} cover", "")
+    probe_pin = pins[-1]
+    for i, other in enumerate(others[:3]):
+        add_comment(other, probe_pin["id"], ["Love this!", "Saving for later.", "So good."][i])
+        like(other, probe_pin["id"])
+        follow_user(other, user["id"])
+    return probe_pin
+
+
+# -- measuring ----------------------------------------------------------------
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
+
+
+def latencies(port: int, pages: dict[str, str], requests: int, warmup: int) -> dict[str, list]:
+    """Milliseconds per request, pages in turn, on one keep-alive connection."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    times: dict[str, list[float]] = {name: [] for name in pages}
+    reconnects = 0
+
+    def get(path: str) -> float:
+        nonlocal conn, reconnects
+        for attempt in range(2):
+            try:
+                start = time.perf_counter()
+                conn.request("GET", path)
+                response = conn.getresponse()
+                body = response.read()
+                elapsed = time.perf_counter() - start
+                break
+            except (http.client.RemoteDisconnected, ConnectionError):
+                if attempt:
+                    raise
+                conn.close()
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+                reconnects += 1
+        if response.status != 200 or not body:
+            raise RuntimeError(f"GET {path}: {response.status}")
+        return elapsed * 1000
+
+    for _ in range(warmup):
+        for path in pages.values():
+            get(path)
+    for _ in range(requests):
+        for name, path in pages.items():
+            times[name].append(get(path))
+    conn.close()
+    if reconnects:
+        print(f"  ({reconnects} keep-alive reconnects)", file=sys.stderr)
+    return times
+
+
+def sql_round_trips(pages: dict[str, str]) -> dict[str, tuple[int, list[str], bytes]]:
+    """Round trips of each page through Django's test client, in this process, on the same store."""
+    from django.test import Client
+
+    from pinboard.store import get_store
+
+    client = Client()
+    found = {}
+    for name, path in pages.items():
+        client.get(path, HTTP_HOST="127.0.0.1")  # connections and caches warm
+        with get_store().count_queries() as queries:
+            response = client.get(path, HTTP_HOST="127.0.0.1")
+        if response.status_code != 200:
+            raise RuntimeError(f"test client GET {path}: {response.status_code}")
+        found[name] = (queries.count, list(queries.statements), response.content)
+    return found
+
+
+def check_pages(found: dict[str, tuple[int, list[str], bytes]], boards: int) -> list[str]:
+    notes = []
+    profile, board = found["profile"][2], found["board"][2]
+    if (n := profile.count(b'class="board-card"')) != boards:
+        notes.append(f"profile shows {n} board cards, expected {boards}")
+    if (n := board.count(b'class="pin"')) != 50:
+        notes.append(f"board page shows {n} pins, expected 50")
+    return notes
+
+
+def measure(
+    label: str, env: dict[str, str], pages: dict[str, str], args: argparse.Namespace, tmp: Path,
+    boards: int,
+) -> dict[str, dict]:  # fmt: skip
+    found = sql_round_trips(pages)
+    for note in check_pages(found, boards):
+        print(f"  PROBLEM at {label}: {note}")
+    server = Gunicorn(env, args.workers, args.threads, tmp / f"gunicorn-{label}.log")
+    try:
+        server.wait_ready(pages["profile"])
+        started = time.monotonic()
+        times = latencies(server.port, pages, args.requests, args.warmup)
+        elapsed = time.monotonic() - started
+    finally:
+        server.stop()
+    print(f"  {label}: {args.requests} x {len(pages)} requests in {elapsed:.1f}s", file=sys.stderr)
+    return {
+        name: {
+            "p50": statistics.median(times[name]),
+            "p99": percentile(times[name], 0.99),
+            "sql": found[name][0],
+            "statements": found[name][1],
+            "bytes": len(found[name][2]),
+        }
+        for name in pages
+    }
+
+
+# -- main -----------------------------------------------------------------------
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--mysql-address", help="mysql://root@127.0.0.1:PORT of an empty server")
+    parser.add_argument("--pins-small", type=int, default=10_000)
+    parser.add_argument("--pins-large", type=int, default=1_000_000)
+    parser.add_argument("--users", type=int, default=2_000)
+    parser.add_argument("--boards-per-user", type=int, default=10)
+    parser.add_argument("--shards", type=int, default=64)
+    parser.add_argument("--probe-board-pins", type=int, default=200, help="pins on the probe board")
+    parser.add_argument("--probe-real-pins", type=int, default=12, help="of which via create_pin")
+    parser.add_argument(
+        "--requests", type=int, default=500, help="timed requests per page and size"
+    )
+    parser.add_argument("--warmup", type=int, default=20, help="untimed requests per page first")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--batch", type=int, default=5_000, help="rows per INSERT")
+    parser.add_argument("--load-threads", type=int, default=2, help="connections running INSERTs")
+    parser.add_argument("--settings", default="pinboard.settings.prod")
+    parser.add_argument("--seed", type=int, default=2012)
+    args = parser.parse_args()
+    if not args.pins_small < args.pins_large:
+        parser.error("--pins-large must be above --pins-small")
+    run_started = time.monotonic()
+
+    with tempfile.TemporaryDirectory(prefix="pinboard-bench-pages-") as directory:
+        tmp = Path(directory)
+        server = None
+        if args.mysql_address:
+            address = args.mysql_address
+        else:
+            from tests.servers import MariaDBServer
+
+            if not MariaDBServer.available():
+                print(f"mysql: {MariaDBServer.available().reason}", file=sys.stderr)
+                return 1
+            server = MariaDBServer(extra_args=MARIADB_ARGS).start()
+            address = f"mysql://root@{server.address}"
+        try:
+            return run(args, tmp, address, server, run_started)
+        except BaseException:
+            if server is not None:
+                log = server.log_path.read_text(errors="replace").splitlines()[-30:]
+                print("--- last lines of the MariaDB log ---", *log, sep="\n", file=sys.stderr)
+            raise
+        finally:
+            if server is not None:
+                server.stop()
+
+
+def run(args, tmp: Path, address: str, server, run_started: float) -> int:  # type: ignore[no-untyped-def]
+    url = urlsplit(address)
+    params = {
+        "host": url.hostname or "127.0.0.1", "port": url.port or 3306,
+        "user": unquote(url.username or "root"), "password": unquote(url.password or ""),
+        "charset": "utf8mb4", "autocommit": True,
+    }  # fmt: skip
+    probe_conn = MySQLdb.connect(**params)
+    cursor = probe_conn.cursor()
+    cursor.execute("SHOW DATABASES LIKE 'db00000'")
+    if cursor.fetchall():
+        print(f"{address} already has shard databases; give an empty server", file=sys.stderr)
+        return 1
+    cursor.execute("SELECT VERSION()")
+    version = cursor.fetchone()[0]
+    settings_shown = []
+    for name in ("innodb_buffer_pool_size", "innodb_log_file_size", "innodb_flush_log_at_trx_commit",
+                 "innodb_doublewrite", "innodb_file_per_table", "max_allowed_packet", "log_bin"):  # fmt: skip
+        cursor.execute("SHOW VARIABLES LIKE %s", (name,))
+        for key, value in cursor.fetchall():
+            settings_shown.append(f"{key}={value}")
+    probe_conn.close()
+
+    half = args.shards // 2
+    hosts = {"db1": address, "db2": address} if args.shards > 1 else {"db1": address}
+    ranges = (
+        [{"range": [0, half - 1], "master": "db1"}, {"range": [half, args.shards - 1], "master": "db2"}]
+        if args.shards > 1
+        else [{"range": [0, 0], "master": "db1"}]
+    )  # fmt: skip
+    topology_doc = {
+        "version": 1, "shard_count": args.shards, "hosts": hosts, "ranges": ranges,
+        "open": [[0, args.shards - 1]], "lookup_shards": args.shards,
+    }  # fmt: skip
+    topology_file = tmp / "topology.json"
+    topology_file.write_text(json.dumps(topology_doc, indent=2))
+    topology = Topology.load(topology_file)
+    var_dir = tmp / "var"
+    env = {
+        **os.environ,
+        "PINBOARD_TOPOLOGY": str(topology_file),
+        "PINBOARD_VAR_DIR": str(var_dir),
+        "DJANGO_SETTINGS_MODULE": args.settings,
+        "PINBOARD_SECRET_KEY": "bench-pages-not-secret",
+        "PYTHONPATH": str(ROOT),
+    }
+    print(f"MariaDB {version} at {address}" + (f" (private, pid {server.pid})" if server else ""))
+    print("  " + " ".join(settings_shown))
+    print(f"topology: {args.shards} shards on hosts {', '.join(hosts)} (one server), "
+          f"lookup_shards {args.shards}; settings {args.settings}")  # fmt: skip
+    started = time.monotonic()
+    manage(env, "migrate", "--verbosity", "0")
+    manage(env, "shardstore", "init")
+    print(f"migrate + shardstore init: {time.monotonic() - started:.1f}s")
+
+    os.environ.update(env)
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.contrib.auth.hashers import make_password
+
+    from pinboard.pins.demo_images import demo_image
+    from pinboard.pins.images import store_image
+
+    print(f"DEBUG={settings.DEBUG}")
+    rng = random.Random(args.seed)
+    picture = demo_image(random.Random(args.seed), "bench.png").read()
+
+    def image_file():  # type: ignore[no-untyped-def]
+        from django.core.files.uploadedfile import SimpleUploadedFile
+
+        return SimpleUploadedFile("bench.png", picture, content_type="image/png")
+
+    image = store_image(image_file())  # stored once; every pin shares its files
+    loader = Loader(params, args.batch, args.load_threads)
+    now = time.time_ns() // 1000
+    try:
+        # -- small: pinners, the probe, pins up to --pins-small -----------------
+        started = time.monotonic()
+        password = make_password("pinboard-bench")  # one hash (salt included) for every bulk pinner
+        owner_of = load_pinners(
+            loader, topology, rng, users=args.users, boards_per_user=args.boards_per_user,
+            password=password, now=now,
+        )  # fmt: skip
+        bulk_boards = list(owner_of)
+        pinners_time = time.monotonic() - started
+        print(f"load pinners: {args.users:,} pinners, {len(bulk_boards):,} boards "
+              f"in {pinners_time:.1f}s")  # fmt: skip
+
+        started = time.monotonic()
+        user, boards = make_probe(owner_of, rng, boards=args.boards_per_user)
+        others = list(dict.fromkeys(owner_of[b] for b in rng.sample(bulk_boards, 10)))
+        real_pins = args.probe_real_pins + len(boards) - 1
+        probe_plan = {boards[0]["id"]: args.probe_board_pins - args.probe_real_pins}
+        for board in boards[1:]:
+            probe_plan[board["id"]] = rng.randint(5, 40) - 1
+        probe_total = sum(probe_plan.values()) + real_pins
+        bulk = args.pins_small - probe_total
+        if bulk < 0:
+            raise SystemExit(f"--pins-small must be at least {probe_total} (the probe's pins)")
+        plan = Counter(rng.choices(bulk_boards, k=bulk))
+        plan.update(probe_plan)
+        window = (now - 365 * DAY, now - DAY)  # bulk pins are older than the probe's real ones
+        loader.new_phase()
+        load_pins(loader, plan, owner_of, image, rng, window=window, label="small")
+        probe_pin = finish_probe(user, boards, others, image_file, real_pins=args.probe_real_pins)
+        small_time = time.monotonic() - started
+        print(f"load to {args.pins_small:,} pins: {small_time:.1f}s "
+              f"(probe pinner, boards and {real_pins} pins through the actions)")  # fmt: skip
+        problems = verify(loader, topology)
+
+        pages = {
+            "profile": f"/{user['username']}/",
+            "board": f"/{user['username']}/{boards[0]['slug']}/",
+            "pin": f"/pin/{probe_pin['id']}/",
+        }
+        image_path = Path(settings.MEDIA_ROOT) / image["key"]
+        if not image_path.is_file():
+            problems.append(f"image file {image_path} is missing")
+        print(f"probe pages: {', '.join(pages.values())}; image {image['key']}")
+        results = {args.pins_small: measure("small", env, pages, args, tmp, len(boards))}
+
+        # -- large: grow the same store ------------------------------------------
+        started = time.monotonic()
+        grow = args.pins_large - args.pins_small
+        loader.new_phase()
+        load_pins(
+            loader, Counter(rng.choices(bulk_boards, k=grow)), owner_of, image, rng,
+            window=window, label="large",
+        )  # fmt: skip
+        large_time = time.monotonic() - started
+        print(f"load {grow:,} more pins (to {args.pins_large:,}): {large_time:.1f}s "
+              f"({grow / large_time:,.0f} pins/s, each with 3 mapping rows and their counts)")  # fmt: skip
+        started = time.monotonic()
+        problems += verify(loader, topology)
+        print(f"verify counts and inverses: {time.monotonic() - started:.1f}s; "
+              f"shard tables: {table_sizes(loader)}")  # fmt: skip
+        results[args.pins_large] = measure("large", env, pages, args, tmp, len(boards))
+    finally:
+        loader.close()
+
+    # -- report -----------------------------------------------------------------
+    small, large = args.pins_small, args.pins_large
+    print()
+    print(f"{'pins':>10} {'page':<8} {'p50 ms':>8} {'p99 ms':>8} {'SQL':>4} {'bytes':>7}")
+    for size, pages_found in results.items():
+        for name, r in pages_found.items():
+            print(f"{size:>10,} {name:<8} {r['p50']:>8.2f} {r['p99']:>8.2f} {r['sql']:>4} "
+                  f"{r['bytes']:>7,}")  # fmt: skip
+    print()
+    print(
+        f"{'page':<8} {'p50 ratio':>9} {'p99 ratio':>9}  (large/small, acceptance: p50 ratio <= 1.30)"
+    )
+    worst = 0.0
+    for name in pages:
+        ratio = results[large][name]["p50"] / results[small][name]["p50"]
+        ratio99 = results[large][name]["p99"] / results[small][name]["p99"]
+        worst = max(worst, ratio)
+        print(f"{name:<8} {ratio:>9.2f} {ratio99:>9.2f}  {'ok' if ratio <= 1.3 else 'OVER 1.3'}")
+        if results[large][name]["statements"] != results[small][name]["statements"]:
+            problems.append(f"{name}: SQL statements differ between {small:,} and {large:,} pins")
+    print()
+    print(f"{args.requests} timed requests per page and size (after {args.warmup} warm-up rounds), "
+          f"sequential, one keep-alive connection, pages in turn; gunicorn -w {args.workers} "
+          f"--threads {args.threads}; SQL = shardstore round trips of one signed-out request "
+          f"(count_queries, Django test client, same store).")  # fmt: skip
+    print(f"loads: pinners {pinners_time:.1f}s, to {small:,} pins {small_time:.1f}s, "
+          f"to {large:,} pins {large_time:.1f}s; whole run {time.monotonic() - run_started:.0f}s")  # fmt: skip
+    for problem in problems:
+        print(f"PROBLEM: {problem}")
+    if not problems:
+        print(
+            "data check: every mapping count equals its rows; every board_has_pins row has its inverse"
+        )
+    return 0 if worst <= 1.3 and not problems else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

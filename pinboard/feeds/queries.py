@@ -1,0 +1,24 @@
+"""Reading a home feed: pin IDs from Redis, pins through the cache pool."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..pins.queries import get_pins
+from ..store import get_feeds
+from .actions import rebuild
+
+
+def home_feed(
+    user_id: int, *, limit: int = 50, cursor: str | None = None
+) -> tuple[list[dict[str, Any]], str | None]:
+    """A page of the pinner's home feed, newest first; deleted pins are skipped.
+
+    The first page notes the visit; a pinner back after a long time (no fan-out
+    reached them meanwhile) gets their feed rebuilt first.
+    """
+    feeds = get_feeds()
+    if cursor is None and not feeds.mark_seen(user_id):
+        rebuild(user_id)
+    page = feeds.page(user_id, limit=limit, cursor=cursor)
+    return get_pins(page.ids), page.cursor

@@ -1,0 +1,162 @@
+"""Home feeds: a capped Redis list per pinner, ``homefeed:<user_id>``, newest first.
+
+Each entry is ``<pin_id>:<sequence>`` (the sequence is the pin's time in
+microseconds), so feeds can be merged in order when a pinner follows someone.
+A fan-out batch pushes one pin to about a thousand followers in one call per
+Redis instance: a Lua script that claims the batch (so a retried batch adds
+nothing twice), then LPUSH and LTRIM for each follower who has visited lately
+(``seen:<user_id>`` exists). Pinners away longer are skipped; their feed is
+rebuilt when they come back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import redis
+
+from . import cursors
+from .mappings import Page
+from .redis_shards import RedisShards
+
+FEED_LENGTH = 1000
+#: A pinner who has not visited for this long gets no fan-out; their feed is rebuilt.
+ACTIVE_SECONDS = 14 * 24 * 3600
+#: How long a fan-out batch's claim is kept (longer than any retry schedule).
+CLAIM_SECONDS = 24 * 3600
+
+# KEYS: claim, then (seen, feed) per follower. ARGV: entry, feed length, claim ttl.
+_PUSH = """
+if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[3]) then return -1 end
+local pushed = 0
+for i = 2, #KEYS, 2 do
+  if redis.call('EXISTS', KEYS[i]) == 1 then
+    redis.call('LPUSH', KEYS[i + 1], ARGV[1])
+    redis.call('LTRIM', KEYS[i + 1], 0, ARGV[2] - 1)
+    pushed = pushed + 1
+  end
+end
+return pushed
+"""
+
+
+def feed_key(user_id: int) -> str:
+    return f"homefeed:{user_id}"
+
+
+def seen_key(user_id: int) -> str:
+    return f"seen:{user_id}"
+
+
+def entry(pin_id: int, sequence: int) -> str:
+    return f"{pin_id}:{sequence}"
+
+
+def parse_entry(raw: bytes | str) -> tuple[int, int]:
+    """(sequence, pin_id) of a feed entry."""
+    text = raw.decode() if isinstance(raw, bytes) else raw
+    pin_id, _, sequence = text.partition(":")
+    return int(sequence or 0), int(pin_id)
+
+
+class HomeFeeds:
+    def __init__(self, shards: RedisShards, *, length: int = FEED_LENGTH) -> None:
+        self.shards = shards
+        self.length = length
+        self._scripts = {name: c.register_script(_PUSH) for name, c in shards.clients().items()}
+
+    # -- fan-out --------------------------------------------------------------
+
+    def push(self, pin_id: int, sequence: int, user_ids: Iterable[int], *, batch: str) -> int:
+        """Push a pin to these pinners' feeds (the active ones); once per ``batch`` name.
+
+        One script call per Redis instance. Returns how many feeds got the pin.
+        """
+        pushed = 0
+        for instance, users in self.shards.group(user_ids).items():
+            keys = [f"fanout:{pin_id}:{batch}:{instance}"]
+            for user_id in users:
+                keys += [seen_key(user_id), feed_key(user_id)]
+            self.shards.count_call()
+            result = self._scripts[instance](
+                keys=keys, args=[entry(pin_id, sequence), self.length, CLAIM_SECONDS]
+            )
+            pushed += max(0, int(result))
+        return pushed
+
+    # -- reads ----------------------------------------------------------------
+
+    def page(self, user_id: int, *, limit: int = 50, cursor: str | None = None) -> Page:
+        """Pin IDs newest first. The cursor is the last entry's (sequence, pin id), so
+        pins pushed meanwhile neither repeat nor hide entries on later pages."""
+        client = self.shards.client_for(user_id)
+        self.shards.count_call()
+        if cursor is None:
+            raw = client.lrange(feed_key(user_id), 0, limit)
+            entries = [parse_entry(r) for r in raw]
+        else:
+            after = cursors.decode(cursor)
+            raw = client.lrange(feed_key(user_id), 0, -1)  # at most FEED_LENGTH short entries
+            entries = [e for e in (parse_entry(r) for r in raw) if e < after]
+        ids = [pin_id for _, pin_id in entries[:limit]]
+        if len(entries) <= limit:
+            return Page(ids, None)
+        sequence, pin_id = entries[limit - 1]
+        return Page(ids, cursors.encode(sequence, pin_id))
+
+    def entries(self, user_id: int) -> list[tuple[int, int]]:
+        """The whole feed as (sequence, pin_id), newest first."""
+        self.shards.count_call()
+        return [
+            parse_entry(r) for r in self.shards.client_for(user_id).lrange(feed_key(user_id), 0, -1)
+        ]
+
+    # -- visits ---------------------------------------------------------------
+
+    def mark_seen(self, user_id: int) -> bool:
+        """Note a visit; returns False if the pinner had been away (their feed is stale)."""
+        self.shards.count_call()
+        was_there = self.shards.client_for(user_id).set(
+            seen_key(user_id), 1, ex=ACTIVE_SECONDS, get=True
+        )
+        return was_there is not None
+
+    # -- whole-feed edits -----------------------------------------------------
+
+    def merge(self, user_id: int, pins: Iterable[tuple[int, int]]) -> None:
+        """Merge (sequence, pin_id) pairs into the feed in order, keeping it capped."""
+        self._rewrite(user_id, lambda current: current + list(pins))
+
+    def remove_pins(self, user_id: int, pin_ids: set[int]) -> None:
+        """Drop these pins from the feed (after an unfollow)."""
+        self._rewrite(user_id, lambda current: [e for e in current if e[1] not in pin_ids])
+
+    def replace(self, user_id: int, pins: Iterable[tuple[int, int]]) -> None:
+        """Set the whole feed (a rebuild)."""
+        self._rewrite(user_id, lambda current: list(pins))
+
+    def _rewrite(self, user_id: int, change: Any) -> None:
+        # WATCH the list, so a fan-out push that lands meanwhile is not lost: retry instead.
+        client = self.shards.client_for(user_id)
+        key = feed_key(user_id)
+        with client.pipeline(transaction=True) as pipe:
+            while True:
+                try:
+                    pipe.watch(key)
+                    current = [parse_entry(r) for r in pipe.lrange(key, 0, -1)]
+                    newest: dict[int, int] = {}
+                    for sequence, pin_id in change(current):
+                        newest[pin_id] = max(sequence, newest.get(pin_id, sequence))
+                    ordered = sorted(((s, p) for p, s in newest.items()), reverse=True)[
+                        : self.length
+                    ]
+                    pipe.multi()
+                    pipe.delete(key)
+                    if ordered:
+                        pipe.rpush(key, *(entry(p, s) for s, p in ordered))
+                    pipe.execute()
+                    self.shards.count_call(2)
+                    return
+                except redis.WatchError:
+                    continue

@@ -1,0 +1,228 @@
+"""Rebuild the Redis follower graph from MySQL, or check it and repair drift.
+
+Every graph key is computed from the mapping tables of exactly one shard (a
+user's keys from their shard, a board's from its owner's, which is the
+board's own), so the work goes shard by shard with bounded memory: compute
+the expected contents of that shard's keys, compare each with Redis, rewrite
+the keys that differ. A last pass over each instance deletes graph keys that
+MySQL does not explain. ``wipe=True`` (rebuild) first deletes every graph key.
+
+Runbook: ``python manage.py follower_graph repair`` (or ``rebuild``) runs it as
+a Celery job; ``--check`` reports drift without changing anything.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import graph as keys
+from .graph import FollowerGraph
+from .store import Store
+
+GRAPH_PATTERNS = ("u:*", "b:*")
+
+
+@dataclass
+class SyncReport:
+    keys_checked: int = 0
+    keys_repaired: int = 0
+    keys_removed: int = 0
+    drift: list[str] = field(default_factory=list)  # the first few keys that differed
+
+    def note(self, key: str) -> None:
+        if len(self.drift) < 20:
+            self.drift.append(key)
+
+
+@dataclass
+class _Expected:
+    """Expected contents of one shard's graph keys: kind ("zset", "set", "hash") and members."""
+
+    kinds: dict[str, str] = field(default_factory=dict)
+    members: dict[str, dict[int, int]] = field(default_factory=lambda: defaultdict(dict))
+    owner_of_key: dict[str, int] = field(default_factory=dict)  # the user whose instance holds it
+
+    def put(
+        self,
+        kind: str,
+        key: str,
+        owner: int,
+        member: int,
+        score: int = 0,
+        *,
+        keep_min: bool = False,
+    ) -> None:
+        self.kinds[key] = kind
+        self.owner_of_key[key] = owner
+        current = self.members[key].get(member)
+        self.members[key][member] = (
+            min(current, score) if keep_min and current is not None else score
+        )
+
+
+def sync_graph(
+    store: Store,
+    graph: FollowerGraph,
+    *,
+    repair: bool = True,
+    wipe: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> SyncReport:
+    """Make the Redis graph equal to what MySQL says (or, with ``repair=False``, report)."""
+    report = SyncReport()
+    if wipe and repair:
+        for client in graph.shards.clients().values():
+            _delete_graph_keys(client, lambda key: True)
+    seen_keys: set[str] = set()
+    shards = store.topology.shard_count
+    for shard_id in range(shards):
+        expected = _expected_for_shard(store, shard_id)
+        seen_keys.update(expected.kinds)
+        _compare_and_fix(graph, expected, report, repair=repair)
+        if progress:
+            progress(shard_id + 1, shards)
+    for client in graph.shards.clients().values():
+        report.keys_removed += _delete_graph_keys(
+            client, lambda key: key not in seen_keys, dry_run=not repair, report=report
+        )
+    return report
+
+
+def _expected_for_shard(store: Store, shard_id: int) -> _Expected:
+    expected = _Expected()
+    for rows in store.mapping("user_follows_users").scan(shard_id):
+        for follower, followee, sequence in rows:
+            expected.put("zset", keys.following_key(follower), follower, followee, sequence)
+    for rows in store.mapping("user_followed_by_users").scan(shard_id):
+        for followee, follower, sequence in rows:
+            expected.put("zset", keys.followers_key(followee), followee, follower, sequence)
+    for rows in store.mapping("user_follows_boards").scan(shard_id):
+        owners = _owners(store, [board for _, board, _ in rows])
+        for follower, board, sequence in rows:
+            expected.put("set", keys.boards_followed_key(follower), follower, board)
+            if board in owners:  # an implicit follow of the board's owner, since the first board
+                owner = owners[board]
+                expected.put(
+                    "zset",
+                    keys.implicit_following_key(follower),
+                    follower,
+                    owner,
+                    sequence,
+                    keep_min=True,
+                )
+    for rows in store.mapping("user_unfollows_boards").scan(shard_id):
+        for follower, board, _ in rows:
+            expected.put("set", keys.boards_unfollowed_key(follower), follower, board)
+    for rows in store.mapping("board_followed_by_users").scan(shard_id):
+        owners = _owners(store, [board for board, _, _ in rows])
+        for board, follower, sequence in rows:
+            if board in owners:
+                owner = owners[board]
+                expected.put("hash", keys.board_followers_key(board), owner, follower, sequence)
+                expected.put(
+                    "zset",
+                    keys.implicit_followers_key(owner),
+                    owner,
+                    follower,
+                    sequence,
+                    keep_min=True,
+                )
+    for rows in store.mapping("board_unfollowed_by_users").scan(shard_id):
+        owners = _owners(store, [board for board, _, _ in rows])
+        for board, follower, _ in rows:
+            if board in owners:
+                expected.put("set", keys.board_unfollowers_key(board), owners[board], follower)
+    return expected
+
+
+def _owners(store: Store, board_ids: list[int]) -> dict[int, int]:
+    boards = store.objects("board").get_many(list(dict.fromkeys(board_ids)), include_inactive=True)
+    return {b["id"]: int(b["owner_id"]) for b in boards}
+
+
+def _compare_and_fix(
+    graph: FollowerGraph, expected: _Expected, report: SyncReport, *, repair: bool
+) -> None:
+    by_instance: dict[str, list[str]] = defaultdict(list)
+    for key, owner in expected.owner_of_key.items():
+        by_instance[graph.shards.instance_for(owner)].append(key)
+    for instance, key_names in by_instance.items():
+        client = graph.shards.client(instance)
+        for start in range(0, len(key_names), 500):
+            chunk = key_names[start : start + 500]
+            pipe = client.pipeline(transaction=False)
+            for key in chunk:
+                _read(pipe, expected.kinds[key], key)
+            actual = pipe.execute()
+            fix = client.pipeline(transaction=True)
+            for key, current in zip(chunk, actual, strict=True):
+                report.keys_checked += 1
+                want = expected.members[key]
+                if _normalize(expected.kinds[key], current) == _normalize_expected(
+                    expected.kinds[key], want
+                ):
+                    continue
+                report.keys_repaired += 1
+                report.note(key)
+                fix.delete(key)
+                _write(fix, expected.kinds[key], key, want)
+            if repair and len(fix.command_stack):
+                fix.execute()
+
+
+def _read(pipe: Any, kind: str, key: str) -> None:
+    if kind == "zset":
+        pipe.zrange(key, 0, -1, withscores=True)
+    elif kind == "set":
+        pipe.smembers(key)
+    else:
+        pipe.hgetall(key)
+
+
+def _write(pipe: Any, kind: str, key: str, members: dict[int, int]) -> None:
+    if kind == "zset":
+        pipe.zadd(key, {m: s for m, s in members.items()})
+    elif kind == "set":
+        pipe.sadd(key, *members)
+    else:
+        pipe.hset(key, mapping={m: s for m, s in members.items()})
+
+
+def _normalize(kind: str, current: Any) -> Any:
+    if kind == "zset":
+        return {int(m): int(s) for m, s in current}
+    if kind == "set":
+        return {int(m) for m in current}
+    return {int(m): int(s) for m, s in current.items()}
+
+
+def _normalize_expected(kind: str, members: dict[int, int]) -> Any:
+    return set(members) if kind == "set" else dict(members)
+
+
+def _delete_graph_keys(
+    client: Any,
+    doomed: Callable[[str], bool],
+    *,
+    dry_run: bool = False,
+    report: SyncReport | None = None,
+) -> int:
+    removed = 0
+    for pattern in GRAPH_PATTERNS:
+        batch = []
+        for raw in client.scan_iter(match=pattern, count=1000):
+            key = raw.decode() if isinstance(raw, bytes) else raw
+            if doomed(key):
+                removed += 1
+                if report is not None:
+                    report.note(key)
+                batch.append(key)
+            if len(batch) >= 500 and not dry_run:
+                client.delete(*batch)
+                batch = []
+        if batch and not dry_run:
+            client.delete(*batch)
+    return removed

@@ -1,0 +1,150 @@
+"""The Redis virtual-shard map: 8192 virtual shards over Redis instances.
+
+Like the MySQL topology, a JSON document maps ranges of virtual shards to
+instances, so an instance's shards can be split off later by copying them to
+a replica and changing the map::
+
+    {"version": 1, "vshards": 8192,
+     "instances": {"redis1": "redis://10.0.1.1:6379/0"},
+     "ranges": [{"range": [0, 8191], "instance": "redis1"}]}
+
+A user's keys (follower graph, home feed) live on ``vshard_of(user_id)``; a
+board's keys live with its owner's. ``memory://name`` is an in-process Redis
+(fakeredis) for the embedded default; tests and deployments use real servers.
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .exceptions import InvalidTopology
+
+VSHARDS = 8192
+
+
+def vshard_of(user_id: int) -> int:
+    """The virtual shard of a user's keys (local ids are dense, so the low bits spread well)."""
+    return user_id % VSHARDS
+
+
+@dataclass(frozen=True)
+class RedisTopology:
+    version: int
+    instances: Mapping[str, str]
+    ranges: tuple[tuple[int, int, str], ...]
+
+    @classmethod
+    def from_json(cls, document: Mapping[str, Any]) -> RedisTopology:
+        version = document.get("version")
+        if isinstance(version, bool) or not isinstance(version, int) or version < 0:
+            raise InvalidTopology("redis topology: version must be a non-negative integer")
+        if document.get("vshards", VSHARDS) != VSHARDS:
+            raise InvalidTopology(f"redis topology: vshards must be {VSHARDS}")
+        instances = document.get("instances")
+        if not isinstance(instances, Mapping) or not instances:
+            raise InvalidTopology("redis topology: instances must name at least one instance")
+        for name, url in instances.items():
+            if not isinstance(url, str) or not url.startswith(("redis://", "memory://")):
+                raise InvalidTopology(
+                    f"redis instance {name}: address must be redis://... or memory://..."
+                )
+        ranges = []
+        for entry in document.get("ranges") or []:
+            first, last = entry.get("range", [None, None])
+            instance = entry.get("instance")
+            if not (
+                isinstance(first, int) and isinstance(last, int) and 0 <= first <= last < VSHARDS
+            ):
+                raise InvalidTopology(f"redis topology: bad range {entry.get('range')!r}")
+            if instance not in instances:
+                raise InvalidTopology(
+                    f"redis topology: range [{first}, {last}] names unknown instance {instance!r}"
+                )
+            ranges.append((first, last, instance))
+        ranges.sort()
+        expected = 0
+        for first, last, _ in ranges:
+            if first != expected:
+                raise InvalidTopology(
+                    f"redis topology: virtual shards {expected}.. are not covered exactly"
+                )
+            expected = last + 1
+        if expected != VSHARDS:
+            raise InvalidTopology(
+                f"redis topology: virtual shards {expected}..{VSHARDS - 1} are in no range"
+            )
+        return cls(version, dict(instances), tuple(ranges))
+
+    @classmethod
+    def single(cls, url: str) -> RedisTopology:
+        return cls.from_json(
+            {
+                "version": 1,
+                "instances": {"redis1": url},
+                "ranges": [{"range": [0, VSHARDS - 1], "instance": "redis1"}],
+            }
+        )
+
+    def instance_of(self, vshard: int) -> str:
+        index = bisect.bisect_right([r[0] for r in self.ranges], vshard) - 1
+        return self.ranges[index][2]
+
+
+class RedisShards:
+    """Clients for the instances of a RedisTopology, and routing of users to them."""
+
+    def __init__(self, topology: RedisTopology) -> None:
+        self.topology = topology
+        self._clients = {name: _client(url) for name, url in topology.instances.items()}
+        self.calls = 0  # round trips made (a pipeline is one), for tests and benchmarks
+        self._lock = threading.Lock()
+
+    def client_for(self, user_id: int) -> Any:
+        """The client of the instance holding ``user_id``'s keys."""
+        return self._clients[self.topology.instance_of(vshard_of(user_id))]
+
+    def instance_for(self, user_id: int) -> str:
+        return self.topology.instance_of(vshard_of(user_id))
+
+    def client(self, instance: str) -> Any:
+        return self._clients[instance]
+
+    def clients(self) -> dict[str, Any]:
+        return dict(self._clients)
+
+    def group(self, user_ids: Iterable[int]) -> dict[str, list[int]]:
+        """User IDs by the instance holding their keys."""
+        groups: dict[str, list[int]] = defaultdict(list)
+        for user_id in user_ids:
+            groups[self.instance_for(user_id)].append(user_id)
+        return groups
+
+    def count_call(self, n: int = 1) -> None:
+        with self._lock:
+            self.calls += n
+
+    def close(self) -> None:
+        for client in self._clients.values():
+            client.close()
+
+
+_memory_servers: dict[str, Any] = {}
+
+
+def _client(url: str) -> Any:
+    if url.startswith("memory://"):
+        import fakeredis
+
+        name = url.removeprefix("memory://") or "default"
+        server = _memory_servers.setdefault(name, fakeredis.FakeServer())
+        return fakeredis.FakeRedis(server=server)
+    import redis
+
+    return redis.Redis.from_url(
+        url, socket_timeout=2.0, socket_connect_timeout=2.0, health_check_interval=30
+    )

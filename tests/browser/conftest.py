@@ -1,0 +1,275 @@
+"""Browser tests: real Chromium, driven by Playwright, against a real server process.
+
+``site_url`` starts ``manage.py runserver`` once per session on a free loopback
+port, with its own temporary ``PINBOARD_VAR_DIR`` (control database, media) and
+a 16-shard SQLite topology (``PINBOARD_TOPOLOGY``): the embedded default's 4096
+shard files would take about 20 s to create.  Its log goes to
+``test-artifacts/browser-server.log``.
+
+``browser`` launches Debian's ``/usr/bin/chromium`` (Playwright never downloads
+a browser here).  Without Chromium or the playwright module the tests are
+skipped, except under ``CI=true``, where they fail.
+
+``open_page()`` gives a page in a fresh browser context (its own cookies: one
+per pinner) that records server errors, failed requests and script errors;
+``shoot(page, "step")`` asserts none happened, then saves a full-page
+screenshot as ``test-artifacts/screenshots/NN-step.png``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
+
+import pytest
+
+if TYPE_CHECKING:
+    from playwright.sync_api import (
+        Browser,
+        BrowserContext,
+        Page,
+        Playwright,
+        Request,
+        Response,
+    )
+
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / "test-artifacts"
+SCREENSHOTS = ARTIFACTS / "screenshots"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SERVER_START_TIMEOUT = 30.0
+
+
+def _unavailable(what: str, reason: str) -> NoReturn:
+    """Skip, or fail under CI=true (as tests/conftest.py does for servers)."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI=true: {what} is required but {reason}", pytrace=False)
+    pytest.skip(f"{what} is not available: {reason}")
+
+
+# -- the site -------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _manage(env: dict[str, str], *args: str) -> None:
+    result = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if result.returncode:
+        pytest.fail(f"manage.py {' '.join(args)} failed:\n{result.stdout}{result.stderr}")
+
+
+def _wait_until_up(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + SERVER_START_TIMEOUT
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"the site server exited with {process.returncode}:\n{log.read_text()}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, OSError):
+            pass
+        time.sleep(0.1)
+    pytest.fail(f"the site server did not answer {url} in {SERVER_START_TIMEOUT:.0f} s")
+
+
+@pytest.fixture(scope="session")
+def site_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The base URL (with a trailing slash) of a private pinboard server."""
+    var_dir = tmp_path_factory.mktemp("browser-site")
+    topology = var_dir / "topology.json"
+    topology.write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "shard_count": 16,
+                "hosts": {"db1": f"sqlite://{var_dir / 'shards'}"},
+                "ranges": [{"range": [0, 15], "master": "db1"}],
+                "open": [[0, 15]],
+                "lookup_shards": 16,
+            }
+        )
+    )
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "pinboard.settings.dev",
+        "PINBOARD_VAR_DIR": str(var_dir),
+        "PINBOARD_TOPOLOGY": str(topology),
+        "PINBOARD_ALLOWED_HOSTS": "127.0.0.1",
+        "PYTHONUNBUFFERED": "1",
+    }
+    _manage(env, "migrate", "--verbosity", "0")
+    _manage(env, "shardstore", "init")
+
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}/"
+    ARTIFACTS.mkdir(exist_ok=True)
+    log = ARTIFACTS / "browser-server.log"
+    with log.open("wb") as log_file:
+        process = subprocess.Popen(
+            [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
+            cwd=REPO,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        _wait_until_up(url, process, log)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+# -- the browser ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def playwright() -> Iterator[Playwright]:
+    if importlib.util.find_spec("playwright") is None:
+        _unavailable(
+            "Playwright",
+            "the playwright module is not installed (pip install -r requirements-dev.txt)",
+        )
+    if not os.access(CHROMIUM, os.X_OK):
+        _unavailable("Chromium", f"{CHROMIUM} is not installed (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as driver:
+        yield driver
+
+
+@pytest.fixture(scope="session")
+def browser(playwright: Playwright) -> Iterator[Browser]:
+    browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+    try:
+        yield browser
+    finally:
+        browser.close()
+
+
+# Every image on the page, made eager and awaited (a full-page screenshot does not
+# scroll, so lazy images below the fold would stay blank); returns the broken ones.
+_LOAD_IMAGES = """async () => {
+  const images = [...document.images];
+  for (const image of images) image.loading = "eager";
+  const loaded = (image) => image.complete ? null : new Promise((done) => {
+    image.addEventListener("load", done, { once: true });
+    image.addEventListener("error", done, { once: true });
+  });
+  const timeout = new Promise((done) => setTimeout(done, 5000));
+  await Promise.race([Promise.all(images.map(loaded)), timeout]);
+  return images.filter((image) => !image.complete || image.naturalWidth === 0)
+    .map((image) => "broken image " + image.currentSrc);
+}"""
+
+
+@pytest.fixture(scope="session")
+def problems() -> dict[BrowserContext, list[str]]:
+    """What went wrong in each browser context: HTTP errors, failed requests, script errors."""
+    return {}
+
+
+@pytest.fixture
+def open_page(
+    browser: Browser, site_url: str, problems: dict[BrowserContext, list[str]]
+) -> Iterator[Callable[[], Page]]:
+    """``open_page()``: a page in a new context (its own cookie jar) on the site."""
+    contexts: list[BrowserContext] = []
+
+    def open_() -> Page:
+        context = browser.new_context(
+            base_url=site_url, viewport={"width": 1280, "height": 800}, locale="en-US"
+        )
+        context.set_default_timeout(10_000)
+        seen = problems[context] = []
+
+        def on_response(response: Response) -> None:
+            # A refused form is a 4xx page, which the test checks; a broken image,
+            # stylesheet or script is a problem, and so is any 5xx.
+            request = response.request
+            if response.status >= 500 or (
+                response.status >= 400 and request.resource_type != "document"
+            ):
+                seen.append(f"HTTP {response.status} {request.method} {response.url}")
+
+        def on_request_failed(request: Request) -> None:
+            # Leaving a page aborts its pending requests: that is no failure.
+            if request.failure != "net::ERR_ABORTED":
+                seen.append(f"failed {request.method} {request.url}: {request.failure}")
+
+        context.on("response", on_response)
+        context.on("requestfailed", on_request_failed)
+        contexts.append(context)
+        page = context.new_page()
+        page.on("pageerror", lambda error: seen.append(f"script error: {error}"))
+        return page
+
+    yield open_
+    for context in contexts:
+        context.close()
+        del problems[context]
+
+
+@pytest.fixture(scope="session")
+def screenshot_numbers() -> Iterator[int]:
+    """Numbers screenshots in the order they are taken, across the session."""
+    shutil.rmtree(SCREENSHOTS, ignore_errors=True)  # no stale pictures from an earlier run
+    SCREENSHOTS.mkdir(parents=True)
+    return itertools.count(1)
+
+
+@pytest.fixture
+def shoot(
+    screenshot_numbers: Iterator[int], problems: dict[BrowserContext, list[str]]
+) -> Callable[[Page, str], Path]:
+    """``shoot(page, "signup")``: check the page loaded cleanly, then screenshot it whole."""
+
+    def shoot_(page: Page, step: str) -> Path:
+        page.wait_for_load_state("load")
+        seen = problems[page.context] + page.evaluate(_LOAD_IMAGES)
+        assert not seen, f"{step}: {page.url} has problems: {seen}"
+        path = SCREENSHOTS / f"{next(screenshot_numbers):02d}-{step}.png"
+        page.screenshot(path=path, full_page=True)
+        return path
+
+    return shoot_
