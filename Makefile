@@ -6,7 +6,7 @@ HOST_PORT ?= 127.0.0.1:8000
 # mysqlclient compiles against libmariadb; install it when the library is there.
 HAVE_MYSQL_LIB := $(shell pkg-config --exists libmariadb 2>/dev/null && echo yes)
 
-.PHONY: run test lint bench worker cluster clean
+.PHONY: run test lint bench worker clean
 
 $(VENV)/.run: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,11 @@ lint: $(VENV)/.dev
 
 test: $(VENV)/.dev lint
 	$(PY) -m pytest
+
+# A Celery worker; set PINBOARD_BROKER_URL (e.g. redis://127.0.0.1:6379/1) and the same
+# PINBOARD_TOPOLOGY / PINBOARD_REDIS_URL / PINBOARD_MEMCACHED as the site.
+worker: $(VENV)/.run
+	$(VENV)/bin/celery -A pinboard worker --loglevel=info
 
 bench: $(VENV)/.dev
 	$(PY) bench/store.py

@@ -17,6 +17,7 @@ from shardstore import Store, Topology
 from shardstore.cache import CachedStore, CachePool, LocalPool, MemcachePool
 from shardstore.feeds import HomeFeeds
 from shardstore.graph import FollowerGraph
+from shardstore.graph_sync import sync_graph
 from shardstore.redis_shards import RedisShards, RedisTopology
 
 #: The cache pools, one per kind of data (Django CACHES entries of these names).
@@ -28,6 +29,15 @@ class DataPlane:
     store: CachedStore
     graph: FollowerGraph
     feeds: HomeFeeds
+    graph_ready: bool = False  # the embedded in-process graph is derived once per process
+
+    def close(self) -> None:
+        self.store.close()
+        for pool in self.store.pools.values():
+            close = getattr(pool, "close", None)
+            if close is not None:
+                close()
+        self.graph.shards.close()
 
 
 _plane: DataPlane | None = None
@@ -96,8 +106,23 @@ def get_store() -> CachedStore:
 
 
 def get_graph() -> FollowerGraph:
-    return plane().graph
+    return _with_graph().graph
 
 
 def get_feeds() -> HomeFeeds:
-    return plane().feeds
+    return _with_graph().feeds
+
+
+def _with_graph() -> DataPlane:
+    current = plane()
+    if not current.graph_ready:
+        with _lock:
+            if not current.graph_ready:
+                instances = current.graph.shards.topology.instances.values()
+                if all(url.startswith("memory://") for url in instances):
+                    # The embedded in-process Redis starts empty in every process: derive
+                    # the follower graph from MySQL, its source of truth (feeds rebuild on
+                    # each pinner's next visit).
+                    sync_graph(current.store.store, current.graph, wipe=True)
+                current.graph_ready = True
+    return current

@@ -27,18 +27,49 @@ ACTIVE_SECONDS = 14 * 24 * 3600
 CLAIM_SECONDS = 24 * 3600
 
 # KEYS: claim, then (seen, feed) per follower. ARGV: entry, feed length, claim ttl.
+# Entries stay ordered by (sequence, pin id), newest first: a pin newer than the
+# head (the usual case) is pushed on; one that arrives late (a slow batch, a
+# retry) is inserted where it belongs within the newest WINDOW entries.
 _PUSH = """
+local function newer(a, b)  -- entry a sorts before entry b
+  local pa, sa = string.match(a, '^(%d+):(%d+)$')
+  local pb, sb = string.match(b, '^(%d+):(%d+)$')
+  sa, sb = tonumber(sa), tonumber(sb)
+  if sa ~= sb then return sa > sb end
+  if #pa ~= #pb then return #pa > #pb end  -- pin IDs exceed a double: compare as digits
+  return pa > pb
+end
 if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[3]) then return -1 end
+local entry, length, window = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[4])
 local pushed = 0
 for i = 2, #KEYS, 2 do
   if redis.call('EXISTS', KEYS[i]) == 1 then
-    redis.call('LPUSH', KEYS[i + 1], ARGV[1])
-    redis.call('LTRIM', KEYS[i + 1], 0, ARGV[2] - 1)
+    local feed = KEYS[i + 1]
+    local head = redis.call('LINDEX', feed, 0)
+    if not head or newer(entry, head) then
+      redis.call('LPUSH', feed, entry)
+    else
+      local placed = false
+      for _, current in ipairs(redis.call('LRANGE', feed, 0, window - 1)) do
+        if newer(entry, current) then
+          redis.call('LINSERT', feed, 'BEFORE', current, entry)
+          placed = true
+          break
+        end
+      end
+      local size = redis.call('LLEN', feed)
+      if not placed and size <= window and size < length then  -- older than all: the tail
+        redis.call('RPUSH', feed, entry)
+      end
+    end
+    redis.call('LTRIM', feed, 0, length - 1)
     pushed = pushed + 1
   end
 end
 return pushed
 """
+#: How far into a feed a late pin is placed; older than that, it is dropped.
+LATE_WINDOW = 200
 
 
 def feed_key(user_id: int) -> str:
@@ -80,7 +111,7 @@ class HomeFeeds:
                 keys += [seen_key(user_id), feed_key(user_id)]
             self.shards.count_call()
             result = self._scripts[instance](
-                keys=keys, args=[entry(pin_id, sequence), self.length, CLAIM_SECONDS]
+                keys=keys, args=[entry(pin_id, sequence), self.length, CLAIM_SECONDS, LATE_WINDOW]
             )
             pushed += max(0, int(result))
         return pushed

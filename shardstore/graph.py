@@ -24,6 +24,12 @@ from .mappings import Page
 from .redis_shards import RedisShards
 
 
+def member(object_id: int) -> str:
+    """How an ID is stored in the graph's sets, hashes and sorted sets: zero-padded, so
+    Redis's order of members with equal scores (by bytes) is their numeric order."""
+    return f"{object_id:020d}"
+
+
 def following_key(user_id: int) -> str:
     return f"u:{user_id}:fe"
 
@@ -68,40 +74,40 @@ class GraphEdit:
 
     def user_follow(self, follower: int, followee: int, on: bool, score: int) -> GraphEdit:
         if on:
-            self._on(follower, "zadd", following_key(follower), {followee: score})
-            self._on(followee, "zadd", followers_key(followee), {follower: score})
+            self._on(follower, "zadd", following_key(follower), {member(followee): score})
+            self._on(followee, "zadd", followers_key(followee), {member(follower): score})
         else:
-            self._on(follower, "zrem", following_key(follower), followee)
-            self._on(followee, "zrem", followers_key(followee), follower)
+            self._on(follower, "zrem", following_key(follower), member(followee))
+            self._on(followee, "zrem", followers_key(followee), member(follower))
         return self
 
     def implicit_follow(self, follower: int, followee: int, on: bool, score: int) -> GraphEdit:
         if on:
-            self._on(follower, "zadd", implicit_following_key(follower), {followee: score})
-            self._on(followee, "zadd", implicit_followers_key(followee), {follower: score})
+            self._on(follower, "zadd", implicit_following_key(follower), {member(followee): score})
+            self._on(followee, "zadd", implicit_followers_key(followee), {member(follower): score})
         else:
-            self._on(follower, "zrem", implicit_following_key(follower), followee)
-            self._on(followee, "zrem", implicit_followers_key(followee), follower)
+            self._on(follower, "zrem", implicit_following_key(follower), member(followee))
+            self._on(followee, "zrem", implicit_followers_key(followee), member(follower))
         return self
 
     def board_follow(
         self, follower: int, board: int, owner: int, on: bool, score: int
     ) -> GraphEdit:
         if on:
-            self._on(follower, "sadd", boards_followed_key(follower), board)
-            self._on(owner, "hset", board_followers_key(board), follower, score)
+            self._on(follower, "sadd", boards_followed_key(follower), member(board))
+            self._on(owner, "hset", board_followers_key(board), member(follower), score)
         else:
-            self._on(follower, "srem", boards_followed_key(follower), board)
-            self._on(owner, "hdel", board_followers_key(board), follower)
+            self._on(follower, "srem", boards_followed_key(follower), member(board))
+            self._on(owner, "hdel", board_followers_key(board), member(follower))
         return self
 
     def board_unfollow(self, follower: int, board: int, owner: int, on: bool) -> GraphEdit:
         if on:
-            self._on(follower, "sadd", boards_unfollowed_key(follower), board)
-            self._on(owner, "sadd", board_unfollowers_key(board), follower)
+            self._on(follower, "sadd", boards_unfollowed_key(follower), member(board))
+            self._on(owner, "sadd", board_unfollowers_key(board), member(follower))
         else:
-            self._on(follower, "srem", boards_unfollowed_key(follower), board)
-            self._on(owner, "srem", board_unfollowers_key(board), follower)
+            self._on(follower, "srem", boards_unfollowed_key(follower), member(board))
+            self._on(owner, "srem", board_unfollowers_key(board), member(follower))
         return self
 
     def commit(self) -> None:
@@ -124,27 +130,30 @@ class FollowerGraph:
         return GraphEdit(self.shards)
 
     def _client(self, user_id: int) -> Any:
+        """The client for a user's instance, counting the one round trip about to be made."""
         self.shards.count_call()
         return self.shards.client_for(user_id)
 
     # -- point and filter queries -------------------------------------------
 
     def follows_user(self, follower: int, followee: int) -> bool:
-        return self._client(follower).zscore(following_key(follower), followee) is not None
+        return self._client(follower).zscore(following_key(follower), member(followee)) is not None
 
     def followed_among(self, follower: int, candidates: list[int]) -> list[int]:
         """Which of ``candidates`` ``follower`` follows explicitly (ZMSCORE: one call)."""
         if not candidates:
             return []
-        scores = self._client(follower).zmscore(following_key(follower), candidates)
+        scores = self._client(follower).zmscore(
+            following_key(follower), [member(c) for c in candidates]
+        )
         return [c for c, score in zip(candidates, scores, strict=True) if score is not None]
 
     def follows_board(self, follower: int, board: int, owner: int) -> bool:
         """Explicitly, or through its owner and not unfollowed (one pipelined call)."""
         pipe = self._client(follower).pipeline(transaction=False)
-        pipe.sismember(boards_followed_key(follower), board)
-        pipe.zscore(following_key(follower), owner)
-        pipe.sismember(boards_unfollowed_key(follower), board)
+        pipe.sismember(boards_followed_key(follower), member(board))
+        pipe.zscore(following_key(follower), member(owner))
+        pipe.sismember(boards_unfollowed_key(follower), member(board))
         explicit, through_owner, unfollowed = pipe.execute()
         return bool(explicit) or (through_owner is not None and not unfollowed)
 
@@ -180,34 +189,37 @@ class FollowerGraph:
         return self._page(following_key(user_id), user_id, limit, cursor)
 
     def _page(self, key: str, owner: int, limit: int, cursor: str | None) -> Page:
-        """Newest first; the cursor is (score, member) of the last item, ties broken by ID."""
-        client = self._client(owner)
+        """Newest first, ties in ID order; the cursor is the last item's (score, ID).
+
+        Members are zero-padded, so Redis's order is exactly (score, ID) descending:
+        the next page starts at the cursor's score and skips what is not below it.
+        One call, unless more than one item shares the cursor's score.
+        """
+        client = self.shards.client_for(owner)
         top: float | str = "+inf"
         after: tuple[int, int] | None = None
         if cursor is not None:
             after = cursors.decode(cursor)
             top = after[0]
         items: list[tuple[int, int]] = []
-        offset = 0
-        while len(items) <= limit:
+        offset, want = 0, limit + 2  # the cursor's own item comes back too
+        while True:
+            self.shards.count_call()
             batch = client.zrevrangebyscore(
-                key, top, "-inf", start=offset, num=limit + 1, withscores=True
+                key, top, "-inf", start=offset, num=want, withscores=True
             )
-            if not batch:
-                break
             offset += len(batch)
-            for member, score in batch:
-                entry = (int(score), int(member))
+            for raw, score in batch:
+                entry = (int(score), int(raw))
                 if after is None or entry < after:
                     items.append(entry)
-            if len(batch) < limit + 1:
+            if len(items) > limit or len(batch) < want:
                 break
-        items.sort(reverse=True)
-        ids = [member for _, member in items[:limit]]
+        ids = [object_id for _, object_id in items[:limit]]
         if len(items) <= limit:
             return Page(ids, None)
-        score, member = items[limit - 1]
-        return Page(ids, cursors.encode(score, member))
+        score, object_id = items[limit - 1]
+        return Page(ids, cursors.encode(score, object_id))
 
     # -- fan-out --------------------------------------------------------------
 
@@ -219,8 +231,9 @@ class FollowerGraph:
         while True:
             self.shards.count_call()
             scan, found = client.hscan(board_followers_key(board), scan, count=chunk)
-            if found:
-                yield [int(member) for member in found]
+            ids = [int(raw) for raw in found]
+            for start in range(0, len(ids), chunk):  # COUNT is only a hint to Redis
+                yield ids[start : start + chunk]
             if scan == 0:
                 break
         start = 0
@@ -231,7 +244,7 @@ class FollowerGraph:
                 return
             self.shards.count_call()
             unfollowed = client.smismember(board_unfollowers_key(board), members)
-            kept = [int(m) for m, gone in zip(members, unfollowed, strict=True) if not gone]
+            kept = [int(raw) for raw, gone in zip(members, unfollowed, strict=True) if not gone]
             if kept:
                 yield kept
             start += chunk

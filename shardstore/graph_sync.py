@@ -76,17 +76,19 @@ def sync_graph(
     if wipe and repair:
         for client in graph.shards.clients().values():
             _delete_graph_keys(client, lambda key: True)
-    seen_keys: set[str] = set()
+    expected_on: dict[str, set[str]] = defaultdict(set)  # instance -> the graph keys it should hold
     shards = store.topology.shard_count
     for shard_id in range(shards):
         expected = _expected_for_shard(store, shard_id)
-        seen_keys.update(expected.kinds)
+        for key, owner in expected.owner_of_key.items():
+            expected_on[graph.shards.instance_for(owner)].add(key)
         _compare_and_fix(graph, expected, report, repair=repair)
         if progress:
             progress(shard_id + 1, shards)
-    for client in graph.shards.clients().values():
+    for instance, client in graph.shards.clients().items():
+        wanted = expected_on[instance]
         report.keys_removed += _delete_graph_keys(
-            client, lambda key: key not in seen_keys, dry_run=not repair, report=report
+            client, lambda key, wanted=wanted: key not in wanted, dry_run=not repair, report=report
         )
     return report
 
@@ -156,7 +158,7 @@ def _compare_and_fix(
             pipe = client.pipeline(transaction=False)
             for key in chunk:
                 _read(pipe, expected.kinds[key], key)
-            actual = pipe.execute()
+            actual = pipe.execute(raise_on_error=False)
             fix = client.pipeline(transaction=True)
             for key, current in zip(chunk, actual, strict=True):
                 report.keys_checked += 1
@@ -184,23 +186,27 @@ def _read(pipe: Any, kind: str, key: str) -> None:
 
 def _write(pipe: Any, kind: str, key: str, members: dict[int, int]) -> None:
     if kind == "zset":
-        pipe.zadd(key, {m: s for m, s in members.items()})
+        pipe.zadd(key, {keys.member(m): s for m, s in members.items()})
     elif kind == "set":
-        pipe.sadd(key, *members)
+        pipe.sadd(key, *(keys.member(m) for m in members))
     else:
-        pipe.hset(key, mapping={m: s for m, s in members.items()})
+        pipe.hset(key, mapping={keys.member(m): s for m, s in members.items()})
 
 
 def _normalize(kind: str, current: Any) -> Any:
+    """Members as stored (bytes), so a member written in another format is drift too."""
+    if isinstance(current, Exception):  # e.g. WRONGTYPE: a key of another kind
+        return None
     if kind == "zset":
-        return {int(m): int(s) for m, s in current}
+        return {m: int(s) for m, s in current}
     if kind == "set":
-        return {int(m) for m in current}
-    return {int(m): int(s) for m, s in current.items()}
+        return set(current)
+    return {m: int(s) for m, s in current.items()}
 
 
 def _normalize_expected(kind: str, members: dict[int, int]) -> Any:
-    return set(members) if kind == "set" else dict(members)
+    stored = {keys.member(m).encode(): s for m, s in members.items()}
+    return set(stored) if kind == "set" else stored
 
 
 def _delete_graph_keys(

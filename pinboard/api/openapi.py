@@ -281,6 +281,15 @@ def paths() -> dict[str, Any]:
                 "The pinner of the token, with email", ok=("200", "Me"), errors="404", auth=True
             )
         },
+        "/api/v1/feed": {
+            "get": operation(
+                "The pinner's home feed: pins from followed pinners and boards, newest first",
+                ok=("200", "PinList"),
+                errors="",
+                auth=True,
+                paged=True,
+            )
+        },
         "/api/v1/users/by-username/{username}": {
             "get": operation(
                 "A pinner by username (case-insensitive)",

@@ -35,7 +35,13 @@ class CachePool(Protocol):
     def get_many(self, keys: Sequence[str]) -> dict[str, bytes]: ...
     def gets_many(self, keys: Sequence[str]) -> dict[str, tuple[bytes, Any]]: ...
     def add(self, key: str, value: bytes, expire: int) -> bool: ...
+    def add_many(self, items: Mapping[str, bytes], expire: int) -> None:
+        """``add`` each item."""
+
     def cas(self, key: str, value: bytes, token: Any, expire: int) -> bool: ...
+    def cas_many(self, items: Sequence[tuple[str, bytes, Any]], expire: int) -> None:
+        """``cas`` each (key, value, token)."""
+
     def append(self, key: str, value: bytes) -> bool: ...
     def delete_many(self, keys: Iterable[str]) -> None: ...
     def clear(self) -> None: ...
@@ -78,6 +84,16 @@ class MemcachePool:
         self.stats.calls += 1
         return bool(self._client.cas(key, value, token, expire=expire, noreply=False))
 
+    # memcached has no multi-add or multi-cas, and replies must be awaited: without
+    # them a later get on another pooled connection could overtake the write.
+    def add_many(self, items: Mapping[str, bytes], expire: int) -> None:
+        for key, value in items.items():
+            self.add(key, value, expire)
+
+    def cas_many(self, items: Sequence[tuple[str, bytes, Any]], expire: int) -> None:
+        for key, value, token in items:
+            self.cas(key, value, token, expire)
+
     def append(self, key: str, value: bytes) -> bool:
         self.stats.calls += 1
         return bool(self._client.append(key, value, noreply=False))
@@ -85,7 +101,7 @@ class MemcachePool:
     def delete_many(self, keys: Iterable[str]) -> None:
         keys = list(keys)
         if keys:
-            self.stats.calls += 1
+            self.stats.calls += len(keys)  # memcached has no multi-delete: one each
             self._client.delete_many(keys, noreply=False)
 
     def clear(self) -> None:
@@ -148,6 +164,14 @@ class LocalPool:
                 return False
             self._store(key, value, expire)
             return True
+
+    def add_many(self, items: Mapping[str, bytes], expire: int) -> None:
+        for key, value in items.items():
+            self.add(key, value, expire)
+
+    def cas_many(self, items: Sequence[tuple[str, bytes, Any]], expire: int) -> None:
+        for key, value, token in items:
+            self.cas(key, value, token, expire)
 
     def append(self, key: str, value: bytes) -> bool:
         with self._lock:

@@ -3,15 +3,20 @@
 The classic race: a reader misses, reads the database, a writer commits and
 invalidates, then the reader stores what it read before the write, and the
 cache holds it forever. Here a reader first claims an empty key with a
-``FILLING`` marker (``add``), then reads the database, then replaces the
-marker with ``cas``. A writer, after its commit, deletes the key (objects,
-counts) or appends to it (lists): a deleted marker makes the reader's ``cas``
-fail, so nothing stale is stored; appends made while the reader was away are
-kept and merged by the reader.
+marker of its own (``add`` of ``FILLING`` + a random token), then reads the
+database, then replaces its marker with ``cas``, and only its own: another
+reader's claim is left to that reader. A writer, after its commit, deletes
+the key (objects, counts) or appends to it (lists): a deleted claim makes the
+reader's ``cas`` impossible, so nothing stale is stored; appends made while
+the reader was away are kept and merged by the reader.
+
+A warm read costs one multi-get per pool; a cold one also claims and fills
+each missing key (memcached has no multi-add or multi-cas).
 """
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -56,21 +61,23 @@ def read_through_pools(
             missing[pool] = absent
     if not missing:
         return found
+    claim = FILLING + secrets.token_bytes(8)
     for pool, keys in missing.items():
-        for key in keys:
-            pool.add(key, FILLING, FILL_SECONDS)
+        pool.add_many(dict.fromkeys(keys, claim), FILL_SECONDS)
     loaded = load([key for keys in missing.values() for key in keys])
     for pool, keys in missing.items():
-        claims = pool.gets_many(keys)
+        current = pool.gets_many(keys)
+        fills = []
         for key in keys:
             value = loaded[key]
-            claim = claims.get(key)
-            if claim is not None and claim[0].startswith(FILLING):
-                appended = claim[0][len(FILLING) :]
+            held = current.get(key)
+            if held is not None and held[0].startswith(claim):  # our claim, still standing
+                appended = held[0][len(claim) :]
                 if appended and merge is not None:
                     value = merge(value, appended)
-                pool.cas(key, value, claim[1], expire)
+                fills.append((key, value, held[1]))
             found[key] = value
+        pool.cas_many(fills, expire)
     return found
 
 

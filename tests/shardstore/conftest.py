@@ -169,3 +169,75 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
 def store(backend: Backend) -> Store:
     """A Store over 16 initialized shards: [0, 7] on host A, [8, 15] on host B."""
     return backend.make_store(two_host_topology(backend.address_a, backend.address_b))
+
+
+# -- cache pools, the Redis follower graph and home feeds (issue 4) ----------------
+#
+# Real servers only: the session's memcached and Redis (tests/conftest.py).
+# Redis databases 1..4 belong to this suite (the site's tests use database 0);
+# each is emptied before and after a test that asks for it.
+
+SHARDSTORE_REDIS_DBS = (1, 2, 3, 4)
+
+
+@pytest.fixture
+def redis_db(redis_server: Any) -> Iterator[Callable[[int], str]]:
+    """``redis_db(n)``: the URL of database ``n`` (1..4) of the session's Redis, emptied."""
+    import redis as redis_lib
+
+    used: list[str] = []
+
+    def flush(url: str) -> None:
+        client = redis_lib.Redis.from_url(url)
+        try:
+            client.flushdb()
+        finally:
+            client.close()
+
+    def make(db: int) -> str:
+        assert db in SHARDSTORE_REDIS_DBS, f"database {db} is not this suite's"
+        url = f"redis://{redis_server.host}:{redis_server.port}/{db}"
+        flush(url)
+        used.append(url)
+        return url
+
+    yield make
+    for url in used:
+        flush(url)
+
+
+@pytest.fixture
+def redis_round_trips(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Real round trips to Redis by database number: every request redis-py writes to a
+    socket (one per command, one per pipeline or MULTI). Warm connections up before
+    measuring: a new connection's SELECT counts too."""
+    from collections import Counter
+
+    from redis.connection import AbstractConnection
+
+    trips: Counter[int] = Counter()
+    original = AbstractConnection.send_packed_command
+
+    def counting(self: Any, command: Any, check_health: bool = True) -> Any:
+        trips[int(self.db)] += 1
+        return original(self, command, check_health)
+
+    monkeypatch.setattr(AbstractConnection, "send_packed_command", counting)
+    return trips
+
+
+@pytest.fixture
+def memcached_pool(memcached_server: Any) -> Iterator[Callable[[str], Any]]:
+    """``memcached_pool(name)``: a MemcachePool on the session's memcached (closed after)."""
+    from shardstore.cache import MemcachePool
+
+    made: list[Any] = []
+
+    def make(name: str) -> Any:
+        pool = MemcachePool(name, [f"{memcached_server.host}:{memcached_server.port}"])
+        made.append(pool)
+        return pool
+
+    yield make
+    for pool in made:
+        pool.close()

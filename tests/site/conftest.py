@@ -1,15 +1,19 @@
-"""Fixtures for the site: one embedded store per test run, and pinners made through actions.
+"""Fixtures for the site: one data plane per test run, and pinners made through actions.
 
-The store (settings.test: 16 SQLite shards in a temporary directory) is shared
-by the whole run, like a real deployment; tests make their own pinners with
-fresh names instead of expecting an empty store.
+The shard store (settings.test: 16 SQLite shards in a temporary directory) sits
+behind cache pools on the private memcached of the run, and the follower graph
+and home feeds live on its private Redis, as in production. Without those
+servers (outside CI) the site falls back to its embedded default: local-memory
+pools and an in-process Redis. Everything is shared by the whole run, like a
+real deployment; tests make their own pinners with fresh names instead of
+expecting an empty store.
 """
 
 from __future__ import annotations
 
 import io
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -19,18 +23,39 @@ from PIL import Image
 from pinboard.boards.actions import create_board
 from pinboard.pins.actions import create_pin
 from pinboard.pins.queries import board_pins_page
-from pinboard.store import get_store
+from pinboard.store import POOLS, DataPlane, build, topology_from_settings, use
 from pinboard.users.actions import sign_up
 from shardstore import Store, init_shards
+from shardstore.cache import CachePool, LocalPool, MemcachePool
+from shardstore.redis_shards import RedisTopology
 
 _names = itertools.count(1)
 
 
-@pytest.fixture(scope="session")
-def site_store(django_db_blocker: Any) -> Store:
-    store = get_store()
+@pytest.fixture(scope="session", autouse=True)
+def data_plane(request: pytest.FixtureRequest) -> Iterator[DataPlane]:
+    """The site's data plane on the run's real memcached and Redis (or the embedded default)."""
+    store = Store(topology_from_settings())
     init_shards(store)
-    return store
+    try:
+        memcached = request.getfixturevalue("memcached_server")
+        redis = request.getfixturevalue("redis_server")
+    except pytest.skip.Exception:  # not installed here (under CI=true that is a failure)
+        pools: dict[str, CachePool] = {name: LocalPool(name) for name in POOLS}
+        redis_topology = RedisTopology.single("memory://site-tests")
+    else:
+        pools = {name: MemcachePool(name, [memcached.address]) for name in POOLS}
+        redis_topology = RedisTopology.single(redis.url)
+    plane = build(store, pools, redis_topology)
+    previous = use(plane)
+    yield plane
+    use(previous)
+    plane.close()
+
+
+@pytest.fixture(scope="session")
+def site_store(data_plane: DataPlane) -> Any:
+    return data_plane.store
 
 
 @pytest.fixture

@@ -1,0 +1,19 @@
+"""The signed-in pinner's home feed."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+
+from ...feeds.queries import home_feed
+from .. import serializers
+from ..http import endpoint, page, page_params, require_pinner
+
+
+def _feed(request: HttpRequest) -> HttpResponse:
+    pinner = require_pinner(request)
+    limit, cursor = page_params(request)
+    pins, next_cursor = home_feed(pinner["id"], limit=limit, cursor=cursor)
+    return page([serializers.pin(p) for p in pins], next_cursor)
+
+
+feed = endpoint(GET=_feed)

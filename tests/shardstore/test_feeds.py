@@ -1,0 +1,213 @@
+"""Home feeds on a real Redis: fan-out pushes, idempotent batches, paging, merges.
+
+Runs on one instance (database 3) and on two (databases 1 and 2; users whose local id is
+below 4096 on the first, the others on the second).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from shardstore import compose
+from shardstore.feeds import HomeFeeds, feed_key
+from shardstore.mappings import Page
+from shardstore.redis_shards import RedisShards, RedisTopology
+
+USER, PIN = 3, 1
+HIGH = 4096
+
+
+def user(local: int) -> int:
+    return compose(2, USER, local)
+
+
+def pin(n: int) -> int:
+    return compose(6, PIN, n)
+
+
+@pytest.fixture(params=["one", "two"])
+def shards(request: pytest.FixtureRequest, redis_db: Callable[[int], str]) -> Iterator[RedisShards]:
+    if request.param == "one":
+        topology = RedisTopology.single(redis_db(3))
+    else:
+        topology = RedisTopology.from_json(
+            {
+                "version": 1,
+                "instances": {"r1": redis_db(1), "r2": redis_db(2)},
+                "ranges": [
+                    {"range": [0, 4095], "instance": "r1"},
+                    {"range": [4096, 8191], "instance": "r2"},
+                ],
+            }
+        )
+    shards = RedisShards(topology)
+    for client in shards.clients().values():
+        client.ping()
+    yield shards
+    shards.close()
+
+
+def feeds_of(shards: RedisShards, length: int = 1000) -> HomeFeeds:
+    return HomeFeeds(shards, length=length)
+
+
+def walk(feeds: HomeFeeds, user_id: int, limit: int) -> list[Page]:
+    pages, cursor = [], None
+    while True:
+        page = feeds.page(user_id, limit=limit, cursor=cursor)
+        pages.append(page)
+        if page.cursor is None:
+            return pages
+        cursor = page.cursor
+        assert len(pages) < 500
+
+
+def test_mark_seen(shards: RedisShards) -> None:
+    feeds = feeds_of(shards)
+    a = user(HIGH + 1)
+    assert feeds.mark_seen(a) is False  # away (never seen): the feed needs a rebuild
+    assert feeds.mark_seen(a) is True
+    assert feeds.mark_seen(a) is True
+    assert feeds.mark_seen(user(2)) is False
+
+
+def test_push_only_to_active_pinners_capped_newest_first(shards: RedisShards) -> None:
+    feeds = feeds_of(shards, length=5)
+    active = [user(1), user(HIGH + 1), user(2)]
+    away = [user(3), user(HIGH + 3)]
+    for u in active:
+        feeds.mark_seen(u)
+    everyone = active + away
+    for n in range(1, 9):
+        assert feeds.push(pin(n), 100 + n, everyone, batch="b0") == len(active)
+    for u in active:
+        assert feeds.entries(u) == [(100 + n, pin(n)) for n in range(8, 3, -1)]
+        assert feeds.page(u) == Page([pin(n) for n in range(8, 3, -1)], None)
+        assert shards.client_for(u).llen(feed_key(u)) == 5
+    for u in away:
+        assert feeds.entries(u) == []
+        assert feeds.page(u) == Page([], None)
+        assert not shards.client_for(u).exists(feed_key(u))
+
+
+def test_a_retried_batch_adds_nothing_twice(shards: RedisShards) -> None:
+    feeds = feeds_of(shards)
+    users = [user(1), user(HIGH + 1), user(HIGH + 2)]
+    for u in users:
+        feeds.mark_seen(u)
+    assert feeds.push(pin(1), 10, users, batch="0") == 3
+    assert feeds.push(pin(1), 10, users, batch="0") == 0  # the retry
+    assert feeds.push(pin(1), 10, users[:1], batch="0") == 0
+    for u in users:
+        assert feeds.entries(u) == [(10, pin(1))]
+    # another batch of the same pin reaches other followers; another pin is its own
+    late = user(5)
+    feeds.mark_seen(late)
+    assert feeds.push(pin(1), 10, [late], batch="1") == 1
+    assert feeds.push(pin(2), 20, users, batch="0") == 3
+    assert feeds.entries(late) == [(10, pin(1))]
+    for u in users:
+        assert feeds.entries(u) == [(20, pin(2)), (10, pin(1))]
+
+
+def test_push_is_one_call_per_instance(shards: RedisShards, redis_round_trips: Any) -> None:
+    feeds = feeds_of(shards)
+    users = [user(n) for n in range(1, 40)] + [user(HIGH + n) for n in range(1, 40)]
+    for u in users:
+        feeds.mark_seen(u)
+    feeds.push(pin(1), 1, users, batch="warm")  # loads the script on each instance
+    before, calls = dict(redis_round_trips), shards.calls
+    assert feeds.push(pin(2), 2, users, batch="0") == len(users)
+    real = {db: n - before.get(db, 0) for db, n in redis_round_trips.items()}
+    real = {db: n for db, n in real.items() if n}
+    dbs = {int(c.connection_pool.connection_kwargs["db"]) for c in shards.clients().values()}
+    assert real == dict.fromkeys(dbs, 1)
+    assert shards.calls - calls == len(dbs)
+    before = dict(redis_round_trips)
+    feeds.page(users[0])
+    assert sum(redis_round_trips.values()) - sum(before.values()) == 1
+
+
+def test_pages_stay_right_while_pins_arrive(shards: RedisShards) -> None:
+    feeds = feeds_of(shards)
+    reader = user(HIGH + 8)
+    feeds.mark_seen(reader)
+    for n in range(1, 13):
+        feeds.push(pin(n), 1000 + n, [reader], batch="0")
+    first = feeds.page(reader, limit=5)
+    assert first.ids == [pin(n) for n in range(12, 7, -1)]
+    for n in range(13, 16):  # new pins pushed between pages
+        feeds.push(pin(n), 1000 + n, [reader], batch="0")
+    second = feeds.page(reader, limit=5, cursor=first.cursor)
+    assert second.ids == [pin(n) for n in range(7, 2, -1)]
+    feeds.push(pin(16), 1016, [reader], batch="0")
+    third = feeds.page(reader, limit=5, cursor=second.cursor)
+    assert third == Page([pin(2), pin(1)], None)
+    # a fresh walk sees everything once, newest first
+    pages = walk(feeds, reader, 4)
+    assert [i for p in pages for i in p.ids] == [pin(n) for n in range(16, 0, -1)]
+    assert all(len(p.ids) == 4 for p in pages)
+
+
+def test_pins_fanned_out_out_of_order_still_read_newest_first(shards: RedisShards) -> None:
+    """Fan-out tasks of pins made close together finish in any order (several workers,
+    retries). The feed still reads newest first and a walk with cursors sees every pin."""
+    feeds = feeds_of(shards)
+    reader = user(3)
+    feeds.mark_seen(reader)
+    order = [3, 1, 5, 2, 4]  # the order the batches happened to run in
+    for n in order:
+        feeds.push(pin(n), 1000 + n, [reader], batch="0")
+    newest_first = [pin(n) for n in range(5, 0, -1)]
+    assert feeds.page(reader).ids == newest_first
+    for limit in (1, 2, 3):
+        assert [i for p in walk(feeds, reader, limit) for i in p.ids] == newest_first
+
+
+def test_merge_keeps_order_dedupes_and_caps(shards: RedisShards) -> None:
+    feeds = feeds_of(shards, length=6)
+    reader = user(HIGH + 2)
+    feeds.mark_seen(reader)
+    for n in (2, 4, 6):
+        feeds.push(pin(n), 100 + n, [reader], batch="0")
+    feeds.merge(reader, [(103, pin(3)), (105, pin(5)), (104, pin(4)), (101, pin(1))])
+    assert feeds.entries(reader) == [(100 + n, pin(n)) for n in range(6, 0, -1)]
+    # merging more than fits keeps the newest; a pin met again keeps its newest time
+    feeds.merge(reader, [(110, pin(10)), (99, pin(0)), (120, pin(2))])
+    assert feeds.entries(reader) == [
+        (120, pin(2)),
+        (110, pin(10)),
+        (106, pin(6)),
+        (105, pin(5)),
+        (104, pin(4)),
+        (103, pin(3)),
+    ]
+    assert feeds.page(reader, limit=3).ids == [pin(2), pin(10), pin(6)]
+    # a merge into an empty feed
+    other = user(9)
+    feeds.merge(other, [(5, pin(5)), (7, pin(7))])
+    assert feeds.entries(other) == [(7, pin(7)), (5, pin(5))]
+    feeds.merge(other, [])
+    assert feeds.entries(other) == [(7, pin(7)), (5, pin(5))]
+
+
+def test_remove_pins_and_replace(shards: RedisShards) -> None:
+    feeds = feeds_of(shards)
+    reader = user(HIGH + 5)
+    feeds.replace(reader, [(100 + n, pin(n)) for n in range(1, 8)])
+    assert feeds.page(reader).ids == [pin(n) for n in range(7, 0, -1)]
+    feeds.remove_pins(reader, {pin(2), pin(5), pin(99)})
+    assert feeds.page(reader).ids == [pin(7), pin(6), pin(4), pin(3), pin(1)]
+    feeds.replace(reader, [(1, pin(40)), (3, pin(41)), (2, pin(42))])
+    assert feeds.entries(reader) == [(3, pin(41)), (2, pin(42)), (1, pin(40))]
+    feeds.remove_pins(reader, {pin(40), pin(41), pin(42)})
+    assert feeds.page(reader) == Page([], None)
+    feeds.replace(reader, [])
+    assert not shards.client_for(reader).exists(feed_key(reader))
+    # replace keeps the cap
+    small = feeds_of(shards, length=3)
+    small.replace(reader, [(n, pin(n)) for n in range(1, 10)])
+    assert small.entries(reader) == [(9, pin(9)), (8, pin(8)), (7, pin(7))]

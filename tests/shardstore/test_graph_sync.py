@@ -1,0 +1,327 @@
+"""Rebuild, check and repair of the Redis follower graph from the MySQL mapping tables.
+
+A small follow graph is written to the contract store (sqlite and mysql) through the
+mapping tables; the Redis graph it implies is computed here independently (the oracle),
+and after a sync every key of the Redis databases must equal it exactly, on the right
+instance: no missing key, no stray key, no stray member, the MySQL sequences as scores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from shardstore import Store, compose
+from shardstore.graph import FollowerGraph, member
+from shardstore.graph_sync import sync_graph
+from shardstore.ids import shard_of
+from shardstore.redis_shards import RedisShards, RedisTopology
+
+USER = 3
+HIGH = 4096
+
+
+def two_instances(redis_db: Callable[[int], str]) -> RedisTopology:
+    return RedisTopology.from_json(
+        {
+            "version": 1,
+            "instances": {"r1": redis_db(1), "r2": redis_db(2)},
+            "ranges": [
+                {"range": [0, 4095], "instance": "r1"},
+                {"range": [4096, 8191], "instance": "r2"},
+            ],
+        }
+    )
+
+
+@pytest.fixture(params=["one", "two"])
+def graph(
+    request: pytest.FixtureRequest, redis_db: Callable[[int], str]
+) -> Iterator[FollowerGraph]:
+    if request.param == "one":
+        topology = RedisTopology.single(redis_db(3))
+    else:
+        topology = two_instances(redis_db)
+    shards = RedisShards(topology)
+    yield FollowerGraph(shards)
+    shards.close()
+
+
+class World:
+    """The follow graph written to MySQL, and the Redis graph it implies."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.a = compose(1, USER, 11)
+        self.b = compose(9, USER, HIGH + 12)
+        self.c = compose(12, USER, 13)
+        self.d = compose(2, USER, HIGH + 14)
+        self.e = compose(9, USER, 15)
+        self.owner_of: dict[int, int] = {}
+        boards = store.objects("board")
+
+        def board(owner: int, title: str) -> int:
+            board_id = boards.create(shard_of(owner), {"owner_id": owner, "title": title})
+            self.owner_of[board_id] = owner
+            return board_id
+
+        self.b1, self.b2, self.b3 = board(self.b, "b1"), board(self.b, "b2"), board(self.b, "b3")
+        self.c1 = board(self.c, "c1")
+        self.user_follows: list[tuple[int, int, int]] = []
+        self.board_follows: list[tuple[int, int, int]] = []
+        self.board_unfollows: list[tuple[int, int, int]] = []
+        for follower, followee, seq in [
+            (self.a, self.b, 1_700_000_000_000_100),
+            (self.a, self.c, 1_700_000_000_000_110),
+            (self.d, self.b, 1_700_000_000_000_120),
+            (self.e, self.a, 1_700_000_000_000_130),
+        ]:
+            self.follow_user(follower, followee, seq)
+        for follower, board_id, seq in [
+            (self.c, self.b1, 1_700_000_000_000_200),
+            (self.c, self.b2, 1_700_000_000_000_150),  # C's first follow of a B board
+            (self.e, self.b1, 1_700_000_000_000_250),
+            (self.d, self.c1, 1_700_000_000_000_300),
+        ]:
+            self.follow_board(follower, board_id, seq)
+        for follower, board_id, seq in [
+            (self.a, self.b2, 1_700_000_000_000_400),
+            (self.d, self.b3, 1_700_000_000_000_410),
+        ]:
+            self.unfollow_board(follower, board_id, seq)
+
+    def follow_user(self, follower: int, followee: int, seq: int) -> None:
+        self.store.mapping("user_follows_users").add(follower, followee, sequence=seq)
+        self.user_follows.append((follower, followee, seq))
+
+    def follow_board(self, follower: int, board_id: int, seq: int) -> None:
+        self.store.mapping("user_follows_boards").add(follower, board_id, sequence=seq)
+        self.board_follows.append((follower, board_id, seq))
+
+    def unfollow_board(self, follower: int, board_id: int, seq: int) -> None:
+        self.store.mapping("user_unfollows_boards").add(follower, board_id, sequence=seq)
+        self.board_unfollows.append((follower, board_id, seq))
+
+    def unfollow_user(self, follower: int, followee: int) -> None:
+        self.store.mapping("user_follows_users").remove(follower, followee)
+        self.user_follows = [f for f in self.user_follows if f[:2] != (follower, followee)]
+
+    def expected(self) -> dict[str, tuple[str, Any]]:
+        """Key -> (type, contents) of the whole Redis graph."""
+        out: dict[str, tuple[str, Any]] = {}
+
+        def put(kind: str, key: str, member: int, score: int = 0, keep_min: bool = False) -> None:
+            current = out.setdefault(key, (kind, {} if kind != "set" else set()))[1]
+            if kind == "set":
+                current.add(member)
+            elif keep_min and member in current:
+                current[member] = min(current[member], score)
+            else:
+                current[member] = score
+
+        for f, t, s in self.user_follows:
+            put("zset", f"u:{f}:fe", t, s)
+            put("zset", f"u:{t}:fre", f, s)
+        for f, board_id, s in self.board_follows:
+            owner = self.owner_of[board_id]
+            put("set", f"u:{f}:bf", board_id)
+            put("hash", f"b:{board_id}:f", f, s)
+            put("zset", f"u:{f}:fi", owner, s, keep_min=True)
+            put("zset", f"u:{owner}:fri", f, s, keep_min=True)
+        for f, board_id, _ in self.board_unfollows:
+            put("set", f"u:{f}:bu", board_id)
+            put("set", f"b:{board_id}:u", f)
+        return out
+
+    def instance_of_key(self, graph: FollowerGraph, key: str) -> str:
+        kind, number, _ = key.split(":")
+        user_id = int(number) if kind == "u" else self.owner_of[int(number)]
+        return graph.shards.instance_for(user_id)
+
+
+def dump(graph: FollowerGraph, *, every: bool = False) -> dict[str, dict[str, tuple[str, Any]]]:
+    """Every graph key (``u:*``, ``b:*``; with ``every``, all keys) of every instance."""
+    out: dict[str, dict[str, tuple[str, Any]]] = {}
+    for name, client in graph.shards.clients().items():
+        keys: dict[str, tuple[str, Any]] = {}
+        for raw in client.scan_iter(count=1000):
+            key = raw.decode()
+            if not every and not key.startswith(("u:", "b:")):
+                continue
+            kind = client.type(key).decode()
+            if kind == "zset":
+                value: Any = {int(m): int(s) for m, s in client.zrange(key, 0, -1, withscores=True)}
+            elif kind == "set":
+                value = {int(m) for m in client.smembers(key)}
+            elif kind == "hash":
+                value = {int(f): int(v) for f, v in client.hgetall(key).items()}
+            else:
+                value = client.dump(key)
+            keys[key] = (kind, value)
+        out[name] = keys
+    return out
+
+
+def expected_dump(world: World, graph: FollowerGraph) -> dict[str, dict[str, tuple[str, Any]]]:
+    out: dict[str, dict[str, tuple[str, Any]]] = {name: {} for name in graph.shards.clients()}
+    for key, value in world.expected().items():
+        out[world.instance_of_key(graph, key)][key] = value
+    return out
+
+
+@pytest.fixture
+def world(store: Store) -> World:
+    return World(store)
+
+
+def client_of(world: World, graph: FollowerGraph, key: str) -> Any:
+    return graph.shards.client(world.instance_of_key(graph, key))
+
+
+def test_oracle_has_every_kind_of_key(world: World) -> None:
+    expected = world.expected()
+    assert {k.rsplit(":", 1)[1] for k in expected} == {
+        "fe",
+        "fre",
+        "fi",
+        "fri",
+        "bf",
+        "bu",
+        "f",
+        "u",
+    }
+    assert expected[f"u:{world.c}:fi"] == ("zset", {world.b: 1_700_000_000_000_150})
+    assert expected[f"u:{world.b}:fri"] == (
+        "zset",
+        {world.c: 1_700_000_000_000_150, world.e: 1_700_000_000_000_250},
+    )
+
+
+def test_sync_on_an_empty_redis_builds_the_exact_graph(world: World, graph: FollowerGraph) -> None:
+    steps: list[tuple[int, int]] = []
+    report = sync_graph(
+        world.store, graph, progress=lambda done, total: steps.append((done, total))
+    )
+    assert dump(graph) == expected_dump(world, graph)
+    assert report.keys_repaired == len(world.expected())  # every key was missing
+    assert report.keys_removed == 0
+    assert steps[-1] == (16, 16) and len(steps) == 16
+    again = sync_graph(world.store, graph)
+    assert (again.keys_repaired, again.keys_removed, again.drift) == (0, 0, [])
+    assert again.keys_checked == len(world.expected())
+    # and the graph answers from it
+    assert graph.follows_user(world.a, world.b)
+    assert graph.follows_board(world.a, world.b1, world.b)
+    assert not graph.follows_board(world.a, world.b2, world.b)
+    assert graph.follows_board(world.c, world.b2, world.b)
+    assert graph.board_follower_count(world.b1, world.b) == 2 + 2  # C, E explicit; A, D via B
+
+
+def corrupt(world: World, graph: FollowerGraph) -> list[str]:
+    """Drift of every kind; returns the graph keys touched."""
+    a, b, c = world.a, world.b, world.c
+    touched: dict[str, Callable[[Any, str], Any]] = {
+        f"u:{a}:fe": lambda r, k: r.delete(k),  # a key lost
+        f"u:{b}:fre": lambda r, k: r.zadd(k, {member(compose(3, USER, 999)): 5}),  # a stray member
+        f"u:{c}:fi": lambda r, k: r.zadd(k, {member(b): 42}),  # a wrong score
+        f"b:{world.b1}:f": lambda r, k: r.hset(k, member(c), "7"),  # a wrong hash value
+        f"u:{a}:bu": lambda r, k: r.srem(k, member(world.b2)),  # a member lost (the key goes too)
+        f"b:{world.b2}:u": lambda r, k: r.sadd(k, member(compose(3, USER, 998))),  # a stray member
+        f"u:{b}:fri": lambda r, k: r.zrem(k, member(c)),  # a member lost
+    }
+    for key, change in touched.items():
+        change(client_of(world, graph, key), key)
+    stray = ["u:999:fe", f"b:{compose(4, 2, 77)}:f", f"u:{world.e}:bu"]
+    first = next(iter(graph.shards.clients().values()))
+    first.zadd(stray[0], {1: 1})
+    first.hset(stray[1], "1", "1")
+    graph.shards.client_for(world.e).sadd(stray[2], 5)
+    return list(touched) + stray
+
+
+def test_check_reports_drift_and_changes_nothing(world: World, graph: FollowerGraph) -> None:
+    sync_graph(world.store, graph)
+    touched = corrupt(world, graph)
+    before = dump(graph, every=True)
+    assert dump(graph) != expected_dump(world, graph)
+    report = sync_graph(world.store, graph, repair=False)
+    assert dump(graph, every=True) == before  # nothing changed
+    assert set(report.drift) == set(touched)
+    assert report.keys_repaired + report.keys_removed == len(touched)
+    assert report.keys_removed == 3  # the stray keys MySQL does not explain
+    # and a check with wipe=True changes nothing either
+    sync_graph(world.store, graph, repair=False, wipe=True)
+    assert dump(graph, every=True) == before
+
+
+def test_repair_restores_exactly_the_mysql_state(world: World, graph: FollowerGraph) -> None:
+    sync_graph(world.store, graph)
+    touched = corrupt(world, graph)
+    graph.shards.client_for(world.a).set("homefeed:x", "not graph")
+    report = sync_graph(world.store, graph, repair=True)
+    assert set(report.drift) == set(touched)
+    assert dump(graph) == expected_dump(world, graph)
+    assert graph.shards.client_for(world.a).get("homefeed:x") == b"not graph"
+    clean = sync_graph(world.store, graph, repair=False)
+    assert (clean.keys_repaired, clean.keys_removed, clean.drift) == (0, 0, [])
+
+
+def test_repair_follows_mysql_changes(world: World, graph: FollowerGraph) -> None:
+    sync_graph(world.store, graph)
+    world.unfollow_user(world.e, world.a)  # E's only follow: u:E:fe and u:A:fre go
+    world.follow_user(world.c, world.a, 1_700_000_000_000_900)
+    world.follow_board(world.a, world.c1, 1_700_000_000_000_050)  # earlier than D's
+    report = sync_graph(world.store, graph)
+    assert dump(graph) == expected_dump(world, graph)
+    assert f"u:{world.e}:fe" in report.drift and f"u:{world.a}:fre" in report.drift
+    assert f"u:{world.e}:fe" not in dump(graph)[graph.shards.instance_for(world.e)]
+
+
+def test_wipe_rebuilds_after_a_flush(world: World, graph: FollowerGraph) -> None:
+    sync_graph(world.store, graph)
+    for client in graph.shards.clients().values():
+        client.flushdb()
+    sync_graph(world.store, graph, wipe=True)
+    assert dump(graph) == expected_dump(world, graph)
+    corrupt(world, graph)
+    graph.shards.client_for(world.a).set("seen:1", "1")
+    sync_graph(world.store, graph, wipe=True)
+    assert dump(graph) == expected_dump(world, graph)
+    assert graph.shards.client_for(world.a).get("seen:1") == b"1"  # not a graph key
+
+
+def test_repair_fixes_a_key_of_the_wrong_type(world: World, graph: FollowerGraph) -> None:
+    """A graph key holding another Redis type (a bad manual fix, a foreign writer) is drift
+    like any other: reported, and rewritten by a repair."""
+    sync_graph(world.store, graph)
+    key = f"u:{world.a}:fe"
+    client_of(world, graph, key).set(key, "garbage")
+    report = sync_graph(world.store, graph, repair=False)
+    assert key in report.drift
+    sync_graph(world.store, graph, repair=True)
+    try:
+        assert dump(graph) == expected_dump(world, graph)
+    finally:
+        graph.shards.close()
+
+
+def test_repair_removes_a_key_left_on_the_wrong_instance(
+    world: World, redis_db: Callable[[int], str]
+) -> None:
+    """After a virtual-shard move (or a bad copy), a user's key may linger on an instance
+    that no longer holds that user: nobody reads it, it is drift, a repair removes it."""
+    graph = FollowerGraph(RedisShards(two_instances(redis_db)))
+    sync_graph(world.store, graph)
+    key = f"u:{world.a}:fe"
+    home = world.instance_of_key(graph, key)
+    other = next(n for n in graph.shards.clients() if n != home)
+    graph.shards.client(other).zadd(key, {world.b: 1})
+    report = sync_graph(world.store, graph, repair=False)
+    assert key in report.drift
+    sync_graph(world.store, graph, repair=True)
+    try:
+        assert dump(graph) == expected_dump(world, graph)
+    finally:
+        graph.shards.close()
