@@ -22,6 +22,11 @@ What it does, end to end:
    and p99 over ``--requests`` sequential keep-alive requests (pages taken in
    turn), and the SQL round trips of each page counted in-process with
    ``get_store().count_queries()`` through Django's test client on the same store.
+   The cache pools live in a private memcached and the follower graph in a
+   private Redis (tests/servers.py), shared by every process, so each page is
+   measured twice: "cold" (pools emptied, untimed, before every request: every
+   read goes to MySQL, which is what grows with data) and "warm" (steady state).
+   Before each measurement it waits until MariaDB is idle after the bulk load.
 4. Grows the same store to ``--pins-large`` (default 1,000,000) pins on the
    other pinners' boards (the probe pages show the same content at both
    sizes: only the amount of data around them changes), restarts gunicorn and
@@ -89,10 +94,11 @@ BOARD_NAMES = [
     "Houseplants", "Vintage cars", "Tattoo ideas", "Fonts", "Quilts", "Lighthouses",
     "Birthday cakes", "Hiking Alps",
 ]  # fmt: skip
-WORDS = (
-    "simple easy cozy minimal rustic bright bold tiny modern classic summer winter weekend "
-    "quick healthy handmade vintage colorful calm green golden ocean forest city morning"
-).split()
+WORDS = [
+    "simple", "easy", "cozy", "minimal", "rustic", "bright", "bold", "tiny", "modern", "classic",
+    "summer", "winter", "weekend", "quick", "healthy", "handmade", "vintage", "colorful", "calm",
+    "green", "golden", "ocean", "forest", "city", "morning",
+]  # fmt: skip
 LINKS = [
     "https://example.com/recipes/{n}", "https://blog.example.org/posts/{n}-ideas",
     "https://www.example.net/gallery/{n}", "https://shop.example.com/item/{n}?ref=pin",
@@ -140,7 +146,7 @@ class Gunicorn:
                 f"127.0.0.1:{self.port}",
                 "--log-level",
                 "warning",
-            ],  # fmt: skip
+            ],
             cwd=ROOT,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -202,6 +208,10 @@ class Loader:
         self.params, self.batch = params, batch
         self.conn = MySQLdb.connect(**params)
         self._local = threading.local()
+        # Every connection is also held here: a child started with preexec_fn (gunicorn,
+        # below) runs Python after fork and frees the other threads' thread-locals there,
+        # which would send COM_QUIT down a pool thread's connection, shared with the child.
+        self._connections = [self.conn]
         self._pool = ThreadPoolExecutor(threads)
         self._pending: list[Future] = []
         self._max_pending = threads * 2
@@ -211,7 +221,8 @@ class Loader:
     def close(self) -> None:
         self.wait()
         self._pool.shutdown()
-        self.conn.close()
+        for conn in self._connections:
+            conn.close()
 
     # -- local ids: explicit, after the highest one the shard's table holds --
 
@@ -236,6 +247,7 @@ class Loader:
         conn = getattr(self._local, "conn", None)
         if conn is None:
             conn = self._local.conn = MySQLdb.connect(**self.params)
+            self._connections.append(conn)
         conn.cursor().execute(sql)
 
     def _submit(self, sql: str) -> None:
@@ -360,7 +372,8 @@ def load_pins(
     by_shard: dict[int, list[int]] = defaultdict(list)
     for board_id in plan:
         by_shard[shard_of(board_id)].append(board_id)
-    total, done, started, shown = sum(plan.values()), 0, time.monotonic(), 0.0
+    total, done, started = sum(plan.values()), 0, time.monotonic()
+    shown = started
     for shard, boards in sorted(by_shard.items()):
         pins, has_pins, owned_by, user_pins = [], [], [], []
         counts: dict[tuple[int, str], int] = Counter()
@@ -438,6 +451,33 @@ def verify(loader: Loader, topology: Topology) -> list[str]:
     return problems
 
 
+def settle(loader: Loader, pid: int | None, limit: float = 120) -> str:
+    """Wait until MariaDB is idle (under 5% of a CPU over 2 s) and has purged the load's undo
+    log, so background work after a bulk load does not compete with the measurement."""
+    cursor = loader.conn.cursor()
+    started = time.monotonic()
+    while True:
+        cursor.execute("SHOW GLOBAL STATUS LIKE 'Innodb_history_list_length'")
+        history = int(cursor.fetchone()[1])
+        before = cpu_seconds(pid)
+        time.sleep(2)
+        busy = (cpu_seconds(pid) - before) / 2 if pid is not None else 0.0
+        waited = time.monotonic() - started
+        if (busy < 0.05 and history < 1000) or waited > limit:
+            return f"{waited:.0f}s until MariaDB at {busy:.0%} CPU, history length {history}"
+
+
+def cpu_seconds(pid: int | None) -> float:
+    """User + system CPU time of a process (MariaDB), from /proc."""
+    if pid is None:
+        return float("nan")
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def table_sizes(loader: Loader) -> str:
     cursor = loader.conn.cursor()
     cursor.execute(
@@ -500,8 +540,23 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
 
 
-def latencies(port: int, pages: dict[str, str], requests: int, warmup: int) -> dict[str, list]:
-    """Milliseconds per request, pages in turn, on one keep-alive connection."""
+def clear_caches() -> bool:
+    """Empty the site's cache pools (memcached: one flush_all); False if it has none."""
+    from pinboard.store import get_store
+
+    pools = getattr(get_store(), "pools", None)
+    if not pools:
+        return False
+    for pool in {id(p): p for p in pools.values()}.values():
+        pool.clear()
+    return True
+
+
+def latencies(
+    port: int, pages: dict[str, str], requests: int, warmup: int, *, cold: bool
+) -> dict[str, list]:
+    """Milliseconds per request, pages in turn, on one keep-alive connection; with ``cold``
+    the cache pools are emptied (untimed) before every request."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     times: dict[str, list[float]] = {name: [] for name in pages}
     reconnects = 0
@@ -528,9 +583,13 @@ def latencies(port: int, pages: dict[str, str], requests: int, warmup: int) -> d
 
     for _ in range(warmup):
         for path in pages.values():
+            if cold:
+                clear_caches()
             get(path)
     for _ in range(requests):
         for name, path in pages.items():
+            if cold:
+                clear_caches()
             times[name].append(get(path))
     conn.close()
     if reconnects:
@@ -538,8 +597,11 @@ def latencies(port: int, pages: dict[str, str], requests: int, warmup: int) -> d
     return times
 
 
-def sql_round_trips(pages: dict[str, str]) -> dict[str, tuple[int, list[str], bytes]]:
-    """Round trips of each page through Django's test client, in this process, on the same store."""
+def sql_round_trips(
+    pages: dict[str, str], *, cold: bool
+) -> dict[str, tuple[int, list[str], bytes]]:
+    """Round trips of each page through Django's test client, in this process, on the same
+    store: right after the cache pools are emptied (``cold``), or on a second request."""
     from django.test import Client
 
     from pinboard.store import get_store
@@ -547,7 +609,9 @@ def sql_round_trips(pages: dict[str, str]) -> dict[str, tuple[int, list[str], by
     client = Client()
     found = {}
     for name, path in pages.items():
-        client.get(path, HTTP_HOST="127.0.0.1")  # connections and caches warm
+        client.get(path, HTTP_HOST="127.0.0.1")  # connections (and caches) warm
+        if cold:
+            clear_caches()
         with get_store().count_queries() as queries:
             response = client.get(path, HTTP_HOST="127.0.0.1")
         if response.status_code != 200:
@@ -568,29 +632,40 @@ def check_pages(found: dict[str, tuple[int, list[str], bytes]], boards: int) -> 
 
 def measure(
     label: str, env: dict[str, str], pages: dict[str, str], args: argparse.Namespace, tmp: Path,
-    boards: int,
+    boards: int, mariadb_pid: int | None,
 ) -> dict[str, dict]:  # fmt: skip
-    found = sql_round_trips(pages)
-    for note in check_pages(found, boards):
+    """``{cache mode: {page: figures}}``; modes "cold" and "warm" when the site has cache
+    pools that this process can empty (memcached), else one mode, "-"."""
+    modes = ["cold", "warm"] if clear_caches() else ["-"]
+    found = {mode: sql_round_trips(pages, cold=mode == "cold") for mode in modes}
+    for note in check_pages(found[modes[0]], boards):
         print(f"  PROBLEM at {label}: {note}")
     server = Gunicorn(env, args.workers, args.threads, tmp / f"gunicorn-{label}.log")
+    times = {}
     try:
         server.wait_ready(pages["profile"])
-        started = time.monotonic()
-        times = latencies(server.port, pages, args.requests, args.warmup)
-        elapsed = time.monotonic() - started
+        for mode in modes:
+            started, cpu = time.monotonic(), cpu_seconds(mariadb_pid)
+            times[mode] = latencies(
+                server.port, pages, args.requests, args.warmup, cold=mode == "cold"
+            )
+            elapsed, cpu = time.monotonic() - started, cpu_seconds(mariadb_pid) - cpu
+            print(f"  {label} {mode}: {args.requests} x {len(pages)} requests in {elapsed:.1f}s; "
+                  f"MariaDB used {cpu:.1f} CPU s meanwhile")  # fmt: skip
     finally:
         server.stop()
-    print(f"  {label}: {args.requests} x {len(pages)} requests in {elapsed:.1f}s", file=sys.stderr)
     return {
-        name: {
-            "p50": statistics.median(times[name]),
-            "p99": percentile(times[name], 0.99),
-            "sql": found[name][0],
-            "statements": found[name][1],
-            "bytes": len(found[name][2]),
+        mode: {
+            name: {
+                "p50": statistics.median(times[mode][name]),
+                "p99": percentile(times[mode][name], 0.99),
+                "sql": found[mode][name][0],
+                "statements": found[mode][name][1],
+                "bytes": len(found[mode][name][2]),
+            }
+            for name in pages
         }
-        for name in pages
+        for mode in modes
     }
 
 
@@ -617,6 +692,10 @@ def main() -> int:
     parser.add_argument("--load-threads", type=int, default=2, help="connections running INSERTs")
     parser.add_argument("--settings", default="pinboard.settings.prod")
     parser.add_argument("--seed", type=int, default=2012)
+    parser.add_argument("--memcached", help="host:port of the cache pools (default: start one; "
+                        "'' for the site's in-process pools)")  # fmt: skip
+    parser.add_argument("--redis-url", help="the follower graph's Redis (default: start one; "
+                        "'' for the in-process default)")  # fmt: skip
     args = parser.parse_args()
     if not args.pins_small < args.pins_large:
         parser.error("--pins-large must be above --pins-small")
@@ -635,19 +714,49 @@ def main() -> int:
                 return 1
             server = MariaDBServer(extra_args=MARIADB_ARGS).start()
             address = f"mysql://root@{server.address}"
+        helpers = []  # private memcached and Redis, stopped by their PIDs at the end
         try:
-            return run(args, tmp, address, server, run_started)
+            extra_env = side_servers(args, helpers)
+            return run(args, tmp, address, server, run_started, extra_env)
         except BaseException:
             if server is not None:
                 log = server.log_path.read_text(errors="replace").splitlines()[-30:]
                 print("--- last lines of the MariaDB log ---", *log, sep="\n", file=sys.stderr)
             raise
         finally:
+            for helper in helpers:
+                helper.stop()
             if server is not None:
                 server.stop()
 
 
-def run(args, tmp: Path, address: str, server, run_started: float) -> int:  # type: ignore[no-untyped-def]
+def side_servers(args: argparse.Namespace, started: list) -> dict[str, str]:  # type: ignore[type-arg]
+    """The cache pools' memcached and the follower graph's Redis, shared by every process.
+
+    Without memcached each gunicorn worker keeps its own in-process pools, which this
+    process cannot empty, so only warm figures could be measured.
+    """
+    from tests.servers import MemcachedServer, RedisServer
+
+    env = {}
+    memcached = args.memcached
+    if memcached is None and MemcachedServer.available():
+        server = MemcachedServer(extra_args=["-m", "512"]).start()
+        started.append(server)
+        memcached = server.address
+    if memcached:
+        env["PINBOARD_MEMCACHED"] = memcached
+    redis_url = args.redis_url
+    if redis_url is None and RedisServer.available():
+        server = RedisServer().start()
+        started.append(server)
+        redis_url = server.url
+    if redis_url:
+        env["PINBOARD_REDIS_URL"] = redis_url
+    return env
+
+
+def run(args, tmp: Path, address: str, server, run_started: float, extra_env: dict) -> int:  # type: ignore[no-untyped-def]
     url = urlsplit(address)
     params = {
         "host": url.hostname or "127.0.0.1", "port": url.port or 3306,
@@ -692,17 +801,21 @@ def run(args, tmp: Path, address: str, server, run_started: float) -> int:  # ty
         "DJANGO_SETTINGS_MODULE": args.settings,
         "PINBOARD_SECRET_KEY": "bench-pages-not-secret",
         "PYTHONPATH": str(ROOT),
+        **extra_env,
     }
     print(f"MariaDB {version} at {address}" + (f" (private, pid {server.pid})" if server else ""))
     print("  " + " ".join(settings_shown))
     print(f"topology: {args.shards} shards on hosts {', '.join(hosts)} (one server), "
           f"lookup_shards {args.shards}; settings {args.settings}")  # fmt: skip
+    print(f"cache pools: memcached {extra_env.get('PINBOARD_MEMCACHED') or 'none (in-process)'}; "
+          f"follower graph: {extra_env.get('PINBOARD_REDIS_URL') or 'in-process Redis'}")  # fmt: skip
     started = time.monotonic()
     manage(env, "migrate", "--verbosity", "0")
     manage(env, "shardstore", "init")
     print(f"migrate + shardstore init: {time.monotonic() - started:.1f}s")
 
     os.environ.update(env)
+    mariadb_pid = server.pid if server is not None else None
     import django
 
     django.setup()
@@ -753,6 +866,7 @@ def run(args, tmp: Path, address: str, server, run_started: float) -> int:  # ty
         window = (now - 365 * DAY, now - DAY)  # bulk pins are older than the probe's real ones
         loader.new_phase()
         load_pins(loader, plan, owner_of, image, rng, window=window, label="small")
+        clear_caches()  # the bulk rows went around the cache pools
         probe_pin = finish_probe(user, boards, others, image_file, real_pins=args.probe_real_pins)
         small_time = time.monotonic() - started
         print(f"load to {args.pins_small:,} pins: {small_time:.1f}s "
@@ -768,7 +882,10 @@ def run(args, tmp: Path, address: str, server, run_started: float) -> int:  # ty
         if not image_path.is_file():
             problems.append(f"image file {image_path} is missing")
         print(f"probe pages: {', '.join(pages.values())}; image {image['key']}")
-        results = {args.pins_small: measure("small", env, pages, args, tmp, len(boards))}
+        print(f"settle: {settle(loader, mariadb_pid)}")
+        results = {
+            args.pins_small: measure("small", env, pages, args, tmp, len(boards), mariadb_pid)
+        }
 
         # -- large: grow the same store ------------------------------------------
         started = time.monotonic()
@@ -778,6 +895,7 @@ def run(args, tmp: Path, address: str, server, run_started: float) -> int:  # ty
             loader, Counter(rng.choices(bulk_boards, k=grow)), owner_of, image, rng,
             window=window, label="large",
         )  # fmt: skip
+        clear_caches()
         large_time = time.monotonic() - started
         print(f"load {grow:,} more pins (to {args.pins_large:,}): {large_time:.1f}s "
               f"({grow / large_time:,.0f} pins/s, each with 3 mapping rows and their counts)")  # fmt: skip
@@ -785,43 +903,58 @@ def run(args, tmp: Path, address: str, server, run_started: float) -> int:  # ty
         problems += verify(loader, topology)
         print(f"verify counts and inverses: {time.monotonic() - started:.1f}s; "
               f"shard tables: {table_sizes(loader)}")  # fmt: skip
-        results[args.pins_large] = measure("large", env, pages, args, tmp, len(boards))
+        print(f"settle: {settle(loader, mariadb_pid)}")
+        results[args.pins_large] = measure("large", env, pages, args, tmp, len(boards), mariadb_pid)
     finally:
         loader.close()
 
     # -- report -----------------------------------------------------------------
     small, large = args.pins_small, args.pins_large
-    print()
-    print(f"{'pins':>10} {'page':<8} {'p50 ms':>8} {'p99 ms':>8} {'SQL':>4} {'bytes':>7}")
-    for size, pages_found in results.items():
-        for name, r in pages_found.items():
-            print(f"{size:>10,} {name:<8} {r['p50']:>8.2f} {r['p99']:>8.2f} {r['sql']:>4} "
-                  f"{r['bytes']:>7,}")  # fmt: skip
+    modes = list(results[small])
     print()
     print(
-        f"{'page':<8} {'p50 ratio':>9} {'p99 ratio':>9}  (large/small, acceptance: p50 ratio <= 1.30)"
+        f"{'pins':>10} {'page':<8} {'cache':<5} {'p50 ms':>8} {'p99 ms':>8} {'SQL':>4} {'bytes':>7}"
     )
-    worst = 0.0
-    for name in pages:
-        ratio = results[large][name]["p50"] / results[small][name]["p50"]
-        ratio99 = results[large][name]["p99"] / results[small][name]["p99"]
-        worst = max(worst, ratio)
-        print(f"{name:<8} {ratio:>9.2f} {ratio99:>9.2f}  {'ok' if ratio <= 1.3 else 'OVER 1.3'}")
-        if results[large][name]["statements"] != results[small][name]["statements"]:
-            problems.append(f"{name}: SQL statements differ between {small:,} and {large:,} pins")
+    for size, by_mode in results.items():
+        for mode, pages_found in by_mode.items():
+            for name, r in pages_found.items():
+                print(f"{size:>10,} {name:<8} {mode:<5} {r['p50']:>8.2f} {r['p99']:>8.2f} "
+                      f"{r['sql']:>4} {r['bytes']:>7,}")  # fmt: skip
     print()
-    print(f"{args.requests} timed requests per page and size (after {args.warmup} warm-up rounds), "
-          f"sequential, one keep-alive connection, pages in turn; gunicorn -w {args.workers} "
-          f"--threads {args.threads}; SQL = shardstore round trips of one signed-out request "
-          f"(count_queries, Django test client, same store).")  # fmt: skip
+    print(f"{'page':<8} {'cache':<5} {'p50 ratio':>9} {'p99 ratio':>9}"
+          "  (large/small; acceptance: p50 ratio <= 1.30)")  # fmt: skip
+    worst = 0.0
+    for mode in modes:
+        for name in pages:
+            a, b = results[small][mode][name], results[large][mode][name]
+            ratio, ratio99 = b["p50"] / a["p50"], b["p99"] / a["p99"]
+            worst = max(worst, ratio)
+            verdict = "ok" if ratio <= 1.3 else "OVER 1.3"
+            print(f"{name:<8} {mode:<5} {ratio:>9.2f} {ratio99:>9.2f}  {verdict}")
+            if a["statements"] != b["statements"]:
+                problems.append(
+                    f"{name} ({mode}): SQL statements differ between {small:,} and {large:,} pins"
+                )
+    print()
+    for name in pages:
+        statements = results[large][modes[0]][name]["statements"]
+        print(f"{name} page, {modes[0]} cache: {len(statements)} round trips at {large:,} pins")
+        for sql in statements:
+            print(f"  {' '.join(sql.split())[:150]}")
+    print()
+    print(f"{args.requests} timed requests per page, cache mode and size (after {args.warmup} "
+          f"warm-up rounds), sequential on one keep-alive connection, pages in turn; gunicorn "
+          f"-w {args.workers} --threads {args.threads}. cold = cache pools emptied (memcached "
+          "flush_all, untimed) before every request: every read goes to MySQL; warm = steady "
+          "state. SQL = shardstore round trips of one signed-out request (count_queries, "
+          "Django test client in this process, same store and pools).")  # fmt: skip
     print(f"loads: pinners {pinners_time:.1f}s, to {small:,} pins {small_time:.1f}s, "
           f"to {large:,} pins {large_time:.1f}s; whole run {time.monotonic() - run_started:.0f}s")  # fmt: skip
     for problem in problems:
         print(f"PROBLEM: {problem}")
     if not problems:
-        print(
-            "data check: every mapping count equals its rows; every board_has_pins row has its inverse"
-        )
+        print("data check: every mapping count equals its rows; every board_has_pins row has "
+              "its inverse")  # fmt: skip
     return 0 if worst <= 1.3 and not problems else 1
 
 

@@ -29,13 +29,10 @@ caller add options (for example binary logging for replication tests).
 
 from __future__ import annotations
 
-import ctypes
 import os
 import shutil
-import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -179,15 +176,11 @@ class Server:
         assert self.tmpdir is not None
         with open(self.tmpdir / "server.log", "ab") as output:
             self.process = subprocess.Popen(
-                self._command(),
+                [*_DIE_WITH_PARENT, *self._command()],
                 cwd=self.tmpdir,
                 stdin=subprocess.DEVNULL,
                 stdout=output,
                 stderr=subprocess.STDOUT,
-                # Code between fork and exec must take no lock another thread
-                # may hold; this makes one prctl() call through a ctypes
-                # function loaded in advance, and nothing else.
-                preexec_fn=_die_with_parent,
             )
 
     def _wait_until_ready(self) -> None:
@@ -560,13 +553,7 @@ def _exchange(host: str, port: int, request: bytes | None, timeout: float = 1.0)
 # timeout) before its fixtures can stop them, Linux is asked to send each
 # server SIGTERM when the process that started it dies (strictly: when the
 # thread that started it ends, so start servers from the main thread, as
-# pytest's fixtures do).  libc is loaded here, not in the child, because only
-# async-signal-safe calls are allowed between fork and exec.
-_PR_SET_PDEATHSIG = 1
-_libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
-
-
-def _die_with_parent() -> None:
-    """Runs in the child, before exec: SIGTERM it if its parent dies."""
-    if _libc is not None:
-        _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+# pytest's fixtures do). util-linux's setpriv sets that flag and then execs the
+# server; a preexec_fn would run Python in the forked child, whose thread-exit
+# cleanup can close the parent's other threads' database connections.
+_DIE_WITH_PARENT = ["setpriv", "--pdeathsig", "SIGTERM", "--"] if shutil.which("setpriv") else []

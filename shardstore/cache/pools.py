@@ -36,11 +36,11 @@ class CachePool(Protocol):
     def gets_many(self, keys: Sequence[str]) -> dict[str, tuple[bytes, Any]]: ...
     def add(self, key: str, value: bytes, expire: int) -> bool: ...
     def add_many(self, items: Mapping[str, bytes], expire: int) -> None:
-        """``add`` each item."""
+        """``add`` each item (replies not awaited; this thread's later reads see it)."""
 
     def cas(self, key: str, value: bytes, token: Any, expire: int) -> bool: ...
     def cas_many(self, items: Sequence[tuple[str, bytes, Any]], expire: int) -> None:
-        """``cas`` each (key, value, token)."""
+        """``cas`` each (key, value, token) (replies not awaited; likewise)."""
 
     def append(self, key: str, value: bytes) -> bool: ...
     def delete_many(self, keys: Iterable[str]) -> None: ...
@@ -51,15 +51,36 @@ class MemcachePool:
     """A pool of memcached servers (``["10.0.0.1:11211", ...]``)."""
 
     def __init__(self, name: str, servers: Sequence[str], *, timeout: float = 0.5) -> None:
+        from pymemcache.client.base import Client
         from pymemcache.client.hash import HashClient
 
         self.name = name
         self.stats = PoolStats()
         nodes = [(host, int(port)) for host, port in (s.rsplit(":", 1) for s in servers)]
-        # ignore_exc: a dead cache server is a miss, never an error page.
-        self._client = HashClient(
-            nodes, connect_timeout=timeout, timeout=timeout, ignore_exc=True, use_pooling=True
-        )
+        # One client (one connection per server) per thread: commands a thread sends
+        # without waiting for replies are then executed before its next read.
+        # ignore_exc: a dead cache server is a miss, never an error page. no_delay:
+        # a read right after unanswered writes must not wait for a delayed ACK.
+        # One server needs no key hashing (pymemcache's murmur3 is pure Python).
+        options = {"connect_timeout": timeout, "timeout": timeout, "no_delay": True}
+        if len(nodes) == 1:
+            self._new_client = lambda: Client(nodes[0], ignore_exc=True, **options)
+        else:
+            self._new_client = lambda: HashClient(
+                nodes, ignore_exc=True, use_pooling=False, **options
+            )
+        self._local = threading.local()
+        self._clients: list[Any] = []
+        self._clients_lock = threading.Lock()
+
+    @property
+    def _client(self) -> Any:
+        client = getattr(self._local, "client", None)
+        if client is None:
+            client = self._local.client = self._new_client()
+            with self._clients_lock:
+                self._clients.append(client)
+        return client
 
     def get_many(self, keys: Sequence[str]) -> dict[str, bytes]:
         if not keys:
@@ -84,15 +105,19 @@ class MemcachePool:
         self.stats.calls += 1
         return bool(self._client.cas(key, value, token, expire=expire, noreply=False))
 
-    # memcached has no multi-add or multi-cas, and replies must be awaited: without
-    # them a later get on another pooled connection could overtake the write.
+    # memcached has no multi-add or multi-cas: these go back to back without waiting
+    # for replies (noreply), on this thread's connections, ahead of its next read.
     def add_many(self, items: Mapping[str, bytes], expire: int) -> None:
-        for key, value in items.items():
-            self.add(key, value, expire)
+        if items:
+            self.stats.calls += 1
+            for key, value in items.items():
+                self._client.add(key, value, expire=expire, noreply=True)
 
     def cas_many(self, items: Sequence[tuple[str, bytes, Any]], expire: int) -> None:
-        for key, value, token in items:
-            self.cas(key, value, token, expire)
+        if items:
+            self.stats.calls += 1
+            for key, value, token in items:
+                self._client.cas(key, value, token, expire=expire, noreply=True)
 
     def append(self, key: str, value: bytes) -> bool:
         self.stats.calls += 1
@@ -108,7 +133,11 @@ class MemcachePool:
         self._client.flush_all(noreply=False)
 
     def close(self) -> None:
-        self._client.close()
+        with self._clients_lock:
+            clients, self._clients = self._clients, []
+        for client in clients:
+            client.close()
+        self._local = threading.local()
 
 
 class LocalPool:

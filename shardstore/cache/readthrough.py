@@ -10,8 +10,9 @@ the key (objects, counts) or appends to it (lists): a deleted claim makes the
 reader's ``cas`` impossible, so nothing stale is stored; appends made while
 the reader was away are kept and merged by the reader.
 
-A warm read costs one multi-get per pool; a cold one also claims and fills
-each missing key (memcached has no multi-add or multi-cas).
+A warm read costs one multi-get per pool; a cold one also a batch of claims,
+one multi-get of the claims' tokens and a batch of fills per pool (claims and
+fills go without waiting for replies).
 """
 
 from __future__ import annotations

@@ -124,8 +124,11 @@ def site_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             }
         )
     )
+    # Only our PINBOARD_* settings: no Redis, memcached or broker from the caller's
+    # environment, so the server runs on the embedded defaults.
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith("PINBOARD_")}
     env = {
-        **os.environ,
+        **inherited,
         "DJANGO_SETTINGS_MODULE": "pinboard.settings.dev",
         "PINBOARD_VAR_DIR": str(var_dir),
         "PINBOARD_TOPOLOGY": str(topology),
@@ -268,6 +271,9 @@ def shoot(
         page.wait_for_load_state("load")
         seen = problems[page.context] + page.evaluate(_LOAD_IMAGES)
         assert not seen, f"{step}: {page.url} has problems: {seen}"
+        # From the top: a full-page screenshot of a scrolled page draws the sticky
+        # header where the viewport was.
+        page.evaluate("window.scrollTo(0, 0)")
         path = SCREENSHOTS / f"{next(screenshot_numbers):02d}-{step}.png"
         page.screenshot(path=path, full_page=True)
         return path

@@ -84,7 +84,7 @@ def new_board(page: Page, shoot: Shoot, name: str, description: str, step: str) 
 
 
 def test_two_pinners_pin_like_comment_save_and_follow(
-    open_page: Callable[[], Page], shoot: Shoot, tmp_path: Path
+    open_page: Callable[[], Page], shoot: Shoot, site_url: str, tmp_path: Path
 ) -> None:
     ada = open_page()
 
@@ -105,7 +105,7 @@ def test_two_pinners_pin_like_comment_save_and_follow(
     ada.get_by_label("Password").fill(PASSWORD)
     ada.get_by_role("button", name="Log in").click()
     expect(ada.get_by_role("heading", name="Hello, ada")).to_be_visible()
-    expect(ada.get_by_text("No boards yet.")).to_be_visible()
+    expect(ada.get_by_text("Your home feed is empty")).to_be_visible()
 
     # ada makes a board and pins an uploaded image to it.
     new_board(ada, shoot, "Sunny Recipes", "Lemons, mostly.", "ada")
@@ -199,7 +199,16 @@ def test_two_pinners_pin_like_comment_save_and_follow(
     expect(board_card).to_contain_text("1 pin · 1 follower")
     shoot(bob, "bob-follows-ada")
 
+    # Her pins reach bob's home feed.
+    header(bob).locator(".logo").click()
+    expect(bob.get_by_role("heading", name="Hello, bob")).to_be_visible()
+    pin_path = pin_url.removeprefix(site_url.rstrip("/"))
+    expect(bob.locator(f'#pins a.pin[href="{pin_path}"]')).to_contain_text("Lemon tart")
+    shoot(bob, "bob-home-feed")
+
     # Following ada follows her boards.
+    bob.goto("/ada/")
+    board_card = bob.locator(".board-card", has_text="Sunny Recipes")
     board_card.click()
     expect(bob).to_have_url(board_url)
     expect(stat(bob, "follower")).to_have_text("1")
@@ -286,6 +295,7 @@ def test_board_pages_load_more_pins_on_scroll(
     expect(visitor.get_by_role("heading", level=1)).to_have_text("Tall Things")
     expect(stat(visitor, "pin")).to_have_text("55")
     chunks = visitor.locator("#pins > .grid")
+    expect(chunks).to_have_count(1)  # the "More pins" link is far below the fold
     expect(chunks.first.locator(".pin")).to_have_count(50)
     expect(chunks.first.locator(".pin").first).to_contain_text("Tall thing 54")  # newest first
     shoot(visitor, "carol-board-top")
