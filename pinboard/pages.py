@@ -147,11 +147,6 @@ def board_items(
     return items, page.cursor
 
 
-def likes_pin(actor_id: int, pin_id: int) -> bool:
-    """Whether the pinner likes the pin: one query on the pinner's shard."""
-    return get_store().mapping("user_likes_pins").contains(actor_id, pin_id)
-
-
 def user_stats(user: dict[str, Any]) -> dict[str, int]:
     counts = user["counts"]
     return {

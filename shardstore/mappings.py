@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import cursors
 from .backends import batched
@@ -205,6 +205,19 @@ class MappingTable:
             rows = session.query(self._filter + _placeholders(len(wanted)), [from_id, *wanted])
         mapped = {int(row[0]) for row in rows}
         return [candidate for candidate in wanted if candidate in mapped]
+
+
+def all_ids(table: MappingTable | Any, from_id: int, *, batch: int = 1000) -> list[int]:
+    """Every to-ID of a list, newest first, a page of ``batch`` at a time (for lists
+    known to be short, such as a pinner's boards; stream long ones with ``page``)."""
+    ids: list[int] = []
+    cursor = None
+    while True:
+        page = table.page(from_id, limit=batch, cursor=cursor)
+        ids += page.ids
+        if page.cursor is None:
+            return ids
+        cursor = page.cursor
 
 
 def _page_sql(name: str, descending: bool, *, after: bool, with_from: bool = False) -> str:

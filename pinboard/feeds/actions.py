@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from shardstore.mappings import all_ids
+
 from ..store import get_feeds, get_store
 
 #: How many recent pins of a pinner or board a new follow merges in.
@@ -53,25 +55,15 @@ def drop_board(actor_id: int, board_id: int) -> None:
     _drop(actor_id, "board_id", board_id)
 
 
-def _all(relation: str, from_id: int) -> list[int]:
-    mapping, ids, cursor = get_store().mapping(relation), [], None
-    while True:
-        page = mapping.page(from_id, limit=1000, cursor=cursor)
-        ids += page.ids
-        if page.cursor is None:
-            return ids
-        cursor = page.cursor
-
-
 def rebuild(user_id: int) -> None:
     """The feed from MySQL: recent pins of every board followed (explicitly or through
     its owner, less unfollowed boards), and the pinner's own."""
     store = get_store()
-    followed_users = _all("user_follows_users", user_id)
+    followed_users = all_ids(store.mapping("user_follows_users"), user_id)
     boards_of_followed = store.mapping("user_has_boards").rows_many(followed_users, limit=1000)
-    unfollowed = set(_all("user_unfollows_boards", user_id))
+    unfollowed = set(all_ids(store.mapping("user_unfollows_boards"), user_id))
     boards = {b for rows in boards_of_followed.values() for b, _ in rows} - unfollowed
-    boards.update(_all("user_follows_boards", user_id))
+    boards.update(all_ids(store.mapping("user_follows_boards"), user_id))
     entries = _entries("board_has_pins", sorted(boards), REBUILD_PINS_PER_BOARD) if boards else []
     entries += _entries("user_has_pins", [user_id], MERGE_PINS)
     get_feeds().replace(user_id, entries)

@@ -21,7 +21,7 @@ edits the actor's home feed.
 
 from __future__ import annotations
 
-from shardstore.mappings import now_sequence
+from shardstore.mappings import all_ids, now_sequence
 
 from ..boards.queries import get_board
 from ..errors import InvalidField, NotFoundError
@@ -31,15 +31,7 @@ from ..users.queries import get_user
 
 
 def boards_of(user_id: int) -> list[int]:
-    store = get_store()
-    board_ids: list[int] = []
-    cursor = None
-    while True:
-        page = store.mapping("user_has_boards").page(user_id, limit=1000, cursor=cursor)
-        board_ids += page.ids
-        if page.cursor is None:
-            return board_ids
-        cursor = page.cursor
+    return all_ids(get_store().mapping("user_has_boards"), user_id)
 
 
 def follow_user(actor_id: int, user_id: int) -> None:

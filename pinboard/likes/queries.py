@@ -9,3 +9,8 @@ from ..store import get_store
 
 def likers_page(pin_id: int, *, limit: int = 50, cursor: str | None = None) -> Page:
     return get_store().mapping("pin_liked_by_users").page(pin_id, limit=limit, cursor=cursor)
+
+
+def likes_pin(actor_id: int, pin_id: int) -> bool:
+    """Whether the pinner likes the pin (an edge check, cached)."""
+    return get_store().mapping("user_likes_pins").contains(actor_id, pin_id)

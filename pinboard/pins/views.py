@@ -14,7 +14,8 @@ from django.views.decorators.http import require_POST
 from ..boards.queries import boards_page, get_board, get_boards
 from ..errors import DomainError, Forbidden, InvalidField, NotFoundError, TooLarge
 from ..ids import parse_id
-from ..pages import act, likes_pin, next_url, page_errors, pin_item, pinner_required
+from ..likes.queries import likes_pin
+from ..pages import act, next_url, page_errors, pin_item, pinner_required
 from ..users.auth import get_pinner
 from ..users.queries import get_user
 from .actions import add_comment, create_pin, delete_pin, owned_pin, save_pin, update_pin
