@@ -30,6 +30,7 @@ run: $(VENV)/.run
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 test: $(VENV)/.dev lint
 	$(PY) -m pytest

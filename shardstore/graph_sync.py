@@ -75,7 +75,7 @@ def sync_graph(
     report = SyncReport()
     if wipe and repair:
         for client in graph.shards.clients().values():
-            _delete_graph_keys(client, lambda key: True)
+            _delete_graph_keys(client, keep=set())
     expected_on: dict[str, set[str]] = defaultdict(set)  # instance -> the graph keys it should hold
     shards = store.topology.shard_count
     for shard_id in range(shards):
@@ -88,7 +88,7 @@ def sync_graph(
     for instance, client in graph.shards.clients().items():
         wanted = expected_on[instance]
         report.keys_removed += _delete_graph_keys(
-            client, lambda key, wanted=wanted: key not in wanted, dry_run=not repair, report=report
+            client, keep=wanted, dry_run=not repair, report=report
         )
     return report
 
@@ -210,18 +210,15 @@ def _normalize_expected(kind: str, members: dict[int, int]) -> Any:
 
 
 def _delete_graph_keys(
-    client: Any,
-    doomed: Callable[[str], bool],
-    *,
-    dry_run: bool = False,
-    report: SyncReport | None = None,
+    client: Any, *, keep: set[str], dry_run: bool = False, report: SyncReport | None = None
 ) -> int:
+    """Delete the graph keys of an instance that are not in ``keep``; returns how many."""
     removed = 0
     for pattern in GRAPH_PATTERNS:
         batch = []
         for raw in client.scan_iter(match=pattern, count=1000):
             key = raw.decode() if isinstance(raw, bytes) else raw
-            if doomed(key):
+            if key not in keep:
                 removed += 1
                 if report is not None:
                     report.note(key)

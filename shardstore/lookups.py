@@ -66,7 +66,7 @@ class LookupTable:
         """Release ``key`` if it still maps to ``object_id``. Returns whether it did."""
         normalized = self.key(key)
         with self._store.session(self.shard_of(normalized)) as session:
-            return session.execute(self._delete, (normalized, int(object_id))) > 0
+            return bool(session.execute(self._delete, (normalized, int(object_id))) > 0)
 
 
 def _encodable(text: str) -> bool:

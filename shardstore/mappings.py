@@ -84,12 +84,15 @@ class MappingTable:
         steps = [(self.relation.name, from_id, to_id)]
         if self.relation.inverse:
             steps.append((self.relation.inverse, to_id, from_id))
-        changed = []
+        changed: list[bool] = []
         for shard_id, shard_steps in _in_shard_order(steps):
-            changed += self._store.transaction(
-                shard_id,
-                lambda session, steps=shard_steps: [write(session, *step) for step in steps],
-            )
+
+            def run(
+                session: Session, steps: list[tuple[str, int, int]] = shard_steps
+            ) -> list[bool]:
+                return [bool(write(session, *step)) for step in steps]
+
+            changed += self._store.transaction(shard_id, run)
         return changed[0]
 
     def _check_writable(self, from_id: int | str, to_id: int | str) -> tuple[int, int]:
@@ -115,6 +118,7 @@ class MappingTable:
         from_id = self._store.catalog.expect(from_id, self.relation.from_type)
         limit = _check_limit(limit)
         descending = not oldest_first
+        params: tuple[int, ...]
         if cursor is None:
             sql, params = self._page[descending], (from_id, limit + 1)
         else:

@@ -159,4 +159,4 @@ class ObjectTable:
         object_id = self._store.catalog.expect(object_id, self.type.name)
         shard_id, _, local_id = decompose(object_id)
         with self._store.session(shard_id) as session:
-            return session.execute(self._delete, (local_id,)) > 0
+            return bool(session.execute(self._delete, (local_id,)) > 0)

@@ -150,7 +150,7 @@ class Store:
             from_id = self.catalog.expect(from_id, mapping.from_type)
             to_id = self.catalog.expect(to_id, mapping.to_type)
             by_shard.setdefault(shard_of(from_id), []).append((relation, from_id, to_id))
-        found = set()
+        found: set[tuple[str, int, int]] = set()
         for shard_id, checks in by_shard.items():
             with self.session(shard_id) as session:
                 for batch in batched(checks, session.dialect.max_union):

@@ -172,9 +172,9 @@ class Topology:
 
     def random_open_shard(self, rng: random.Random | None = None) -> int:
         """A shard for a new user, uniformly among the open ranges."""
-        rng = rng or random
+        choose = rng.randrange if rng is not None else random.randrange
         sizes = [last - first + 1 for first, last in self.open_ranges]
-        pick = rng.randrange(sum(sizes))
+        pick = choose(sum(sizes))
         for (first, _last), size in zip(self.open_ranges, sizes, strict=False):
             if pick < size:
                 return first + pick
@@ -241,7 +241,7 @@ def _ranges(entries: object, hosts: Mapping[str, str], shard_count: int) -> tupl
             raise InvalidTopology(f"{where}: unknown slave host {replica!r}")
         if replica == master:
             raise InvalidTopology(f"{where}: master {master} is also its own slave")
-        ranges.append(ShardRange(first, last, master, replica))
+        ranges.append(ShardRange(first, last, str(master), replica))
     ranges.sort(key=lambda r: r.first)
     expected = 0
     for shard_range in ranges:

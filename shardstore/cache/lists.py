@@ -15,6 +15,7 @@ middle.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import msgpack
 
@@ -70,7 +71,8 @@ def encode(rows: list[tuple[int, int]], cap: int) -> bytes:
 
 def entry(to_id: int, sequence: int) -> bytes:
     """The bytes an add appends."""
-    return msgpack.packb([to_id, sequence])
+    packed: bytes = msgpack.packb([to_id, sequence])
+    return packed
 
 
 def decode(value: bytes) -> CachedList | None:
@@ -90,8 +92,7 @@ def _from_items(items: list[object]) -> CachedList | None:
     _, complete, floor_sequence, floor_to = items[0]
     floor = None if floor_sequence is None else (floor_sequence, floor_to)
     latest: dict[int, int] = {}
-    for item in items[1:]:
-        to_id, sequence = item  # type: ignore[misc]
+    for to_id, sequence in cast("list[tuple[int, int]]", items[1:]):
         latest[to_id] = sequence
     entries = sorted(((s, t) for t, s in latest.items()), reverse=True)
     if floor is not None:

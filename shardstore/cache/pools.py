@@ -77,7 +77,7 @@ class MemcachePool:
     def _client(self) -> Any:
         client = getattr(self._local, "client", None)
         if client is None:
-            client = self._local.client = self._new_client()
+            client = self._local.client = self._new_client()  # type: ignore[no-untyped-call]
             with self._clients_lock:
                 self._clients.append(client)
         return client
