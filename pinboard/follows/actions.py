@@ -39,9 +39,9 @@ def follow_user(actor_id: int, user_id: int) -> None:
         raise InvalidField("you cannot follow yourself", field="user_id")
     if get_user(user_id, counts=False) is None:
         raise NotFoundError("no such user")
-    store, sequence = get_store(), now_sequence()
-    store.mapping("user_follows_users").add(actor_id, user_id, sequence=sequence)
-    edit = get_graph().edit().user_follow(actor_id, user_id, True, sequence)
+    store, sequence, edit = get_store(), now_sequence(), get_graph().edit()
+    if store.mapping("user_follows_users").add(actor_id, user_id, sequence=sequence):
+        edit.user_follow(actor_id, user_id, True, sequence)  # Redis scores = MySQL sequences
     boards = boards_of(user_id)
     if boards:
         for board_id in store.mapping("user_follows_boards").filter(actor_id, boards):
