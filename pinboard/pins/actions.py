@@ -20,6 +20,7 @@ from ..boards.actions import owned_board
 from ..errors import Forbidden, InvalidField, NotFoundError
 from ..feeds import actions as feeds
 from ..store import get_store
+from ..users.queries import get_user
 from .images import store_image
 from .queries import get_pin
 
@@ -156,10 +157,14 @@ def add_comment(actor_id: int, pin_id: int, text: object) -> dict[str, Any]:
         raise InvalidField(f"comment must be 1-{MAX_COMMENT} characters", field="text")
     if get_pin(pin_id) is None:
         raise NotFoundError("no such pin")
+    author = get_user(actor_id, counts=False)
+    if author is None:
+        raise NotFoundError("no such user")
     store = get_store()
     data = {
         "pin_id": pin_id,
         "author_id": actor_id,
+        "author_username": author["username"],  # usernames never change
         "text": text.strip(),
         "created_at": timezone.now().isoformat(),
     }

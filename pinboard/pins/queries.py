@@ -28,15 +28,14 @@ def board_pins_page(board_id: int, *, limit: int = 50, cursor: str | None = None
 def comments_page(
     pin_id: int, *, limit: int = 50, cursor: str | None = None
 ) -> tuple[list[dict[str, Any]], str | None]:
-    """A pin's comments, oldest first, each with its author under ``author``."""
+    """A pin's comments, oldest first, each with ``author`` (ID and username, kept in the
+    comment when it was written: authors live on any shard, and a page of comments must
+    not cost a query per shard of its authors)."""
     store = get_store()
     page = store.mapping("pin_has_comments").page(
         pin_id, limit=limit, cursor=cursor, oldest_first=True
     )
     comments = store.objects("comment").get_many(page.ids)
-    authors = {
-        u["id"]: u for u in store.objects("user").get_many({c["author_id"] for c in comments})
-    }
     for comment in comments:
-        comment["author"] = authors.get(comment["author_id"])
+        comment["author"] = {"id": comment["author_id"], "username": comment["author_username"]}
     return comments, page.cursor
