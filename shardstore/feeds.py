@@ -31,27 +31,30 @@ CLAIM_SECONDS = 24 * 3600
 # head (the usual case) is pushed on; one that arrives late (a slow batch, a
 # retry) is inserted where it belongs within the newest WINDOW entries.
 _PUSH = """
-local function newer(a, b)  -- entry a sorts before entry b
-  local pa, sa = string.match(a, '^(%d+):(%d+)$')
-  local pb, sb = string.match(b, '^(%d+):(%d+)$')
-  sa, sb = tonumber(sa), tonumber(sb)
-  if sa ~= sb then return sa > sb end
-  if #pa ~= #pb then return #pa > #pb end  -- pin IDs exceed a double: compare as digits
-  return pa > pb
+local function parse(e)  -- pin id (as digits: it exceeds a double) and sequence
+  local pin, sequence = string.match(e, '^(%d+):(%d+)$')
+  return pin, tonumber(sequence)
+end
+local entry, length, window = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[4])
+local pin, sequence = parse(entry)
+local function before(other)  -- whether the new entry sorts before another, newest first
+  local other_pin, other_sequence = parse(other)
+  if sequence ~= other_sequence then return sequence > other_sequence end
+  if #pin ~= #other_pin then return #pin > #other_pin end
+  return pin > other_pin
 end
 if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[3]) then return -1 end
-local entry, length, window = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[4])
 local pushed = 0
 for i = 2, #KEYS, 2 do
   if redis.call('EXISTS', KEYS[i]) == 1 then
     local feed = KEYS[i + 1]
     local head = redis.call('LINDEX', feed, 0)
-    if not head or newer(entry, head) then
+    local placed = not head or before(head)
+    if placed then
       redis.call('LPUSH', feed, entry)
     else
-      local placed = false
       for _, current in ipairs(redis.call('LRANGE', feed, 0, window - 1)) do
-        if newer(entry, current) then
+        if before(current) then
           redis.call('LINSERT', feed, 'BEFORE', current, entry)
           placed = true
           break
@@ -60,10 +63,13 @@ for i = 2, #KEYS, 2 do
       local size = redis.call('LLEN', feed)
       if not placed and size <= window and size < length then  -- older than all: the tail
         redis.call('RPUSH', feed, entry)
+        placed = true
       end
     end
-    redis.call('LTRIM', feed, 0, length - 1)
-    pushed = pushed + 1
+    if placed then
+      redis.call('LTRIM', feed, 0, length - 1)
+      pushed = pushed + 1
+    end
   end
 end
 return pushed
