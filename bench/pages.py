@@ -9,14 +9,15 @@ What it does, end to end:
    ``PINBOARD_VAR_DIR``.
 2. Loads pinners and boards (2,000 pinners on random shards, 10 boards each,
    with their username, email and board-slug lookups), then pins up to 10,000
-   in all. The bulk goes in as multi-row INSERTs straight into the shard tables
-   (pins, board_has_pins + pin_owned_by_board, user_has_pins, user_has_boards,
-   mapping_counts) with exactly the rows and JSON the site's actions write:
-   objects colocated with their owner, sequences in microseconds, one real
-   image stored once and shared by every pin. The probe pinner, its 10 boards,
-   the newest pins of its boards, a few comments, likes and follows are made
-   through the real actions (sign_up, create_board, create_pin, add_comment,
-   like, follow_user). Mapping counts are then checked against the rows.
+   in all. The bulk goes in (bench/bulkload.py) as multi-row INSERTs straight
+   into the shard tables (pins, board_has_pins + pin_owned_by_board,
+   user_has_pins, user_has_boards, mapping_counts) with exactly the rows and
+   JSON the site's actions write: objects colocated with their owner,
+   sequences in microseconds, one real image stored once and shared by every
+   pin. The probe pinner, its 10 boards, the newest pins of its boards, a few
+   comments, likes and follows are made through the real actions (sign_up,
+   create_board, create_pin, add_comment, like, follow_user). Mapping counts
+   are then checked against the rows.
 3. Serves the site with gunicorn and measures, for the probe's profile
    ``/<username>/``, board ``/<username>/<slug>/`` and pin ``/pin/<id>/``: p50
    and p99 over ``--requests`` sequential keep-alive requests (pages taken in
@@ -46,23 +47,18 @@ and prod differs from base only in its secret key and secure cookies);
 from __future__ import annotations
 
 import argparse
-import ctypes
 import http.client
 import json
 import math
 import os
 import random
-import signal
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections import Counter, defaultdict
-from concurrent.futures import Future, ThreadPoolExecutor
-from datetime import UTC, datetime
+from collections import Counter
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -71,12 +67,17 @@ sys.path.insert(0, str(ROOT))
 
 import MySQLdb  # noqa: E402
 
-from shardstore import Topology, compose, shard_of  # noqa: E402
-from shardstore.modshard import bucket  # noqa: E402
-
-PIN, BOARD, USER = 1, 2, 3  # type ids (shardstore.catalog.CATALOG)
-SECOND = 1_000_000  # sequences are microseconds since the epoch
-DAY = 86_400 * SECOND
+from bench.bulkload import (  # noqa: E402
+    BOARD_NAMES,
+    DAY,
+    Loader,
+    load_pinners,
+    load_pins,
+    table_sizes,
+    verify,
+)
+from shardstore import Topology  # noqa: E402
+from tests.servers import DIE_WITH_PARENT  # noqa: E402
 
 #: MariaDB options added to tests/servers.py's own (which run it in /dev/shm with
 #: innodb_flush_log_at_trx_commit=0, no doublewrite, no binlog).
@@ -86,34 +87,8 @@ MARIADB_ARGS = [
     "--max-allowed-packet=64M",
 ]
 
-BOARD_NAMES = [
-    "Weeknight dinners", "Tiny houses", "Trail running", "Mid-century chairs", "Watercolor",
-    "Garden", "Typography", "Travel Japan", "Sourdough", "Cabin porn", "Knitting patterns",
-    "Street photography", "Bathroom ideas", "Bike packing", "Ceramics", "Wedding flowers",
-    "Posters", "Kids rooms", "Fermentation", "Bookshelves", "Desk setups", "Cocktails",
-    "Houseplants", "Vintage cars", "Tattoo ideas", "Fonts", "Quilts", "Lighthouses",
-    "Birthday cakes", "Hiking Alps",
-]  # fmt: skip
-WORDS = [
-    "simple", "easy", "cozy", "minimal", "rustic", "bright", "bold", "tiny", "modern", "classic",
-    "summer", "winter", "weekend", "quick", "healthy", "handmade", "vintage", "colorful", "calm",
-    "green", "golden", "ocean", "forest", "city", "morning",
-]  # fmt: skip
-LINKS = [
-    "https://example.com/recipes/{n}", "https://blog.example.org/posts/{n}-ideas",
-    "https://www.example.net/gallery/{n}", "https://shop.example.com/item/{n}?ref=pin",
-]  # fmt: skip
-
 
 # -- processes ----------------------------------------------------------------
-
-_libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
-
-
-def _die_with_parent() -> None:
-    """In the child before exec: SIGTERM it if this benchmark dies."""
-    if _libc is not None:
-        _libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def free_port() -> int:
@@ -127,13 +102,19 @@ def manage(env: dict[str, str], *args: str) -> None:
 
 
 class Gunicorn:
-    """gunicorn serving pinboard.wsgi; stopped by its own PID."""
+    """gunicorn serving pinboard.wsgi; stopped by its own PID.
+
+    Started from the main thread behind ``DIE_WITH_PARENT`` (setpriv), so it gets SIGTERM
+    if this benchmark dies, with no Python run in the forked child (a preexec_fn there
+    could close the bulk loader's connections, held by other threads).
+    """
 
     def __init__(self, env: dict[str, str], workers: int, threads: int, log: Path) -> None:
         self.port = free_port()
         self._log = open(log, "ab")  # noqa: SIM115 - closed in stop()
         self.process = subprocess.Popen(
             [
+                *DIE_WITH_PARENT,
                 sys.executable,
                 "-m",
                 "gunicorn",
@@ -152,7 +133,6 @@ class Gunicorn:
             stdin=subprocess.DEVNULL,
             stdout=self._log,
             stderr=subprocess.STDOUT,
-            preexec_fn=_die_with_parent,
         )
 
     def wait_ready(self, path: str, timeout: float = 60) -> None:
@@ -183,272 +163,7 @@ class Gunicorn:
         self._log.close()
 
 
-# -- bulk loading -------------------------------------------------------------
-
-
-def sql_string(text: str) -> str:
-    """A MySQL string literal for ASCII JSON (json.dumps escapes everything else)."""
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-def encode(data: dict) -> str:
-    """The object JSON, as shardstore.objects._encode writes it."""
-    return json.dumps(data, separators=(",", ":"))
-
-
-def iso(micros: int) -> str:
-    """``timezone.now().isoformat()`` at ``micros``."""
-    return datetime.fromtimestamp(micros / SECOND, tz=UTC).isoformat()
-
-
-class Loader:
-    """Multi-row INSERTs on a few connections of their own, while the caller builds rows."""
-
-    def __init__(self, params: dict, batch: int, threads: int) -> None:
-        self.params, self.batch = params, batch
-        self.conn = MySQLdb.connect(**params)
-        self._local = threading.local()
-        # Every connection is also held here: a child started with preexec_fn (gunicorn,
-        # below) runs Python after fork and frees the other threads' thread-locals there,
-        # which would send COM_QUIT down a pool thread's connection, shared with the child.
-        self._connections = [self.conn]
-        self._pool = ThreadPoolExecutor(threads)
-        self._pending: list[Future] = []
-        self._max_pending = threads * 2
-        self._next_local: dict[tuple[int, str], int] = {}
-        self.rows = Counter()
-
-    def close(self) -> None:
-        self.wait()
-        self._pool.shutdown()
-        for conn in self._connections:
-            conn.close()
-
-    # -- local ids: explicit, after the highest one the shard's table holds --
-
-    def new_phase(self) -> None:
-        """Forget cached local ids: the site's actions may have made rows since."""
-        self.wait()
-        self._next_local.clear()
-
-    def next_local(self, shard: int, table: str) -> int:
-        key = (shard, table)
-        if key not in self._next_local:
-            cursor = self.conn.cursor()
-            cursor.execute(f"SELECT COALESCE(MAX(local_id), 0) FROM db{shard:05d}.{table}")
-            self._next_local[key] = int(cursor.fetchone()[0]) + 1
-        local = self._next_local[key]
-        self._next_local[key] = local + 1
-        return local
-
-    # -- statements ----------------------------------------------------------
-
-    def _run(self, sql: str) -> None:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = self._local.conn = MySQLdb.connect(**self.params)
-            self._connections.append(conn)
-        conn.cursor().execute(sql)
-
-    def _submit(self, sql: str) -> None:
-        while len(self._pending) >= self._max_pending:
-            self._pending.pop(0).result()
-        self._pending.append(self._pool.submit(self._run, sql))
-
-    def wait(self) -> None:
-        while self._pending:
-            self._pending.pop(0).result()
-
-    def _insert(self, head: str, rows: list[str], tail: str = "") -> None:
-        for start in range(0, len(rows), self.batch):
-            self._submit(head + ",".join(rows[start : start + self.batch]) + tail)
-
-    def objects(self, shard: int, table: str, rows: list[tuple[int, str]]) -> None:
-        values = [f"({local},{sql_string(text)})" for local, text in rows]
-        self._insert(f"INSERT INTO db{shard:05d}.{table} (local_id, data) VALUES ", values)
-        self.rows[table] += len(rows)
-
-    def mappings(self, shard: int, relation: str, rows: list[tuple[int, int, int]]) -> None:
-        values = [f"({f},{t},{s})" for f, t, s in rows]
-        self._insert(
-            f"INSERT INTO db{shard:05d}.{relation} (from_id, to_id, sequence) VALUES ", values
-        )
-        self.rows[relation] += len(rows)
-
-    def counts(self, shard: int, counts: dict[tuple[int, str], int]) -> None:
-        """Add to mapping_counts as the dialect's add_to_count does (one row per key)."""
-        values = [f"({f},'{relation}',{n})" for (f, relation), n in counts.items()]
-        self._insert(
-            f"INSERT INTO db{shard:05d}.mapping_counts (from_id, relation, n) VALUES ",
-            values,
-            " ON DUPLICATE KEY UPDATE n = n + VALUES(n)",
-        )
-
-    def lookups(self, shard: int, table: str, rows: list[tuple[str, int]]) -> None:
-        values = [f"({sql_string(key)},{object_id})" for key, object_id in rows]
-        self._insert(f"INSERT INTO db{shard:05d}.{table} (lookup_key, object_id) VALUES ", values)
-        self.rows[table] += len(rows)
-
-
-def load_pinners(
-    loader: Loader,
-    topology: Topology,
-    rng: random.Random,
-    *,
-    users: int,
-    boards_per_user: int,
-    password: str,
-    now: int,
-) -> dict[int, int]:
-    """Pinners on random open shards, each with boards on their shard: ``{board_id: owner_id}``.
-
-    Rows as sign_up and create_board write them: the user object, its username and
-    email lookups, boards (with their slug), board-slug lookups, user_has_boards + count.
-    """
-    from django.utils.text import slugify
-
-    by_shard: dict[int, list[int]] = defaultdict(list)
-    for n in range(users):
-        by_shard[topology.random_open_shard(rng)].append(n)
-    lookups: dict[tuple[int, str], list[tuple[str, int]]] = defaultdict(list)
-    owner_of: dict[int, int] = {}
-
-    def lookup(table: str, key: str, object_id: int) -> None:
-        key = key.strip().casefold()
-        lookups[(topology.lookup_shard(bucket(key)), table)].append((key, object_id))
-
-    for shard, numbers in sorted(by_shard.items()):
-        user_rows, board_rows, has_boards, counts = [], [], [], {}
-        for n in numbers:
-            joined = now - 3 * 365 * DAY + rng.randrange(365 * DAY)
-            username, email = f"pinner{n:05d}", f"pinner{n:05d}@example.com"
-            local = loader.next_local(shard, "users")
-            user_id = compose(shard, USER, local)
-            user_rows.append((local, encode({
-                "username": username, "email": email, "password": password, "about": "",
-                "token_version": 1, "created_at": iso(joined),
-            })))  # fmt: skip
-            lookup("lookup_username", username, user_id)
-            lookup("lookup_email", email, user_id)
-            for i, name in enumerate(rng.sample(BOARD_NAMES, boards_per_user)):
-                created = joined + (i + 1) * rng.randrange(1, 30 * DAY)
-                local = loader.next_local(shard, "boards")
-                board_id = compose(shard, BOARD, local)
-                slug = slugify(name)[:80]
-                board_rows.append((local, encode({
-                    "owner_id": user_id, "name": name, "description": "",
-                    "created_at": iso(created), "slug": slug,
-                })))  # fmt: skip
-                lookup("lookup_board_slug", f"{user_id}:{slug}", board_id)
-                has_boards.append((user_id, board_id, created + 5_000))
-                owner_of[board_id] = user_id
-            counts[(user_id, "user_has_boards")] = boards_per_user
-        loader.objects(shard, "users", user_rows)
-        loader.objects(shard, "boards", board_rows)
-        loader.mappings(shard, "user_has_boards", has_boards)
-        loader.counts(shard, counts)
-    for (shard, table), rows in sorted(lookups.items()):
-        loader.lookups(shard, table, rows)
-    loader.wait()
-    return owner_of
-
-
-def load_pins(
-    loader: Loader,
-    plan: dict[int, int],
-    owner_of: dict[int, int],
-    image: dict,
-    rng: random.Random,
-    *,
-    window: tuple[int, int],
-    label: str,
-) -> int:
-    """``plan[board_id]`` pins on each board, as create_pin writes them.
-
-    Per pin: the pin object on the board's shard, board_has_pins and its inverse
-    pin_owned_by_board (one sequence), user_has_pins (a later sequence), and
-    their mapping_counts. Returns the number of pins made.
-    """
-    by_shard: dict[int, list[int]] = defaultdict(list)
-    for board_id in plan:
-        by_shard[shard_of(board_id)].append(board_id)
-    total, done, started = sum(plan.values()), 0, time.monotonic()
-    shown = started
-    for shard, boards in sorted(by_shard.items()):
-        pins, has_pins, owned_by, user_pins = [], [], [], []
-        counts: dict[tuple[int, str], int] = Counter()
-        for board_id in boards:
-            owner_id = owner_of[board_id]
-            for _ in range(plan[board_id]):
-                created = rng.randrange(*window)
-                local = loader.next_local(shard, "pins")
-                pin_id = compose(shard, PIN, local)
-                n = rng.randrange(10**6)
-                description = " ".join(rng.sample(WORDS, rng.randint(2, 6))).capitalize()
-                pins.append((local, encode({
-                    "description": f"{description} #{n}",
-                    "link": rng.choice(LINKS).format(n=n) if n % 4 else "",
-                    "image": image, "board_id": board_id, "owner_id": owner_id,
-                    "created_at": iso(created),
-                })))  # fmt: skip
-                sequence = created + rng.randrange(200, 2_000)  # the object insert came first
-                has_pins.append((board_id, pin_id, sequence))
-                owned_by.append((pin_id, board_id, sequence))
-                user_pins.append((owner_id, pin_id, sequence + rng.randrange(200, 2_000)))
-                counts[(board_id, "board_has_pins")] += 1
-                counts[(pin_id, "pin_owned_by_board")] += 1
-                counts[(owner_id, "user_has_pins")] += 1
-        loader.objects(shard, "pins", pins)
-        loader.mappings(shard, "board_has_pins", has_pins)
-        loader.mappings(shard, "pin_owned_by_board", owned_by)
-        loader.mappings(shard, "user_has_pins", user_pins)
-        loader.counts(shard, counts)
-        done += len(pins)
-        now = time.monotonic()
-        if now - shown > 10 or done == total:
-            shown = now
-            rate = done / max(now - started, 1e-9)
-            print(f"  {label}: {done:,}/{total:,} pins ({rate:,.0f}/s)", file=sys.stderr)
-    loader.wait()
-    return total
-
-
-def verify(loader: Loader, topology: Topology) -> list[str]:
-    """Every mapping count equals its rows, and every board_has_pins row has its inverse."""
-    problems = []
-    cursor = loader.conn.cursor()
-    relations = ["user_has_boards", "board_has_pins", "pin_owned_by_board", "user_has_pins"]
-    totals = Counter()
-    for shard in range(topology.shard_count):
-        db = f"db{shard:05d}"
-        for relation in relations:
-            cursor.execute(
-                f"SELECT COUNT(*) FROM (SELECT from_id, COUNT(*) c FROM {db}.{relation}"
-                f" GROUP BY from_id) r LEFT JOIN {db}.mapping_counts m ON m.from_id = r.from_id"
-                f" AND m.relation = %s WHERE m.n IS NULL OR m.n <> r.c",
-                (relation,),
-            )
-            bad = cursor.fetchone()[0]
-            cursor.execute(
-                f"SELECT COUNT(*) FROM {db}.mapping_counts m WHERE m.relation = %s AND m.n <> 0"
-                f" AND NOT EXISTS (SELECT 1 FROM {db}.{relation} r WHERE r.from_id = m.from_id)",
-                (relation,),
-            )
-            bad += cursor.fetchone()[0]
-            if bad:
-                problems.append(f"{db}.{relation}: {bad} lists whose count differs from their rows")
-        cursor.execute(
-            f"SELECT COUNT(*) FROM {db}.board_has_pins b LEFT JOIN {db}.pin_owned_by_board p"
-            f" ON p.from_id = b.to_id AND p.to_id = b.from_id WHERE p.from_id IS NULL"
-        )
-        if missing := cursor.fetchone()[0]:
-            problems.append(f"{db}: {missing} board_has_pins rows without their inverse")
-        for table in ("pins", "board_has_pins", "pin_owned_by_board", "user_has_pins"):
-            cursor.execute(f"SELECT COUNT(*) FROM {db}.{table}")
-            totals[table] += cursor.fetchone()[0]
-    if len(set(totals.values())) != 1:
-        problems.append(f"row totals differ: {dict(totals)}")
-    return problems
+# -- after a load -------------------------------------------------------------
 
 
 def settle(loader: Loader, pid: int | None, limit: float = 120) -> str:
@@ -476,15 +191,6 @@ def cpu_seconds(pid: int | None) -> float:
     except OSError:
         return float("nan")
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def table_sizes(loader: Loader) -> str:
-    cursor = loader.conn.cursor()
-    cursor.execute(
-        "SELECT table_name, SUM(data_length + index_length) FROM information_schema.tables"
-        " WHERE table_schema LIKE 'db%' GROUP BY table_name ORDER BY 2 DESC LIMIT 6"
-    )
-    return ", ".join(f"{name} {int(size) / 2**20:,.0f} MB" for name, size in cursor.fetchall())
 
 
 # -- the probe: made through the site's actions ---------------------------------

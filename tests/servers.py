@@ -176,7 +176,7 @@ class Server:
         assert self.tmpdir is not None
         with open(self.tmpdir / "server.log", "ab") as output:
             self.process = subprocess.Popen(
-                [*_DIE_WITH_PARENT, *self._command()],
+                [*DIE_WITH_PARENT, *self._command()],
                 cwd=self.tmpdir,
                 stdin=subprocess.DEVNULL,
                 stdout=output,
@@ -556,4 +556,5 @@ def _exchange(host: str, port: int, request: bytes | None, timeout: float = 1.0)
 # pytest's fixtures do). util-linux's setpriv sets that flag and then execs the
 # server; a preexec_fn would run Python in the forked child, whose thread-exit
 # cleanup can close the parent's other threads' database connections.
-_DIE_WITH_PARENT = ["setpriv", "--pdeathsig", "SIGTERM", "--"] if shutil.which("setpriv") else []
+# bench/pages.py starts gunicorn behind it for the same reasons.
+DIE_WITH_PARENT = ["setpriv", "--pdeathsig", "SIGTERM", "--"] if shutil.which("setpriv") else []
