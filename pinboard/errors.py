@@ -18,6 +18,10 @@ class DomainError(Exception):
         self.field = field
 
 
+class BadRequest(DomainError):
+    """The request itself is malformed: bad JSON, wrong content type, missing field."""
+
+
 class NotFoundError(DomainError):
     """Unknown ID, or an ID that is malformed or of the wrong type."""
 
@@ -59,3 +63,15 @@ class Unauthenticated(DomainError):
 class RateLimited(DomainError):
     status = 429
     code = "rate_limited"
+
+
+class MethodNotAllowed(DomainError):
+    status = 405
+    code = "method_not_allowed"
+
+
+class ServiceUnavailable(DomainError):
+    """A shard's host (or another server) is down; the client may retry."""
+
+    status = 503
+    code = "unavailable"

@@ -30,7 +30,16 @@ from shardstore import (
     UnknownShard,
 )
 
-from ..errors import DomainError, InvalidField, NotFoundError, TooLarge, Unauthenticated
+from ..errors import (
+    BadRequest,
+    DomainError,
+    InvalidField,
+    MethodNotAllowed,
+    NotFoundError,
+    ServiceUnavailable,
+    TooLarge,
+    Unauthenticated,
+)
 from ..ids import parse_id
 from ..users.auth import pinner_of_token
 
@@ -38,23 +47,6 @@ DEFAULT_LIMIT = 50
 MAX_LIMIT = 100
 
 Handler = Callable[..., HttpResponse]
-
-
-class BadRequest(DomainError):
-    """The request itself is malformed: bad JSON, wrong content type, missing field."""
-
-    status = 400
-    code = "bad_request"
-
-
-class MethodNotAllowed(DomainError):
-    status = 405
-    code = "method_not_allowed"
-
-
-class ServiceUnavailable(DomainError):
-    status = 503
-    code = "unavailable"
 
 
 # -- responses ----------------------------------------------------------------

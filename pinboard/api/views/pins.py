@@ -6,7 +6,7 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 
-from ...errors import InvalidField, NotFoundError
+from ...errors import BadRequest, InvalidField, NotFoundError
 from ...ids import parse_id
 from ...likes import actions as like_actions
 from ...likes.queries import likers_page
@@ -15,7 +15,6 @@ from ...pins.queries import comments_page, get_pin
 from ...users.queries import get_user, get_users
 from .. import serializers
 from ..http import (
-    BadRequest,
     created,
     endpoint,
     id_field,

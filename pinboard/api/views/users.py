@@ -8,7 +8,7 @@ from django.http import HttpRequest, HttpResponse
 
 from ... import ratelimit
 from ...boards.queries import boards_page, get_boards
-from ...errors import NotFoundError
+from ...errors import BadRequest, NotFoundError
 from ...follows import actions as follow_actions
 from ...follows.queries import followed_among, followers_page, following_page
 from ...ids import parse_id
@@ -16,7 +16,6 @@ from ...users.actions import sign_up
 from ...users.queries import get_user, get_user_by_username, get_users
 from .. import serializers
 from ..http import (
-    BadRequest,
     created,
     endpoint,
     json_body,
