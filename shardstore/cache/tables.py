@@ -144,7 +144,9 @@ class CachedMapping:
 
     # -- reads ----------------------------------------------------------------
 
-    def _lists(self, from_ids: list[int]) -> dict[int, lists.CachedList]:
+    def _lists(self, from_ids: list[int]) -> dict[int, lists.CachedList | None]:
+        """The cached lists; None for a value that is foreign or overgrown (it is dropped,
+        to be refilled, and this read goes to MySQL)."""
         keys = {self.list_key(f): f for f in from_ids}
 
         def load(missing: list[str]) -> dict[str, bytes]:
@@ -152,17 +154,12 @@ class CachedMapping:
             return {k: lists.encode(pages[keys[k]], LIST_CAP) for k in missing}
 
         values = read_through(self._pool, list(keys), load, merge=lists.merge)
-        decoded = {}
+        decoded: dict[int, lists.CachedList | None] = {}
         for key, from_id in keys.items():
             cached = lists.decode(values[key])
             if cached is None or len(cached.entries) > 4 * LIST_CAP:
-                invalidate(self._pool, [key])  # foreign or overgrown: refill next time
-                cached = lists.decode(
-                    lists.encode(
-                        self._table.rows_many([from_id], limit=LIST_CAP + 1)[from_id], LIST_CAP
-                    )
-                )
-                assert cached is not None
+                invalidate(self._pool, [key])
+                cached = None
             decoded[from_id] = cached
         return decoded
 
@@ -177,19 +174,22 @@ class CachedMapping:
         from_id = self._cached.catalog.expect(from_id, self.relation.from_type)
         if not 1 <= limit <= MAX_PAGE:
             return self._table.page(from_id, limit=limit, cursor=cursor, oldest_first=oldest_first)
-        page = self._lists([from_id])[from_id].page(limit, cursor, oldest_first)
+        cached = self._lists([from_id])[from_id]
+        page = cached.page(limit, cursor, oldest_first) if cached else None
         if page is None:  # past the cached newest entries
             return self._table.page(from_id, limit=limit, cursor=cursor, oldest_first=oldest_first)
         return page
 
     def page_many(self, from_ids: Iterable[int | str], *, limit: int = 50) -> dict[int, Page]:
         wanted = self._cached.catalog.expect_all(from_ids, self.relation.from_type)
-        cached = self._lists(list(dict.fromkeys(wanted)))
-        pages = {f: cached[f].page(limit, None, False) for f in wanted}
+        pages: dict[int, Page | None] = {}
+        for from_id, cached in self._lists(list(dict.fromkeys(wanted))).items():
+            pages[from_id] = cached.page(limit, None, False) if cached else None
         short = [f for f, p in pages.items() if p is None]
-        if short:
-            pages.update(self._table.page_many(short, limit=limit))
-        return pages  # type: ignore[return-value]
+        found = {f: p for f, p in pages.items() if p is not None}
+        if short:  # past the cached entries, or not cached: MySQL, one query per shard
+            found.update(self._table.page_many(short, limit=limit))
+        return found
 
     def count(self, from_id: int | str) -> int:
         from_id = self._cached.catalog.expect(from_id, self.relation.from_type)
