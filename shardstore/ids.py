@@ -51,12 +51,13 @@ def compose(shard_id: int, type_id: int, local_id: int) -> int:
 
 
 def parse(object_id: int | str) -> int:
-    """An ID as an int, from an int or a decimal string (as IDs travel in URLs and JSON)."""
+    """An ID as an int, from an int or its canonical decimal string (as IDs travel in URLs
+    and JSON): ASCII digits only, no sign, spaces or leading zeros, so each ID has exactly
+    one spelling (``/pin/0123/`` is not another address of pin 123)."""
     if isinstance(object_id, str):
-        text = object_id.strip()
-        if not (text.isascii() and text.isdigit()) or len(text) > 20:
-            raise InvalidId(f"object_id {object_id!r} is not a decimal number")
-        object_id = int(text)
+        if not _is_canonical_decimal(object_id):
+            raise InvalidId(f"object_id {object_id[:40]!r} is not a decimal number")
+        object_id = int(object_id)
     if isinstance(object_id, bool) or not isinstance(object_id, int):
         raise InvalidId(f"object_id must be an int, not {type(object_id).__name__}")
     if object_id < 0:
@@ -64,6 +65,13 @@ def parse(object_id: int | str) -> int:
     if object_id > MAX_OBJECT_ID:
         raise InvalidId(f"object_id {object_id} has its reserved bits set (or exceeds 64 bits)")
     return object_id
+
+
+def _is_canonical_decimal(text: str) -> bool:
+    # Checked before int(), which also takes signs, spaces, underscores and non-ASCII digits.
+    if not 0 < len(text) <= 20 or not (text.isascii() and text.isdigit()):
+        return False
+    return text == "0" or text[0] != "0"
 
 
 def decompose(object_id: int | str) -> ObjectId:

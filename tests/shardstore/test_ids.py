@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -131,6 +133,17 @@ def test_invalid_id_is_a_value_error() -> None:
         ("\uff11\uff12", "object_id"),  # fullwidth digits
         ("1" * 30, "object_id"),
         (str(2**62), "reserved bits"),
+        # One spelling per ID: no leading zeros, signs or surrounding spaces.
+        ("0123", "object_id"),
+        ("00", "object_id"),
+        ("00241294492511762325", "object_id"),
+        (" 123", "object_id"),
+        ("123 ", "object_id"),
+        ("123\n", "object_id"),
+        ("\t123", "object_id"),
+        ("+123", "object_id"),
+        ("-0", "object_id"),
+        ("\u0661\u0662\u0663", "object_id"),  # ARABIC-INDIC 123
     ],
 )
 def test_decompose_rejects(value: object, field: str) -> None:
@@ -151,15 +164,15 @@ def test_decompose_of_text_is_an_id_or_invalid_id(text: str) -> None:
     try:
         fields = decompose(text)
     except InvalidId:
-        stripped = text.strip()
-        decimal = stripped.isascii() and stripped.isdigit()
-        assert not decimal or int(stripped) >= 2**62 or len(stripped) > 20
+        canonical = re.fullmatch(r"0|[1-9][0-9]*", text, flags=re.ASCII) is not None
+        assert not canonical or int(text) >= 2**62
     else:
         assert compose(*fields) == int(text)
+        assert str(int(text)) == text  # the one spelling of the ID
 
 
-@pytest.mark.parametrize("text", ["241294492511762325", "0", "00241294492511762325"])
-def test_decompose_accepts_decimal_strings(text: str) -> None:
+@pytest.mark.parametrize("text", ["241294492511762325", "0", "7", "4611686018427387903"])
+def test_decompose_accepts_canonical_decimal_strings(text: str) -> None:
     assert decompose(text) == decompose(int(text))
 
 
