@@ -11,6 +11,7 @@ cursor) are converted here, in one place, so none can surface as a 500.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -45,6 +46,11 @@ from ..users.auth import pinner_of_token
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 100
+#: JSON request bodies: the largest (a board or pin edit is well under 4 KiB) and the
+#: deepest nesting of arrays and objects accepted (no operation takes more than 1).
+MAX_JSON_BYTES = 64 * 1024
+MAX_JSON_DEPTH = 32
+_BRACKET_OR_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
 
 Handler = Callable[..., HttpResponse]
 
@@ -168,9 +174,23 @@ def json_body(
     content_type = request.content_type or ""
     if content_type != "application/json":
         raise BadRequest("send the body as application/json")
+    too_large = BadRequest(f"JSON bodies must be at most {MAX_JSON_BYTES // 1024} KiB")
+    declared = request.META.get("CONTENT_LENGTH") or "0"
+    if declared.isdigit() and int(declared) > MAX_JSON_BYTES:  # refused before reading it
+        raise too_large
+    body = request.body
+    if len(body) > MAX_JSON_BYTES:
+        raise too_large
     try:
-        data = json.loads(request.body or b"null")
-    except (UnicodeDecodeError, ValueError):
+        # UTF-8 only (RFC 8259), so the depth scan below sees every bracket as one byte.
+        text = body.decode() or "null"
+    except UnicodeDecodeError:
+        raise BadRequest("the body is not valid JSON (UTF-8)") from None
+    if nested_deeper_than(text, MAX_JSON_DEPTH):
+        raise BadRequest(f"JSON bodies may nest arrays and objects at most {MAX_JSON_DEPTH} deep")
+    try:
+        data = json.loads(text)
+    except ValueError:
         raise BadRequest("the body is not valid JSON") from None
     if not isinstance(data, dict):
         raise BadRequest("the body must be a JSON object")
@@ -187,6 +207,28 @@ def json_body(
     if unknown:
         raise BadRequest(f"unknown field {unknown[0]!r}", field=unknown[0])
     return data
+
+
+def nested_deeper_than(text: str, limit: int) -> bool:
+    """Whether the JSON text nests arrays and objects more than ``limit`` deep.
+
+    One linear pass without recursion (the json module's decoder recurses once per
+    level, so a thousand ``[`` raise RecursionError): strings are skipped whole, so
+    brackets inside them do not count. Malformed text may be miscounted; the decoder
+    refuses it afterwards either way.
+    """
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    depth = 0
+    for match in _BRACKET_OR_STRING.finditer(text):
+        token = match.group()
+        if token in ("[", "{"):
+            depth += 1
+            if depth > limit:
+                return True
+        elif token in ("]", "}"):
+            depth -= 1
+    return False
 
 
 def id_field(data: dict[str, Any], name: str, type_name: str) -> int:
