@@ -31,7 +31,13 @@ from .exceptions import (
     WrongType,
 )
 from .ids import ObjectId, compose, decompose, group_by_shard, shard_of
-from .mappings import Page
+from .interface import (
+    LookupTableInterface,
+    MappingTableInterface,
+    ObjectTableInterface,
+    Page,
+    StoreInterface,
+)
 from .schema import init_shards
 from .store import QueryCount, Store
 from .topology import ShardRange, Topology
@@ -45,8 +51,11 @@ __all__ = [
     "InvalidKey",
     "InvalidTopology",
     "Lookup",
+    "LookupTableInterface",
+    "MappingTableInterface",
     "NotFound",
     "ObjectId",
+    "ObjectTableInterface",
     "ObjectTooLarge",
     "ObjectType",
     "Page",
@@ -56,6 +65,7 @@ __all__ = [
     "ShardStoreError",
     "ShardUnavailable",
     "Store",
+    "StoreInterface",
     "Topology",
     "UnknownRelation",
     "UnknownShard",

@@ -17,7 +17,7 @@ from typing import Any
 import redis
 
 from . import cursors
-from .mappings import Page
+from .interface import Page
 from .redis_shards import RedisShards
 
 FEED_LENGTH = 1000

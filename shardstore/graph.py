@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import cursors
-from .mappings import Page
+from .interface import Page
 from .redis_shards import RedisShards
 
 

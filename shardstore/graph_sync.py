@@ -20,7 +20,7 @@ from typing import Any
 
 from . import graph as keys
 from .graph import FollowerGraph
-from .store import Store
+from .interface import StoreInterface
 
 GRAPH_PATTERNS = ("u:*", "b:*")
 
@@ -64,7 +64,7 @@ class _Expected:
 
 
 def sync_graph(
-    store: Store,
+    store: StoreInterface,
     graph: FollowerGraph,
     *,
     repair: bool = True,
@@ -93,7 +93,7 @@ def sync_graph(
     return report
 
 
-def _expected_for_shard(store: Store, shard_id: int) -> _Expected:
+def _expected_for_shard(store: StoreInterface, shard_id: int) -> _Expected:
     expected = _Expected()
     for rows in store.mapping("user_follows_users").scan(shard_id):
         for follower, followee, sequence in rows:
@@ -140,7 +140,7 @@ def _expected_for_shard(store: Store, shard_id: int) -> _Expected:
     return expected
 
 
-def _owners(store: Store, board_ids: list[int]) -> dict[int, int]:
+def _owners(store: StoreInterface, board_ids: list[int]) -> dict[int, int]:
     boards = store.objects("board").get_many(list(dict.fromkeys(board_ids)), include_inactive=True)
     return {b["id"]: int(b["owner_id"]) for b in boards}
 

@@ -7,22 +7,18 @@ is the table's primary key, so of two concurrent inserts exactly one wins.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .backends import UniqueViolation
 from .catalog import Lookup
 from .exceptions import DuplicateKey, InvalidKey
+from .interface import ShardAccess
 from .modshard import bucket
-
-if TYPE_CHECKING:
-    from .store import Store
 
 #: The longest key, in characters (the MySQL column is VARCHAR(255)).
 MAX_KEY_LENGTH = 255
 
 
 class LookupTable:
-    def __init__(self, store: Store, lookup: Lookup) -> None:
+    def __init__(self, store: ShardAccess, lookup: Lookup) -> None:
         self._store = store
         self.lookup = lookup
         table = lookup.table

@@ -10,25 +10,20 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING
 
 from . import cursors
 from .backends import batched
 from .catalog import Relation
 from .ids import group_by_shard, shard_of
+from .interface import MappingTableInterface, Page, ShardAccess
 
 if TYPE_CHECKING:
     from .backends import Session
-    from .store import Store
 
 MAX_PAGE = 1000
-
-
-class Page(NamedTuple):
-    """One page of a mapping list: the to-IDs, and the cursor of the next page (None at the end)."""
-
-    ids: list[int]
-    cursor: str | None
+#: Pairs per query in ``present`` (an OR of key lookups).
+PAIRS_PER_QUERY = 500
 
 
 def now_sequence() -> int:
@@ -39,11 +34,12 @@ def now_sequence() -> int:
 class MappingTable:
     """One ``noun_verb_noun`` table on every shard."""
 
-    def __init__(self, store: Store, relation: Relation) -> None:
+    def __init__(self, store: ShardAccess, relation: Relation) -> None:
         self._store = store
         self.relation = relation
         name = relation.name
         self._contains = f"SELECT 1 FROM {{db}}.{name} WHERE from_id = %s AND to_id = %s"
+        self._sequence = f"SELECT sequence FROM {{db}}.{name} WHERE from_id = %s AND to_id = %s"
         self._filter = f"SELECT to_id FROM {{db}}.{name} WHERE from_id = %s AND to_id IN "
         self._count = "SELECT n FROM {db}.mapping_counts WHERE from_id = %s AND relation = %s"
         self._count_many = (
@@ -76,6 +72,27 @@ class MappingTable:
         """Unmap the pair (and its inverse). Returns whether the forward row was there."""
         from_id, to_id = self._check_writable(from_id, to_id)
         return self._write_both(from_id, to_id, _delete)
+
+    def repair_inverse(self, from_id: int | str, to_id: int | str) -> bool:
+        """Make the inverse row of the pair agree with the forward row, the truth: present
+        with the forward row's sequence, or absent. Returns whether it changed anything.
+
+        For ``reconcile``. Racing a live ``add`` or ``remove`` of the same pair can at
+        worst leave a forward row without its inverse, which the next run completes.
+        """
+        from_id, to_id = self._check_writable(from_id, to_id)
+        inverse = self.relation.inverse
+        if inverse is None:
+            raise ValueError(f"{self.relation.name} has no inverse")
+        with self._store.session(shard_of(from_id)) as session:
+            rows = session.query(self._sequence, (from_id, to_id))
+
+        def write(session: Session) -> bool:
+            if rows:
+                return _insert(session, inverse, to_id, from_id, int(rows[0][0]))
+            return _delete(session, inverse, to_id, from_id)
+
+        return self._store.transaction(shard_of(to_id), write)
 
     def _write_both(self, from_id: int, to_id: int, write) -> bool:  # type: ignore[no-untyped-def]
         # Forward first, then the inverse: a crash in between leaves a forward
@@ -116,7 +133,7 @@ class MappingTable:
     ) -> Page:
         """One page of to-IDs, newest first (highest sequence) unless ``oldest_first``."""
         from_id = self._store.catalog.expect(from_id, self.relation.from_type)
-        limit = _check_limit(limit)
+        limit = check_limit(limit)
         descending = not oldest_first
         params: tuple[int, ...]
         if cursor is None:
@@ -132,7 +149,7 @@ class MappingTable:
     def page_many(self, from_ids: Iterable[int | str], *, limit: int = 50) -> dict[int, Page]:
         """The first page (newest first) of many lists: one query per shard touched
         (per few hundred lists on a shard, the most one UNION ALL may join)."""
-        limit = _check_limit(limit)
+        limit = check_limit(limit)
         rows = self.rows_many(from_ids, limit=limit + 1)
         return {from_id: _to_page(list(entries), limit) for from_id, entries in rows.items()}
 
@@ -174,6 +191,24 @@ class MappingTable:
             yield [(int(f), int(t), int(s)) for f, t, s in rows]
             last = (int(rows[-1][0]), int(rows[-1][1]))
 
+    def present(self, pairs: Iterable[tuple[int, int]]) -> set[tuple[int, int]]:
+        """Which of these ``(from_id, to_id)`` pairs have a row: one query per shard
+        (per ``PAIRS_PER_QUERY`` pairs)."""
+        check = self._check
+        wanted = list(dict.fromkeys(check(f, t) for f, t in pairs))
+        found: set[tuple[int, int]] = set()
+        by_shard: dict[int, list[tuple[int, int]]] = {}
+        for pair in wanted:
+            by_shard.setdefault(shard_of(pair[0]), []).append(pair)
+        for shard_id, shard_pairs in by_shard.items():
+            with self._store.session(shard_id) as session:
+                for batch in batched(shard_pairs, PAIRS_PER_QUERY):
+                    keys = " OR ".join(["(from_id = %s AND to_id = %s)"] * len(batch))
+                    sql = f"SELECT from_id, to_id FROM {{db}}.{self.relation.name} WHERE {keys}"
+                    params = [value for pair in batch for value in pair]
+                    found.update((int(f), int(t)) for f, t in session.query(sql, params))
+        return found
+
     def count(self, from_id: int | str) -> int:
         """How many rows ``from_id`` has: one primary-key read."""
         from_id = self._store.catalog.expect(from_id, self.relation.from_type)
@@ -211,7 +246,7 @@ class MappingTable:
         return [candidate for candidate in wanted if candidate in mapped]
 
 
-def all_ids(table: MappingTable | Any, from_id: int, *, batch: int = 1000) -> list[int]:
+def all_ids(table: MappingTableInterface, from_id: int, *, batch: int = 1000) -> list[int]:
     """Every to-ID of a list, newest first, a page of ``batch`` at a time (for lists
     known to be short, such as a pinner's boards; stream long ones with ``page``)."""
     ids: list[int] = []
@@ -244,7 +279,8 @@ def _to_page(rows: Sequence[tuple[int, int]], limit: int) -> Page:
     return Page(ids, cursors.encode(int(last_sequence), int(last_id)))
 
 
-def _check_limit(limit: int) -> int:
+def check_limit(limit: int) -> int:
+    """``limit`` if it is a page size this store serves; ValueError otherwise."""
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_PAGE:
         raise ValueError(f"limit must be an int in 1..{MAX_PAGE}")
     return limit

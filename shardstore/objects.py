@@ -12,21 +12,19 @@ its pin count cost one query, not two.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .catalog import ObjectType
 from .exceptions import NotFound, ObjectTooLarge
 from .ids import MAX_LOCAL_ID, compose, decompose, group_by_shard
+from .interface import Changes, ShardAccess
 
 if TYPE_CHECKING:
     from .backends import Session
-    from .store import Store
 
 #: The largest JSON blob accepted, on every backend alike (MySQL's max_allowed_packet is larger).
 MAX_OBJECT_BYTES = 1 << 20
-
-Changes = Mapping[str, Any] | Callable[[dict[str, Any]], None]
 
 
 def _encode(data: Mapping[str, Any], object_id: int | None = None) -> str:
@@ -58,7 +56,7 @@ def is_active(data: Mapping[str, Any]) -> bool:
 class ObjectTable:
     """The rows of one object type, spread over every shard."""
 
-    def __init__(self, store: Store, object_type: ObjectType) -> None:
+    def __init__(self, store: ShardAccess, object_type: ObjectType) -> None:
         self._store = store
         self.type = object_type
         table = object_type.table

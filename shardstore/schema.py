@@ -11,13 +11,13 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .store import Store
+    from .interface import StoreInterface
 
 Progress = Callable[[int, int], None]
 
 
 def init_shards(
-    store: Store,
+    store: StoreInterface,
     *,
     progress: Progress | None = None,
     threads_per_host: int = 4,

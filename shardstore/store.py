@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .backends import Backend, Session, TableSet, batched, open_backend
 from .catalog import CATALOG, Catalog
@@ -192,5 +192,11 @@ class Store:
         for backend in self._routing.backends.values():
             backend.close()
 
+
+if TYPE_CHECKING:
+    from .interface import ShardAccess, StoreInterface
+
+    _interface: type[StoreInterface] = Store  # checked by mypy: Store is a StoreInterface
+    _access: type[ShardAccess] = Store
 
 __all__ = ["QueryCount", "Session", "Store"]

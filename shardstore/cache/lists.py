@@ -20,7 +20,7 @@ from typing import cast
 import msgpack
 
 from .. import cursors
-from ..mappings import Page
+from ..interface import Page
 
 HEADER = "L"
 

@@ -9,9 +9,12 @@ lookups), ``lists`` for mapping lists, counts and edge checks.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING
 
-from ..store import Store
+from ..backends import Backend, TableSet
+from ..store import QueryCount, Store
+from ..topology import Topology
 from .pools import CachePool
 from .readthrough import read_through
 from .tables import CachedLookup, CachedMapping, CachedObjects
@@ -21,6 +24,8 @@ POOL_OF_TYPE = {"user": "users", "board": "boards", "pin": "pins", "comment": "p
 
 
 class CachedStore:
+    """A ``StoreInterface`` whose reads go through cache pools; ``store`` is the plain one."""
+
     def __init__(self, store: Store, pools: Mapping[str, CachePool]) -> None:
         self.store = store
         self.catalog = store.catalog
@@ -42,6 +47,33 @@ class CachedStore:
             )
             for name, lookup in store.catalog.lookups.items()
         }
+
+    # -- the topology, and what is not cached -----------------------------------
+
+    @property
+    def topology(self) -> Topology:
+        return self.store.topology
+
+    def set_topology(self, topology: Topology) -> None:
+        # Cache keys name objects, not hosts: a new shard map leaves them valid.
+        self.store.set_topology(topology)
+
+    def new_user_shard(self) -> int:
+        return self.store.new_user_shard()
+
+    def count_queries(self) -> AbstractContextManager[QueryCount]:
+        return self.store.count_queries()
+
+    def backends(self) -> dict[str, Backend]:
+        return self.store.backends()
+
+    def table_set(self) -> TableSet:
+        return self.store.table_set()
+
+    def close(self) -> None:
+        self.store.close()
+
+    # -- tables ---------------------------------------------------------------
 
     def objects(self, type_name: str) -> CachedObjects:
         self.catalog.type(type_name)
@@ -72,6 +104,8 @@ class CachedStore:
     def pool_stats(self) -> dict[str, dict[str, int]]:
         return {name: pool.stats.as_dict() for name, pool in self.pools.items()}
 
-    def __getattr__(self, name: str) -> Any:
-        # Everything else (sessions, topology, transactions, counting) is the store's.
-        return getattr(self.store, name)
+
+if TYPE_CHECKING:
+    from ..interface import StoreInterface
+
+    _interface: type[StoreInterface] = CachedStore  # checked by mypy

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..catalog import Relation
+from ..interface import Page
 from ..lookups import LookupTable
-from ..mappings import MAX_PAGE, MappingTable, Page, now_sequence
+from ..mappings import MappingTable, check_limit, now_sequence
 from ..objects import ObjectTable, is_active
 from . import lists
 from .pools import CachePool
@@ -172,8 +173,7 @@ class CachedMapping:
         oldest_first: bool = False,
     ) -> Page:
         from_id = self._cached.catalog.expect(from_id, self.relation.from_type)
-        if not 1 <= limit <= MAX_PAGE:
-            return self._table.page(from_id, limit=limit, cursor=cursor, oldest_first=oldest_first)
+        limit = check_limit(limit)
         cached = self._lists([from_id])[from_id]
         page = cached.page(limit, cursor, oldest_first) if cached else None
         if page is None:  # past the cached newest entries
@@ -182,6 +182,7 @@ class CachedMapping:
 
     def page_many(self, from_ids: Iterable[int | str], *, limit: int = 50) -> dict[int, Page]:
         wanted = self._cached.catalog.expect_all(from_ids, self.relation.from_type)
+        limit = check_limit(limit)
         pages: dict[int, Page | None] = {}
         for from_id, cached in self._lists(list(dict.fromkeys(wanted))).items():
             pages[from_id] = cached.page(limit, None, False) if cached else None
@@ -218,6 +219,13 @@ class CachedMapping:
     ) -> dict[int, list[tuple[int, int]]]:
         return self._table.rows_many(from_ids, limit=limit)
 
+    # maintenance reads go to the database (see MappingTableInterface)
+    def scan(self, shard_id: int, *, batch: int = 1000) -> Iterator[list[tuple[int, int, int]]]:
+        return self._table.scan(shard_id, batch=batch)
+
+    def present(self, pairs: Iterable[tuple[int, int]]) -> set[tuple[int, int]]:
+        return self._table.present(pairs)
+
     # -- writes ---------------------------------------------------------------
 
     def add(self, from_id: int | str, to_id: int | str, *, sequence: int | None = None) -> bool:
@@ -235,6 +243,13 @@ class CachedMapping:
         removed = self._table.remove(from_id, to_id)
         self._forget(int(from_id), int(to_id), lists_too=True)
         return removed
+
+    def repair_inverse(self, from_id: int | str, to_id: int | str) -> bool:
+        changed = self._table.repair_inverse(from_id, to_id)
+        # Whatever a crash left cached for either end (a list missing an append, an
+        # edge or count from before the interrupted write) is dropped, changed or not.
+        self._forget(int(from_id), int(to_id), lists_too=True)
+        return changed
 
     def _both_ends(self, from_id: int, to_id: int) -> list[tuple[CachedMapping, int, int]]:
         ends = [(self, from_id, to_id)]

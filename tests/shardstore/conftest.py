@@ -1,6 +1,8 @@
-"""Fixtures of the shardstore contract suite: one suite, run once per backend.
+"""Fixtures of the shardstore contract suite: one suite, run over every store.
 
-``store`` is a Store over a 16-shard topology split across two hosts
+``store`` is each implementation of ``StoreInterface`` in turn: the plain Store
+and a CachedStore in front of it (see ``store``), over each backend. The plain
+Store (``plain_store``) has a 16-shard topology split across two hosts
 (shards 0..7 on host A, 8..15 on host B):
 
 * sqlite: two directories under the test's tmp_path, fresh per test (copies of
@@ -20,16 +22,19 @@ import socket
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from shardstore import Store, Topology, init_shards
+from shardstore.cache import CachedStore, LocalPool
+from shardstore.interface import StoreInterface
 
 BACKENDS = ["sqlite", "mysql"]
 SHARD_COUNT = 16
 HOST_A, HOST_B = "MySQL001A", "MySQL002A"
 RANGE_A, RANGE_B = (0, 7), (8, 15)
+CACHE_POOLS = ("users", "boards", "pins", "lists")
 
 
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
@@ -166,9 +171,32 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
 
 
 @pytest.fixture
-def store(backend: Backend) -> Store:
+def plain_store(backend: Backend) -> Store:
     """A Store over 16 initialized shards: [0, 7] on host A, [8, 15] on host B."""
     return backend.make_store(two_host_topology(backend.address_a, backend.address_b))
+
+
+@pytest.fixture(params=["plain", "cached"])
+def store(request: pytest.FixtureRequest, backend: Backend, plain_store: Store) -> StoreInterface:
+    """The store under a contract test: every implementation of ``StoreInterface``.
+
+    ``plain`` is the Store itself; ``cached`` is a CachedStore in front of it, with
+    local-memory pools over SQLite and pools on the session's real memcached over MySQL.
+    """
+    if request.param == "plain":
+        return plain_store
+    if backend.kind == "sqlite":
+        pools: dict[str, Any] = {name: LocalPool(name) for name in CACHE_POOLS}
+    else:
+        make: Callable[[str], Any] = request.getfixturevalue("memcached_pool")
+        pools = {name: make(name) for name in CACHE_POOLS}
+        pools["lists"].clear()  # one server: IDs repeat from test to test (fresh shards)
+    return CachedStore(plain_store, pools)
+
+
+def plain(store: StoreInterface) -> Store:
+    """The plain Store under ``store`` (for tests that read or write rows by hand)."""
+    return store.store if isinstance(store, CachedStore) else cast(Store, store)
 
 
 # -- cache pools, the Redis follower graph and home feeds (issue 4) ----------------

@@ -21,6 +21,13 @@ from shardstore.cache import CachedStore, LocalPool
 from shardstore.cache import tables as cache_tables
 from shardstore.cache.readthrough import FILLING, invalidate, read_through
 
+
+@pytest.fixture
+def store(plain_store: Store) -> Store:
+    """The cache's own tests put their pools in front of the plain store."""
+    return plain_store
+
+
 PIN, BOARD, USER = 1, 2, 3
 POOL_NAMES = ("users", "boards", "pins", "lists")
 _names = itertools.count(1)

@@ -11,6 +11,12 @@ from shardstore import Store, compose
 from .conftest import Backend
 
 
+@pytest.fixture
+def store(plain_store: Store) -> Store:
+    """Connection handling is the plain store's backends'."""
+    return plain_store
+
+
 def test_connections_are_reused(store: Store) -> None:
     pins = store.objects("pin")
     pin = pins.create(3, {})

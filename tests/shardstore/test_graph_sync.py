@@ -19,6 +19,13 @@ from shardstore.graph_sync import sync_graph
 from shardstore.ids import shard_of
 from shardstore.redis_shards import RedisShards, RedisTopology
 
+
+@pytest.fixture
+def store(plain_store: Store) -> Store:
+    """The graph is synced from the plain store, as the site does."""
+    return plain_store
+
+
 USER = 3
 HIGH = 4096
 

@@ -9,6 +9,8 @@ import pytest
 
 from shardstore import DuplicateKey, InvalidKey, Store, WrongType, compose
 
+from .conftest import plain
+
 
 def user(shard: int, local: int = 1) -> int:
     return compose(shard, 3, local)
@@ -22,7 +24,7 @@ def expected_shard(store: Store, normalized: str) -> int:
 def rows_everywhere(store: Store, table: str) -> dict[int, list[tuple[str, int]]]:
     found = {}
     for shard in range(store.topology.shard_count):
-        with store.session(shard) as session:
+        with plain(store).session(shard) as session:
             rows = session.query(f"SELECT lookup_key, object_id FROM {{db}}.{table}")
         if rows:
             found[shard] = [(str(k), int(v)) for k, v in rows]

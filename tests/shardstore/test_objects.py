@@ -10,6 +10,8 @@ import pytest
 from shardstore import NotFound, ObjectTooLarge, Store, compose, decompose
 from shardstore.objects import MAX_OBJECT_BYTES
 
+from .conftest import plain
+
 
 def test_create_returns_an_id_on_the_chosen_shard(store: Store) -> None:
     for shard in (0, 7, 8, 15):
@@ -218,7 +220,7 @@ def _blob(size: int) -> dict[str, str]:
 def test_object_too_large_on_create(store: Store) -> None:
     with pytest.raises(ObjectTooLarge):
         store.objects("pin").create(5, _blob(MAX_OBJECT_BYTES + 1))
-    with store.session(5) as session:
+    with plain(store).session(5) as session:
         assert session.query("SELECT COUNT(*) FROM {db}.pins")[0][0] == 0
     assert issubclass(ObjectTooLarge, ValueError)
 

@@ -11,6 +11,12 @@ from shardstore import Store, init_shards
 from .conftest import HOST_A, HOST_B, Backend, two_host_topology
 
 
+@pytest.fixture
+def store(plain_store: Store) -> Store:
+    """Schema creation works on the plain store's backends."""
+    return plain_store
+
+
 def test_init_is_idempotent_and_reports_progress(store: Store) -> None:
     pin = store.objects("pin").create(4, {"title": "kept"})
     board = store.objects("board").create(11, {})

@@ -8,6 +8,13 @@ from shardstore import ShardUnavailable, Store, Topology, UnknownShard, compose
 
 from .conftest import HOST_A, HOST_B, Backend, two_host_topology
 
+
+@pytest.fixture
+def store(plain_store: Store) -> Store:
+    """Errors of a down host are raised by the plain store's backends."""
+    return plain_store
+
+
 PIN, BOARD, USER = 1, 2, 3
 
 
