@@ -5,7 +5,10 @@ user's keys from their shard, a board's from its owner's, which is the
 board's own), so the work goes shard by shard with bounded memory: compute
 the expected contents of that shard's keys, compare each with Redis, rewrite
 the keys that differ. A last pass over each instance deletes graph keys that
-MySQL does not explain. ``wipe=True`` (rebuild) first deletes every graph key.
+MySQL does not explain, and a pinner's feed keys (``homefeed:``, ``seen:``)
+found on an instance the map does not route that pinner to: after a change of
+the map or of ``vshard_of`` nobody reads them again, and the pinner's feed is
+rebuilt on their next visit. ``wipe=True`` (rebuild) first deletes every graph key.
 
 Runbook: ``python manage.py follower_graph repair`` (or ``rebuild``) runs it as
 a Celery job; ``--check`` reports drift without changing anything.
@@ -23,6 +26,8 @@ from .graph import FollowerGraph
 from .interface import StoreInterface
 
 GRAPH_PATTERNS = ("u:*", "b:*")
+#: A pinner's feed keys (shardstore.feeds): ``<prefix><user id>``.
+FEED_PREFIXES = ("homefeed:", "seen:")
 
 
 @dataclass
@@ -89,6 +94,9 @@ def sync_graph(
         wanted = expected_on[instance]
         report.keys_removed += _delete_graph_keys(
             client, keep=wanted, dry_run=not repair, report=report
+        )
+        report.keys_removed += _delete_misplaced_feeds(
+            graph, instance, dry_run=not repair, report=report
         )
     return report
 
@@ -227,5 +235,32 @@ def _delete_graph_keys(
                 client.delete(*batch)
                 batch = []
         if batch and not dry_run:
+            client.delete(*batch)
+    return removed
+
+
+def _delete_misplaced_feeds(
+    graph: FollowerGraph, instance: str, *, dry_run: bool, report: SyncReport
+) -> int:
+    """Delete feed keys of pinners who live on another instance; returns how many."""
+    client = graph.shards.client(instance)
+    removed = 0
+    for prefix in FEED_PREFIXES:
+        batch = []
+        for raw in client.scan_iter(match=prefix + "*", count=1000):
+            key = raw.decode() if isinstance(raw, bytes) else raw
+            owner = key.removeprefix(prefix)
+            if not (owner.isascii() and owner.isdigit()):
+                continue  # not a pinner's feed key: not ours to judge
+            if graph.shards.instance_for(int(owner)) == instance:
+                continue
+            removed += 1
+            report.note(key)
+            if not dry_run:
+                batch.append(key)
+            if len(batch) >= 500:
+                client.delete(*batch)
+                batch = []
+        if batch:
             client.delete(*batch)
     return removed

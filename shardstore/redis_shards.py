@@ -11,6 +11,17 @@ a replica and changing the map::
 A user's keys (follower graph, home feed) live on ``vshard_of(user_id)``; a
 board's keys live with its owner's. ``memory://name`` is an in-process Redis
 (fakeredis) for the embedded default; tests and deployments use real servers.
+
+``vshard_of`` hashes the whole 64-bit ID with SplitMix64's finalizer (Steele,
+Lea and Flood, 2014; the mixer of java.util.SplittableRandom), then takes it
+modulo 8192. The low bits of an ID are its local id, small and dense on every
+shard, so ``id % 8192`` put a million users on a few hundred virtual shards
+and the demo's on one; mixed, every bit of the ID (shard, type, local id)
+moves every bit of the result. It is pure arithmetic, fixed forever: changing
+it moves every user's keys. Runbook for such a move (or for data written under
+another function): ``python manage.py follower_graph rebuild`` rewrites the
+graph on the instances the map now names and deletes what is left elsewhere,
+feed keys included; each pinner's home feed is rebuilt on their next visit.
 """
 
 from __future__ import annotations
@@ -27,9 +38,15 @@ from .exceptions import InvalidTopology
 VSHARDS = 8192
 
 
+_MASK64 = (1 << 64) - 1
+
+
 def vshard_of(user_id: int) -> int:
-    """The virtual shard of a user's keys (local ids are dense, so the low bits spread well)."""
-    return user_id % VSHARDS
+    """The virtual shard of a user's keys: SplitMix64's finalizer of the ID, mod 8192."""
+    x = user_id & _MASK64
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return (x ^ (x >> 31)) % VSHARDS
 
 
 @dataclass(frozen=True)

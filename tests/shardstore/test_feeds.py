@@ -1,7 +1,7 @@
 """Home feeds on a real Redis: fan-out pushes, idempotent batches, paging, merges.
 
-Runs on one instance (database 3) and on two (databases 1 and 2; users whose local id is
-below 4096 on the first, the others on the second).
+Runs on one instance (database 3) and on two (databases 1 and 2; ``user(n)`` on the
+first, ``user(HIGH + n)`` on the second: tests/shardstore/vshard_users.py).
 """
 
 from __future__ import annotations
@@ -16,12 +16,9 @@ from shardstore.feeds import HomeFeeds, feed_key
 from shardstore.mappings import Page
 from shardstore.redis_shards import RedisShards, RedisTopology
 
-USER, PIN = 3, 1
-HIGH = 4096
+from .vshard_users import HIGH, user
 
-
-def user(local: int) -> int:
-    return compose(2, USER, local)
+PIN = 1
 
 
 def pin(n: int) -> int:
@@ -111,6 +108,23 @@ def test_a_retried_batch_adds_nothing_twice(shards: RedisShards) -> None:
     assert feeds.entries(late) == [(10, pin(1))]
     for u in users:
         assert feeds.entries(u) == [(20, pin(2)), (10, pin(1))]
+
+
+def test_a_pin_is_in_a_feed_once_whatever_the_batching(shards: RedisShards) -> None:
+    """Fan-out of one pin under other batch names (a re-run fan-out whose followers moved
+    between batches) places it once, at the head or deeper in the feed."""
+    feeds = feeds_of(shards)
+    users = [user(1), user(HIGH + 1)]
+    for u in users:
+        feeds.mark_seen(u)
+    assert feeds.push(pin(1), 10, users, batch="1") == 2
+    assert feeds.push(pin(1), 10, users, batch="2") == 0  # it is the head
+    assert feeds.push(pin(2), 20, users, batch="1") == 2
+    assert feeds.push(pin(1), 10, users, batch="3") == 0  # it is below the head
+    assert feeds.push(pin(3), 5, users, batch="1") == 2  # an older pin: the tail
+    assert feeds.push(pin(3), 5, users, batch="4") == 0
+    for u in users:
+        assert feeds.entries(u) == [(20, pin(2)), (10, pin(1)), (5, pin(3))]
 
 
 def test_push_is_one_call_per_instance(shards: RedisShards, redis_round_trips: Any) -> None:

@@ -14,20 +14,20 @@ from typing import Any
 import pytest
 
 from shardstore import Store, compose
+from shardstore.feeds import feed_key, seen_key
 from shardstore.graph import FollowerGraph, member
 from shardstore.graph_sync import sync_graph
 from shardstore.ids import shard_of
 from shardstore.redis_shards import RedisShards, RedisTopology
+
+from .vshard_users import HIGH, user
+from .vshard_users import USER as USER_TYPE
 
 
 @pytest.fixture
 def store(plain_store: Store) -> Store:
     """The graph is synced from the plain store, as the site does."""
     return plain_store
-
-
-USER = 3
-HIGH = 4096
 
 
 def two_instances(redis_db: Callable[[int], str]) -> RedisTopology:
@@ -61,11 +61,11 @@ class World:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self.a = compose(1, USER, 11)
-        self.b = compose(9, USER, HIGH + 12)
-        self.c = compose(12, USER, 13)
-        self.d = compose(2, USER, HIGH + 14)
-        self.e = compose(9, USER, 15)
+        self.a = user(11, shard=1)
+        self.b = user(HIGH + 12, shard=9)
+        self.c = user(13, shard=12)
+        self.d = user(HIGH + 14, shard=2)
+        self.e = user(15, shard=9)
         self.owner_of: dict[int, int] = {}
         boards = store.objects("board")
 
@@ -231,11 +231,15 @@ def corrupt(world: World, graph: FollowerGraph) -> list[str]:
     a, b, c = world.a, world.b, world.c
     touched: dict[str, Callable[[Any, str], Any]] = {
         f"u:{a}:fe": lambda r, k: r.delete(k),  # a key lost
-        f"u:{b}:fre": lambda r, k: r.zadd(k, {member(compose(3, USER, 999)): 5}),  # a stray member
+        f"u:{b}:fre": lambda r, k: r.zadd(
+            k, {member(compose(3, USER_TYPE, 999)): 5}
+        ),  # a stray member
         f"u:{c}:fi": lambda r, k: r.zadd(k, {member(b): 42}),  # a wrong score
         f"b:{world.b1}:f": lambda r, k: r.hset(k, member(c), "7"),  # a wrong hash value
         f"u:{a}:bu": lambda r, k: r.srem(k, member(world.b2)),  # a member lost (the key goes too)
-        f"b:{world.b2}:u": lambda r, k: r.sadd(k, member(compose(3, USER, 998))),  # a stray member
+        f"b:{world.b2}:u": lambda r, k: r.sadd(
+            k, member(compose(3, USER_TYPE, 998))
+        ),  # a stray member
         f"u:{b}:fri": lambda r, k: r.zrem(k, member(c)),  # a member lost
     }
     for key, change in touched.items():
@@ -330,5 +334,29 @@ def test_repair_removes_a_key_left_on_the_wrong_instance(
     sync_graph(world.store, graph, repair=True)
     try:
         assert dump(graph) == expected_dump(world, graph)
+    finally:
+        graph.shards.close()
+
+
+def test_repair_removes_feed_keys_left_on_the_wrong_instance(
+    world: World, redis_db: Callable[[int], str]
+) -> None:
+    """A pinner's home feed and visit mark on an instance that does not hold them (after a
+    change of the map or of vshard_of) are removed; those where they belong stay."""
+    graph = FollowerGraph(RedisShards(two_instances(redis_db)))
+    sync_graph(world.store, graph)
+    home = graph.shards.instance_for(world.a)
+    other = next(n for n in graph.shards.clients() if n != home)
+    for instance in (home, other):
+        client = graph.shards.client(instance)
+        client.rpush(feed_key(world.a), "1:1")
+        client.set(seen_key(world.a), 1)
+    try:
+        report = sync_graph(world.store, graph, repair=False)
+        assert sorted(report.drift) == sorted([feed_key(world.a), seen_key(world.a)])
+        assert graph.shards.client(other).exists(feed_key(world.a))  # a check changes nothing
+        sync_graph(world.store, graph)
+        assert not graph.shards.client(other).exists(feed_key(world.a), seen_key(world.a))
+        assert graph.shards.client(home).exists(feed_key(world.a), seen_key(world.a)) == 2
     finally:
         graph.shards.close()
