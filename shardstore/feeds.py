@@ -3,10 +3,16 @@
 Each entry is ``<pin_id>:<sequence>`` (the sequence is the pin's time in
 microseconds), so feeds can be merged in order when a pinner follows someone.
 A fan-out batch pushes one pin to about a thousand followers in one call per
-Redis instance: a Lua script that claims the batch (so a retried batch adds
-nothing twice), then LPUSH and LTRIM for each follower who has visited lately
+Redis instance: a Lua script that claims the batch (so a retried batch costs
+nothing), then LPUSH and LTRIM for each follower who has visited lately
 (``seen:<user_id>`` exists). Pinners away longer are skipped; their feed is
 rebuilt when they come back.
+
+A pin is in a feed at most once, whatever the batching: a pin's entry is the
+same bytes every time (its sequence is the pin's own), and the feed is kept
+ordered, so the script meets an identical entry exactly where it would put the
+new one. A pin newer than the head cannot be in the feed yet; one that is not
+looks through the newest ``LATE_WINDOW`` entries, which it scans anyway.
 """
 
 from __future__ import annotations
@@ -53,7 +59,12 @@ for i = 2, #KEYS, 2 do
     if placed then
       redis.call('LPUSH', feed, entry)
     else
+      local present = false
       for _, current in ipairs(redis.call('LRANGE', feed, 0, window - 1)) do
+        if current == entry then  -- already there (another batch, another fan-out)
+          present = true
+          break
+        end
         if before(current) then
           redis.call('LINSERT', feed, 'BEFORE', current, entry)
           placed = true
@@ -61,8 +72,8 @@ for i = 2, #KEYS, 2 do
         end
       end
       local size = redis.call('LLEN', feed)
-      if not placed and size <= window and size < length then  -- older than all: the tail
-        redis.call('RPUSH', feed, entry)
+      if not placed and not present and size <= window and size < length then
+        redis.call('RPUSH', feed, entry)  -- older than all: the tail
         placed = true
       end
     end
