@@ -20,7 +20,13 @@ from .readthrough import read_through
 from .tables import CachedLookup, CachedMapping, CachedObjects
 
 #: Which pool holds each object type (and lookups to that type).
-POOL_OF_TYPE = {"user": "users", "board": "boards", "pin": "pins", "comment": "pins"}
+POOL_OF_TYPE = {
+    "user": "users",
+    "token": "users",
+    "board": "boards",
+    "pin": "pins",
+    "comment": "pins",
+}
 
 
 class CachedStore:
