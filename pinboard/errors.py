@@ -61,8 +61,15 @@ class Unauthenticated(DomainError):
 
 
 class RateLimited(DomainError):
+    """Too many attempts in the current window; ``retry_after`` is the seconds until it ends
+    (sent as the ``Retry-After`` header with every 429, page or API)."""
+
     status = 429
     code = "rate_limited"
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class MethodNotAllowed(DomainError):

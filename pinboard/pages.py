@@ -1,7 +1,7 @@
 """What the page views share: access decorators, form errors, redirects, grid items.
 
 Views stay thin: they parse the request, call an action or a query, and hand
-plain dicts to a template. Turning domain errors into 404/403 responses and
+plain dicts to a template. Turning domain errors into 404/403/400/429 responses and
 pin dicts into grid items with image URLs happens here, once.
 """
 
@@ -15,14 +15,14 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from shardstore import InvalidCursor, UnknownShard
 
 from .boards.queries import boards_page, follower_count, get_boards
-from .errors import DomainError, Forbidden, NotFoundError
+from .errors import BadRequest, DomainError, Forbidden, NotFoundError, RateLimited
 from .pins.images import image_url
 from .store import get_store
 from .users.auth import get_pinner
@@ -31,21 +31,39 @@ View = Callable[..., HttpResponse]
 
 
 def page_errors(view: View) -> View:
-    """Unknown or malformed IDs, slugs and cursors are 404s; other people's things are 403s.
+    """The one place pages turn domain errors into responses.
 
-    A well-formed ID on a shard the topology does not have is unknown too.
+    Unknown or malformed IDs and slugs are 404s (a well-formed ID on a shard the
+    topology does not have is unknown too); other people's things are 403s; a
+    malformed cursor or other bad request is a 400 page; too many attempts is a
+    429 page with ``Retry-After``.
     """
 
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         try:
             return view(request, *args, **kwargs)
-        except (NotFoundError, InvalidCursor, UnknownShard) as error:
+        except (NotFoundError, UnknownShard) as error:
             raise Http404(str(error)) from None
         except Forbidden as error:
             raise PermissionDenied(error.message) from None
+        except InvalidCursor:
+            message = "This page's cursor is not one of ours: start from the first page."
+            return render(request, "400.html", {"message": message}, status=400)
+        except BadRequest as error:
+            return render(request, "400.html", {"message": error.message}, status=400)
+        except RateLimited as error:
+            response = render(request, "429.html", {"message": error.message}, status=429)
+            return with_retry_after(response, error)
 
     return wrapper
+
+
+def with_retry_after(response: HttpResponse, error: DomainError | None) -> HttpResponse:
+    """``response`` with the ``Retry-After`` header when ``error`` is a rate limit."""
+    if isinstance(error, RateLimited):
+        response["Retry-After"] = str(error.retry_after)
+    return response
 
 
 def pinner_required(view: View) -> View:
@@ -84,6 +102,8 @@ def act(request: HttpRequest, action: Callable[[], object], default_next: str) -
     """
     try:
         action()
+    except RateLimited:
+        raise  # a 429 page, from page_errors
     except (NotFoundError, Forbidden) as error:
         if error.field is None:
             raise

@@ -1,11 +1,14 @@
-"""Fixed-window rate limits per client address, kept in the ``ratelimit`` cache.
+"""Fixed-window rate limits, kept in the ``ratelimit`` cache.
 
 Limits are settings (``RATE_LIMITS = {"login": (count, seconds), ...}``), so
-each deployment tunes them; the embedded default allows 60 a minute.
+each deployment tunes them; the embedded default allows 60 a minute. Log-in and
+sign-up are counted per client address (there is no pinner yet), pin creation
+per pinner. A refusal says when the window ends (``RateLimited.retry_after``).
 """
 
 from __future__ import annotations
 
+import math
 import time
 
 from django.conf import settings
@@ -23,9 +26,19 @@ def client_address(request: HttpRequest) -> str:
 
 def check(request: HttpRequest, scope: str) -> None:
     """Count one attempt at ``scope`` from this client; RateLimited past the limit."""
+    count_attempt(scope, f"addr:{client_address(request)}")
+
+
+def check_pinner(pinner_id: int, scope: str) -> None:
+    """Count one attempt at ``scope`` by this pinner, wherever they connect from."""
+    count_attempt(scope, f"pinner:{pinner_id}")
+
+
+def count_attempt(scope: str, who: str) -> None:
     limit, period = settings.RATE_LIMITS[scope]
-    window = int(time.time() // period)
-    key = f"rl:{scope}:{client_address(request)}:{window}"
+    now = time.time()
+    window = int(now // period)
+    key = f"rl:{scope}:{who}:{window}"
     cache = caches["ratelimit"]
     cache.add(key, 0, timeout=period)
     try:
@@ -34,4 +47,8 @@ def check(request: HttpRequest, scope: str) -> None:
         cache.set(key, 1, timeout=period)
         count = 1
     if count > limit:
-        raise RateLimited(f"too many {scope} attempts; try again in a minute")
+        retry_after = max(1, math.ceil((window + 1) * period - now))
+        raise RateLimited(
+            f"too many {scope} attempts; try again in {retry_after} seconds",
+            retry_after=retry_after,
+        )

@@ -37,6 +37,7 @@ from ..errors import (
     InvalidField,
     MethodNotAllowed,
     NotFoundError,
+    RateLimited,
     ServiceUnavailable,
     TooLarge,
     Unauthenticated,
@@ -50,6 +51,7 @@ MAX_LIMIT = 100
 #: deepest nesting of arrays and objects accepted (no operation takes more than 1).
 MAX_JSON_BYTES = 64 * 1024
 MAX_JSON_DEPTH = 32
+_PAGE_SIZE = re.compile(r"[1-9][0-9]{0,2}", re.ASCII)
 _BRACKET_OR_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
 
 Handler = Callable[..., HttpResponse]
@@ -74,7 +76,10 @@ def error_response(error: DomainError) -> JsonResponse:
     body: dict[str, Any] = {"code": error.code, "message": error.message}
     if error.field:
         body["field"] = error.field
-    return JsonResponse({"error": body}, status=error.status)
+    response = JsonResponse({"error": body}, status=error.status)
+    if isinstance(error, RateLimited):
+        response["Retry-After"] = str(error.retry_after)
+    return response
 
 
 def as_domain_error(exc: Exception) -> DomainError | None:
@@ -175,9 +180,10 @@ def json_body(
     if content_type != "application/json":
         raise BadRequest("send the body as application/json")
     too_large = BadRequest(f"JSON bodies must be at most {MAX_JSON_BYTES // 1024} KiB")
-    declared = request.META.get("CONTENT_LENGTH") or "0"
-    if declared.isdigit() and int(declared) > MAX_JSON_BYTES:  # refused before reading it
-        raise too_large
+    declared = request.META.get("CONTENT_LENGTH") or ""
+    if declared.isascii() and declared.isdigit():  # refused before reading the body
+        if len(declared) > 9 or int(declared) > MAX_JSON_BYTES:
+            raise too_large
     body = request.body
     if len(body) > MAX_JSON_BYTES:
         raise too_large
@@ -248,7 +254,8 @@ def page_params(request: HttpRequest) -> tuple[int, str | None]:
     if raw is None:
         limit = DEFAULT_LIMIT
     else:
-        if not (raw.isascii() and raw.isdigit()) or not 1 <= int(raw) <= MAX_LIMIT:
+        # One spelling, as for IDs: "05", "+5" and " 5" are refused, not read as 5.
+        if not _PAGE_SIZE.fullmatch(raw) or not 1 <= int(raw) <= MAX_LIMIT:
             raise BadRequest(f"limit must be an integer from 1 to {MAX_LIMIT}", field="limit")
         limit = int(raw)
     cursor = request.GET.get("cursor")

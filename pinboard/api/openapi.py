@@ -19,7 +19,7 @@ from ..pins.actions import MAX_COMMENT, MAX_LINK
 from ..pins.actions import MAX_DESCRIPTION as MAX_PIN_DESCRIPTION
 from ..pins.images import MAX_BYTES
 from ..users.actions import MIN_PASSWORD
-from .http import DEFAULT_LIMIT, MAX_LIMIT, endpoint
+from .http import DEFAULT_LIMIT, MAX_JSON_BYTES, MAX_JSON_DEPTH, MAX_LIMIT, endpoint
 from .views.users import MAX_FOLLOWS_IDS
 
 
@@ -58,8 +58,9 @@ def list_of(item: str) -> dict[str, Any]:
 COUNT = {"type": "integer", "minimum": 0}
 ID = {
     "type": "string",
-    "pattern": "^[0-9]{1,20}$",
-    "description": "A 64-bit object ID as a decimal string (IDs exceed 2^53).",
+    "pattern": "^(0|[1-9][0-9]{0,19})$",
+    "description": "A 64-bit object ID as a decimal string (IDs exceed 2^53): ASCII digits,"
+    " no sign, spaces or leading zeros.",
     "example": "241294492511762325",
 }
 TIMESTAMP = {"type": "string", "description": "ISO 8601 date and time, UTC."}
@@ -162,15 +163,28 @@ SCHEMAS: dict[str, Any] = {
 
 ERRORS = {
     "400": "Malformed request: not JSON, wrong content type, a missing or unknown field,"
-    " a bad `limit` or `cursor`.",
+    f" a bad `limit` or `cursor`, a JSON body over {MAX_JSON_BYTES // 1024} KiB or nested"
+    f" more than {MAX_JSON_DEPTH} deep.",
     "401": "No token, or a bad one (`Authorization: Token <token>`).",
     "403": "The object is not yours.",
     "404": "Unknown ID, or an ID that is malformed or of another type.",
     "409": "The username or email is taken.",
     "413": f"Too large: an image over {MAX_BYTES // (1024 * 1024)} MB, or the request body.",
     "422": "A field's value is invalid; `error.field` names it.",
-    "429": "Too many attempts from this address; try again in a minute.",
+    "429": "Too many attempts (log-in and sign-up per client address, new and saved pins per"
+    " pinner); `Retry-After` says how many seconds until the limit resets.",
     "503": "A storage host is unavailable; nothing was written.",
+}
+
+#: Headers that come with an error status, by status.
+ERROR_HEADERS = {
+    "429": {
+        "Retry-After": {
+            "description": "Seconds until the rate limit's window ends.",
+            "required": True,
+            "schema": {"type": "integer", "minimum": 1},
+        }
+    }
 }
 
 PARAMETERS = {
@@ -343,7 +357,7 @@ def paths() -> dict[str, Any]:
                         "description": f"Up to {MAX_FOLLOWS_IDS} user IDs separated by commas.",
                         "schema": {
                             "type": "string",
-                            "pattern": "^([0-9]{1,20}(,[0-9]{1,20})*)?$",
+                            "pattern": "^((0|[1-9][0-9]{0,19})(,(0|[1-9][0-9]{0,19}))*)?$",
                         },
                     }
                 ],
@@ -433,7 +447,7 @@ def paths() -> dict[str, Any]:
             "post": operation(
                 "Pin an image to one of your boards",
                 ok=("201", "Pin"),
-                errors="403 404 422",
+                errors="403 404 422 429",
                 auth=True,
                 body={
                     "required": True,
@@ -490,7 +504,7 @@ def paths() -> dict[str, Any]:
             "post": operation(
                 "Save (repin) the pin to one of your boards: a new pin with `saved_from`",
                 ok=("201", "Pin"),
-                errors="403 404 422",
+                errors="403 404 422 429",
                 auth=True,
                 path="pin_id",
                 body=json_body(
@@ -575,6 +589,7 @@ def build() -> dict[str, Any]:
                 f"E{code}": {
                     "description": description,
                     "content": {"application/json": {"schema": ref("Error")}},
+                    **({"headers": ERROR_HEADERS[code]} if code in ERROR_HEADERS else {}),
                 }
                 for code, description in ERRORS.items()
             },

@@ -11,11 +11,12 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.views.decorators.http import require_POST
 
+from .. import ratelimit
 from ..boards.queries import boards_page, get_board, get_boards
 from ..errors import DomainError, Forbidden, InvalidField, NotFoundError, TooLarge
 from ..ids import parse_id
 from ..likes.queries import likes_pin
-from ..pages import act, next_url, page_errors, pin_item, pinner_required
+from ..pages import act, next_url, page_errors, pin_item, pinner_required, with_retry_after
 from ..users.auth import get_pinner
 from ..users.queries import get_user
 from .actions import add_comment, create_pin, delete_pin, owned_pin, save_pin, update_pin
@@ -78,11 +79,12 @@ def _board_choice(value: object) -> int:
 def create(request: HttpRequest) -> HttpResponse:
     pinner = get_pinner(request)
     errors: dict[str, str] = {}
-    status = 200
+    status, refusal = 200, None
     values: Any = request.GET
     if request.method == "POST":
         values = request.POST
         try:
+            ratelimit.check_pinner(pinner["id"], "pin")  # before the image is decoded
             pin = create_pin(
                 pinner["id"],
                 _board_choice(values.get("board")),
@@ -91,11 +93,11 @@ def create(request: HttpRequest) -> HttpResponse:
                 values.get("link", ""),
             )
         except DomainError as error:
-            errors, status = _form_errors(error), error.status
+            refusal, errors, status = error, _form_errors(error), error.status
         else:
             return redirect("pin", pin["id"])
     context = {"errors": errors, "values": values, "boards": _my_boards(pinner), "pin": None}
-    return render(request, "pins/form.html", context, status=status)
+    return with_retry_after(render(request, "pins/form.html", context, status=status), refusal)
 
 
 @pinner_required
@@ -145,6 +147,7 @@ def save(request: HttpRequest, pin_id: str) -> HttpResponse:
     me, pin = get_pinner(request)["id"], parse_id(pin_id, "pin")
 
     def save_to_board() -> None:
+        ratelimit.check_pinner(me, "pin")
         board = _board_choice(request.POST.get("board"))
         try:
             saved = save_pin(me, pin, board)

@@ -93,10 +93,11 @@ def _cache(name: str) -> dict[str, object]:
 CACHES = {
     name: _cache(name) for name in ("default", "ratelimit", "users", "boards", "pins", "lists")
 }
-# (attempts, seconds) per client address.
+# (attempts, seconds): log-in and sign-up per client address, pins (new and saved) per pinner.
 RATE_LIMITS = {
     "login": (60, 60),
     "signup": (60, 60),
+    "pin": (30, 60),
 }
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = 11 * 1024 * 1024  # an image of up to 10 MB, plus the form

@@ -15,4 +15,5 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast; te
 RATE_LIMITS = {
     "login": (10_000, 60),
     "signup": (10_000, 60),
+    "pin": (10_000, 60),
 }  # tests that check limits override these

@@ -18,12 +18,14 @@ from ..pages import (
     parse_cursor,
     pin_items,
     user_stats,
+    with_retry_after,
 )
 from .actions import authenticate, sign_up
 from .auth import get_pinner, log_in, log_out
 from .queries import get_user_by_username, get_users
 
 
+@page_errors
 def landing(request: HttpRequest) -> HttpResponse:
     pinner = get_pinner(request)
     if pinner is None:
@@ -39,24 +41,24 @@ def signup(request: HttpRequest) -> HttpResponse:
     if get_pinner(request) is not None:
         return redirect("landing")
     errors: dict[str, str] = {}
-    status = 200
+    status, refusal = 200, None
     if request.method == "POST":
         post = request.POST
         try:
             ratelimit.check(request, "signup")
             user = sign_up(post.get("username"), post.get("email"), post.get("password"))
         except DomainError as error:
-            errors, status = form_errors(error), error.status
+            refusal, errors, status = error, form_errors(error), error.status
         else:
             log_in(request, user)
             return redirect(next_url(request, "/"))
     context = {"errors": errors, "values": request.POST, "next": next_url(request, "")}
-    return render(request, "users/signup.html", context, status=status)
+    return with_retry_after(render(request, "users/signup.html", context, status=status), refusal)
 
 
 def login(request: HttpRequest) -> HttpResponse:
     errors: dict[str, str] = {}
-    status = 200
+    status, refusal = 200, None
     if request.method == "POST":
         try:
             ratelimit.check(request, "login")
@@ -64,12 +66,12 @@ def login(request: HttpRequest) -> HttpResponse:
             if user is None:
                 raise InvalidField("wrong username, email or password")
         except DomainError as error:
-            errors, status = form_errors(error), error.status
+            refusal, errors, status = error, form_errors(error), error.status
         else:
             log_in(request, user)
             return redirect(next_url(request, "/"))
     context = {"errors": errors, "values": request.POST, "next": next_url(request, "")}
-    return render(request, "users/login.html", context, status=status)
+    return with_retry_after(render(request, "users/login.html", context, status=status), refusal)
 
 
 @require_POST

@@ -217,7 +217,7 @@ def test_board_page_scrolls_50_at_a_time(client, make_user):
     assert body.count('class="pin"') == 3 and 'data-next=""' in body and "<html" not in body
     fallback = text(client.get(f"{board_url(ann, board)}?cursor={cursor}"))
     assert fallback.count('class="pin"') == 3 and "<html" in fallback
-    assert client.get(f"{board_url(ann, board)}?cursor=not-a-cursor!").status_code == 404
+    assert client.get(f"{board_url(ann, board)}?cursor=not-a-cursor!").status_code == 400
 
 
 def test_create_board_and_its_errors(client, make_user):
@@ -285,7 +285,7 @@ def test_wrong_type_ids_are_404(client, cast):
     assert client.post(f"/users/{pin}/follow/").status_code == 404
     assert client.post(f"/boards/{ann['id']}/follow/").status_code == 404
     assert client.get(f"/{ann['username']}/no-such-board/").status_code == 404
-    assert client.get(f"/{ann['username']}/?cursor=%%%").status_code == 404
+    assert client.get(f"/{ann['username']}/?cursor=%%%").status_code == 400
 
 
 def test_garbage_form_data_gives_form_errors(client, cast):

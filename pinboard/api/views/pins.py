@@ -6,6 +6,7 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 
+from ... import ratelimit
 from ...errors import BadRequest, InvalidField, NotFoundError
 from ...ids import parse_id
 from ...likes import actions as like_actions
@@ -39,6 +40,7 @@ def pin_or_404(raw_id: str) -> dict[str, Any]:
 def _create(request: HttpRequest) -> HttpResponse:
     """Multipart: ``board_id``, ``image`` (a file), optional ``description`` and ``link``."""
     pinner = require_pinner(request)
+    ratelimit.check_pinner(pinner["id"], "pin")  # before the image is decoded
     if request.content_type != "multipart/form-data":
         raise BadRequest("send the pin as multipart/form-data with an image file")
     fields, files = request.POST, request.FILES
@@ -83,6 +85,7 @@ def _delete(request: HttpRequest, pin_id: str) -> HttpResponse:
 
 def _save(request: HttpRequest, pin_id: str) -> HttpResponse:
     pinner = require_pinner(request)
+    ratelimit.check_pinner(pinner["id"], "pin")
     source_id = parse_id(pin_id, "pin")
     data = json_body(request, required=("board_id",), optional=("description",))
     board_id = id_field(data, "board_id", "board")
