@@ -11,6 +11,7 @@ from shardstore import DuplicateKey, shard_of
 
 from ..errors import Forbidden, InvalidField, NotFoundError
 from ..store import get_store
+from ..text import multi_line, one_line
 from .queries import get_board, slug_key
 
 MAX_NAME = 100
@@ -25,7 +26,7 @@ def clean_name(name: object) -> str:
         raise InvalidField(f"board name must be 1-{MAX_NAME} characters", field="name")
     if not slugify(name):
         raise InvalidField("board name needs at least one letter or digit", field="name")
-    return name.strip()
+    return one_line(name, "name").strip()
 
 
 def clean_description(description: object) -> str:
@@ -35,7 +36,7 @@ def clean_description(description: object) -> str:
         raise InvalidField(
             f"description must be at most {MAX_DESCRIPTION} characters", field="description"
         )
-    return description
+    return multi_line(description, "description")
 
 
 def _claim_slug(owner_id: int, name: str, board_id: int) -> str:

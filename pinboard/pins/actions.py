@@ -20,6 +20,7 @@ from ..boards.actions import owned_board
 from ..errors import Forbidden, InvalidField, NotFoundError
 from ..feeds import actions as feeds
 from ..store import get_store
+from ..text import multi_line, one_line
 from ..users.queries import get_user
 from .images import store_image
 from .queries import get_pin
@@ -37,7 +38,7 @@ def clean_description(description: object) -> str:
         raise InvalidField(
             f"description must be at most {MAX_DESCRIPTION} characters", field="description"
         )
-    return description.strip()
+    return multi_line(description, "description").strip()
 
 
 def clean_link(link: object) -> str:
@@ -45,6 +46,7 @@ def clean_link(link: object) -> str:
         return ""
     if not isinstance(link, str) or len(link) > MAX_LINK:
         raise InvalidField("link must be an http(s) URL", field="link")
+    one_line(link, "link")
     try:
         _url(link)
     except ValidationError:
@@ -152,9 +154,14 @@ def delete_pins_of_board(actor_id: int, board_id: int) -> None:
             store.mapping("board_has_pins").remove(board_id, stale)
 
 
-def add_comment(actor_id: int, pin_id: int, text: object) -> dict[str, Any]:
+def clean_comment(text: object) -> str:
     if not isinstance(text, str) or not text.strip() or len(text) > MAX_COMMENT:
         raise InvalidField(f"comment must be 1-{MAX_COMMENT} characters", field="text")
+    return multi_line(text, "text").strip()
+
+
+def add_comment(actor_id: int, pin_id: int, text: object) -> dict[str, Any]:
+    text = clean_comment(text)
     if get_pin(pin_id) is None:
         raise NotFoundError("no such pin")
     author = get_user(actor_id, counts=False)
@@ -165,7 +172,7 @@ def add_comment(actor_id: int, pin_id: int, text: object) -> dict[str, Any]:
         "pin_id": pin_id,
         "author_id": actor_id,
         "author_username": author["username"],  # usernames never change
-        "text": text.strip(),
+        "text": text,
         "created_at": timezone.now().isoformat(),
     }
     comment_id = store.objects("comment").create(shard_of(pin_id), data)

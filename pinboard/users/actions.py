@@ -20,6 +20,7 @@ from shardstore import DuplicateKey
 
 from ..errors import Conflict, InvalidField
 from ..store import get_store
+from ..text import multi_line, one_line
 from .queries import get_user, user_id_for
 
 USERNAME = re.compile(r"^[A-Za-z0-9_]{3,30}$")
@@ -42,6 +43,7 @@ def clean_username(username: object) -> str:
 def clean_email(email: object) -> str:
     if not isinstance(email, str) or len(email) > 254:
         raise InvalidField("enter a valid email address", field="email")
+    one_line(email, "email")  # a quoted local part may hold control characters
     try:
         validate_email(email)
     except ValidationError:
@@ -103,7 +105,7 @@ def authenticate(login: object, password: object) -> dict[str, Any] | None:
 def update_profile(user_id: int, *, about: object) -> dict[str, Any]:
     if not isinstance(about, str) or len(about) > 500:
         raise InvalidField("about must be at most 500 characters", field="about")
-    return get_store().objects("user").update(user_id, {"about": about})
+    return get_store().objects("user").update(user_id, {"about": multi_line(about, "about")})
 
 
 def revoke_tokens(user_id: int) -> None:

@@ -1,0 +1,109 @@
+"""Text fields refuse NUL and other control characters, on the API and the pages alike.
+
+One-line fields (board names, links, emails) take none; multi-line fields
+(descriptions, comments) keep line breaks and tabs and nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from pinboard.boards.queries import boards_page
+from pinboard.errors import InvalidField
+from pinboard.pins.queries import board_pins_page, comments_page, get_pin
+from pinboard.text import multi_line, one_line
+from pinboard.users.queries import user_id_for
+from tests.site.api_client import Api, error_of
+from tests.site.conftest import image_file
+from tests.site.pages import log_in, text
+
+#: NUL, BEL, ESC, DEL, a C1 control (NEL) and CSI, the start of terminal escapes.
+CONTROLS = ["\x00", "\x07", "\x1b", "\x7f", "\x85", "\x9b"]
+LINE_BREAKS = ["\n", "\r", "\t"]
+
+
+@pytest.fixture
+def ada(client: Client, make_user: Callable[..., dict[str, Any]]) -> Api:
+    return Api.as_pinner(client, make_user("ada"))
+
+
+@pytest.mark.parametrize("char", [*CONTROLS, "\ud800"])
+def test_the_rule_refuses_control_characters_and_lone_surrogates(char: str) -> None:
+    for clean in (one_line, multi_line):
+        with pytest.raises(InvalidField) as refused:
+            clean(f"a{char}b", "name")
+        assert refused.value.field == "name"
+
+
+@pytest.mark.parametrize("char", LINE_BREAKS)
+def test_line_breaks_and_tabs_only_in_multi_line_fields(char: str) -> None:
+    assert multi_line(f"a{char}b", "about") == f"a{char}b"
+    with pytest.raises(InvalidField, match="one line"):
+        one_line(f"a{char}b", "name")
+    assert one_line("Café ☕ 東京 🍜", "name") == "Café ☕ 東京 🍜"
+
+
+@pytest.mark.parametrize("char", CONTROLS)
+def test_api_refuses_control_characters_in_every_text_field(ada: Api, char: str) -> None:
+    assert ada.user is not None
+    board = ada.new_board("Clean")
+    pin = ada.new_pin(board["id"], image_file())
+
+    def refused(response: Any, field: str) -> None:
+        error = error_of(response, 422)
+        assert error["field"] == field and "control characters" in error["message"]
+
+    refused(ada.post("/boards", {"name": f"Bad{char}name"}), "name")
+    refused(ada.post("/boards", {"name": "Ok", "description": f"a{char}b"}), "description")
+    refused(ada.patch(f"/boards/{board['id']}", {"name": f"x{char}"}), "name")
+    refused(ada.patch(f"/boards/{board['id']}", {"description": f"x{char}"}), "description")
+    refused(ada.upload({"board_id": board["id"], "image": image_file(),
+                        "description": f"a{char}b"}), "description")  # fmt: skip
+    refused(ada.upload({"board_id": board["id"], "image": image_file(),
+                        "link": f"https://example.com/a{char}b"}), "link")  # fmt: skip
+    refused(ada.patch(f"/pins/{pin['id']}", {"description": f"x{char}"}), "description")
+    refused(ada.patch(f"/pins/{pin['id']}", {"link": f"https://example.com/{char}"}), "link")
+    save = {"board_id": board["id"], "description": f"x{char}"}
+    refused(ada.post(f"/pins/{pin['id']}/save", save), "description")
+    refused(ada.post(f"/pins/{pin['id']}/comments", {"text": f"hi{char}there"}), "text")
+    email = f'"a{char}b"@example.com'  # a quoted local part passes the email validator
+    signup = {"username": "ctl_user_x", "email": email, "password": "correct horse 9"}
+    refused(Api(ada.client).post("/users", signup), "email")
+    # Nothing was made or changed.
+    assert boards_page(ada.user["id"]).ids == [int(board["id"])]
+    assert board_pins_page(int(board["id"])).ids == [int(pin["id"])]
+    assert get_pin(int(pin["id"]))["description"] == ""
+    assert comments_page(int(pin["id"]))[0] == []
+    assert user_id_for("username", "ctl_user_x") is None
+
+
+def test_multi_line_fields_keep_line_breaks_and_tabs(ada: Api) -> None:
+    board = ada.new_board("Lines", description="one\ntwo\r\nthree\tfour")
+    assert board["description"] == "one\ntwo\r\nthree\tfour"
+    pin = ada.new_pin(board["id"], image_file(), description="a\nb")
+    assert pin["description"] == "a\nb"
+    comment = ada.post(f"/pins/{pin['id']}/comments", {"text": "first\nsecond"})
+    assert comment.status_code == 201 and comment.json()["text"] == "first\nsecond"
+    error = error_of(ada.post("/boards", {"name": "Two\nlines"}), 422)
+    assert error["field"] == "name" and "one line" in error["message"]
+
+
+def test_pages_refuse_control_characters_in_forms(client: Client, cast: dict[str, Any]) -> None:
+    ann, pin, board = cast["ann"], cast["pin"], cast["recipes"]
+    log_in(client, ann)
+    response = client.post("/boards/new/", {"name": "Nul\x00board"})
+    assert response.status_code == 422 and "control characters" in text(response)
+    response = client.post(f"/boards/{board['id']}/edit/", {"name": "Ok", "description": "\x1b[2J"})
+    assert response.status_code == 422 and "control characters" in text(response)
+    form = {"board": board["id"], "image": image_file(), "description": "a\x00b"}
+    response = client.post("/pin/new/", form)
+    assert response.status_code == 422 and "control characters" in text(response)
+    response = client.post(f"/pin/{pin}/comment/", {"text": "bell\x07"}, follow=True)
+    assert "control characters" in text(response)
+    assert len(boards_page(ann["id"]).ids) == 1
+    assert len(board_pins_page(board["id"]).ids) == 2
+    assert comments_page(pin)[0] == []
