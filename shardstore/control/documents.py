@@ -1,0 +1,99 @@
+"""The three documents that say where data lives, and how each is validated.
+
+* ``shards``: the MySQL shard map (``shardstore.topology.Topology``);
+* ``redis``: the Redis virtual-shard map (``shardstore.redis_shards.RedisTopology``);
+* ``caches``: the memcached pools' server lists::
+
+      {"version": 4, "pools": {"users": ["10.0.2.1:11211"], "boards": [...],
+                               "pins": [...], "lists": [...]}}
+
+  (a server named ``local`` is process memory: the embedded default only).
+
+Every document carries its ``version``; a config source sets it when it
+publishes. ``validate`` is the one gate before a document is published: an
+invalid one is refused with the reason and never reaches a process.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..exceptions import InvalidTopology
+from ..redis_shards import RedisTopology
+from ..topology import Topology
+
+SHARDS, REDIS, CACHES = "shards", "redis", "caches"
+NAMES = (SHARDS, REDIS, CACHES)
+#: The pools every deployment has, one per kind of data.
+CACHE_POOLS = ("users", "boards", "pins", "lists")
+LOCAL_SERVER = "local"
+
+
+def _check_caches(document: Mapping[str, Any]) -> None:
+    unknown = set(document) - {"version", "pools"}
+    if unknown:
+        raise InvalidTopology(f"caches: unknown keys: {', '.join(sorted(unknown))}")
+    pools = document.get("pools")
+    if not isinstance(pools, Mapping):
+        raise InvalidTopology("caches: pools must be an object of pool name -> servers")
+    missing = [name for name in CACHE_POOLS if name not in pools]
+    if missing:
+        raise InvalidTopology(f"caches: pools {', '.join(missing)} are missing")
+    for name, servers in pools.items():
+        if not isinstance(servers, list) or not servers:
+            raise InvalidTopology(f"caches: pool {name} has no server")
+        for server in servers:
+            if server == LOCAL_SERVER:
+                continue
+            host, _, port = str(server).rpartition(":")
+            if not isinstance(server, str) or not host or not port.isdigit():
+                raise InvalidTopology(f"caches: pool {name}: {server!r} is not host:port")
+        if len(set(servers)) != len(servers):
+            raise InvalidTopology(f"caches: pool {name} names a server twice")
+
+
+_VALIDATORS: dict[str, Callable[[Mapping[str, Any]], object]] = {
+    SHARDS: Topology.from_json,
+    REDIS: RedisTopology.from_json,
+    CACHES: _check_caches,
+}
+
+
+def check_name(name: str) -> str:
+    if name not in _VALIDATORS:
+        raise InvalidTopology(f"no config document named {name!r} (one of {', '.join(NAMES)})")
+    return name
+
+
+def validate(name: str, document: object) -> dict[str, Any]:
+    """The document as a plain dict, if it is a valid ``name`` document; InvalidTopology
+    with the reason otherwise."""
+    check_name(name)
+    if not isinstance(document, Mapping):
+        raise InvalidTopology(f"{name}: a document must be a JSON object")
+    version = document.get("version")
+    if isinstance(version, bool) or not isinstance(version, int) or version < 0:
+        raise InvalidTopology(f"{name}: version must be a non-negative integer")
+    _VALIDATORS[name](document)
+    copy: dict[str, Any] = json.loads(json.dumps(document))  # deep, and JSON only
+    return copy
+
+
+def diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
+    """A unified diff of two documents, key-sorted and indented, one line per value."""
+    before = json.dumps(old, indent=2, sort_keys=True).splitlines()
+    after = json.dumps(new, indent=2, sort_keys=True).splitlines()
+    old_label = f"version {old.get('version')}"
+    new_label = f"version {new.get('version')}"
+    return "\n".join(difflib.unified_diff(before, after, old_label, new_label, lineterm=""))
+
+
+def cache_servers(document: Mapping[str, Any]) -> dict[str, list[str]]:
+    """``{pool: servers}`` of a caches document (empty list: process memory)."""
+    return {
+        name: [s for s in servers if s != LOCAL_SERVER]
+        for name, servers in document["pools"].items()
+    }

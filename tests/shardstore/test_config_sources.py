@@ -1,0 +1,195 @@
+"""Config sources, one contract over a directory of files and over a real ZooKeeper:
+versions with history, compare-and-set publishing, validation before anything is
+written, and watches that see every new version."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shardstore import InvalidTopology, Topology
+from shardstore.control import documents
+from shardstore.control.sources import (
+    ConfigError,
+    ConfigSource,
+    FileSource,
+    NotPublished,
+    Revision,
+    VersionConflict,
+    ZooKeeperSource,
+    open_source,
+)
+
+_roots = itertools.count(1)
+
+
+def shard_map(hosts: int = 1, *, shards: int = 16) -> dict[str, Any]:
+    """``hosts`` masters splitting ``shards`` shards evenly."""
+    per = shards // hosts
+    return {
+        "version": 0,
+        "shard_count": shards,
+        "hosts": {f"db{n}": f"mysql://10.0.0.{n}:3306" for n in range(1, hosts + 1)},
+        "ranges": [
+            {"range": [n * per, (n + 1) * per - 1], "master": f"db{n + 1}"} for n in range(hosts)
+        ],
+        "open": [[0, shards - 1]],
+        "lookup_shards": shards,
+    }
+
+
+@pytest.fixture(params=["files", "zookeeper"])
+def source(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ConfigSource]:
+    if request.param == "files":
+        made: ConfigSource = FileSource(tmp_path / "config")
+    else:
+        zookeeper = request.getfixturevalue("zookeeper_server")
+        made = open_source(f"zk://{zookeeper.address}/test-config-{next(_roots)}")
+    yield made
+    made.close()
+
+
+def publish(source: ConfigSource, document: dict[str, Any], **options: Any) -> Revision:
+    return source.publish("shards", document, author="ops", reason="test", **options)
+
+
+def test_nothing_published(source: ConfigSource) -> None:
+    with pytest.raises(NotPublished):
+        source.current("shards")
+    assert source.history("shards") == []
+
+
+def test_publish_numbers_versions_and_keeps_history(source: ConfigSource) -> None:
+    first = source.publish("shards", shard_map(1), author="ada", reason="first map")
+    second = source.publish(
+        "shards", shard_map(2), author="bob", reason="split db1", expect_version=1
+    )
+    assert (first.version, second.version) == (1, 2)
+    current = source.current("shards")
+    assert current == second and current.document["version"] == 2
+    assert Topology.from_json(current.document).master_of(15) == "db2"
+    assert [(r.version, r.author, r.reason) for r in source.history("shards")] == [
+        (2, "bob", "split db1"),
+        (1, "ada", "first map"),
+    ]
+    assert source.revision("shards", 1).document == {**shard_map(1), "version": 1}
+    assert second.published_at >= first.published_at
+    with pytest.raises(NotPublished):
+        source.revision("shards", 3)
+
+
+def test_publishing_against_an_old_version_is_a_conflict(source: ConfigSource) -> None:
+    publish(source, shard_map(1))
+    publish(source, shard_map(2), expect_version=1)
+    with pytest.raises(VersionConflict, match="version 2 is current, not 1"):
+        publish(source, shard_map(1), expect_version=1)
+    assert source.current("shards").version == 2
+
+
+def test_of_concurrent_publishes_exactly_one_wins(source: ConfigSource) -> None:
+    publish(source, shard_map(1))
+    barrier = threading.Barrier(4)
+    outcomes: list[str] = []
+
+    def operator(n: int) -> None:
+        barrier.wait()
+        try:
+            publish(source, shard_map(2), expect_version=1)
+            outcomes.append("won")
+        except VersionConflict:
+            outcomes.append("conflict")
+
+    threads = [threading.Thread(target=operator, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(outcomes) == ["conflict"] * 3 + ["won"]
+    assert [r.version for r in source.history("shards")] == [2, 1]
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        (lambda d: d["ranges"].pop(), "in no range"),  # a gap at the end
+        (lambda d: d["ranges"][0].update(master="db9"), "db9"),  # a host that does not exist
+        (lambda d: d.update(open=[[0, 99]]), "open"),  # open beyond the shards
+        (lambda d: d.update(hosts="db1"), "hosts"),
+    ],
+)
+def test_an_invalid_document_is_refused_with_its_reason(
+    source: ConfigSource, change: Callable[[dict[str, Any]], Any], reason: str
+) -> None:
+    publish(source, shard_map(2))
+    bad = shard_map(2)
+    change(bad)
+    with pytest.raises(InvalidTopology, match=reason):
+        publish(source, bad)
+    assert source.current("shards").version == 1 and len(source.history("shards")) == 1
+
+
+def test_redis_and_cache_documents(source: ConfigSource) -> None:
+    redis = {
+        "version": 0,
+        "instances": {"r1": "redis://10.0.1.1:6379/0", "r2": "redis://10.0.1.2:6379/0"},
+        "ranges": [
+            {"range": [0, 4095], "instance": "r1"},
+            {"range": [4096, 8191], "instance": "r2"},
+        ],
+    }
+    assert source.publish("redis", redis, author="ops", reason="two").version == 1
+    redis["ranges"][1]["range"] = [4097, 8191]
+    with pytest.raises(InvalidTopology, match="4096"):
+        source.publish("redis", redis, author="ops", reason="gap")
+    pools = {name: ["10.0.2.1:11211"] for name in documents.CACHE_POOLS}
+    assert source.publish("caches", {"version": 0, "pools": pools}, author="o", reason="r")
+    with pytest.raises(InvalidTopology, match="pool pins has no server"):
+        source.publish("caches", {"version": 0, "pools": {**pools, "pins": []}}, author="o", reason="r")  # fmt: skip
+    with pytest.raises(InvalidTopology, match="no config document named"):
+        source.publish("nonsense", {"version": 0}, author="o", reason="r")
+
+
+def test_publishing_needs_an_author_and_a_reason(source: ConfigSource) -> None:
+    with pytest.raises(ConfigError, match="reason"):
+        source.publish("shards", shard_map(1), author="ops", reason=" ")
+    with pytest.raises(NotPublished):
+        source.current("shards")
+
+
+def test_watch_sees_each_new_version(source: ConfigSource) -> None:
+    publish(source, shard_map(1))
+    seen: list[int] = []
+    source.watch("shards", lambda revision: seen.append(revision.version))
+    publish(source, shard_map(2))
+    publish(source, shard_map(4))
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and (not seen or seen[-1] != 3):
+        time.sleep(0.01)
+    assert seen and seen[-1] == 3
+    assert seen == sorted(seen)
+
+
+def test_a_file_path_is_the_shard_map_with_the_rest_beside_it(tmp_path: Path) -> None:
+    topology = tmp_path / "topology.json"
+    source = FileSource(topology)
+    source.publish("shards", shard_map(1), author="ops", reason="first")
+    source.publish("redis", {**_one_redis(), "version": 0}, author="ops", reason="first")
+    assert Topology.load(topology).version == 1  # the file a plain Store reads, as before
+    assert (tmp_path / "redis.json").exists() and (tmp_path / "history" / "shards").is_dir()
+
+
+def _one_redis() -> dict[str, Any]:
+    return {"instances": {"r1": "redis://10.0.1.1:6379/0"}, "ranges": [{"range": [0, 8191], "instance": "r1"}]}  # fmt: skip
+
+
+def test_zookeeper_down_is_a_clear_error(tmp_path: Path) -> None:
+    from shardstore.control.sources import SourceUnavailable
+
+    with pytest.raises(SourceUnavailable, match="did not answer"):
+        ZooKeeperSource("127.0.0.1:1", "nowhere", timeout=0.5)
