@@ -20,7 +20,14 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 from ..errors import InvalidField, TooLarge
 
 MAX_BYTES = 10 * 1024 * 1024
-MAX_PIXELS = 40_000_000  # well below Pillow's bomb limit; a 10 MB file can claim far more
+# The pixel budget of one upload, checked on the size the header declares, before any
+# decoding. Decoding costs several bytes a pixel at each step (decode, RGBA, RGB), about
+# 10 bytes a pixel in all, while a few KB of PNG can declare any size: a 6000x6000
+# declaration (36 MP, ~350 MB to decode) is refused; 24 MP still takes a 6000x4000 photo.
+MAX_PIXELS = 24_000_000
+# Pillow's own bomb check uses the same budget, so no other code path decodes more
+# (it warns above the limit and refuses outright above twice the limit).
+Image.MAX_IMAGE_PIXELS = MAX_PIXELS
 ACCEPTED_FORMATS = {"JPEG", "PNG", "GIF", "WEBP"}
 THUMBNAIL_WIDTH = 236  # the classic grid column width
 FULL_MAX_SIDE = 1600
@@ -55,22 +62,34 @@ def image_url(key: str) -> str:
     return default_storage.url(key)
 
 
+def _too_many_pixels(declared: str) -> InvalidField:
+    budget = MAX_PIXELS // 1_000_000
+    return InvalidField(f"images must be at most {budget} megapixels ({declared})", field="image")
+
+
 def _open(raw: bytes) -> Image.Image:
     not_an_image = InvalidField("the file is not a JPEG, PNG, GIF or WebP image", field="image")
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
-            probe = Image.open(io.BytesIO(raw))
-            if probe.format not in ACCEPTED_FORMATS:
-                raise not_an_image
-            if probe.width * probe.height > MAX_PIXELS:
-                raise InvalidField("the image has too many pixels", field="image")
-            probe.verify()  # checks the structure; the object cannot be used after
-            image = Image.open(io.BytesIO(raw))
-            image.load()
+            # Pillow warns between one and two budgets: the check below refuses those, naming
+            # the budget.
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            probe = Image.open(io.BytesIO(raw))  # reads the header only: nothing decoded yet
+        if probe.format not in ACCEPTED_FORMATS:
+            raise not_an_image
+        width, height = probe.size
+        if width * height > MAX_PIXELS:
+            raise _too_many_pixels(
+                f"{width}\N{MULTIPLICATION SIGN}{height} is {width * height / 1_000_000:.4g}"
+            )
+        probe.verify()  # checks the structure; the object cannot be used after
+        image = Image.open(io.BytesIO(raw))
+        image.load()
     except InvalidField:
         raise
-    except (UnidentifiedImageError, Image.DecompressionBombError, Image.DecompressionBombWarning):
+    except Image.DecompressionBombError:  # declares over twice the budget
+        raise _too_many_pixels(f"this one declares over {2 * MAX_PIXELS // 1_000_000}") from None
+    except UnidentifiedImageError:
         raise not_an_image from None
     except (OSError, SyntaxError, ValueError, EOFError):  # truncated or corrupt data
         raise not_an_image from None
