@@ -157,6 +157,29 @@ class Server:
             shutil.rmtree(self.tmpdir, ignore_errors=True)
             self.tmpdir = None
 
+    def halt(self, *, kill: bool = False) -> None:
+        """Stop the process (SIGKILL with ``kill``: a crash) but keep its port and data,
+        so that ``restart()`` brings the same server back."""
+        process, self.process = self.process, None
+        if process is not None and process.poll() is None:
+            if kill:
+                process.kill()
+            else:
+                process.terminate()
+            try:
+                process.wait(timeout=self.stop_timeout)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+    def restart(self) -> Self:
+        """Run a halted server again, on the same port with the same data."""
+        if self.process is not None or self.tmpdir is None:
+            raise RuntimeError(f"{self.name}: restart() follows halt()")
+        self._launch()
+        self._wait_until_ready()
+        return self
+
     def __enter__(self) -> Self:
         return self.start()
 

@@ -1,0 +1,191 @@
+"""One process following the config documents live, with a last-known-good copy on disk.
+
+A web or worker process starts a ``ConfigFollower`` on its source. At start
+it reads each document from the source and mirrors it to a local directory;
+if the source is unreachable (ZooKeeper down at boot) it starts from that
+mirror instead, as Pinterest's config tools kept ZooKeeper mirrored in local
+files. Then it watches: each new version is validated, mirrored, and handed to
+``on_change``, which swaps it in. While the source is unreachable the process
+keeps serving with the last version it saw; it logs that once, reports it in
+``status()`` (the console shows it), and recovers by itself when the source
+answers again (kazoo reconnects and re-arms its watches).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..exceptions import InvalidTopology
+from . import documents
+from .sources import ConfigError, ConfigSource, NotPublished, Revision, SourceUnavailable
+
+log = logging.getLogger(__name__)
+
+OnChange = Callable[[Revision], None]
+#: How often a process that started from its local copy tries the source again.
+RECONNECT_SECONDS = 1.0
+
+
+@dataclass(frozen=True)
+class FollowerStatus:
+    source: str
+    connected: bool  # the source answered at start, and has not been lost since
+    versions: dict[str, int]  # the version in force of each document
+    from_mirror: tuple[str, ...]  # documents loaded from the local copy at start
+
+
+class ConfigFollower:
+    """The documents in force in this process, kept current from a source."""
+
+    def __init__(
+        self,
+        open_source: Callable[[], ConfigSource],
+        mirror_dir: str | Path,
+        names: Iterable[str] = documents.NAMES,
+        *,
+        on_change: OnChange | None = None,
+    ) -> None:
+        self._open_source = open_source
+        self.mirror_dir = Path(mirror_dir)
+        self.names = tuple(documents.check_name(n) for n in names)
+        self._on_change = on_change
+        self._lock = threading.Lock()
+        self._current: dict[str, Revision] = {}
+        self._from_mirror: list[str] = []
+        self._source: ConfigSource | None = None
+        self._description = "(not started)"
+        self._lost_logged = False
+        self._closed = threading.Event()
+
+    # -- start ----------------------------------------------------------------
+
+    def start(self) -> FollowerStatus:
+        """Load every document (from the source, or else the mirror), then watch."""
+        if not self._connect(notify=False):
+            for name in self.names:
+                self._load_mirror(name)
+            threading.Thread(target=self._reconnect, name="config-reconnect", daemon=True).start()
+        return self.status()
+
+    def _connect(self, *, notify: bool) -> bool:
+        """Open the source, take each document's current version and watch it."""
+        try:
+            source = self._open_source()
+        except SourceUnavailable as exc:
+            self._note_lost(exc)
+            return False
+        try:
+            revisions = []
+            for name in self.names:
+                try:
+                    revisions.append(source.current(name))
+                except NotPublished:
+                    continue  # the deployment does not use this document (yet)
+            for revision in revisions:
+                self._accept(revision, notify=notify)
+            for name in self.names:
+                source.watch(name, self._accept)
+        except SourceUnavailable as exc:
+            source.close()
+            self._note_lost(exc)
+            return False
+        with self._lock:
+            self._source, self._description = source, source.description
+            recovered, self._lost_logged = self._lost_logged, False
+        if recovered:
+            log.warning("config source %s reachable again", source.description)
+        self._listen_for_connection(source)
+        return True
+
+    def _reconnect(self) -> None:
+        while not self._closed.wait(RECONNECT_SECONDS):
+            if self._connect(notify=True):
+                return
+
+    def current(self, name: str) -> Revision | None:
+        """The revision in force (None if the document was never published)."""
+        with self._lock:
+            return self._current.get(name)
+
+    def status(self) -> FollowerStatus:
+        with self._lock:
+            return FollowerStatus(
+                self._description,
+                self._source is not None and not self._lost_logged,
+                {name: r.version for name, r in self._current.items()},
+                tuple(self._from_mirror),
+            )
+
+    def close(self) -> None:
+        self._closed.set()
+        if self._source is not None:
+            self._source.close()
+
+    # -- changes --------------------------------------------------------------
+
+    def _accept(self, revision: Revision, *, notify: bool = True) -> None:
+        try:
+            documents.validate(revision.name, revision.document)
+        except InvalidTopology as exc:  # published around the validator: keep the old one
+            log.error("config %s v%s refused: %s", revision.name, revision.version, exc)
+            return
+        with self._lock:
+            held = self._current.get(revision.name)
+            if held is not None and held.version >= revision.version:
+                return  # an old notification, or one already applied
+            self._current[revision.name] = revision
+        self._mirror(revision)
+        if notify and self._on_change is not None:
+            self._on_change(revision)
+
+    def _mirror(self, revision: Revision) -> None:
+        self.mirror_dir.mkdir(parents=True, exist_ok=True)
+        path = self.mirror_dir / f"{revision.name}.json"
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_text(json.dumps(revision.as_json(), sort_keys=True))
+        os.replace(tmp, path)
+
+    def _load_mirror(self, name: str) -> None:
+        path = self.mirror_dir / f"{name}.json"
+        try:
+            revision = Revision.from_json(json.loads(path.read_text()))
+            documents.validate(name, revision.document)
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError, KeyError, ConfigError, InvalidTopology) as exc:
+            log.error("config %s: the local copy %s is unusable: %s", name, path, exc)
+            return
+        with self._lock:
+            self._current[name] = revision
+            self._from_mirror.append(name)
+        log.warning("config %s: serving the local copy, version %s", name, revision.version)
+
+    # -- connection state -----------------------------------------------------
+
+    def _note_lost(self, reason: object) -> None:
+        with self._lock:
+            first, self._lost_logged = not self._lost_logged, True
+        if first:  # once per outage, not once per request
+            log.warning("config source unreachable, keeping the last version seen: %s", reason)
+
+    def _listen_for_connection(self, source: ConfigSource) -> None:
+        client = getattr(source, "client", None)  # ZooKeeper: follow the session's state
+        if client is None:
+            return
+        from kazoo.client import KazooState
+
+        def listener(state: str) -> None:
+            if state in (KazooState.LOST, KazooState.SUSPENDED):
+                self._note_lost(f"ZooKeeper connection {state.lower()}")
+            elif state == KazooState.CONNECTED and self._lost_logged:
+                with self._lock:
+                    self._lost_logged = False
+                log.warning("config source %s reachable again", source.description)
+
+        client.add_listener(listener)

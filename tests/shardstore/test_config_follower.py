@@ -1,0 +1,86 @@
+"""A process following the config documents: live changes, a local copy, ZooKeeper outages.
+
+Runs on a ZooKeeper of its own, which the test halts and restarts.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shardstore.control.follower import ConfigFollower
+from shardstore.control.sources import FileSource, Revision, open_source
+
+from .test_config_sources import shard_map
+
+
+def eventually(condition: Callable[[], bool], timeout: float = 15.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return condition()
+
+
+def follower(spec: str, mirror: Path, seen: list[Revision] | None = None) -> ConfigFollower:
+    return ConfigFollower(
+        lambda: open_source(spec),
+        mirror,
+        on_change=(seen.append if seen is not None else None),
+    )
+
+
+def test_changes_arrive_and_are_mirrored(tmp_path: Path) -> None:
+    source = FileSource(tmp_path / "config")
+    source.publish("shards", shard_map(1), author="ops", reason="first")
+    seen: list[Revision] = []
+    process = follower(str(tmp_path / "config"), tmp_path / "mirror", seen)
+    status = process.start()
+    assert status.versions == {"shards": 1} and status.connected
+    source.publish("shards", shard_map(2), author="ops", reason="second")
+    assert eventually(lambda: [r.version for r in seen] == [2], 5)
+    assert process.current("shards").version == 2  # type: ignore[union-attr]
+    assert '"version": 2' in (tmp_path / "mirror" / "shards.json").read_text()
+    process.close()
+
+
+def test_zookeeper_outage_keeps_serving_and_recovers(
+    private_zookeeper: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    spec = f"zk://{private_zookeeper.address}/outage"
+    publisher = open_source(spec)
+    publisher.publish("shards", shard_map(1), author="ops", reason="first")
+    publisher.close()
+    seen: list[Revision] = []
+    running = follower(spec, tmp_path / "mirror", seen)
+    assert running.start().connected
+
+    caplog.set_level(logging.WARNING, logger="shardstore.control.follower")
+    private_zookeeper.halt()
+    assert eventually(lambda: not running.status().connected)
+    assert running.current("shards").version == 1  # type: ignore[union-attr]
+    lost = [r for r in caplog.records if "unreachable" in r.getMessage()]
+    assert len(lost) == 1  # logged once
+
+    # A process that boots while ZooKeeper is down starts from the local copy.
+    booted = follower(spec, tmp_path / "mirror")
+    status = booted.start()
+    assert status.from_mirror == ("shards",) and status.versions == {"shards": 1}
+    assert not status.connected
+
+    private_zookeeper.restart()
+    assert eventually(lambda: running.status().connected and booted.status().connected, 30)
+    publisher = open_source(spec)
+    publisher.publish("shards", shard_map(2), author="ops", reason="after the outage")
+    publisher.close()
+    for process in (running, booted):
+        assert eventually(lambda p=process: p.current("shards").version == 2, 10)  # type: ignore[misc]
+    assert [r.version for r in seen] == [2]
+    running.close()
+    booted.close()
