@@ -173,6 +173,9 @@ CATALOG = Catalog(
         *_pair("user_unfollows_boards", "board_unfollowed_by_users", "user", "board"),
         Relation("pin_has_comments", "pin", "comment"),
         Relation("pin_saved_as_pins", "pin", "pin"),
+        # The pin that uploaded an image -> every pin showing it (itself and its saves):
+        # the files go when the last of them is deleted.
+        Relation("pin_image_used_by_pins", "pin", "pin"),
     ],
     lookups=[
         Lookup("username", "user"),

@@ -3,6 +3,12 @@
 A pin lives on its board's shard (and so its owner's). Create writes the pin
 object, then the mappings that make it visible (board_has_pins with its
 inverse, user_has_pins); a crash in between leaves an object no list shows.
+
+An uploaded image belongs to the pin that uploaded it (``image["source_pin"]``,
+copied by saves); ``pin_image_used_by_pins`` maps that pin to every pin showing
+the image, itself included. Delete soft-deletes the pin and takes it off its
+lists at once, then queues ``tasks.purge_pin`` for the rest: its likes, saves
+list and comments, and the image files once no pin shows them.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from ..text import multi_line, one_line
 from ..users.queries import get_user
 from .images import store_image
 from .queries import get_pin
+from .tasks import purge_pin
 
 MAX_DESCRIPTION = 500
 MAX_LINK = 2048
@@ -54,10 +61,16 @@ def clean_link(link: object) -> str:
     return link
 
 
-def _publish(actor_id: int, board_id: int, data: dict[str, Any]) -> dict[str, Any]:
+def _publish(actor_id: int, board_id: int, data: dict[str, Any], *, upload: bool) -> dict[str, Any]:
     store, sequence = get_store(), now_sequence()
     data.update(board_id=board_id, owner_id=actor_id, created_at=timezone.now().isoformat())
     pin_id = store.objects("pin").create(shard_of(board_id), data)
+    if upload:  # the image is this pin's own
+        data["image"] = {**data["image"], "source_pin": pin_id}
+        store.objects("pin").update(pin_id, {"image": data["image"]})
+    source_pin = data["image"].get("source_pin")
+    if source_pin is not None:  # before the pin is listed: its image is in use from now on
+        store.mapping("pin_image_used_by_pins").add(source_pin, pin_id)
     store.mapping("board_has_pins").add(board_id, pin_id, sequence=sequence)
     store.mapping("user_has_pins").add(actor_id, pin_id, sequence=sequence)
     pin = get_pin(pin_id)
@@ -72,7 +85,7 @@ def create_pin(
     owned_board(actor_id, board_id)
     data = {"description": clean_description(description), "link": clean_link(link)}
     data["image"] = store_image(image)
-    return _publish(actor_id, board_id, data)
+    return _publish(actor_id, board_id, data, upload=True)
 
 
 def save_pin(
@@ -91,7 +104,7 @@ def save_pin(
         "image": source["image"],
         "saved_from": pin_id,
     }
-    pin = _publish(actor_id, board_id, data)
+    pin = _publish(actor_id, board_id, data, upload=False)
     get_store().mapping("pin_saved_as_pins").add(pin_id, pin["id"])
     return pin
 
@@ -134,6 +147,7 @@ def _unpublish(pin: dict[str, Any]) -> None:
     if pin.get("saved_from"):
         store.mapping("pin_saved_as_pins").remove(pin["saved_from"], pin["id"])
     store.objects("pin").delete(pin["id"])
+    purge_pin.delay(pin["id"])
 
 
 def delete_pin(actor_id: int, pin_id: int) -> None:

@@ -2,14 +2,18 @@
 
 Only bytes the client uploads are accepted; nothing is fetched from a URL.
 Re-encoding drops anything but pixels (metadata, trailing payloads) and gives
-every stored image the same format. Files are named by the hash of the
-re-encoded bytes, so a save (repin) shares its source's files.
+every stored image the same format. Each upload gets files of its own, named
+by the hash of the re-encoded bytes plus a random suffix
+(``pins/ab/<sha256>-<8 hex>.jpg``, never rewritten): a save (repin) shares its
+source's files, and two uploads of the same bytes do not, so deleting the files
+of one upload (``delete_image``, once no pin shows it) never takes another's.
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
+import secrets
 import warnings
 from typing import Any
 
@@ -47,7 +51,7 @@ def store_image(upload: Any) -> dict[str, Any]:
     thumb = _fit(image, THUMBNAIL_WIDTH, width_only=True)
     full_bytes, thumb_bytes = _jpeg(full), _jpeg(thumb)
     digest = hashlib.sha256(full_bytes).hexdigest()
-    base = f"pins/{digest[:2]}/{digest}"
+    base = f"pins/{digest[:2]}/{digest}-{secrets.token_hex(4)}"
     return {
         "key": _save(f"{base}.jpg", full_bytes),
         "thumbnail_key": _save(f"{base}_{THUMBNAIL_WIDTH}.jpg", thumb_bytes),
@@ -117,7 +121,12 @@ def _jpeg(image: Image.Image) -> bytes:
     return out.getvalue()
 
 
+def delete_image(image: dict[str, Any]) -> None:
+    """Delete an upload's files (a file already gone is no error, so a retry is safe)."""
+    for key in (image["key"], image["thumbnail_key"]):
+        default_storage.delete(key)
+
+
 def _save(name: str, data: bytes) -> str:
-    if default_storage.exists(name):  # same bytes, already stored
-        return name
+    # The storage appends to the name rather than overwrite, should the suffix repeat.
     return default_storage.save(name, ContentFile(data))

@@ -1,0 +1,80 @@
+"""Purging a deleted pin: what the delete action leaves to a task.
+
+``delete_pin`` soft-deletes the pin and takes it off its board's and owner's
+lists at once; ``purge_pin`` then removes what still points at it: every like
+(``user_likes_pins`` with its inverse), its saves list (the saved pins are other
+pinners' and stay), its comments, and its image files once no live pin shows
+them. Each mapping is removed through ``remove`` (forward, then inverse), so a
+purge cut short leaves only pairs ``shardstore reconcile`` completes; the task
+is idempotent, acks_late and retried, like the fan-out tasks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from celery import shared_task
+
+from shardstore import ShardUnavailable, WriteConflict
+
+from ..store import get_store
+from .images import delete_image
+
+BATCH = 500
+RETRY = {
+    "acks_late": True,
+    "autoretry_for": (ShardUnavailable, WriteConflict, OSError),  # OSError: the file storage
+    "retry_backoff": True,
+    "retry_jitter": True,
+    "max_retries": 10,
+}
+
+
+@shared_task(**RETRY)
+def purge_pin(pin_id: int) -> None:
+    """Remove a deleted pin's likes, saves list, comments, and (if unused) its image files."""
+    store = get_store()
+    pin = store.objects("pin").get(pin_id, include_inactive=True)
+    if pin is None or pin.get("active", True) is not False:  # gone, or not deleted
+        return
+    likes = store.mapping("user_likes_pins")
+    for user_ids in _pages("pin_liked_by_users", pin_id):
+        for user_id in user_ids:
+            likes.remove(user_id, pin_id)
+    saves = store.mapping("pin_saved_as_pins")
+    for saved_ids in _pages("pin_saved_as_pins", pin_id):
+        for saved_id in saved_ids:
+            saves.remove(pin_id, saved_id)
+    comments = store.mapping("pin_has_comments")
+    for comment_ids in _pages("pin_has_comments", pin_id):
+        for comment_id in comment_ids:
+            store.objects("comment").delete(comment_id)
+            comments.remove(pin_id, comment_id)
+    _release_image(pin)
+
+
+def _release_image(pin: dict[str, Any]) -> None:
+    """Drop the pin from its image's users; the last one out deletes the files."""
+    source_pin = pin["image"].get("source_pin")
+    if source_pin is None:
+        # Uploaded before images recorded their pin: content-addressed files that any
+        # number of pins may share, so they are kept.
+        return
+    users = get_store().mapping("pin_image_used_by_pins")
+    users.remove(source_pin, pin["id"])
+    if users.count(source_pin) == 0:
+        delete_image(pin["image"])
+
+
+def _pages(relation: str, from_id: int) -> Iterator[list[int]]:
+    """A list's to-IDs, a page at a time; the cursor keeps its place while rows are removed."""
+    table = get_store().mapping(relation)
+    cursor = None
+    while True:
+        page = table.page(from_id, limit=BATCH, cursor=cursor)
+        if page.ids:
+            yield page.ids
+        if page.cursor is None:
+            return
+        cursor = page.cursor
