@@ -13,6 +13,8 @@ A topology is a JSON document, validated when loaded and never mutated after::
 ``ranges`` must tile ``0 .. shard_count - 1`` with no gap and no overlap (the
 seeds' configuration table). ``open`` lists the ranges where new users land.
 Reads and writes go to the master only; the slave is a hot backup for failover.
+``out_of_service`` (optional) lists hosts kept in the map but neither master nor
+slave of any range (a spare, or a host being replaced).
 A process holds one Topology at a time and swaps it whole when it changes.
 """
 
@@ -63,6 +65,8 @@ class Topology:
     ranges: tuple[ShardRange, ...]
     open_ranges: tuple[tuple[int, int], ...]
     lookup_shards: int
+    #: Hosts kept in the map but out of service: never a master, never a failover target.
+    out_of_service: tuple[str, ...] = ()
 
     # -- construction -----------------------------------------------------
 
@@ -83,6 +87,7 @@ class Topology:
             "ranges",
             "open",
             "lookup_shards",
+            "out_of_service",
         }
         if unknown:
             raise InvalidTopology(f"unknown topology keys: {', '.join(sorted(unknown))}")
@@ -107,7 +112,10 @@ class Topology:
             raise InvalidTopology(
                 f"lookup_shards must be an int in 1..{min(MOD_BUCKETS, shard_count)}"
             )
-        topology = cls(version, shard_count, hosts, ranges, open_ranges, lookup_shards)
+        out_of_service = _out_of_service(document.get("out_of_service", []), hosts, ranges)
+        topology = cls(
+            version, shard_count, hosts, ranges, open_ranges, lookup_shards, out_of_service
+        )
         object.__setattr__(topology, "_starts", [r.first for r in ranges])
         return topology
 
@@ -145,6 +153,7 @@ class Topology:
             "ranges": [r.as_json() for r in self.ranges],
             "open": [list(r) for r in self.open_ranges],
             "lookup_shards": self.lookup_shards,
+            **({"out_of_service": list(self.out_of_service)} if self.out_of_service else {}),
         }
 
     # -- routing ----------------------------------------------------------
@@ -274,3 +283,21 @@ def _open_ranges(entries: object, shard_count: int) -> tuple[tuple[int, int], ..
             )
         pairs.append((first, last))
     return tuple(pairs)
+
+
+def _out_of_service(
+    entries: object, hosts: Mapping[str, str], ranges: tuple[ShardRange, ...]
+) -> tuple[str, ...]:
+    if not isinstance(entries, list) or not all(isinstance(h, str) for h in entries):
+        raise InvalidTopology("out_of_service must be a list of host names")
+    for host in entries:
+        if host not in hosts:
+            raise InvalidTopology(f"out_of_service names unknown host {host!r}")
+        serving = [r for r in ranges if host in (r.master, r.replica)]
+        if serving:
+            role = "master" if serving[0].master == host else "slave"
+            raise InvalidTopology(
+                f"host {host} is out of service but {role} of range"
+                f" [{serving[0].first}, {serving[0].last}]"
+            )
+    return tuple(sorted(set(entries)))

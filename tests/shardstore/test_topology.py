@@ -296,3 +296,18 @@ def test_lookup_shards_survives_a_round_trip() -> None:
     topology = Topology.from_json(document(lookup_shards=8))
     assert topology.lookup_shard(4095) == 4095 % 8
     assert Topology.from_json(topology.as_json()).lookup_shards == 8
+
+
+def test_out_of_service_hosts() -> None:
+    spare = {**document()["hosts"], "MySQL003A": "mysql://10.0.0.5:3306"}
+    topology = Topology.from_json(document(hosts=spare, out_of_service=["MySQL003A"]))
+    assert topology.out_of_service == ("MySQL003A",)
+    assert topology.as_json()["out_of_service"] == ["MySQL003A"]
+    assert "out_of_service" not in Topology.from_json(document()).as_json()
+    for host, message in [
+        ("MySQL002A", "out of service but master of range \\[8, 15\\]"),
+        ("MySQL002B", "out of service but slave of range \\[8, 15\\]"),
+        ("MySQL009", "unknown host"),
+    ]:
+        with pytest.raises(InvalidTopology, match=message):
+            Topology.from_json(document(hosts=spare, out_of_service=[host]))

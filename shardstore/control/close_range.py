@@ -1,0 +1,45 @@
+"""Close shards to new users: new sign-ups stop landing in them (existing users stay).
+
+One step: publish the shard map with ``first..last`` taken out of the open
+ranges. At least one shard must stay open, or no one could sign up.
+"""
+
+from __future__ import annotations
+
+from ..exceptions import InvalidTopology
+from . import documents
+from .plans import Plan, Step
+from .sources import ConfigSource
+
+
+def plan_close_range(source: ConfigSource, *, first: int, last: int, author: str) -> Plan:
+    current = source.current(documents.SHARDS)
+    document = current.document
+    remaining: list[list[int]] = []
+    for a, b in document["open"]:
+        if a < first:
+            remaining.append([a, min(b, first - 1)])
+        if b > last:
+            remaining.append([max(a, last + 1), b])
+    if remaining == [list(r) for r in document["open"]]:
+        raise InvalidTopology(f"shards {first}..{last} are not open to new users")
+    if not remaining:
+        raise InvalidTopology("closing these shards would leave none for new users")
+    new = documents.validate(documents.SHARDS, {**document, "open": remaining})
+
+    def publish() -> str:
+        published = source.publish(
+            documents.SHARDS,
+            new,
+            author=author,
+            reason=f"close shards {first}..{last} to new users",
+            expect_version=current.version,
+        )
+        return f"shard map version {published.version} published"
+
+    return Plan(
+        "close-range",
+        f"close shards {first}..{last} to new users; open stays {remaining}",
+        [Step(f"publish shard map v{current.version + 1}: open {remaining}", (), publish)],
+        {"first": first, "last": last},
+    )

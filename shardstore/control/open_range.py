@@ -1,0 +1,107 @@
+"""Open a new shard range on new hosts (the seeds' "open up new shards").
+
+The shard space grows at its end: with shards 0..4095 in the map, a new pair
+of hosts takes 4096..N. The plan creates the new shards' databases and tables
+on the new master (its replica gets them by replication), then publishes the
+map with the new range and, unless told to keep the old ones open, sends new
+users there. Existing users never move: their IDs name their shards.
+
+Steps, in order (the publish last, so a failure before it changes nothing
+that any process reads):
+
+1. create databases dbNNNNN..dbMMMMM and their tables on the new master;
+2. publish the shard map: the new range, and where new users land.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..exceptions import InvalidTopology
+from ..ids import MAX_SHARD_ID
+from ..interface import StoreInterface
+from ..schema import init_shards
+from ..topology import Topology
+from . import documents
+from .plans import Plan, Step
+from .sources import ConfigSource
+
+Connect = Callable[[Topology], StoreInterface]
+
+
+def plan_open_range(
+    source: ConfigSource,
+    connect: Connect,
+    *,
+    count: int,
+    master: str,
+    master_address: str,
+    replica: str | None = None,
+    replica_address: str | None = None,
+    keep_open: bool = False,
+    author: str,
+) -> Plan:
+    """The plan to add ``count`` shards at the end of the map on a new master (and replica).
+
+    ``connect(topology)`` opens a store on a topology (to create the new shards).
+    """
+    current = source.current(documents.SHARDS)
+    document = current.document
+    first = int(document["shard_count"])
+    last = first + count - 1
+    if count < 1 or last > MAX_SHARD_ID:
+        raise InvalidTopology(f"a new range needs 1..{MAX_SHARD_ID - first + 1} shards")
+    hosts = dict(document["hosts"])
+    for name in filter(None, (master, replica)):
+        if name in hosts:
+            raise InvalidTopology(f"host {name} is in the map already: a new range needs new hosts")
+    hosts[master] = master_address
+    entry: dict[str, Any] = {"range": [first, last], "master": master}
+    if replica is not None:
+        if not replica_address:
+            raise InvalidTopology(f"replica {replica} needs an address")
+        hosts[replica] = replica_address
+        entry["slave"] = replica
+    new_open = [*document["open"], [first, last]] if keep_open else [[first, last]]
+    new = {
+        **document,
+        "shard_count": last + 1,
+        "hosts": hosts,
+        "ranges": [*document["ranges"], entry],
+        "open": new_open,
+        "lookup_shards": document.get("lookup_shards", first),  # buckets never move
+    }
+    topology = Topology.from_json(documents.validate(documents.SHARDS, new))
+
+    def create() -> str:
+        store = connect(topology)
+        try:
+            done = init_shards(store, hosts=[master])
+        finally:
+            store.close()
+        return f"{done} shards ready on {master}"
+
+    def publish() -> str:
+        published = source.publish(
+            documents.SHARDS,
+            new,
+            author=author,
+            reason=f"open shards {first}..{last} on {master}",
+            expect_version=current.version,
+        )
+        return f"shard map version {published.version} published"
+
+    where = f"{master}" + (f" (replica {replica})" if replica else "")
+    landing = "as well as the open ranges" if keep_open else "only"
+    databases = f"db{first:05d}..db{last:05d}"
+    mapped = f"range [{first}, {last}] on {where}, open {new_open}"
+    return Plan(
+        "open-range",
+        f"open shards {first}..{last} on {where}; new users land there {landing}",
+        [
+            Step(f"create databases {databases} and their tables", (master,), create),
+            Step(f"publish shard map v{current.version + 1}: {mapped}", (master,), publish),
+        ],
+        {"first": first, "last": last, "master": master, "replica": replica},
+    )

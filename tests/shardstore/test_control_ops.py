@@ -1,0 +1,203 @@
+"""Operations that change where data lives: plan, lock, journal, steps; and the range and
+host operations, run for real on SQLite hosts (the MySQL run is in tests/site)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shardstore import InvalidTopology, Store, Topology, init_shards
+from shardstore.control.close_range import plan_close_range
+from shardstore.control.host_service import plan_host_service
+from shardstore.control.open_range import plan_open_range
+from shardstore.control.plans import (
+    FileLocks,
+    HostsBusy,
+    MemoryJournal,
+    Plan,
+    Step,
+    ZooKeeperLocks,
+    run,
+)
+from shardstore.control.sources import FileSource
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> FileSource:
+    """A config directory whose shard map puts 16 SQLite shards on host A (replica A2)."""
+    source = FileSource(tmp_path / "config")
+    source.publish(
+        "shards",
+        {
+            "version": 0,
+            "shard_count": 16,
+            "hosts": {"A": f"sqlite://{tmp_path / 'A'}", "A2": f"sqlite://{tmp_path / 'A2'}"},
+            "ranges": [{"range": [0, 15], "master": "A", "slave": "A2"}],
+            "open": [[0, 15]],
+            "lookup_shards": 16,
+        },
+        author="setup",
+        reason="first map",
+    )
+    store = Store(Topology.from_json(source.current("shards").document))
+    init_shards(store)
+    store.close()
+    return source
+
+
+def execute(plan: Plan, tmp_path: Path, journal: MemoryJournal | None = None) -> Any:
+    journal = journal if journal is not None else MemoryJournal()
+    outcome = run(plan, journal=journal, locks=FileLocks(tmp_path / "locks"), operator="ada")
+    assert outcome.ok, outcome.error
+    return outcome
+
+
+def test_a_dry_run_is_journaled_and_changes_nothing(source: FileSource, tmp_path: Path) -> None:
+    ran: list[str] = []
+    plan = Plan("demo", "two steps", [Step("one", ("A",), lambda: ran.append("1") or "ok")])
+    journal = MemoryJournal()
+    outcome = run(plan, journal=journal, locks=FileLocks(tmp_path), operator="ada", dry_run=True)
+    assert outcome.dry_run and ran == []
+    (entry,) = journal.entries
+    assert entry.dry_run and entry.plan == ["1. one  [A]"] and entry.operator == "ada"
+
+
+def test_steps_run_in_order_and_a_failure_stops_the_run(tmp_path: Path) -> None:
+    ran: list[str] = []
+
+    def fail() -> str:
+        raise RuntimeError("disk full")
+
+    plan = Plan(
+        "demo",
+        "three steps",
+        [
+            Step("first", ("A",), lambda: ran.append("first") or "did first"),
+            Step("second", ("B",), fail),
+            Step("third", ("A",), lambda: ran.append("third") or "did third"),
+        ],
+    )
+    journal = MemoryJournal()
+    outcome = run(plan, journal=journal, locks=FileLocks(tmp_path), operator="ada")
+    assert not outcome.ok and ran == ["first"]
+    assert outcome.error == "step 2 (second) failed: disk full"
+    (entry,) = journal.entries
+    assert entry.ok is False and entry.steps == [(1, "first", "did first")]
+    assert entry.result == outcome.error
+
+
+@pytest.mark.parametrize("kind", ["files", "zookeeper"])
+def test_two_operations_never_hold_one_host(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    if kind == "files":
+        locks: Any = FileLocks(tmp_path / "locks")
+    else:
+        from kazoo.client import KazooClient
+
+        zookeeper = request.getfixturevalue("zookeeper_server")
+        client = KazooClient(hosts=zookeeper.address)
+        client.start()
+        request.addfinalizer(client.close)
+        request.addfinalizer(client.stop)
+        locks = ZooKeeperLocks(client, f"/locks-test-{tmp_path.name}")
+    inside, release = threading.Event(), threading.Event()
+
+    def first_operation() -> None:
+        with locks.hold(["B", "A"], owner="bob: failover"):
+            inside.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=first_operation)
+    holder.start()
+    assert inside.wait(10)
+    try:
+        plan = Plan("demo", "touches A", [Step("one", ("A", "C"), lambda: "ok")])
+        outcome = run(plan, journal=MemoryJournal(), locks=locks, operator="ada")
+        assert not outcome.ok and "host A is locked by" in outcome.error
+        if kind == "files":
+            assert "bob: failover" in outcome.error
+        with locks.hold(["C"], owner="carl"):  # other hosts stay free
+            pass
+    finally:
+        release.set()
+        holder.join()
+    with locks.hold(["A", "B"], owner="ada"):  # released with its holder
+        pass
+    with pytest.raises(HostsBusy), locks.hold(["A"], owner="x"), locks.hold(["A"], owner="y"):
+        pass
+
+
+def test_open_range_creates_the_shards_and_sends_new_users_there(
+    source: FileSource, tmp_path: Path
+) -> None:
+    old = Store(Topology.from_json(source.current("shards").document))
+    pin = old.objects("pin").create(3, {"n": 1})
+    plan = plan_open_range(
+        source,
+        Store,
+        count=16,
+        master="B",
+        master_address=f"sqlite://{tmp_path / 'B'}",
+        replica="B2",
+        replica_address=f"sqlite://{tmp_path / 'B2'}",
+        author="ada",
+    )
+    assert plan.hosts == ("B",)
+    assert plan.lines()[0] == "1. create databases db00016..db00031 and their tables  [B]"
+    journal = MemoryJournal()
+    execute(plan, tmp_path, journal)
+    assert journal.entries[0].steps[0][2] == "16 shards ready on B"
+
+    current = source.current("shards")
+    assert (current.version, current.author) == (2, "ada")
+    topology = Topology.from_json(current.document)
+    assert topology.shard_count == 32 and topology.lookup_shards == 16
+    assert topology.range_of(20).master == "B" and topology.range_of(20).replica == "B2"
+    assert topology.open_ranges == ((16, 31),)
+    new = Store(topology)
+    assert all(16 <= new.new_user_shard() <= 31 for _ in range(50))
+    user = new.objects("user").create(new.new_user_shard(), {"username": "newcomer"})
+    assert new.objects("user").get(user)["username"] == "newcomer"  # type: ignore[index]
+    assert new.objects("pin").get(pin) == {"n": 1, "id": pin}  # existing data untouched
+    assert sorted(p.name for p in (tmp_path / "B").iterdir())[:1] == ["db00016.sqlite3"]
+    old.close()
+    new.close()
+
+
+def test_open_range_refuses_hosts_in_the_map_and_stale_plans(
+    source: FileSource, tmp_path: Path
+) -> None:
+    with pytest.raises(InvalidTopology, match="host A2 is in the map already"):
+        plan_open_range(source, Store, count=4, master="A2", master_address="sqlite:///x", author="a")  # fmt: skip
+    plan = plan_open_range(
+        source, Store, count=4, master="C", master_address=f"sqlite://{tmp_path / 'C'}", author="a"
+    )
+    plan_close_range(source, first=0, last=7, author="bob").steps[0].run()  # someone else
+    outcome = run(plan, journal=MemoryJournal(), locks=FileLocks(tmp_path), operator="a")
+    assert not outcome.ok and "version 2 is current, not 1" in outcome.error
+    assert source.current("shards").document["shard_count"] == 16
+
+
+def test_close_range_keeps_one_open(source: FileSource, tmp_path: Path) -> None:
+    execute(plan_close_range(source, first=4, last=7, author="ada"), tmp_path)
+    assert source.current("shards").document["open"] == [[0, 3], [8, 15]]
+    with pytest.raises(InvalidTopology, match="none for new users"):
+        plan_close_range(source, first=0, last=15, author="ada")
+    with pytest.raises(InvalidTopology, match="not open"):
+        plan_close_range(source, first=5, last=6, author="ada")
+
+
+def test_host_out_of_service_and_back(source: FileSource, tmp_path: Path) -> None:
+    with pytest.raises(InvalidTopology, match="master of range"):
+        plan_host_service(source, host="A", in_service=False, author="ada")
+    execute(plan_host_service(source, host="A2", in_service=False, author="ada"), tmp_path)
+    topology = Topology.from_json(source.current("shards").document)
+    assert topology.out_of_service == ("A2",) and topology.range_of(0).replica is None
+    with pytest.raises(InvalidTopology, match="out of service already"):
+        plan_host_service(source, host="A2", in_service=False, author="ada")
+    execute(plan_host_service(source, host="A2", in_service=True, author="ada"), tmp_path)
+    assert Topology.from_json(source.current("shards").document).out_of_service == ()
