@@ -201,3 +201,30 @@ def test_host_out_of_service_and_back(source: FileSource, tmp_path: Path) -> Non
         plan_host_service(source, host="A2", in_service=False, author="ada")
     execute(plan_host_service(source, host="A2", in_service=True, author="ada"), tmp_path)
     assert Topology.from_json(source.current("shards").document).out_of_service == ()
+
+
+def test_a_cache_server_joins_a_pool_empty(tmp_path: Path, memcached_server: Any) -> None:
+    from pymemcache.client.base import Client
+
+    from shardstore.control.cache_servers import plan_cache_server
+    from shardstore.control.documents import CACHE_POOLS
+
+    source = FileSource(tmp_path / "config")
+    pools = {name: ["10.0.2.1:11211"] for name in CACHE_POOLS}
+    source.publish("caches", {"version": 0, "pools": pools}, author="setup", reason="first")
+    server = memcached_server.address
+    client = Client((memcached_server.host, memcached_server.port))
+    client.set("v1:pin:1", b"a value from before it left the pool")
+
+    execute(plan_cache_server(source, pool="pins", server=server, add=True, author="ada"), tmp_path)
+    assert client.get("v1:pin:1") is None  # emptied before any process reads it
+    assert source.current("caches").document["pools"]["pins"] == ["10.0.2.1:11211", server]
+    with pytest.raises(InvalidTopology, match="already in pool pins"):
+        plan_cache_server(source, pool="pins", server=server, add=True, author="ada")
+
+    plan = plan_cache_server(source, pool="pins", server=server, add=False, author="ada")
+    execute(plan, tmp_path)
+    assert source.current("caches").document["pools"]["pins"] == ["10.0.2.1:11211"]
+    with pytest.raises(InvalidTopology, match="pool pins has no server"):
+        plan_cache_server(source, pool="pins", server="10.0.2.1:11211", add=False, author="ada")
+    client.close()
