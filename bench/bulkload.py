@@ -196,7 +196,7 @@ def load_pinners(
             user_id = compose(shard, USER, local)
             user_rows.append((local, encode({
                 "username": username, "email": email, "password": password, "about": "",
-                "token_version": 1, "created_at": iso(joined),
+                "created_at": iso(joined),
             })))  # fmt: skip
             lookup("lookup_username", username, user_id)
             lookup("lookup_email", email, user_id)

@@ -229,7 +229,7 @@ def run(args: argparse.Namespace, redis: RedisServer, tmp: Path) -> int:
 
     assert bool(args.worker) != settings.CELERY_TASK_ALWAYS_EAGER
     client = plane.graph.shards.client_for(0)
-    owner = sign_up("fanout_owner", "fanout_owner@example.com", "password1")
+    owner = sign_up("fanout_owner", "fanout_owner@example.com", "plum-orchard-42")
     board = create_board(owner["id"], "Fan-out board")
     followers = follower_ids(args.followers)
     t = time.perf_counter()

@@ -37,6 +37,7 @@ import argparse
 import io
 import json
 import os
+import secrets
 import shutil
 import statistics
 import sys
@@ -68,7 +69,7 @@ def setup_django(tmp: Path, redis_url: str, memcached: str, settings_module: str
     os.environ["PINBOARD_REDIS_URL"] = redis_url
     os.environ["PINBOARD_MEMCACHED"] = memcached
     os.environ["PINBOARD_ALLOWED_HOSTS"] = "testserver,127.0.0.1,localhost"  # the test client's
-    os.environ.setdefault("PINBOARD_SECRET_KEY", "bench-feed-not-secret")  # prod settings need one
+    os.environ.setdefault("PINBOARD_SECRET_KEY", secrets.token_urlsafe(48))  # prod needs one
     for name in ("PINBOARD_REDIS_TOPOLOGY", "PINBOARD_BROKER_URL"):
         os.environ.pop(name, None)
     import django
@@ -107,9 +108,9 @@ def make_feed(plane, owners: int, pins: int) -> dict:
     from pinboard.pins.actions import create_pin
     from pinboard.users.actions import sign_up
 
-    reader = sign_up("feed_reader", "feed_reader@example.com", "password1")
+    reader = sign_up("feed_reader", "feed_reader@example.com", "plum-orchard-42")
     posters = [
-        sign_up(f"poster_{n}", f"poster_{n}@example.com", "password1") for n in range(owners)
+        sign_up(f"poster_{n}", f"poster_{n}@example.com", "plum-orchard-42") for n in range(owners)
     ]
     boards = [create_board(p["id"], f"Board of poster {n}") for n, p in enumerate(posters)]
     for poster in posters:
@@ -146,7 +147,7 @@ def run(args: argparse.Namespace, redis: RedisServer, memcached: MemcachedServer
     from django.conf import settings
     from django.test import Client
 
-    from pinboard.users.auth import issue_token
+    from pinboard.users.tokens import issue_token
 
     assert settings.CELERY_TASK_ALWAYS_EAGER
     start = time.perf_counter()
@@ -159,10 +160,10 @@ def run(args: argparse.Namespace, redis: RedisServer, memcached: MemcachedServer
         flush=True,
     )
 
-    client = Client()
-    response = client.post("/login/", {"login": reader["username"], "password": "password1"})
+    client = Client(headers={"X-Forwarded-Proto": "https"})  # as behind the load balancer
+    response = client.post("/login/", {"login": reader["username"], "password": "plum-orchard-42"})
     assert response.status_code == 302, response.content[:300]
-    api = {"Authorization": f"Token {issue_token(reader)}"}
+    api = {"Authorization": f"Token {issue_token(reader)['token']}"}
     page_cursor = plane.feeds.page(reader["id"], limit=50).cursor
     first = client.get("/api/v1/feed", headers=api).json()
     assert len(first["items"]) == 50 and first["next"], first

@@ -40,7 +40,8 @@ What it does, end to end:
 
 Pages are requested signed out. Settings are ``pinboard.settings.prod`` by
 default (DEBUG off; the base settings have no environment switch for DEBUG,
-and prod differs from base only in its secret key and secure cookies);
+and prod differs from base in its secret key and HTTPS-only settings: requests
+carry ``X-Forwarded-Proto: https``, as the load balancer's do);
 ``--settings pinboard.settings.dev`` measures with DEBUG on.
 """
 
@@ -52,6 +53,7 @@ import json
 import math
 import os
 import random
+import secrets
 import socket
 import statistics
 import subprocess
@@ -86,6 +88,9 @@ MARIADB_ARGS = [
     "--innodb-log-file-size=512M",
     "--max-allowed-packet=64M",
 ]
+#: What the load balancer adds to every request it forwards: production settings
+#: redirect plain HTTP to HTTPS.
+BEHIND_TLS = {"X-Forwarded-Proto": "https"}
 
 
 # -- processes ----------------------------------------------------------------
@@ -142,7 +147,7 @@ class Gunicorn:
                 raise RuntimeError(f"gunicorn exited with {self.process.returncode}")
             try:
                 conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
-                conn.request("GET", path)
+                conn.request("GET", path, headers=BEHIND_TLS)
                 if conn.getresponse().status == 200:
                     conn.close()
                     return
@@ -272,7 +277,7 @@ def latencies(
         for attempt in range(2):
             try:
                 start = time.perf_counter()
-                conn.request("GET", path)
+                conn.request("GET", path, headers=BEHIND_TLS)
                 response = conn.getresponse()
                 body = response.read()
                 elapsed = time.perf_counter() - start
@@ -312,7 +317,7 @@ def sql_round_trips(
 
     from pinboard.store import get_store
 
-    client = Client()
+    client = Client(headers=BEHIND_TLS)
     found = {}
     for name, path in pages.items():
         client.get(path, HTTP_HOST="127.0.0.1")  # connections (and caches) warm
@@ -505,7 +510,7 @@ def run(args, tmp: Path, address: str, server, run_started: float, extra_env: di
         "PINBOARD_TOPOLOGY": str(topology_file),
         "PINBOARD_VAR_DIR": str(var_dir),
         "DJANGO_SETTINGS_MODULE": args.settings,
-        "PINBOARD_SECRET_KEY": "bench-pages-not-secret",
+        "PINBOARD_SECRET_KEY": secrets.token_urlsafe(48),
         "PYTHONPATH": str(ROOT),
         **extra_env,
     }

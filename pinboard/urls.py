@@ -19,6 +19,7 @@ urlpatterns = [
     path("signup/", users.signup, name="signup"),
     path("login/", users.login, name="login"),
     path("logout/", users.logout, name="logout"),
+    path("settings/password/", users.password, name="password_change"),
     path("boards/new/", boards.create, name="board_new"),
     path("boards/<str:board_id>/edit/", boards.edit, name="board_edit"),
     path("boards/<str:board_id>/delete/", boards.delete, name="board_delete"),

@@ -162,6 +162,7 @@ CATALOG = Catalog(
         ObjectType("board", 2, "boards"),
         ObjectType("user", 3, "users"),
         ObjectType("comment", 4, "comments"),
+        ObjectType("token", 5, "tokens"),  # API tokens: a hash of the secret, an expiry
     ],
     relations=[
         Relation("user_has_boards", "user", "board"),
@@ -173,6 +174,7 @@ CATALOG = Catalog(
         *_pair("user_unfollows_boards", "board_unfollowed_by_users", "user", "board"),
         Relation("pin_has_comments", "pin", "comment"),
         Relation("pin_saved_as_pins", "pin", "pin"),
+        Relation("user_has_tokens", "user", "token"),
         # The pin that uploaded an image -> every pin showing it (itself and its saves):
         # the files go when the last of them is deleted.
         Relation("pin_image_used_by_pins", "pin", "pin"),

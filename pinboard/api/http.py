@@ -43,7 +43,7 @@ from ..errors import (
     Unauthenticated,
 )
 from ..ids import parse_id
-from ..users.auth import pinner_of_token
+from ..users.tokens import pinner_of_token
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 100
@@ -108,7 +108,13 @@ def as_domain_error(exc: Exception) -> DomainError | None:
 
 
 def endpoint(**handlers: Handler) -> Callable[..., HttpResponse]:
-    """One API resource: ``handlers`` by HTTP method, errors rendered as JSON."""
+    """One API resource: ``handlers`` by HTTP method, errors rendered as JSON.
+
+    HEAD is answered wherever GET is, by the GET handler: the same status and
+    headers; the server sends no body (RFC 9110 9.3.2).
+    """
+    if "GET" in handlers:
+        handlers = {**handlers, "HEAD": handlers["GET"]}
     allowed = ", ".join(sorted(handlers))
 
     @csrf_exempt

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpRequest, JsonResponse
 
 from ..boards.actions import MAX_DESCRIPTION as MAX_BOARD_DESCRIPTION
@@ -157,7 +158,15 @@ SCHEMAS: dict[str, Any] = {
     "BoardList": list_of("Board"),
     "PinList": list_of("Pin"),
     "CommentList": list_of("Comment"),
-    "Token": obj({"token": string(description="Send as `Authorization: Token <token>`.")}),
+    "Token": obj(
+        {
+            "token": string(
+                description="`<token ID>.<secret>`: send as `Authorization: Token <token>`."
+                " Shown only here: the server keeps a hash of the secret."
+            ),
+            "expires_at": {**TIMESTAMP, "description": "When the token stops being accepted."},
+        }
+    ),
     "FollowedIds": obj({"ids": {"type": "array", "items": ref("Id")}}),
 }
 
@@ -254,12 +263,21 @@ def operation(
     return op
 
 
+NEW_PASSWORD = string(
+    256,
+    minLength=MIN_PASSWORD,
+    description=f"At least {MIN_PASSWORD} characters, not a common password, not all digits,"
+    " not too like the username or email (else a 422 naming the field).",
+)
+
+
 def paths() -> dict[str, Any]:
     user_list = ("200", "UserList")
     return {
         "/api/v1/auth/token": {
             "post": operation(
-                "Trade a username (or email) and password for an API token",
+                "Trade a username (or email) and password for an API token that expires"
+                f" after {token_lifetime()}",
                 ok=("200", "Token"),
                 errors="401 422 429",
                 body=json_body(
@@ -268,6 +286,26 @@ def paths() -> dict[str, Any]:
                             "username": string(description="Username or email."),
                             "password": string(),
                         },
+                        additionalProperties=False,
+                    )
+                ),
+            ),
+            "delete": operation(
+                "Revoke the token sent with this request: it gets a 401 from then on",
+                ok=("204", None),
+                errors="",
+                auth=True,
+            ),
+        },
+        "/api/v1/me/password": {
+            "post": operation(
+                "Change your password; every API token of yours, this one too, is revoked",
+                ok=("204", None),
+                errors="422 429",
+                auth=True,
+                body=json_body(
+                    obj(
+                        {"old_password": string(), "new_password": NEW_PASSWORD},
                         additionalProperties=False,
                     )
                 ),
@@ -283,7 +321,7 @@ def paths() -> dict[str, Any]:
                         {
                             "username": string(30, pattern="^[A-Za-z0-9_]{3,30}$"),
                             "email": string(254, format="email"),
-                            "password": string(256, minLength=MIN_PASSWORD),
+                            "password": NEW_PASSWORD,
                         },
                         additionalProperties=False,
                     )
@@ -565,6 +603,16 @@ def paths() -> dict[str, Any]:
     }
 
 
+def token_lifetime() -> str:
+    """settings.API_TOKEN_SECONDS for people: "30 days", "12 hours", "90 seconds"."""
+    seconds = settings.API_TOKEN_SECONDS
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds % size == 0:
+            count = seconds // size
+            return f"{count} {unit}{'s' if count != 1 else ''}"
+    return f"{seconds} seconds"
+
+
 @functools.cache
 def build() -> dict[str, Any]:
     """The document (built once per process)."""
@@ -579,7 +627,9 @@ def build() -> dict[str, Any]:
             ' `{"error": {"code", "message", "field"?}}`; a wrong method is a 405 with'
             " `Allow`. Endpoints marked with the token scheme need"
             " `Authorization: Token <token>` (from `POST /api/v1/auth/token`);"
-            " the others ignore the header.",
+            " the others ignore the header. A token expires after"
+            f" {token_lifetime()}; `DELETE /api/v1/auth/token` revokes it, and a password"
+            " change revokes all of the pinner's tokens. HEAD is answered wherever GET is.",
         },
         "paths": paths(),
         "components": {
@@ -598,7 +648,8 @@ def build() -> dict[str, Any]:
                     "type": "apiKey",
                     "in": "header",
                     "name": "Authorization",
-                    "description": "`Token <token>`, from `POST /api/v1/auth/token`.",
+                    "description": "`Token <token>`, from `POST /api/v1/auth/token`; valid for"
+                    f" {token_lifetime()} unless revoked.",
                 }
             },
         },

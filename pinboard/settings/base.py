@@ -9,7 +9,7 @@ BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(os.environ.get("PINBOARD_VAR_DIR", BASE_DIR / "var"))
 VAR_DIR.mkdir(parents=True, exist_ok=True)  # the embedded store's home: control DB, shards, media
 
-SECRET_KEY = os.environ.get("PINBOARD_SECRET_KEY", "embedded-default-not-secret")
+# SECRET_KEY: each mode sets its own (pinboard/settings/secret.py).
 DEBUG = False
 ALLOWED_HOSTS = os.environ.get("PINBOARD_ALLOWED_HOSTS", "127.0.0.1,localhost").split(",")
 
@@ -27,6 +27,7 @@ INSTALLED_APPS = [
     "pinboard.feeds",
     "pinboard.api",
     "pinboard.ops",
+    "csp",
 ]
 
 MIDDLEWARE = [
@@ -37,6 +38,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
 ]
 
 ROOT_URLCONF = "pinboard.urls"
@@ -68,9 +70,54 @@ DATABASES = {
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# Pinner sessions hold only the pinner's ID: signed cookies, no session table.
-SESSION_ENGINE = "django.contrib.sessions.backends.signed_cookies"
+# Pinner sessions live on the server, so logging out (or changing the password) ends
+# them: a copied cookie is dead afterwards. They are kept in their own cache (memcached
+# in production, process memory in the embedded default) rather than in the control
+# database: every page reads its session, and a memcached get keeps the control plane
+# off the request path; expiry is memcached's, with no table to sweep. The price: a
+# restart of the sessions' memcached logs pinners out.
+SESSION_ENGINE = "django.contrib.sessions.backends.cache"
+SESSION_CACHE_ALIAS = "sessions"
 SESSION_COOKIE_HTTPONLY = True
+
+# New passwords are hashed with Argon2; older PBKDF2 hashes still verify and are
+# re-hashed with Argon2 at the pinner's next log-in.
+PASSWORD_HASHERS = [
+    "django.contrib.auth.hashers.Argon2PasswordHasher",
+    "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+]
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": f"django.contrib.auth.password_validation.{name}"}
+    for name in (
+        "UserAttributeSimilarityValidator",
+        "MinimumLengthValidator",
+        "CommonPasswordValidator",
+        "NumericPasswordValidator",
+    )
+]
+
+#: How long an API token stays valid (pinboard/users/tokens.py).
+API_TOKEN_SECONDS = int(os.environ.get("PINBOARD_API_TOKEN_SECONDS", 30 * 24 * 3600))
+
+# HTTP hardening for every mode (production adds HTTPS-only: settings/prod.py).
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+# Content-Security-Policy on every response: scripts, styles and images from the site
+# itself only (no inline script or style anywhere), nothing may frame it.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+        "base-uri": ["'none'"],
+        "object-src": ["'none'"],
+    }
+}
 
 
 def _cache(name: str) -> dict[str, object]:
@@ -85,13 +132,20 @@ def _cache(name: str) -> dict[str, object]:
             "LOCATION": servers.split(","),
             "KEY_PREFIX": name,
         }
-    return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": name}
+    # Django's default of 300 entries would evict live sessions and rate-limit counters.
+    return {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": name,
+        "OPTIONS": {"MAX_ENTRIES": 100_000},
+    }
 
 
 # One pool per kind of data (users, boards, pins, lists: see pinboard/store.py), each
-# sized and watched on its own; "ratelimit" counts attempts per client address.
+# sized and watched on its own; "ratelimit" counts attempts per client address;
+# "sessions" holds pinners' sessions.
 CACHES = {
-    name: _cache(name) for name in ("default", "ratelimit", "users", "boards", "pins", "lists")
+    name: _cache(name)
+    for name in ("default", "ratelimit", "sessions", "users", "boards", "pins", "lists")
 }
 # (attempts, seconds): log-in and sign-up per client address, pins (new and saved) per pinner.
 RATE_LIMITS = {

@@ -1,29 +1,58 @@
-"""Production: MySQL shards from a topology file, secrets from the environment.
+"""Production: MySQL shards from a topology file, secrets from the environment, HTTPS only.
 
-Set PINBOARD_SECRET_KEY, PINBOARD_TOPOLOGY, PINBOARD_REDIS_URL (or
-PINBOARD_REDIS_TOPOLOGY), PINBOARD_MEMCACHED (or one PINBOARD_MEMCACHED_<POOL>
-per pool), PINBOARD_BROKER_URL, and PINBOARD_S3_BUCKET for pin images on S3.
+Set PINBOARD_SECRET_KEY (50+ random characters), PINBOARD_ALLOWED_HOSTS,
+PINBOARD_TOPOLOGY, PINBOARD_REDIS_URL (or PINBOARD_REDIS_TOPOLOGY),
+PINBOARD_MEMCACHED (or one PINBOARD_MEMCACHED_<POOL> per pool, sessions included),
+PINBOARD_BROKER_URL, and PINBOARD_S3_BUCKET for pin images on S3.
 """
 
 import os
 
 from .base import *  # noqa: F403
+from .base import CONTENT_SECURITY_POLICY
+from .secret import production_key
 
-SECRET_KEY = os.environ["PINBOARD_SECRET_KEY"]
+SECRET_KEY = production_key()  # refuses to start without a strong, unpublished key
+
+# HTTPS only. TLS ends at the load balancer, which forwards plain HTTP with
+# X-Forwarded-Proto; the app servers must be reachable only through it, or a
+# client could claim HTTPS with that header.
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_SSL_REDIRECT = True
+SECURE_HSTS_SECONDS = 365 * 24 * 3600
+# Every subdomain of the site's domain must serve HTTPS too; preload lets the
+# domain be submitted to browsers' built-in HSTS lists.
+SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+SECURE_HSTS_PRELOAD = True
 SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
 
 if os.environ.get("PINBOARD_S3_BUCKET"):
+    _bucket = os.environ["PINBOARD_S3_BUCKET"]
+    _region = os.environ.get("PINBOARD_S3_REGION")
+    _media_domain = os.environ.get("PINBOARD_MEDIA_DOMAIN")  # e.g. CloudFront
     STORAGES = {
         "default": {
             "BACKEND": "storages.backends.s3.S3Storage",
             "OPTIONS": {
-                "bucket_name": os.environ["PINBOARD_S3_BUCKET"],
-                "region_name": os.environ.get("PINBOARD_S3_REGION"),
-                "custom_domain": os.environ.get("PINBOARD_MEDIA_DOMAIN"),  # e.g. CloudFront
+                "bucket_name": _bucket,
+                "region_name": _region,
+                "custom_domain": _media_domain,
                 "querystring_auth": False,  # pin images are public
                 "file_overwrite": False,
             },
         },
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+    # Pin images come from the media domain, or from the bucket's own S3 host names.
+    _media_origins = (
+        [f"https://{_media_domain}"]
+        if _media_domain
+        else [f"https://{_bucket}.s3.amazonaws.com"]
+        + ([f"https://{_bucket}.s3.{_region}.amazonaws.com"] if _region else [])
+    )
+    _directives = CONTENT_SECURITY_POLICY["DIRECTIVES"]
+    CONTENT_SECURITY_POLICY = {
+        **CONTENT_SECURITY_POLICY,
+        "DIRECTIVES": {**_directives, "img-src": [*_directives["img-src"], *_media_origins]},
     }

@@ -5,13 +5,17 @@ from pathlib import Path
 
 from .base import *  # noqa: F403
 from .base import SHARDSTORE
+from .secret import new_key
 
 _TMP = Path(tempfile.mkdtemp(prefix="pinboard-test-"))
+
+SECRET_KEY = new_key()  # a fresh one per run: no key is written in the repository
 
 DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}
 SHARDSTORE = {**SHARDSTORE, "EMBEDDED_DIR": _TMP / "shards", "EMBEDDED_SHARDS": 16}
 MEDIA_ROOT = _TMP / "media"
-PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast; tests only
+# Fast; tests only. The tests of the hashing itself use base.PASSWORD_HASHERS (Argon2).
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 RATE_LIMITS = {
     "login": (10_000, 60),
     "signup": (10_000, 60),

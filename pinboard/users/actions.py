@@ -1,4 +1,4 @@
-"""Writes to pinners: sign up, check a password, revoke tokens.
+"""Writes to pinners: sign up, check a password, change it.
 
 A pinner is a user object on a random open shard; their username and email are
 mod-shard lookups to its ID. Sign-up creates the object first, then claims the
@@ -12,6 +12,8 @@ import re
 from typing import Any
 
 from django.contrib.auth.hashers import check_password, make_password
+from django.contrib.auth.models import User
+from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.utils import timezone
@@ -22,8 +24,9 @@ from ..errors import Conflict, InvalidField
 from ..store import get_store
 from ..text import multi_line, one_line
 from .queries import get_user, user_id_for
+from .tokens import revoke_tokens
 
-USERNAME = re.compile(r"^[A-Za-z0-9_]{3,30}$")
+USERNAME = re.compile(r"[A-Za-z0-9_]{3,30}")  # the whole string (fullmatch): no "ada\n"
 #: First path segments the site uses itself; a pinner named so would be unreachable.
 RESERVED_USERNAMES = {
     "api", "pin", "pins", "static", "media", "login", "logout", "signup", "ops", "admin",
@@ -33,7 +36,7 @@ MIN_PASSWORD = 8
 
 
 def clean_username(username: object) -> str:
-    if not isinstance(username, str) or not USERNAME.match(username):
+    if not isinstance(username, str) or not USERNAME.fullmatch(username):
         raise InvalidField("username must be 3-30 letters, digits or underscores", field="username")
     if username.lower() in RESERVED_USERNAMES:
         raise InvalidField(f"the username {username!r} is reserved", field="username")
@@ -51,19 +54,24 @@ def clean_email(email: object) -> str:
     return email.strip()
 
 
-def clean_password(password: object) -> str:
+def clean_password(password: object, *, username: str, email: str, field: str = "password") -> str:
+    """A new password that passes settings.AUTH_PASSWORD_VALIDATORS (too common, all digits,
+    too like the username or email...); InvalidField on ``field`` with their messages."""
     if not isinstance(password, str) or not MIN_PASSWORD <= len(password) <= 256:
-        raise InvalidField(f"password must be {MIN_PASSWORD}-256 characters", field="password")
+        raise InvalidField(f"password must be {MIN_PASSWORD}-256 characters", field=field)
+    # An unsaved auth User only carries the attributes the similarity check compares
+    # (and their names for its message); pinners are not auth users.
+    try:
+        validate_password(password, user=User(username=username, email=email))
+    except ValidationError as error:
+        raise InvalidField(" ".join(error.messages), field=field) from None
     return password
 
 
 def sign_up(username: object, email: object, password: object) -> dict[str, Any]:
     """Create a pinner; Conflict if the username or email is taken (case-insensitively)."""
-    username, email, password = (
-        clean_username(username),
-        clean_email(email),
-        clean_password(password),
-    )
+    username, email = clean_username(username), clean_email(email)
+    password = clean_password(password, username=username, email=email)
     store = get_store()
     users = store.objects("user")
     data = {
@@ -71,7 +79,6 @@ def sign_up(username: object, email: object, password: object) -> dict[str, Any]
         "email": email,
         "password": make_password(password),
         "about": "",
-        "token_version": 1,
         "created_at": timezone.now().isoformat(),
     }
     user_id = users.create(store.new_user_shard(), data)
@@ -92,13 +99,46 @@ def sign_up(username: object, email: object, password: object) -> dict[str, Any]
 
 
 def authenticate(login: object, password: object) -> dict[str, Any] | None:
-    """The pinner whose username or email and password these are, or None."""
+    """The pinner whose username or email and password these are, or None.
+
+    An unknown login costs one run of the hasher too, as a wrong password does,
+    so the time taken does not tell which usernames exist.
+    """
     if not isinstance(login, str) or not isinstance(password, str):
         return None
     user_id = user_id_for("email" if "@" in login else "username", login)
     user = get_user(user_id, counts=False) if user_id else None
-    if user is None or not check_password(password, user["password"]):
+    if user is None:
+        make_password(password)
         return None
+    upgraded: list[str] = []
+    if not check_password(password, user["password"], setter=upgraded.append):
+        return None
+    if upgraded:  # hashed by a hasher other than the first of settings.PASSWORD_HASHERS
+        user = _set_password_hash(user["id"], make_password(password))
+    return user
+
+
+def _set_password_hash(user_id: int, encoded: str) -> dict[str, Any]:
+    return get_store().objects("user").update(user_id, {"password": encoded})
+
+
+def change_password(user_id: int, old_password: object, new_password: object) -> dict[str, Any]:
+    """Check the current password, set the new one, revoke every API token of the pinner.
+
+    Sessions hold an HMAC of the password hash (users/auth.py), so every other
+    session of the pinner ends too. Returns the user with the new hash.
+    """
+    user = get_user(user_id, counts=False)
+    if user is None:
+        raise InvalidField("no such pinner", field="old_password")
+    if not isinstance(old_password, str) or not check_password(old_password, user["password"]):
+        raise InvalidField("the current password is wrong", field="old_password")
+    new_password = clean_password(
+        new_password, username=user["username"], email=user["email"], field="new_password"
+    )
+    user = _set_password_hash(user_id, make_password(new_password))
+    revoke_tokens(user_id)
     return user
 
 
@@ -106,12 +146,3 @@ def update_profile(user_id: int, *, about: object) -> dict[str, Any]:
     if not isinstance(about, str) or len(about) > 500:
         raise InvalidField("about must be at most 500 characters", field="about")
     return get_store().objects("user").update(user_id, {"about": multi_line(about, "about")})
-
-
-def revoke_tokens(user_id: int) -> None:
-    """Invalidate every API token issued to the pinner so far."""
-
-    def bump(data: dict[str, Any]) -> None:
-        data["token_version"] = data.get("token_version", 1) + 1
-
-    get_store().objects("user").update(user_id, bump)

@@ -1,16 +1,19 @@
-"""Who is asking: the pinner of a browser session or of an API token.
+"""Who is asking: the pinner of a browser session (API tokens: ``tokens.py``).
 
-Pinners are not Django auth users (those are the operators' staff accounts):
-a session holds the pinner's ID, and an API token is a signed
-``(user id, token version)`` pair that ``revoke_tokens`` invalidates.
+Pinners are not Django auth users (those are the operators' staff accounts).
+A session is kept on the server (settings: ``SESSION_ENGINE``) and holds the
+pinner's ID beside an HMAC of their password hash, as Django's own
+``HASH_SESSION_KEY`` does: a password change alters the hash, so every other
+session of that pinner stops matching and ends, without a list of sessions.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.core import signing
 from django.http import HttpRequest
+from django.middleware.csrf import rotate_token
+from django.utils.crypto import constant_time_compare, salted_hmac
 from django.utils.functional import SimpleLazyObject
 
 from ..errors import NotFoundError
@@ -18,17 +21,32 @@ from ..ids import parse_id
 from .queries import get_user
 
 SESSION_KEY = "pinner_id"
-TOKEN_SALT = "pinboard.api.token"
+HASH_SESSION_KEY = "pinner_hash"
+_HASH_SALT = "pinboard.users.auth.session_hash"
+
+
+def session_hash(user: dict[str, Any]) -> str:
+    """What a session must carry to stay valid: an HMAC of the pinner's password hash."""
+    return salted_hmac(_HASH_SALT, user["password"], algorithm="sha256").hexdigest()
 
 
 def log_in(request: HttpRequest, user: dict[str, Any]) -> None:
     request.session.cycle_key()  # a new session ID at the privilege change
     request.session[SESSION_KEY] = str(user["id"])
+    request.session[HASH_SESSION_KEY] = session_hash(user)
+    rotate_token(request)  # and a new CSRF token: one planted before log-in is worthless
+    request._pinner = user  # type: ignore[attr-defined]
+
+
+def keep_session_after_password_change(request: HttpRequest, user: dict[str, Any]) -> None:
+    """Keep the session that changed the password (``user`` with its new hash) signed in."""
+    request.session.cycle_key()
+    request.session[HASH_SESSION_KEY] = session_hash(user)
     request._pinner = user  # type: ignore[attr-defined]
 
 
 def log_out(request: HttpRequest) -> None:
-    request.session.flush()
+    request.session.flush()  # deleted on the server: a copy of the cookie is worthless too
     request._pinner = None  # type: ignore[attr-defined]
 
 
@@ -37,22 +55,13 @@ def pinner_of_session(request: HttpRequest) -> dict[str, Any] | None:
     if raw is None:
         return None
     try:
-        return get_user(parse_id(raw, "user"), counts=False)
+        user = get_user(parse_id(raw, "user"), counts=False)
     except NotFoundError:
-        return None
-
-
-def issue_token(user: dict[str, Any]) -> str:
-    return signing.dumps({"u": str(user["id"]), "v": user.get("token_version", 1)}, salt=TOKEN_SALT)
-
-
-def pinner_of_token(token: str) -> dict[str, Any] | None:
-    try:
-        payload = signing.loads(token, salt=TOKEN_SALT)
-        user = get_user(parse_id(payload["u"], "user"), counts=False)
-    except (signing.BadSignature, KeyError, TypeError, NotFoundError):
-        return None
-    if user is None or user.get("token_version", 1) != payload.get("v"):
+        user = None
+    if user is None or not constant_time_compare(
+        request.session.get(HASH_SESSION_KEY, ""), session_hash(user)
+    ):
+        request.session.flush()  # the pinner is gone or changed their password
         return None
     return user
 

@@ -1,7 +1,9 @@
-"""Pages of pinners: landing, sign up, log in and out, profile, followers and following."""
+"""Pages of pinners: landing, sign up, log in and out, password, profile, followers and
+following."""
 
 from __future__ import annotations
 
+from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
@@ -17,11 +19,12 @@ from ..pages import (
     page_errors,
     parse_cursor,
     pin_items,
+    pinner_required,
     user_stats,
     with_retry_after,
 )
-from .actions import authenticate, sign_up
-from .auth import get_pinner, log_in, log_out
+from .actions import authenticate, change_password, sign_up
+from .auth import get_pinner, keep_session_after_password_change, log_in, log_out
 from .queries import get_user_by_username, get_users
 
 
@@ -78,6 +81,28 @@ def login(request: HttpRequest) -> HttpResponse:
 def logout(request: HttpRequest) -> HttpResponse:
     log_out(request)
     return redirect("landing")
+
+
+@pinner_required
+def password(request: HttpRequest) -> HttpResponse:
+    """Change the password: ends the pinner's other sessions and revokes their API tokens."""
+    pinner = get_pinner(request)
+    assert pinner is not None
+    errors: dict[str, str] = {}
+    status, refusal = 200, None
+    if request.method == "POST":
+        post = request.POST
+        try:
+            ratelimit.check(request, "login")  # guesses at the current password count as log-ins
+            user = change_password(pinner["id"], post.get("old_password"), post.get("new_password"))
+        except DomainError as error:
+            refusal, errors, status = error, form_errors(error), error.status
+        else:
+            keep_session_after_password_change(request, user)
+            messages.success(request, "Your password is changed; other sessions are logged out.")
+            return redirect("profile", username=user["username"])
+    response = render(request, "users/password.html", {"errors": errors}, status=status)
+    return with_retry_after(response, refusal)
 
 
 def _profile_user(username: str) -> dict:

@@ -11,7 +11,8 @@ a browser here).  Without Chromium or the playwright module the tests are
 skipped, except under ``CI=true``, where they fail.
 
 ``open_page()`` gives a page in a fresh browser context (its own cookies: one
-per pinner) that records server errors, failed requests and script errors;
+per pinner) that records server errors, failed requests, script errors and
+console errors (such as what the Content-Security-Policy blocked);
 ``shoot(page, "step")`` asserts none happened, then saves a full-page
 screenshot as ``test-artifacts/screenshots/NN-step.png``.
 """
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from playwright.sync_api import (
         Browser,
         BrowserContext,
+        ConsoleMessage,
         Page,
         Playwright,
         Request,
@@ -206,6 +208,12 @@ _LOAD_IMAGES = """async () => {
 }"""
 
 
+def on_console(message: ConsoleMessage, seen: list[str]) -> None:
+    """Console errors are problems: a blocked script, style or image among them."""
+    if message.type == "error" and not message.text.startswith("Failed to load resource"):
+        seen.append(f"console error: {message.text}")
+
+
 @pytest.fixture(scope="session")
 def problems() -> dict[BrowserContext, list[str]]:
     """What went wrong in each browser context: HTTP errors, failed requests, script errors."""
@@ -245,6 +253,8 @@ def open_page(
         contexts.append(context)
         page = context.new_page()
         page.on("pageerror", lambda error: seen.append(f"script error: {error}"))
+        # Chromium reports what the Content-Security-Policy blocked as console errors.
+        page.on("console", lambda message: on_console(message, seen))
         return page
 
     yield open_

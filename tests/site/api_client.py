@@ -9,7 +9,7 @@ from typing import Any
 from django.test import Client
 from django.test.client import MULTIPART_CONTENT
 
-from pinboard.users.auth import issue_token
+from pinboard.users.tokens import issue_token
 
 BASE = "/api/v1"
 
@@ -24,7 +24,7 @@ class Api:
 
     @classmethod
     def as_pinner(cls, client: Client, user: dict[str, Any]) -> Api:
-        return cls(client, user, issue_token(user))
+        return cls(client, user, issue_token(user)["token"])
 
     @property
     def id(self) -> str:

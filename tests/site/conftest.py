@@ -60,11 +60,11 @@ def site_store(data_plane: DataPlane) -> Any:
 
 @pytest.fixture
 def make_user(site_store: Store) -> Callable[..., dict[str, Any]]:
-    """Sign up a pinner with a fresh name: ``make_user("ada")`` -> user dict (password "password1")."""
+    """Sign up a pinner with a fresh name: ``make_user("ada")`` -> user dict (password "plum-orchard-42")."""
 
     def make(name: str = "pinner") -> dict[str, Any]:
         n = next(_names)
-        return sign_up(f"{name}_{n}", f"{name}_{n}@example.com", "password1")
+        return sign_up(f"{name}_{n}", f"{name}_{n}@example.com", "plum-orchard-42")
 
     return make
 

@@ -15,7 +15,7 @@ from tests.site.conftest import image_file
 
 
 def log_in(client: Client, user: dict[str, Any]) -> None:
-    response = client.post("/login/", {"login": user["username"], "password": "password1"})
+    response = client.post("/login/", {"login": user["username"], "password": "plum-orchard-42"})
     assert response.status_code == 302, response.content
 
 

@@ -24,12 +24,12 @@ def test_sign_up_and_authenticate_by_username_or_email(site_store):
 @pytest.mark.parametrize(
     ("username", "email", "password", "field"),
     [
-        ("ab", "a@example.com", "password1", "username"),
-        ("has space", "a@example.com", "password1", "username"),
-        ("login", "a@example.com", "password1", "username"),
-        ("valid_name", "not-an-email", "password1", "email"),
+        ("ab", "a@example.com", "plum-orchard-42", "username"),
+        ("has space", "a@example.com", "plum-orchard-42", "username"),
+        ("login", "a@example.com", "plum-orchard-42", "username"),
+        ("valid_name", "not-an-email", "plum-orchard-42", "email"),
         ("valid_name", "a@example.com", "short", "password"),
-        (None, "a@example.com", "password1", "username"),
+        (None, "a@example.com", "plum-orchard-42", "username"),
     ],
 )
 def test_invalid_sign_ups_name_the_field(site_store, username, email, password, field):
@@ -39,15 +39,15 @@ def test_invalid_sign_ups_name_the_field(site_store, username, email, password, 
 
 
 def test_taken_username_and_email_are_conflicts_and_change_nothing(site_store):
-    first = sign_up("taken_name", "taken@example.com", "password1")
+    first = sign_up("taken_name", "taken@example.com", "plum-orchard-42")
     with pytest.raises(Conflict) as error:
-        sign_up("TAKEN_NAME", "other@example.com", "password1")
+        sign_up("TAKEN_NAME", "other@example.com", "plum-orchard-42")
     assert error.value.field == "username"
     with pytest.raises(Conflict) as error:
-        sign_up("other_name", "TAKEN@example.com", "password1")
+        sign_up("other_name", "TAKEN@example.com", "plum-orchard-42")
     assert error.value.field == "email"
     # The failed sign-up released the username it had claimed.
-    assert sign_up("other_name", "other@example.com", "password1")["id"] != first["id"]
+    assert sign_up("other_name", "other@example.com", "plum-orchard-42")["id"] != first["id"]
 
 
 def test_racing_sign_ups_leave_one_account(site_store):
@@ -57,7 +57,7 @@ def test_racing_sign_ups_leave_one_account(site_store):
     def attempt(i: int) -> None:
         barrier.wait()
         try:
-            results.append(sign_up("racer", f"racer{i}@example.com", "password1"))
+            results.append(sign_up("racer", f"racer{i}@example.com", "plum-orchard-42"))
         except Conflict as conflict:
             results.append(conflict)
 

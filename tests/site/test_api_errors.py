@@ -50,7 +50,7 @@ def test_wrong_method_is_a_json_405_with_allow(anon: Api, ada: Api) -> None:
     board = ada.new_board()
     response = anon.call("POST", f"/boards/{board['id']}")
     assert error_of(response, 405)["code"] == "method_not_allowed"
-    assert response["Allow"] == "DELETE, GET, PATCH"
+    assert response["Allow"] == "DELETE, GET, HEAD, PATCH"
     assert error_of(anon.call("GET", "/auth/token"), 405)
 
 

@@ -10,7 +10,7 @@ import pytest
 from django.core.cache import caches
 from django.test import Client
 
-from pinboard.users.actions import revoke_tokens
+from pinboard.users.tokens import revoke_tokens
 from tests.site.api_client import Api, error_of
 
 User = dict[str, Any]

@@ -73,8 +73,12 @@ def test_sign_up_logs_in_and_redirects(client, site_store):
 @pytest.mark.parametrize(
     ("form", "status", "message"),
     [
-        ({"username": "x", "email": "a@example.com", "password": "password1"}, 422, "3-30"),
-        ({"username": "fine_name", "email": "nope", "password": "password1"}, 422, "valid email"),
+        ({"username": "x", "email": "a@example.com", "password": "plum-orchard-42"}, 422, "3-30"),
+        (
+            {"username": "fine_name", "email": "nope", "password": "plum-orchard-42"},
+            422,
+            "valid email",
+        ),
         ({"username": "fine_name", "email": "a@example.com", "password": "short"}, 422, "8-256"),
         ({}, 422, "username must be"),
     ],
@@ -88,14 +92,18 @@ def test_sign_up_errors_are_shown_on_the_form(client, site_store, form, status, 
 
 def test_sign_up_with_a_taken_name_is_a_conflict(client, make_user):
     ann = make_user("ann")
-    form = {"username": ann["username"].upper(), "email": "x@example.com", "password": "password1"}
+    form = {
+        "username": ann["username"].upper(),
+        "email": "x@example.com",
+        "password": "plum-orchard-42",
+    }
     response = client.post("/signup/", form)
     assert response.status_code == 409 and "is taken" in text(response)
 
 
 def test_log_in_by_username_or_email_and_log_out(client, make_user):
     ann = make_user("ann")
-    response = client.post("/login/", {"login": ann["email"], "password": "password1"})
+    response = client.post("/login/", {"login": ann["email"], "password": "plum-orchard-42"})
     assert response.status_code == 302
     assert ann["username"] in text(client.get("/"))
     assert client.get("/logout/").status_code == 405
@@ -108,13 +116,17 @@ def test_log_in_error_and_next(client, make_user):
     ann = make_user("ann")
     response = client.post("/login/", {"login": ann["username"], "password": "wrong-pass"})
     assert response.status_code == 422 and "wrong username" in text(response)
-    form = {"login": ann["username"], "password": "password1", "next": "/boards/new/"}
+    form = {"login": ann["username"], "password": "plum-orchard-42", "next": "/boards/new/"}
     assert client.post("/login/", form)["Location"] == "/boards/new/"
 
 
 def test_log_in_ignores_a_next_on_another_site(client, make_user):
     ann = make_user("ann")
-    form = {"login": ann["username"], "password": "password1", "next": "https://evil.example/"}
+    form = {
+        "login": ann["username"],
+        "password": "plum-orchard-42",
+        "next": "https://evil.example/",
+    }
     assert client.post("/login/", form)["Location"] == "/"
 
 
@@ -127,7 +139,7 @@ def test_log_in_and_sign_up_are_rate_limited(client, make_user, settings):
     response = client.post("/login/", form, REMOTE_ADDR="10.0.0.7")
     assert response.status_code == 429 and "too many login attempts" in text(response)
     assert 'name="login"' in text(response)
-    signup = {"username": "limited_one", "email": "l@example.com", "password": "password1"}
+    signup = {"username": "limited_one", "email": "l@example.com", "password": "plum-orchard-42"}
     client.post("/signup/", {}, REMOTE_ADDR="10.0.0.8")
     assert client.post("/signup/", signup, REMOTE_ADDR="10.0.0.8").status_code == 429
 
@@ -135,7 +147,7 @@ def test_log_in_and_sign_up_are_rate_limited(client, make_user, settings):
 def test_forms_carry_csrf_tokens(make_user):
     ann = make_user("ann")
     client = Client(enforce_csrf_checks=True)
-    form = {"login": ann["username"], "password": "password1"}
+    form = {"login": ann["username"], "password": "plum-orchard-42"}
     assert client.post("/login/", form).status_code == 403
     page = text(client.get("/login/"))
     token = page.split('name="csrfmiddlewaretoken" value="')[1].split('"')[0]

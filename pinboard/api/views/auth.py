@@ -1,4 +1,5 @@
-"""``POST /api/v1/auth/token``: trade a username (or email) and password for a token."""
+"""``/api/v1/auth/token``: trade a username (or email) and password for a token (POST),
+or revoke the token the request carries (DELETE)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from django.http import HttpRequest, HttpResponse
 from ... import ratelimit
 from ...errors import InvalidField, Unauthenticated
 from ...users.actions import authenticate
-from ...users.auth import issue_token
-from ..http import endpoint, json_body, ok
+from ...users.tokens import issue_token, revoke_token
+from ..http import endpoint, json_body, no_content, ok, token_of
 
 
 def _issue(request: HttpRequest) -> HttpResponse:
@@ -20,7 +21,16 @@ def _issue(request: HttpRequest) -> HttpResponse:
     user = authenticate(data["username"], data["password"])
     if user is None:
         raise Unauthenticated("wrong username or password")
-    return ok({"token": issue_token(user)})
+    return ok(issue_token(user))
 
 
-token = endpoint(POST=_issue)
+def _revoke(request: HttpRequest) -> HttpResponse:
+    token = token_of(request)
+    if token is None:
+        raise Unauthenticated("send the token to revoke as `Authorization: Token <token>`")
+    if not revoke_token(token):
+        raise Unauthenticated("the token is not valid (expired, revoked or mistyped)")
+    return no_content()
+
+
+token = endpoint(POST=_issue, DELETE=_revoke)

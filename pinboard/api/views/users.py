@@ -1,4 +1,5 @@
-"""Pinners: sign up, read a profile, their boards, followers and following, follows."""
+"""Pinners: sign up, change a password, read a profile, their boards, followers and
+following, follows."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from ...errors import BadRequest, NotFoundError
 from ...follows import actions as follow_actions
 from ...follows.queries import followed_among, followers_page, following_page
 from ...ids import parse_id
-from ...users.actions import sign_up
+from ...users.actions import change_password, sign_up
 from ...users.queries import get_user, get_user_by_username, get_users
 from .. import serializers
 from ..http import (
@@ -49,6 +50,15 @@ def _me(request: HttpRequest) -> HttpResponse:
     if user is None:  # deleted between the token check and now
         raise NotFoundError("no such user")
     return ok(serializers.user(user, with_email=True))
+
+
+def _change_password(request: HttpRequest) -> HttpResponse:
+    """Set a new password; every API token of the pinner (this one too) is revoked."""
+    pinner = require_pinner(request)
+    ratelimit.check(request, "login")  # a stolen token must not buy unlimited password guesses
+    data = json_body(request, required=("old_password", "new_password"))
+    change_password(pinner["id"], data["old_password"], data["new_password"])
+    return no_content()
 
 
 def _get(request: HttpRequest, user_id: str) -> HttpResponse:
@@ -118,6 +128,7 @@ def _unfollow(request: HttpRequest, user_id: str) -> HttpResponse:
 
 users = endpoint(POST=_sign_up)
 me = endpoint(GET=_me)
+password = endpoint(POST=_change_password)
 user = endpoint(GET=_get)
 by_username = endpoint(GET=_by_username)
 boards = endpoint(GET=_boards)
