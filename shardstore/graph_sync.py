@@ -67,6 +67,12 @@ class _Expected:
             min(current, score) if keep_min and current is not None else score
         )
 
+    def keep_owners(self, accept: Callable[[int], bool]) -> None:
+        """Forget the keys of owners ``accept`` refuses."""
+        for key in [k for k, owner in self.owner_of_key.items() if not accept(owner)]:
+            del self.owner_of_key[key], self.kinds[key]
+            self.members.pop(key, None)
+
 
 def sync_graph(
     store: StoreInterface,
@@ -74,9 +80,14 @@ def sync_graph(
     *,
     repair: bool = True,
     wipe: bool = False,
+    owners: Callable[[int], bool] | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> SyncReport:
-    """Make the Redis graph equal to what MySQL says (or, with ``repair=False``, report)."""
+    """Make the Redis graph equal to what MySQL says (or, with ``repair=False``, report).
+
+    ``owners`` limits the sync to the keys of the users it accepts (the pinners of
+    moved virtual shards, say); stray keys are then left alone.
+    """
     report = SyncReport()
     if wipe and repair:
         for client in graph.shards.clients().values():
@@ -85,11 +96,15 @@ def sync_graph(
     shards = store.topology.shard_count
     for shard_id in range(shards):
         expected = _expected_for_shard(store, shard_id)
+        if owners is not None:
+            expected.keep_owners(owners)
         for key, owner in expected.owner_of_key.items():
             expected_on[graph.shards.instance_for(owner)].add(key)
         _compare_and_fix(graph, expected, report, repair=repair)
         if progress:
             progress(shard_id + 1, shards)
+    if owners is not None:
+        return report
     for instance, client in graph.shards.clients().items():
         wanted = expected_on[instance]
         report.keys_removed += _delete_graph_keys(

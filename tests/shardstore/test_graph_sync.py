@@ -360,3 +360,52 @@ def test_repair_removes_feed_keys_left_on_the_wrong_instance(
         assert graph.shards.client(home).exists(feed_key(world.a), seen_key(world.a)) == 2
     finally:
         graph.shards.close()
+
+
+def test_moving_virtual_shards_copies_switches_repairs_and_drops(
+    world: World, redis_db: Callable[[int], str], tmp_path: Any
+) -> None:
+    """Half the virtual shards move from r1 to a new r2; a follow written to r1 between the
+    copy and the switch reaches r2 through the repair from MySQL."""
+    from shardstore.control.redis_move import plan_redis_move
+    from shardstore.control.sources import FileSource
+
+    r1, r2 = redis_db(1), redis_db(2)
+    source = FileSource(tmp_path / "config")
+    single = RedisTopology.single(r1)
+    document = {"version": 0, "instances": {"r1": r1}, "ranges": [{"range": [0, 8191], "instance": "r1"}]}  # fmt: skip
+    source.publish("redis", document, author="setup", reason="one instance")
+    before = FollowerGraph(RedisShards(single))
+    sync_graph(world.store, before)
+    old = before.shards.client("redis1")
+    old.rpush(feed_key(world.b), "1:1")  # world.b is on the moving half, world.a is not
+    old.rpush(feed_key(world.a), "2:2")
+
+    plan = plan_redis_move(
+        source, world.store, first=4096, last=8191, instance="r2", url=r2, author="ada",
+        settle_seconds=0,
+    )  # fmt: skip
+    assert [step.name for step in plan.steps] == [
+        "copy the keys of virtual shards 4096..8191 from r1 to r2",
+        "publish redis map v2: virtual shards 4096..8191 on r2",
+        "wait 0s for every process to switch",
+        "repair the graph keys of virtual shards 4096..8191 from MySQL",
+        "delete the keys of virtual shards 4096..8191 from r1",
+    ]
+    plan.steps[0].run()
+    # A follow made meanwhile by a process still on the old map: MySQL, then r1.
+    world.follow_user(world.e, world.b, 1_700_000_000_000_999)
+    before.edit().user_follow(world.e, world.b, True, 1_700_000_000_000_999).commit()
+    for step in plan.steps[1:]:
+        step.run()
+
+    after = FollowerGraph(RedisShards(RedisTopology.from_json(source.current("redis").document)))
+    try:
+        assert dump(after) == expected_dump(world, after)
+        assert after.shards.instance_for(world.b) == "r2"
+        assert after.shards.client("r2").lrange(feed_key(world.b), 0, -1) == [b"1:1"]
+        assert after.shards.client("r1").lrange(feed_key(world.a), 0, -1) == [b"2:2"]
+        assert not after.shards.client("r1").exists(feed_key(world.b))
+    finally:
+        after.shards.close()
+        before.shards.close()

@@ -1,0 +1,212 @@
+"""Move a range of Redis virtual shards to another instance: copy the keys, switch, drop.
+
+Which keys a virtual shard holds: a pinner's graph keys (``u:<id>:...``) and
+feed keys (``homefeed:<id>``, ``seen:<id>``) go by ``vshard_of(id)``; a
+board's (``b:<board>:...``) live with its owner's, found in the board object.
+
+Steps, in order:
+
+1. copy every key of the moving virtual shards from each instance that holds
+   them to the target (DUMP/RESTORE, with their time to live);
+2. publish the Redis map with the range on the target; every process swaps
+   within a second;
+3. wait for that, so no process still writes to the old instance;
+4. repair the moved pinners' graph keys from MySQL (writes that reached the old
+   instance between the copy and the switch; the graph's truth is MySQL). A
+   fan-out entry pushed to the old instance in that window is not carried
+   over: feeds are rebuildable and the next pin arrives as usual;
+5. delete the moved keys from the old instances.
+
+Until step 5 the old copy is whole: to revert, publish the previous map again
+(``topology rollback``) and repair the graph.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from ..exceptions import InvalidTopology
+from ..graph import FollowerGraph
+from ..graph_sync import sync_graph
+from ..interface import StoreInterface
+from ..redis_shards import VSHARDS, RedisShards, RedisTopology, vshard_of
+from . import documents
+from .plans import Plan, Step
+from .sources import ConfigSource
+
+#: How long processes are given to swap in the new map (they take at most a second).
+SETTLE_SECONDS = 2.0
+_USER_PREFIXES = ("u:", "homefeed:", "seen:")
+_BATCH = 500
+
+
+def plan_redis_move(
+    source: ConfigSource,
+    store: StoreInterface,
+    *,
+    first: int,
+    last: int,
+    instance: str,
+    url: str | None = None,
+    author: str,
+    settle_seconds: float = SETTLE_SECONDS,
+) -> Plan:
+    """The plan to serve virtual shards ``first..last`` from ``instance`` (``url`` if new)."""
+    if not 0 <= first <= last < VSHARDS:
+        raise InvalidTopology(f"virtual shards must be a range within 0..{VSHARDS - 1}")
+    current = source.current(documents.REDIS)
+    old = RedisTopology.from_json(current.document)
+    instances = dict(old.instances)
+    if instance not in instances:
+        if not url:
+            raise InvalidTopology(f"instance {instance} is new: give its redis:// URL")
+        instances[instance] = url
+    ranges = _assign(old.ranges, first, last, instance)
+    donors = sorted({name for a, b, name in old.ranges if a <= last and b >= first} - {instance})
+    if not donors:
+        raise InvalidTopology(f"virtual shards {first}..{last} are on {instance} already")
+    new = documents.validate(
+        documents.REDIS,
+        {
+            **current.document,
+            "instances": instances,
+            "ranges": [{"range": [a, b], "instance": name} for a, b, name in ranges],
+        },
+    )
+    new_topology = RedisTopology.from_json(new)
+
+    def moving(vshard: int) -> bool:
+        return first <= vshard <= last
+
+    def copy(donor: str) -> str:
+        shards = RedisShards(new_topology)
+        try:
+            keys = list(_keys_of(shards.client(donor), store, moving))
+            _copy(shards.client(donor), shards.client(instance), keys)
+        finally:
+            shards.close()
+        return f"{len(keys)} keys copied from {donor}"
+
+    def publish() -> str:
+        published = source.publish(
+            documents.REDIS,
+            new,
+            author=author,
+            reason=f"move virtual shards {first}..{last} to {instance}",
+            expect_version=current.version,
+        )
+        return f"redis map version {published.version} published"
+
+    def settle() -> str:
+        time.sleep(settle_seconds)
+        return f"waited {settle_seconds:g}s"
+
+    def repair() -> str:
+        graph = FollowerGraph(RedisShards(new_topology))
+        try:
+            report = sync_graph(store, graph, owners=lambda owner: moving(vshard_of(owner)))
+        finally:
+            graph.shards.close()
+        return f"{report.keys_checked} keys checked, {report.keys_repaired} repaired"
+
+    def drop(donor: str) -> str:
+        shards = RedisShards(new_topology)
+        try:
+            client = shards.client(donor)
+            keys = list(_keys_of(client, store, moving))
+            for start in range(0, len(keys), _BATCH):
+                client.delete(*keys[start : start + _BATCH])
+        finally:
+            shards.close()
+        return f"{len(keys)} keys deleted from {donor}"
+
+    where = f"virtual shards {first}..{last}"
+    version = current.version + 1
+    steps = [
+        Step(f"copy the keys of {where} from {d} to {instance}", (d, instance), _bind(copy, d))
+        for d in donors
+    ]
+    steps += [
+        Step(f"publish redis map v{version}: {where} on {instance}", (instance,), publish),
+        Step(f"wait {settle_seconds:g}s for every process to switch", (), settle),
+        Step(f"repair the graph keys of {where} from MySQL", (instance,), repair),
+    ]
+    steps += [Step(f"delete the keys of {where} from {d}", (d,), _bind(drop, d)) for d in donors]
+    return Plan(
+        "redis-move",
+        f"move {where} from {', '.join(donors)} to {instance}",
+        steps,
+        {"first": first, "last": last, "instance": instance},
+    )
+
+
+def _bind(function: Callable[[str], str], argument: str) -> Callable[[], str]:
+    return lambda: function(argument)
+
+
+def _assign(
+    ranges: tuple[tuple[int, int, str], ...], first: int, last: int, instance: str
+) -> list[tuple[int, int, str]]:
+    """The ranges with ``first..last`` given to ``instance``, neighbours of one instance merged."""
+    pieces: list[tuple[int, int, str]] = []
+    for a, b, name in ranges:
+        if a < first:
+            pieces.append((a, min(b, first - 1), name))
+        if b > last:
+            pieces.append((max(a, last + 1), b, name))
+    pieces.append((first, last, instance))
+    merged: list[tuple[int, int, str]] = []
+    for a, b, name in sorted(pieces):
+        if merged and merged[-1][2] == name and merged[-1][1] + 1 == a:
+            merged[-1] = (merged[-1][0], b, name)
+        else:
+            merged.append((a, b, name))
+    return merged
+
+
+def _keys_of(client: Any, store: StoreInterface, moving: Callable[[int], bool]) -> Iterator[str]:
+    """The keys on an instance that belong to moving virtual shards."""
+    boards: list[tuple[str, int]] = []
+    for raw in client.scan_iter(count=1000):
+        key = raw.decode() if isinstance(raw, bytes) else raw
+        if key.startswith("b:"):
+            board = key.split(":")[1]
+            if board.isdigit():
+                boards.append((key, int(board)))
+            continue
+        owner = _user_of(key)
+        if owner is not None and moving(vshard_of(owner)):
+            yield key
+    for start in range(0, len(boards), _BATCH):
+        chunk = boards[start : start + _BATCH]
+        found = store.objects("board").get_many({b for _, b in chunk}, include_inactive=True)
+        owner_of = {board["id"]: int(board["owner_id"]) for board in found}
+        for key, board in chunk:
+            if board in owner_of and moving(vshard_of(owner_of[board])):
+                yield key
+
+
+def _user_of(key: str) -> int | None:
+    for prefix in _USER_PREFIXES:
+        if key.startswith(prefix):
+            digits = key[len(prefix) :].split(":")[0]
+            return int(digits) if digits.isascii() and digits.isdigit() else None
+    return None
+
+
+def _copy(donor: Any, target: Any, keys: list[str]) -> None:
+    for start in range(0, len(keys), _BATCH):
+        chunk = keys[start : start + _BATCH]
+        read = donor.pipeline(transaction=False)
+        for key in chunk:
+            read.dump(key)
+            read.pttl(key)
+        values = read.execute()
+        write = target.pipeline(transaction=False)
+        for n, key in enumerate(chunk):
+            dumped, ttl = values[2 * n], values[2 * n + 1]
+            if dumped is not None:  # gone meanwhile
+                write.restore(key, max(ttl, 0), dumped, replace=True)
+        write.execute()
