@@ -1,24 +1,35 @@
-"""The ``shardstore`` command line: create shards, reconcile mappings, decode IDs.
+"""The ``shardstore`` command line: shards, mappings, IDs, and the control plane.
 
     python -m shardstore --topology topology.json init
     python -m shardstore --topology topology.json reconcile [RELATION ...] [--check]
     python -m shardstore decode 241294492511762325
     python -m shardstore bucket 1.2.3.4
+    python -m shardstore --topology zk://127.0.0.1:2181/pinboard topology history
 
-``python manage.py shardstore ...`` runs the same commands on the site's store.
+``--topology`` is a config directory, a shard-map file or ``zk://hosts/root``;
+the control commands (``topology ...``, ``open-range``, ``close-range``,
+``host-service``, ``cache-server``, ``redis-move``) are in control/cli.py.
+``python manage.py shardstore ...`` runs the same commands on the site's store,
+config source and journal.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import contextlib
+import getpass
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import TextIO
+from typing import Any, TextIO
 
 from .catalog import CATALOG
+from .control import cli as control_cli
+from .control.plans import MemoryJournal, locks_for
+from .control.sources import open_source
+from .exceptions import ShardStoreError
 from .ids import decompose
+from .interface import StoreInterface
 from .modshard import bucket
 from .reconcile import reconcile
 from .schema import init_shards
@@ -46,7 +57,9 @@ class ProgressLine:
 
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="shardstore", description=__doc__.split("\n\n")[0])
-    top.add_argument("--topology", help="topology JSON file (python -m shardstore only)")
+    top.add_argument(
+        "--topology", help="config directory, shard-map file or zk://hosts/root (-m only)"
+    )
     commands = top.add_subparsers(dest="command", required=True)
     commands.add_parser("init", help="create every shard database and table (idempotent)")
     rec = commands.add_parser("reconcile", help="repair half-written mapping pairs")
@@ -58,14 +71,15 @@ def parser() -> argparse.ArgumentParser:
     dec.add_argument("ids", nargs="+")
     buc = commands.add_parser("bucket", help="the mod-shard bucket of a key")
     buc.add_argument("keys", nargs="+")
-    commands.add_parser("topology", help="print the topology in force")
+    control_cli.add_parsers(commands)
     return top
 
 
 def main(
     argv: Sequence[str] | None = None,
     *,
-    store_factory: Callable[[], Store] | None = None,
+    store_factory: Callable[[], StoreInterface] | None = None,
+    control_factory: Callable[[], control_cli.Control] | None = None,
     out: TextIO = sys.stdout,
     err: TextIO = sys.stderr,
 ) -> int:
@@ -84,16 +98,27 @@ def main(
             out.write(f"{key}: bucket {bucket(key)}\n")
         return 0
 
-    if store_factory is None:
-        if not args.topology:
-            err.write("shardstore: --topology FILE is required for this command\n")
-            return 2
-        topology = Topology.load(args.topology)
-        store_factory = lambda: Store(topology)  # noqa: E731
-    store = store_factory()
-    if args.command == "topology":
-        out.write(json.dumps(store.topology.as_json(), indent=2) + "\n")
-    elif args.command == "init":
+    is_control = args.command == "topology" or args.command in control_cli.OPERATIONS
+    with contextlib.ExitStack() as standalone:
+        if (control_factory if is_control else store_factory) is None:
+            if not args.topology:
+                err.write("shardstore: --topology is required for this command\n")
+                return 2
+            control = _standalone(open_source(args.topology), standalone)
+            store_factory, control_factory = control.store, lambda: control
+        try:
+            if is_control:
+                assert control_factory is not None
+                return control_cli.handle(args, control_factory(), out)
+            assert store_factory is not None
+            return _data_plane(args, store_factory(), out, err)
+        except ShardStoreError as exc:  # bad input, a conflict, a host down: said, not traced
+            err.write(f"shardstore: {exc}\n")
+            return 1
+
+
+def _data_plane(args: argparse.Namespace, store: StoreInterface, out: TextIO, err: TextIO) -> int:
+    if args.command == "init":
         count = init_shards(store, progress=ProgressLine("init", err))
         out.write(f"{count} shards ready on {len(store.topology.hosts)} host(s)\n")
     elif args.command == "reconcile":
@@ -106,3 +131,20 @@ def main(
                 f" inverse and {report.orphan_inverse} orphan inverse rows\n"
             )
     return 0
+
+
+def _standalone(source: Any, closing: contextlib.ExitStack) -> control_cli.Control:
+    """The control of ``python -m shardstore``: the source's shard map, its locks, and a
+    journal kept for this run only (the site keeps the lasting one)."""
+    closing.callback(source.close)
+    opened: list[Store] = []
+
+    def store_factory() -> Store:
+        if not opened:
+            opened.append(Store(Topology.from_json(source.current("shards").document)))
+            closing.callback(opened[0].close)
+        return opened[0]
+
+    return control_cli.Control(
+        source, store_factory, Store, MemoryJournal(), locks_for(source), getpass.getuser()
+    )

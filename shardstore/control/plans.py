@@ -225,3 +225,15 @@ class MemoryJournal:
 
     def finish(self, entry: JournalEntry, *, ok: bool, result: str, seconds: float) -> None:
         entry.ok, entry.result, entry.seconds = ok, result, seconds
+
+
+def locks_for(source: Any) -> Locks:
+    """Host locks that every process using ``source`` sees: kazoo locks beside a ZooKeeper
+    source's documents, file locks beside a directory's."""
+    from .sources import FileSource, ZooKeeperSource
+
+    if isinstance(source, ZooKeeperSource):
+        return ZooKeeperLocks(source.client, source.root)
+    if isinstance(source, FileSource):
+        return FileLocks(source.root / "locks")
+    raise TypeError(f"no locks for a {type(source).__name__}")

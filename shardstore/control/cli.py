@@ -1,0 +1,185 @@
+"""The control plane's commands, as ``shardstore`` subcommands (``python -m shardstore``
+and ``python manage.py shardstore`` alike).
+
+    topology show [--doc D] [--version N]      topology history [--doc D]
+    topology diff A B [--doc D]                topology publish FILE --reason TEXT
+                                                   [--doc D] [--expect-version N] [--dry-run]
+    topology rollback N --reason TEXT [--doc D] [--dry-run]
+    open-range --count N --master H --master-address URL [--replica H --replica-address URL]
+               [--keep-open] [--dry-run]
+    close-range FIRST LAST [--dry-run]          host-service HOST (--out | --in) [--dry-run]
+    cache-server POOL HOST:PORT (--add | --remove) [--dry-run]
+    redis-move FIRST LAST INSTANCE [--url redis://...] [--dry-run]
+
+Every operation prints its plan; without ``--dry-run`` it then runs it under the
+hosts' locks, journaled, and prints each step as it goes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from ..interface import StoreInterface
+from ..topology import Topology
+from . import documents
+from .cache_servers import plan_cache_server
+from .close_range import plan_close_range
+from .host_service import plan_host_service
+from .open_range import plan_open_range
+from .plans import Journal, Locks, Plan, run
+from .publish import plan_publish, plan_rollback
+from .redis_move import plan_redis_move
+from .sources import ConfigError, ConfigSource
+
+OPERATIONS = ("open-range", "close-range", "host-service", "cache-server", "redis-move")
+
+
+@dataclass
+class Control:
+    """What control commands run against."""
+
+    source: ConfigSource
+    store: Callable[[], StoreInterface]
+    connect: Callable[[Topology], StoreInterface]  # a store on another topology
+    journal: Journal
+    locks: Locks
+    operator: str
+
+
+def add_parsers(commands: Any) -> None:
+    topology = commands.add_parser("topology", help="show, diff, publish or roll back config")
+    verbs = topology.add_subparsers(dest="verb")
+    show = verbs.add_parser("show", help="a document (the version in force, or --version N)")
+    show.add_argument("--version", type=int)
+    verbs.add_parser("history", help="every published version, newest first")
+    diff = verbs.add_parser("diff", help="what changed between two versions")
+    diff.add_argument("a", type=int)
+    diff.add_argument("b", type=int)
+    publish = verbs.add_parser("publish", help="validate and publish a document from a file")
+    publish.add_argument("file")
+    publish.add_argument("--expect-version", type=int)
+    rollback = verbs.add_parser("rollback", help="publish an earlier version as a new one")
+    rollback.add_argument("to_version", type=int)
+    for parser in (show, verbs.choices["history"], diff, publish, rollback, topology):
+        parser.add_argument("--doc", choices=documents.NAMES, default=documents.SHARDS)
+    for parser in (publish, rollback):
+        parser.add_argument("--reason", required=True)
+        parser.add_argument("--dry-run", action="store_true")
+
+    ops = {
+        "open-range": "open new shards at the end of the map on new hosts",
+        "close-range": "stop new users landing in some shards",
+        "host-service": "take a MySQL host out of service, or put it back",
+        "cache-server": "add a memcached server to a pool, or remove one",
+        "redis-move": "move Redis virtual shards to another instance",
+    }
+    parsers = {name: commands.add_parser(name, help=text) for name, text in ops.items()}
+    p = parsers["open-range"]
+    p.add_argument("--count", type=int, required=True, help="how many new shards")
+    p.add_argument("--master", required=True)
+    p.add_argument("--master-address", required=True)
+    p.add_argument("--replica")
+    p.add_argument("--replica-address")
+    p.add_argument("--keep-open", action="store_true", help="old open ranges stay open too")
+    p = parsers["close-range"]
+    p.add_argument("first", type=int)
+    p.add_argument("last", type=int)
+    p = parsers["host-service"]
+    p.add_argument("host")
+    state = p.add_mutually_exclusive_group(required=True)
+    state.add_argument("--out", dest="in_service", action="store_false")
+    state.add_argument("--in", dest="in_service", action="store_true")
+    p = parsers["cache-server"]
+    p.add_argument("pool")
+    p.add_argument("server")
+    change = p.add_mutually_exclusive_group(required=True)
+    change.add_argument("--add", dest="add", action="store_true")
+    change.add_argument("--remove", dest="add", action="store_false")
+    p = parsers["redis-move"]
+    p.add_argument("first", type=int)
+    p.add_argument("last", type=int)
+    p.add_argument("instance")
+    p.add_argument("--url")
+    for parser in parsers.values():
+        parser.add_argument("--dry-run", action="store_true", help="print the plan only")
+
+
+def plan_of(args: argparse.Namespace, control: Control) -> Plan:
+    """The plan a control command asks for (operations, publish, rollback)."""
+    source, author = control.source, control.operator
+    if args.command == "topology":
+        if args.verb == "publish":
+            try:
+                document = json.loads(Path(args.file).read_text())
+            except (OSError, ValueError) as exc:
+                raise ConfigError(f"cannot read a JSON document from {args.file}: {exc}") from None
+            return plan_publish(source, args.doc, document, author=author, reason=args.reason, expect_version=args.expect_version)  # fmt: skip
+        return plan_rollback(source, args.doc, args.to_version, author=author, reason=args.reason)
+    if args.command == "open-range":
+        return plan_open_range(
+            source,
+            control.connect,
+            count=args.count,
+            master=args.master,
+            master_address=args.master_address,
+            replica=args.replica,
+            replica_address=args.replica_address,
+            keep_open=args.keep_open,
+            author=author,
+        )
+    if args.command == "close-range":
+        return plan_close_range(source, first=args.first, last=args.last, author=author)
+    if args.command == "host-service":
+        return plan_host_service(source, host=args.host, in_service=args.in_service, author=author)
+    if args.command == "cache-server":
+        return plan_cache_server(source, pool=args.pool, server=args.server, add=args.add, author=author)  # fmt: skip
+    return plan_redis_move(
+        source, control.store(), first=args.first, last=args.last, instance=args.instance,
+        url=args.url, author=author,
+    )  # fmt: skip
+
+
+def handle(args: argparse.Namespace, control: Control, out: TextIO) -> int:
+    """Run a control command; returns the exit status."""
+    source = control.source
+    if args.command == "topology" and args.verb in (None, "show", "history", "diff"):
+        if args.verb == "history":
+            for r in source.history(args.doc):
+                out.write(f"v{r.version}  {r.published_at}  {r.author}: {r.reason}\n")
+        elif args.verb == "diff":
+            a, b = source.revision(args.doc, args.a), source.revision(args.doc, args.b)
+            out.write(documents.diff(a.document, b.document) + "\n")
+        else:
+            version = getattr(args, "version", None)
+            revision = source.current(args.doc) if version is None else source.revision(args.doc, version)  # fmt: skip
+            out.write(json.dumps(revision.document, indent=2, sort_keys=True) + "\n")
+        return 0
+    plan = plan_of(args, control)
+    out.write(plan.text() + "\n")
+    if "diff" in plan.params:
+        out.write(plan.params["diff"] + "\n")
+
+    def progress(index: int, total: int, name: str) -> None:
+        out.write(f"[{index}/{total}] {name}\n")
+        out.flush()
+
+    outcome = run(
+        plan,
+        journal=control.journal,
+        locks=control.locks,
+        operator=control.operator,
+        dry_run=args.dry_run,
+        progress=progress,
+    )
+    if outcome.dry_run:
+        out.write("dry run: nothing changed\n")
+        return 0
+    for note in outcome.notes:
+        out.write(f"  {note}\n")
+    out.write(("done" if outcome.ok else f"FAILED: {outcome.error}") + f" in {outcome.seconds:.1f}s\n")  # fmt: skip
+    return 0 if outcome.ok else 1

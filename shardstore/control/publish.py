@@ -1,0 +1,57 @@
+"""Publish a config document by hand, or roll back to an earlier version.
+
+Both are plans of one step, journaled like every operation: the dry run shows
+the validation result and the diff against the version in force; the publish
+is compare-and-set on that version. A rollback publishes the old document as
+a new version (history only grows).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from . import documents
+from .plans import Plan, Step
+from .sources import ConfigSource, NotPublished, VersionConflict
+
+
+def plan_publish(
+    source: ConfigSource,
+    name: str,
+    document: Mapping[str, Any],
+    *,
+    author: str,
+    reason: str,
+    expect_version: int | None = None,
+) -> Plan:
+    try:
+        current = source.current(name)
+        base, old = current.version, current.document
+    except NotPublished:
+        base, old = 0, {}
+    if expect_version is not None and expect_version != base:
+        raise VersionConflict(f"{name}: version {base} is current, not {expect_version}")
+    new = documents.validate(name, {**document, "version": base + 1})
+    changes = documents.diff(old, new) if old else "(first version)"
+
+    def publish() -> str:
+        published = source.publish(name, new, author=author, reason=reason, expect_version=base)
+        return f"{name} version {published.version} published"
+
+    return Plan(
+        "publish",
+        f"publish {name} v{base + 1}: {reason}",
+        [Step(f"publish {name} v{base + 1}", (), publish)],
+        {"name": name, "version": base + 1, "diff": changes},
+    )
+
+
+def plan_rollback(
+    source: ConfigSource, name: str, version: int, *, author: str, reason: str
+) -> Plan:
+    old = source.revision(name, version)
+    plan = plan_publish(
+        source, name, old.document, author=author, reason=f"rollback to v{version}: {reason}"
+    )
+    return Plan("rollback", plan.summary, plan.steps, {**plan.params, "from_version": version})

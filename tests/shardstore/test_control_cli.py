@@ -1,0 +1,101 @@
+"""``python -m shardstore --topology SPEC topology ...`` and the operations, on a file source
+and on ZooKeeper alike."""
+
+from __future__ import annotations
+
+import io
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shardstore.cli import main
+from shardstore.control.sources import open_source
+
+from .test_config_sources import shard_map
+
+_roots = itertools.count(1)
+
+
+@pytest.fixture(params=["files", "zookeeper"])
+def spec(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "files":
+        return str(tmp_path / "config")
+    zookeeper = request.getfixturevalue("zookeeper_server")
+    return f"zk://{zookeeper.address}/cli-{next(_roots)}"
+
+
+def cli(spec: str, *args: str) -> tuple[int, str]:
+    """Exit status, and what was printed (standard output, then errors)."""
+    out, err = io.StringIO(), io.StringIO()
+    status = main(["--topology", spec, *args], out=out, err=err)
+    return status, out.getvalue() + err.getvalue()
+
+
+def current(spec: str) -> Any:
+    source = open_source(spec)
+    try:
+        return source.current("shards")
+    finally:
+        source.close()
+
+
+def write(tmp_path: Path, document: dict[str, Any]) -> str:
+    path = tmp_path / f"doc-{next(_roots)}.json"
+    path.write_text(json.dumps(document))
+    return str(path)
+
+
+def test_publish_show_history_diff_and_rollback(spec: str, tmp_path: Path) -> None:
+    status, out = cli(spec, "topology", "publish", write(tmp_path, shard_map(1)), "--reason", "first", "--dry-run")  # fmt: skip
+    assert status == 0 and "publish shards v1: first" in out and "dry run" in out
+    status, out = cli(spec, "topology", "show")
+    assert status == 1 and "shardstore: shards: nothing published" in out
+
+    assert cli(spec, "topology", "publish", write(tmp_path, shard_map(1)), "--reason", "first")[0] == 0  # fmt: skip
+    status, out = cli(spec, "topology", "publish", write(tmp_path, shard_map(2)), "--reason", "split", "--expect-version", "1")  # fmt: skip
+    assert status == 0 and '+      "master": "db2"' in out  # the diff is shown
+    status, out = cli(spec, "topology", "show", "--version", "1")
+    assert json.loads(out)["ranges"] == [{"range": [0, 15], "master": "db1"}]
+    status, out = cli(spec, "topology", "history")
+    lines = out.splitlines()
+    assert (
+        lines[0].startswith("v2 ") and lines[0].endswith(": split") and lines[1].startswith("v1 ")
+    )
+    status, out = cli(spec, "topology", "diff", "1", "2")
+    assert out.startswith("--- version 1\n+++ version 2\n") and '+      "master": "db2"' in out
+
+    status, out = cli(spec, "topology", "rollback", "1", "--reason", "split went wrong")
+    assert status == 0
+    now = current(spec)
+    assert now.version == 3 and now.reason == "rollback to v1: split went wrong"
+    assert now.document == {**shard_map(1), "version": 3}
+
+
+def test_publish_refuses_an_invalid_document_or_a_stale_version(spec: str, tmp_path: Path) -> None:
+    cli(spec, "topology", "publish", write(tmp_path, shard_map(1)), "--reason", "first")
+    bad = shard_map(2)
+    bad["ranges"].pop()
+    status, out = cli(spec, "topology", "publish", write(tmp_path, bad), "--reason", "oops")
+    assert status == 1 and "shardstore: gap: shards 8..15 are in no range" in out
+    status, out = cli(spec, "topology", "publish", write(tmp_path, shard_map(2)), "--reason", "x", "--expect-version", "7")  # fmt: skip
+    assert status == 1 and "version 1 is current, not 7" in out
+    status, out = cli(spec, "topology", "publish", str(tmp_path / "missing.json"), "--reason", "x")  # fmt: skip
+    assert status == 1 and "cannot read a JSON document" in out
+    assert current(spec).version == 1
+
+
+def test_operations_print_their_plan_and_dry_runs_change_nothing(spec: str, tmp_path: Path) -> None:
+    cli(spec, "topology", "publish", write(tmp_path, shard_map(1)), "--reason", "first")
+    status, out = cli(spec, "close-range", "0", "7", "--dry-run")
+    assert status == 0
+    assert out.splitlines()[:2] == [
+        "close shards 0..7 to new users; open stays [[8, 15]]",
+        "1. publish shard map v2: open [[8, 15]]",
+    ]
+    assert current(spec).version == 1
+    status, out = cli(spec, "close-range", "0", "7")
+    assert status == 0 and "[1/1] publish shard map v2" in out and "done in" in out
+    assert current(spec).document["open"] == [[8, 15]]
