@@ -22,9 +22,11 @@ with ``-s`` to see how the responses were spread over status codes.
 
 from __future__ import annotations
 
+import functools
 import io
 import itertools
 import os
+import re
 import zlib
 from collections import Counter, defaultdict
 from collections.abc import Iterator
@@ -49,6 +51,7 @@ from schemathesis.specs.openapi.checks import (
     unsupported_method,
 )
 
+from pinboard.api.openapi import build
 from pinboard.boards.actions import create_board
 from pinboard.pins.actions import create_pin
 from pinboard.users.actions import sign_up
@@ -169,6 +172,114 @@ def use_real_ids(case: schemathesis.Case, cast: Cast) -> None:
         body["old_password"] = PASSWORD
 
 
+# -- malformed input the document cannot describe ------------------------------------
+
+#: Other spellings of an ID ("{}"): each is a 404, never another address of the object.
+ID_SPELLINGS = ["0{}", "00{}", "+{}", "-{}", " {}", "{} ", "{}\n", "{}.0", "{}e0", "{arabic}"]
+ARABIC_INDIC = str.maketrans(
+    "0123456789", "\u0660\u0661\u0662\u0663\u0664\u0665\u0666\u0667\u0668\u0669"
+)
+FOREIGN_CURSORS = ["abc", "Zm9vOmJhcg", "MTox" * 16, "-1", "\x00", "9" * 64]
+BAD_LIMITS = ["05", "+5", " 5", "5 ", "1e2", "9" * 400, "\u0665", "0", "101", "-1"]
+#: C0 and C1 controls and DEL: no text field takes them (pinboard/text.py).
+CONTROLS = "\x00\x01\x07\x0b\x1b\x7f\x85\x9b"
+FORBIDDEN_IN_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+PASSWORD_FIELDS = {"password", "old_password", "new_password"}  # not text: any character goes
+PAGED = {
+    (method.upper(), path)
+    for path, operations in build()["paths"].items()
+    for method, operation in operations.items()
+    if {"$ref": "#/components/parameters/cursor"} in operation.get("parameters", [])
+}
+
+
+@dataclass
+class Malformed:
+    """What a malformed request may get: one of ``statuses``, its error naming ``field`` or
+    its message holding ``message`` when they are given."""
+
+    kind: str
+    statuses: set[int]
+    field: str | None = None
+    message: str | None = None
+
+    def check(self, response: Any) -> None:
+        assert response.status_code in self.statuses, response.content[:300]
+        error = response.json()["error"]
+        if self.field is not None:
+            assert error.get("field") == self.field, error
+        if self.message is not None:
+            assert self.message in error["message"], error
+
+
+CLIENT_ERRORS = set(range(400, 500))
+
+
+def malform(case: schemathesis.Case, cast: Cast) -> Malformed | None:
+    """Make about one case in three malformed in a way schema-driven generation does not:
+    another spelling of a real ID, a foreign cursor or odd limit, a control character in
+    a text field, JSON nested too deep or holding huge numbers. Returns what the answer
+    must be (None if the case was left alone)."""
+    method = case.method.upper()
+    if method != case.operation.method.upper() or not all(
+        _positive(case, location) for location in ParameterLocation
+    ):
+        return None  # an unsupported-method probe, or already invalid on purpose
+    body = case.body
+    choice = _coin((method, case.path, case.path_parameters, case.query, repr(body)), 18)
+    mine = {"user_id": str(cast.me["id"]), "board_id": cast.board, "pin_id": cast.pin}
+    id_names = [name for name in (case.path_parameters or {}) if name in mine]
+
+    def use_mine() -> None:  # so that the malformed part, not the ID, decides the answer
+        for name in id_names:
+            case.path_parameters[name] = mine[name]
+
+    text_fields = []
+    if isinstance(body, dict):
+        text_fields = [
+            k for k, v in body.items() if isinstance(v, str) and k not in PASSWORD_FIELDS
+        ]
+    json_body = case.media_type == "application/json"
+    if choice == 0 and id_names:
+        name = id_names[0]
+        spelling = ID_SPELLINGS[_coin((case.path_parameters, 1), len(ID_SPELLINGS))]
+        case.path_parameters[name] = spelling.format(
+            mine[name], arabic=mine[name].translate(ARABIC_INDIC)
+        )
+        return Malformed("id spelling", {404})
+    if choice in (1, 2) and (method, case.path) in PAGED:
+        use_mine()
+        pool, param = (FOREIGN_CURSORS, "cursor") if choice == 1 else (BAD_LIMITS, "limit")
+        query = {k: v for k, v in (case.query or {}).items() if k not in ("cursor", "limit")}
+        case.query = {**query, param: pool[_coin(case.query, len(pool))]}
+        return Malformed(param, {400}, field=param)
+    if choice == 3 and text_fields:
+        field = text_fields[_coin(body, len(text_fields))]
+        body[field] = (
+            body[field][:5] + CONTROLS[_coin(body[field], len(CONTROLS))] + body[field][5:]
+        )
+        return Malformed("control character", CLIENT_ERRORS)
+    if choice == 4 and json_body:
+        use_mine()
+        nested = functools.reduce(lambda inner, _: [inner], range(32 + _coin(body, 200)), [])
+        case.body = {"text": "[[[ brackets in a string do not count", "nested": nested}
+        return Malformed("deep json", {400}, message="deep")
+    if choice == 5 and json_body and isinstance(body, dict) and body:
+        field = sorted(body)[_coin(body, len(body))]
+        body[field] = (-1) ** _coin(body) * 10**400
+        return Malformed("huge number", CLIENT_ERRORS)
+    return None
+
+
+def assert_text_refused(case: schemathesis.Case, status: int) -> None:
+    """A request with a control character in a text field never succeeds."""
+    if not isinstance(case.body, dict) or status >= 400:
+        return
+    for field, value in case.body.items():
+        if isinstance(value, str) and field not in PASSWORD_FIELDS:
+            assert not FORBIDDEN_IN_TEXT.search(value), (case.method, case.path, field, status)
+
+
 TALLY: dict[str, Counter[int]] = defaultdict(Counter)
 
 
@@ -190,8 +301,13 @@ def report() -> Iterator[None]:
 )
 def test_api_conforms_to_its_openapi_document(case: schemathesis.Case, cast: Cast) -> None:
     use_real_ids(case, cast)
+    malformed = malform(case, cast)
     token = cast.token
     if (case.method.upper(), case.path) in SELF_REVOKING:
         token = issue_token(_pinner("throwaway"))["token"]
     response = case.call_and_validate(headers={"Authorization": f"Token {token}"}, checks=CHECKS)
     TALLY[f"{case.method.upper()} {case.path}"][response.status_code] += 1
+    if malformed is not None:
+        TALLY[f"malformed: {malformed.kind}"][response.status_code] += 1
+        malformed.check(response)
+    assert_text_refused(case, response.status_code)
