@@ -169,6 +169,10 @@ class StoreInterface(Protocol):
         """Swap in a new shard map, atomically."""
         ...
 
+    def pinned(self) -> AbstractContextManager[Topology]:
+        """Keep this thread on the shard map in force now until the block ends."""
+        ...
+
     def new_user_shard(self) -> int:
         """Where a new user lands: a random shard among the open ranges."""
         ...

@@ -69,7 +69,27 @@ class Store:
 
     @property
     def topology(self) -> Topology:
-        return self._routing.topology
+        return self._current().topology
+
+    def _current(self) -> _Routing:
+        """This thread's pinned routing, or else the one in force."""
+        pinned: _Routing | None = self._local.__dict__.get("pinned")
+        return self._routing if pinned is None else pinned
+
+    @contextmanager
+    def pinned(self) -> Iterator[Topology]:
+        """Route this thread by the shard map in force now until the block ends, whatever
+        is swapped in meanwhile: a request or a task sees one version, never half of two.
+        A block inside another keeps the outer one's map."""
+        state = self._local.__dict__
+        if state.get("pinned") is not None:
+            yield state["pinned"].topology
+            return
+        state["pinned"] = routing = self._routing
+        try:
+            yield routing.topology
+        finally:
+            state["pinned"] = None
 
     def set_topology(self, topology: Topology) -> None:
         """Swap in a new shard map; backends of unchanged hosts are kept."""
@@ -91,11 +111,11 @@ class Store:
 
     def backend(self, shard_id: int) -> Backend:
         """The backend of the host that masters ``shard_id``."""
-        routing = self._routing
+        routing = self._current()
         return routing.backends[routing.topology.master_of(shard_id)]
 
     def backends(self) -> dict[str, Backend]:
-        return dict(self._routing.backends)
+        return dict(self._current().backends)
 
     def session(self, shard_id: int, *, write: bool = False) -> Any:
         """A session on a shard's master (a transaction when ``write``)."""

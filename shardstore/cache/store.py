@@ -64,6 +64,9 @@ class CachedStore:
         # Cache keys name objects, not hosts: a new shard map leaves them valid.
         self.store.set_topology(topology)
 
+    def pinned(self) -> AbstractContextManager[Topology]:
+        return self.store.pinned()
+
     def new_user_shard(self) -> int:
         return self.store.new_user_shard()
 

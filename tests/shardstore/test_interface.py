@@ -67,3 +67,37 @@ def test_a_cached_store_is_a_store_at_run_time(tmp_path: Any) -> None:
     assert cached.topology is store.topology
     assert cached.table_set() == store.table_set()
     cached.close()
+
+
+def test_a_pinned_thread_keeps_its_shard_map_while_another_is_swapped_in(tmp_path: Any) -> None:
+    import threading
+
+    from shardstore import Topology
+
+    def topology(version: int, master: str) -> Topology:
+        return Topology.from_json(
+            {
+                "version": version,
+                "shard_count": 4,
+                "hosts": {"A": f"sqlite://{tmp_path / 'A'}", "B": f"sqlite://{tmp_path / 'B'}"},
+                "ranges": [{"range": [0, 3], "master": master}],
+                "open": [[0, 3]],
+                "lookup_shards": 4,
+            }
+        )
+
+    store = Store(topology(1, "A"))
+    cached = CachedStore(store, {n: LocalPool(n) for n in ("users", "boards", "pins", "lists")})
+    seen_elsewhere = []
+    with cached.pinned() as pinned:
+        assert pinned.version == 1
+        store.set_topology(topology(2, "B"))
+        worker = threading.Thread(target=lambda: seen_elsewhere.append(store.backend(0).host))
+        worker.start()
+        worker.join()
+        with store.pinned() as inner:  # nested: the outer pin holds
+            assert inner.version == 1
+        assert store.topology.version == 1 and store.backend(0).host == "A"
+    assert seen_elsewhere == ["B"]  # an unpinned thread routes by the new map
+    assert store.topology.version == 2 and store.backend(0).host == "B"
+    store.close()
