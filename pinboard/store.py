@@ -1,27 +1,51 @@
-"""The process's data plane, built from settings on first use: the shard store behind its
-cache pools, the Redis follower graph and the home feeds.
+"""The process's data plane: the shard store behind its cache pools, the Redis follower graph
+and home feeds, built from the config documents and kept current as they change.
 
-Django settings only configure; everything here is shardstore, which a Celery
-worker or a script could build alone. Tests point a process at their own
-servers with ``use()``.
+Where the documents come from (``settings.SHARDSTORE["CONFIG"]``, from
+``PINBOARD_TOPOLOGY``): a config directory, a shard-map file, or
+``zk://hosts/root``. The embedded default is the directory ``var/config/``,
+whose shard map is written on first use (SQLite shards under ``var/shards/``).
+A document the source does not hold comes from settings: the Redis map from
+``PINBOARD_REDIS_URL`` / ``PINBOARD_REDIS_TOPOLOGY``, the cache pools from
+``CACHES``.
+
+Every process follows the documents (``shardstore.control.follower``) and
+swaps each new version in between requests and tasks: ``pinned()`` (the
+middleware around each request, Celery's signals around each task) keeps a
+thread on the plane in force when its request or task began, so none sees
+half of two versions. Django settings only configure; everything here is
+shardstore, which a worker or a script could build alone. Tests point a
+process at their own servers with ``use()``.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import threading
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
 
 from django.conf import settings
+from django.http import HttpRequest, HttpResponse
 
 from shardstore import Store, Topology
 from shardstore.cache import CachedStore, CachePool, LocalPool, MemcachePool
+from shardstore.control import documents
+from shardstore.control.follower import ConfigFollower, FollowerStatus
+from shardstore.control.sources import ConfigSource, NotPublished, Revision, open_source
 from shardstore.feeds import HomeFeeds
 from shardstore.graph import FollowerGraph
 from shardstore.graph_sync import sync_graph
 from shardstore.redis_shards import RedisShards, RedisTopology
 
+log = logging.getLogger(__name__)
+
 #: The cache pools, one per kind of data (Django CACHES entries of these names).
-POOLS = ("users", "boards", "pins", "lists")
+POOLS = documents.CACHE_POOLS
 
 
 @dataclass
@@ -29,6 +53,7 @@ class DataPlane:
     store: CachedStore
     graph: FollowerGraph
     feeds: HomeFeeds
+    versions: dict[str, int] = field(default_factory=dict)  # of each config document in force
     graph_ready: bool = False  # the embedded in-process graph is derived once per process
 
     def close(self) -> None:
@@ -41,24 +66,56 @@ class DataPlane:
 
 
 _plane: DataPlane | None = None
-_lock = threading.Lock()
+_follower: ConfigFollower | None = None
+_lock = threading.RLock()
+_local = threading.local()
 
 
-def topology_from_settings() -> Topology:
+# -- the config source -----------------------------------------------------------
+
+
+def config_spec() -> str:
+    """The config source of this deployment: ``PINBOARD_TOPOLOGY``, or the embedded directory."""
     config = settings.SHARDSTORE
-    if config["TOPOLOGY_FILE"]:
-        return Topology.load(config["TOPOLOGY_FILE"])
+    return str(config["CONFIG"] or config["CONFIG_DIR"])
+
+
+def open_config() -> ConfigSource:
+    """The config source, with the embedded default's shard map written on first use."""
+    source = open_source(config_spec())
+    if not settings.SHARDSTORE["CONFIG"]:
+        try:
+            source.current(documents.SHARDS)
+        except NotPublished:
+            embedded = embedded_topology().as_json()
+            source.publish(
+                documents.SHARDS, embedded, author="pinboard", reason="the embedded default"
+            )
+    return source
+
+
+def embedded_topology() -> Topology:
+    config = settings.SHARDSTORE
     return Topology.single_host(
         f"sqlite://{config['EMBEDDED_DIR']}", shard_count=config["EMBEDDED_SHARDS"]
     )
 
 
+def topology_from_settings() -> Topology:
+    """The shard map in force for this deployment (read from its config source)."""
+    source = open_config()
+    try:
+        return Topology.from_json(source.current(documents.SHARDS).document)
+    finally:
+        source.close()
+
+
+# -- building the plane from documents ----------------------------------------------
+
+
 def redis_topology_from_settings() -> RedisTopology:
     config = settings.FOLLOWER_REDIS
     if config["TOPOLOGY_FILE"]:
-        import json
-        from pathlib import Path
-
         return RedisTopology.from_json(json.loads(Path(config["TOPOLOGY_FILE"]).read_text()))
     return RedisTopology.single(config["URL"])
 
@@ -72,23 +129,80 @@ def pool_from_settings(name: str) -> CachePool:
     return LocalPool(name)
 
 
-def build(store: Store, pools: dict[str, CachePool], redis_topology: RedisTopology) -> DataPlane:
+def pools_from_document(document: Mapping[str, Any]) -> dict[str, CachePool]:
+    """Pools from a caches document (a pool of ``local`` only is process memory)."""
+    pools: dict[str, CachePool] = {}
+    for name, servers in documents.cache_servers(document).items():
+        pools[name] = MemcachePool(name, servers) if servers else LocalPool(name)
+    return pools
+
+
+def build(store: Store, pools: Mapping[str, CachePool], redis_topology: RedisTopology) -> DataPlane:
     shards = RedisShards(redis_topology)
     return DataPlane(CachedStore(store, pools), FollowerGraph(shards), HomeFeeds(shards))
 
 
-def _plane_from_settings() -> DataPlane:
-    store = Store(topology_from_settings(), backend_options=settings.SHARDSTORE["BACKEND_OPTIONS"])
-    pools = {name: pool_from_settings(name) for name in POOLS}
-    return build(store, pools, redis_topology_from_settings())
+def _plane_from_config() -> DataPlane:
+    global _follower
+    follower = ConfigFollower(open_config, settings.SHARDSTORE["MIRROR_DIR"], on_change=_swap)
+    follower.start()
+    shards = follower.current(documents.SHARDS)
+    if shards is None:
+        raise RuntimeError(f"no shard map at {config_spec()} and no local copy of one")
+    store = Store(
+        Topology.from_json(shards.document), backend_options=settings.SHARDSTORE["BACKEND_OPTIONS"]
+    )
+    redis, caches = follower.current(documents.REDIS), follower.current(documents.CACHES)
+    pools = (
+        pools_from_document(caches.document)
+        if caches
+        else {name: pool_from_settings(name) for name in POOLS}
+    )
+    redis_topology = (
+        RedisTopology.from_json(redis.document) if redis else redis_topology_from_settings()
+    )
+    built = build(store, pools, redis_topology)
+    built.versions = {r.name: r.version for r in (shards, redis, caches) if r is not None}
+    _follower = follower
+    return built
+
+
+def _swap(revision: Revision) -> None:
+    """A new version of a document: build what it changes and swap the plane whole."""
+    global _plane
+    with _lock:
+        current = _plane
+        if current is None:
+            return
+        versions = {**current.versions, revision.name: revision.version}
+        if revision.name == documents.SHARDS:
+            # The store swaps its routing atomically; pinned threads keep theirs.
+            current.store.store.set_topology(Topology.from_json(revision.document))
+            new = replace(current, versions=versions)
+        elif revision.name == documents.REDIS:
+            shards = RedisShards(RedisTopology.from_json(revision.document))
+            graph, feeds = FollowerGraph(shards), HomeFeeds(shards)
+            new = replace(current, graph=graph, feeds=feeds, versions=versions, graph_ready=False)
+        else:
+            cached = CachedStore(current.store.store, pools_from_document(revision.document))
+            new = replace(current, store=cached, versions=versions)
+        _plane = new
+    log.info("config %s version %s in force", revision.name, revision.version)
+
+
+# -- the plane in force ---------------------------------------------------------------
 
 
 def plane() -> DataPlane:
+    """The plane this thread works on: its pinned one, or the one in force."""
+    pinned: DataPlane | None = getattr(_local, "plane", None)
+    if pinned is not None:
+        return pinned
     global _plane
     if _plane is None:
         with _lock:
             if _plane is None:
-                _plane = _plane_from_settings()
+                _plane = _plane_from_config()
     return _plane
 
 
@@ -98,6 +212,47 @@ def use(new: DataPlane | None) -> DataPlane | None:
     with _lock:
         previous, _plane = _plane, new
     return previous
+
+
+def follower_status() -> FollowerStatus | None:
+    """Where this process's config comes from, and whether it answers (None: set by use())."""
+    return _follower.status() if _follower is not None else None
+
+
+def pin() -> Callable[[], None]:
+    """Pin this thread to the plane in force (and its shard map); returns the unpin."""
+    if getattr(_local, "plane", None) is not None:
+        return lambda: None  # inside another pin: the outer one holds
+    current = plane()
+    routing = current.store.pinned()
+    routing.__enter__()
+    _local.plane = current
+
+    def unpin() -> None:
+        _local.plane = None
+        routing.__exit__(None, None, None)
+
+    return unpin
+
+
+@contextmanager
+def pinned() -> Iterator[DataPlane]:
+    unpin = pin()
+    try:
+        yield plane()
+    finally:
+        unpin()
+
+
+class DataPlaneMiddleware:
+    """Each request runs on one version of the config, from its first query to its last."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        with pinned():
+            return self.get_response(request)
 
 
 def get_store() -> CachedStore:

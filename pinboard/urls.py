@@ -11,6 +11,7 @@ from django.urls import include, path
 from .boards import views as boards
 from .follows import views as follows
 from .likes import views as likes
+from .ops import health
 from .pins import views as pins
 from .users import views as users
 
@@ -36,6 +37,7 @@ urlpatterns = [
     path("users/<str:user_id>/follow/", follows.follow, name="user_follow"),
     path("users/<str:user_id>/unfollow/", follows.unfollow, name="user_unfollow"),
     path("api/v1/", include("pinboard.api.urls")),
+    path("healthz", health.healthz, name="healthz"),
     *static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT),  # DEBUG only
     # -- pinners' pages: keep these last ---------------------------------------
     path("<str:username>/", users.profile, name="profile"),

@@ -1,6 +1,13 @@
+"""The WSGI application. Each server process (a gunicorn worker imports this after the fork)
+builds its data plane at once, so it follows the config from its start, not its first request."""
+
 import os
 
 from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pinboard.settings.dev")
 application = get_wsgi_application()
+
+from pinboard.store import plane  # noqa: E402 - after Django is set up
+
+plane()

@@ -33,6 +33,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -581,3 +582,82 @@ def _exchange(host: str, port: int, request: bytes | None, timeout: float = 1.0)
 # cleanup can close the parent's other threads' database connections.
 # bench/pages.py starts gunicorn behind it for the same reasons.
 DIE_WITH_PARENT = ["setpriv", "--pdeathsig", "SIGTERM", "--"] if shutil.which("setpriv") else []
+
+
+# -- the site's own processes -------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class SiteProcess:
+    """A process of the site itself (gunicorn, a Celery worker), run from the project's root
+    with the given environment, its output in ``log``; stopped by its own PID."""
+
+    def __init__(self, argv: Sequence[str], env: dict[str, str], log: Path) -> None:
+        self.argv, self.env, self.log = list(argv), env, log
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> Self:
+        with open(self.log, "ab") as output:
+            self.process = subprocess.Popen(
+                [*DIE_WITH_PARENT, *self.argv],
+                cwd=ROOT,
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+            )
+        return self
+
+    def stop(self) -> None:
+        process, self.process = self.process, None
+        if process is not None and process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+
+class GunicornSite(SiteProcess):
+    """The site under gunicorn on a free loopback port."""
+
+    def __init__(self, env: dict[str, str], log: Path, *, workers: int = 2, threads: int = 4) -> None:  # fmt: skip
+        self.port = _free_port()
+        argv = [
+            sys.executable, "-m", "gunicorn", "pinboard.wsgi",
+            "-w", str(workers), "--threads", str(threads),
+            "-b", f"{HOST}:{self.port}", "--log-level", "warning",
+        ]  # fmt: skip
+        super().__init__(argv, env, log)
+
+    def url(self, path: str) -> str:
+        return f"http://{HOST}:{self.port}{path}"
+
+    def wait_ready(self, path: str = "/healthz", timeout: float = 60) -> None:
+        import urllib.request
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process is None or self.process.poll() is not None:
+                raise ServerStartError(f"gunicorn exited:\n{self.output()[-3000:]}")
+            try:
+                with urllib.request.urlopen(self.url(path), timeout=5) as response:
+                    if response.status == 200:
+                        return
+            except OSError:
+                pass
+            time.sleep(0.1)
+        raise ServerStartError(f"gunicorn did not answer in time:\n{self.output()[-3000:]}")
+
+
+class CeleryWorker(SiteProcess):
+    """``celery -A pinboard worker`` (one process: ``--pool=solo``)."""
+
+    def __init__(self, env: dict[str, str], log: Path) -> None:
+        argv = [sys.executable, "-m", "celery", "-A", "pinboard", "worker", "--pool=solo", "--loglevel=info"]  # fmt: skip
+        super().__init__(argv, env, log)

@@ -31,6 +31,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "pinboard.store.DataPlaneMiddleware",  # one version of the config per request
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -156,10 +157,14 @@ RATE_LIMITS = {
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = 11 * 1024 * 1024  # an image of up to 10 MB, plus the form
 
-# The shard store. PINBOARD_TOPOLOGY names a topology JSON file; without it the
-# embedded default puts all 4096 shards in SQLite files under var/shards/.
+# The shard store's config: PINBOARD_TOPOLOGY names a config directory, a shard-map file
+# or zk://host:port[,host:port]/root (pinboard/store.py); without it the embedded default
+# keeps its documents in var/config/ and all 4096 shards in SQLite files under var/shards/.
+# Each process mirrors the documents to MIRROR_DIR and boots from there if ZooKeeper is down.
 SHARDSTORE = {
-    "TOPOLOGY_FILE": os.environ.get("PINBOARD_TOPOLOGY"),
+    "CONFIG": os.environ.get("PINBOARD_TOPOLOGY"),
+    "CONFIG_DIR": VAR_DIR / "config",
+    "MIRROR_DIR": VAR_DIR / "config-mirror",
     "EMBEDDED_DIR": VAR_DIR / "shards",
     "EMBEDDED_SHARDS": 4096,
     "BACKEND_OPTIONS": {},

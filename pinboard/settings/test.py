@@ -12,7 +12,13 @@ _TMP = Path(tempfile.mkdtemp(prefix="pinboard-test-"))
 SECRET_KEY = new_key()  # a fresh one per run: no key is written in the repository
 
 DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}
-SHARDSTORE = {**SHARDSTORE, "EMBEDDED_DIR": _TMP / "shards", "EMBEDDED_SHARDS": 16}
+SHARDSTORE = {
+    **SHARDSTORE,
+    "CONFIG_DIR": _TMP / "config",
+    "MIRROR_DIR": _TMP / "config-mirror",
+    "EMBEDDED_DIR": _TMP / "shards",
+    "EMBEDDED_SHARDS": 16,
+}
 MEDIA_ROOT = _TMP / "media"
 # Fast; tests only. The tests of the hashing itself use base.PASSWORD_HASHERS (Argon2).
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -1,0 +1,49 @@
+"""The site's control plane: its config source, host locks and journal, for the console and
+the ``manage.py shardstore`` commands alike."""
+
+from __future__ import annotations
+
+import getpass
+
+from django.conf import settings
+
+from shardstore import Store, Topology
+from shardstore.control.cli import Control
+from shardstore.control.plans import Plan, locks_for
+
+from ..store import get_store, open_config
+from .models import JournalEntry
+
+
+class DatabaseJournal:
+    """``shardstore.control.plans.Journal`` on the control database."""
+
+    def begin(self, plan: Plan, *, operator: str, dry_run: bool) -> JournalEntry:
+        return JournalEntry.objects.create(
+            operation=plan.operation,
+            summary=plan.summary,
+            plan=plan.lines(),
+            params=plan.params,
+            operator=operator,
+            dry_run=dry_run,
+        )
+
+    def step(self, entry: JournalEntry, index: int, name: str, note: str) -> None:
+        entry.steps = [*entry.steps, [index, name, note]]
+        entry.save(update_fields=["steps"])
+
+    def finish(self, entry: JournalEntry, *, ok: bool, result: str, seconds: float) -> None:
+        entry.ok, entry.result, entry.seconds = ok, result, seconds
+        entry.save(update_fields=["ok", "result", "seconds"])
+
+
+def connect(topology: Topology) -> Store:
+    """A store on another shard map (to create the shards of a new range)."""
+    return Store(topology, backend_options=settings.SHARDSTORE["BACKEND_OPTIONS"])
+
+
+def control(operator: str | None = None) -> Control:
+    """The control plane, acting for ``operator`` (default: the shell's user)."""
+    source = open_config()
+    who = operator or f"{getpass.getuser()} (shell)"
+    return Control(source, get_store, connect, DatabaseJournal(), locks_for(source), who)
