@@ -187,9 +187,9 @@ def json_body(
         raise BadRequest("send the body as application/json")
     too_large = BadRequest(f"JSON bodies must be at most {MAX_JSON_BYTES // 1024} KiB")
     declared = request.META.get("CONTENT_LENGTH") or ""
-    if declared.isascii() and declared.isdigit():  # refused before reading the body
-        if len(declared) > 9 or int(declared) > MAX_JSON_BYTES:
-            raise too_large
+    declared_digits = declared.isascii() and declared.isdigit()
+    if declared_digits and (len(declared) > 9 or int(declared) > MAX_JSON_BYTES):
+        raise too_large  # refused before the body is read
     body = request.body
     if len(body) > MAX_JSON_BYTES:
         raise too_large
