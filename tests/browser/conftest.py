@@ -1,6 +1,7 @@
 """Browser tests: real Chromium, driven by Playwright, against a real server process.
 
-``site_url`` starts ``manage.py runserver`` once per session on a free loopback
+``site_url`` starts ``manage.py runserver`` (tests/browser/settings.py: the embedded
+default, pin rate limit raised) once per session on a free loopback
 port, with its own temporary ``PINBOARD_VAR_DIR`` (control database, media) and
 a 16-shard SQLite topology (``PINBOARD_TOPOLOGY``): the embedded default's 4096
 shard files would take about 20 s to create.  Its log goes to
@@ -131,7 +132,7 @@ def site_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     inherited = {k: v for k, v in os.environ.items() if not k.startswith("PINBOARD_")}
     env = {
         **inherited,
-        "DJANGO_SETTINGS_MODULE": "pinboard.settings.dev",
+        "DJANGO_SETTINGS_MODULE": "tests.browser.settings",
         "PINBOARD_VAR_DIR": str(var_dir),
         "PINBOARD_TOPOLOGY": str(topology),
         "PINBOARD_ALLOWED_HOSTS": "127.0.0.1",
