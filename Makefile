@@ -32,8 +32,12 @@ lint: $(VENV)/.dev
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
+# Twice, each in a random order (pytest-randomly prints the seed; --randomly-seed=N
+# replays an order): every test with the site on the embedded plane, then
+# the site's tests again on servers (MariaDB shards, memcached pools, Redis).
 test: $(VENV)/.dev lint
 	$(PY) -m pytest
+	PINBOARD_TEST_PLANE=servers $(PY) -m pytest tests/site
 
 # A Celery worker; set PINBOARD_BROKER_URL (e.g. redis://127.0.0.1:6379/1) and the same
 # PINBOARD_TOPOLOGY / PINBOARD_REDIS_URL / PINBOARD_MEMCACHED as the site.

@@ -8,6 +8,9 @@ Real servers
 started the first time a test asks for its fixture, is shared by every test of
 the session, and is stopped at the end.  Tests must therefore not rely on a
 server being empty: use names of their own and clean up after themselves.
+The site's tests on servers get a MariaDB and a memcached of their own
+(``site_mariadb_server``, ``site_memcached_server``), apart from the shardstore
+contract suite, which empties its shard databases between tests.
 
 When a server cannot run here (its program, or for MariaDB the MySQLdb module
 from requirements-mysql.txt, is missing) the tests that need it are skipped,
@@ -55,15 +58,26 @@ def _serve(server_class: type[_S]) -> Iterator[_S]:
         server.stop()
 
 
-@pytest.fixture(scope="session")
-def mariadb_server() -> Iterator[MariaDBServer]:
-    """A private MariaDB; connect as ``root`` with no password over TCP."""
+def _serve_mariadb() -> Iterator[MariaDBServer]:
     if importlib.util.find_spec("MySQLdb") is None:
         _unavailable(
             "MariaDB",
             "the MySQLdb module is not installed (pip install -r requirements-mysql.txt)",
         )
     yield from _serve(MariaDBServer)
+
+
+@pytest.fixture(scope="session")
+def mariadb_server() -> Iterator[MariaDBServer]:
+    """A private MariaDB; connect as ``root`` with no password over TCP."""
+    yield from _serve_mariadb()
+
+
+@pytest.fixture(scope="session")
+def site_mariadb_server() -> Iterator[MariaDBServer]:
+    """Another private MariaDB, for the site's shards: the shardstore contract suite owns the
+    shard databases of ``mariadb_server`` and empties them between its tests."""
+    yield from _serve_mariadb()
 
 
 @pytest.fixture(scope="session")
@@ -75,6 +89,13 @@ def redis_server() -> Iterator[RedisServer]:
 @pytest.fixture(scope="session")
 def memcached_server() -> Iterator[MemcachedServer]:
     """A private memcached (TCP only)."""
+    yield from _serve(MemcachedServer)
+
+
+@pytest.fixture(scope="session")
+def site_memcached_server() -> Iterator[MemcachedServer]:
+    """Another private memcached, for the site's cache pools: the shardstore contract suite
+    caches objects of IDs that repeat from test to test, on ``memcached_server``."""
     yield from _serve(MemcachedServer)
 
 

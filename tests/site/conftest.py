@@ -1,19 +1,27 @@
 """Fixtures for the site: one data plane per test run, and pinners made through actions.
 
-The shard store (settings.test: 16 SQLite shards in a temporary directory) sits
-behind cache pools on the private memcached of the run, and the follower graph
-and home feeds live on its private Redis, as in production. Without those
-servers (outside CI) the site falls back to its embedded default: local-memory
-pools and an in-process Redis. Everything is shared by the whole run, like a
-real deployment; tests make their own pinners with fresh names instead of
-expecting an empty store.
+``PINBOARD_TEST_PLANE`` says which data plane the site's tests run on:
+
+* ``embedded`` (the default): the embedded default, with no server at all: 16
+  SQLite shards in a temporary directory (settings.test), local-memory cache
+  pools, an in-process Redis;
+* ``servers``: the production shape, on private servers the run starts: 16
+  shard databases on MariaDB over two hosts, memcached pools, the follower
+  graph and home feeds on Redis. Under ``CI=true`` a missing server fails.
+
+Celery runs tasks eagerly in both; tests/site/test_worker.py starts a real
+worker (``servers`` only: it shares the plane with another process). The plane
+is shared by the whole run, like a real deployment; tests make their own
+pinners with fresh names instead of expecting an empty store.
 """
 
 from __future__ import annotations
 
 import io
 import itertools
+import os
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -25,27 +33,72 @@ from pinboard.pins.actions import create_pin
 from pinboard.pins.queries import board_pins_page
 from pinboard.store import POOLS, DataPlane, build, topology_from_settings, use
 from pinboard.users.actions import sign_up
-from shardstore import Store, init_shards
+from shardstore import Store, Topology, init_shards
 from shardstore.cache import CachePool, LocalPool, MemcachePool
 from shardstore.redis_shards import RedisTopology
 
 _names = itertools.count(1)
 
 
+PLANES = ("embedded", "servers")
+PLANE = os.environ.get("PINBOARD_TEST_PLANE", "embedded")
+if PLANE not in PLANES:
+    raise pytest.UsageError(f"PINBOARD_TEST_PLANE={PLANE!r}: expected one of {PLANES}")
+
+
+@dataclass(frozen=True)
+class SiteServers:
+    """Where the ``servers`` plane lives, for another process to join it."""
+
+    topology: Topology
+    memcached: str  # host:port
+    redis: str  # redis:// URL
+
+
+@pytest.fixture(scope="session")
+def site_servers(request: pytest.FixtureRequest) -> SiteServers:
+    """The servers of the ``servers`` plane; skips on the embedded plane, whose pools and
+    Redis live inside this process."""
+    if PLANE != "servers":
+        pytest.skip("needs the site on servers: run with PINBOARD_TEST_PLANE=servers")
+    mariadb = request.getfixturevalue("site_mariadb_server")
+    memcached = request.getfixturevalue("site_memcached_server")
+    redis = request.getfixturevalue("redis_server")  # database 0 is the site's
+    address = f"mysql://root@{mariadb.host}:{mariadb.port}"
+    return SiteServers(two_host_topology(address, address), memcached.address, redis.url)
+
+
+def two_host_topology(address_a: str, address_b: str) -> Topology:
+    """16 shards, [0, 7] on one host and [8, 15] on another, as in production."""
+    return Topology.from_json(
+        {
+            "version": 1,
+            "shard_count": 16,
+            "hosts": {"MySQL001A": address_a, "MySQL002A": address_b},
+            "ranges": [
+                {"range": [0, 7], "master": "MySQL001A"},
+                {"range": [8, 15], "master": "MySQL002A"},
+            ],
+            "open": [[0, 15]],
+            "lookup_shards": 16,
+        }
+    )
+
+
 @pytest.fixture(scope="session", autouse=True)
 def data_plane(request: pytest.FixtureRequest) -> Iterator[DataPlane]:
-    """The site's data plane on the run's real memcached and Redis (or the embedded default)."""
-    store = Store(topology_from_settings())
-    init_shards(store)
-    try:
-        memcached = request.getfixturevalue("memcached_server")
-        redis = request.getfixturevalue("redis_server")
-    except pytest.skip.Exception:  # not installed here (under CI=true that is a failure)
-        pools: dict[str, CachePool] = {name: LocalPool(name) for name in POOLS}
-        redis_topology = RedisTopology.single("memory://site-tests")
+    """The site's data plane for the run: embedded, or on servers (``PINBOARD_TEST_PLANE``)."""
+    pools: dict[str, CachePool]
+    if PLANE == "servers":
+        servers: SiteServers = request.getfixturevalue("site_servers")
+        store = Store(servers.topology)
+        pools = {name: MemcachePool(name, [servers.memcached]) for name in POOLS}
+        redis_topology = RedisTopology.single(servers.redis)
     else:
-        pools = {name: MemcachePool(name, [memcached.address]) for name in POOLS}
-        redis_topology = RedisTopology.single(redis.url)
+        store = Store(topology_from_settings())
+        pools = {name: LocalPool(name) for name in POOLS}
+        redis_topology = RedisTopology.single("memory://site-tests")
+    init_shards(store)
     plane = build(store, pools, redis_topology)
     previous = use(plane)
     yield plane

@@ -1,4 +1,8 @@
-"""A real Celery worker on a real Redis broker fans a new pin out to followers' feeds."""
+"""A real Celery worker on a real Redis broker fans a new pin out to followers' feeds.
+
+Only on the site's ``servers`` plane: the worker is another process, and the embedded
+plane's pools and Redis live inside this one.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import kombu.pools
 import pytest
 from django.conf import settings
 
@@ -17,24 +22,24 @@ from pinboard.boards.actions import create_board
 from pinboard.follows.actions import follow_user
 from pinboard.pins.actions import create_pin
 from pinboard.store import get_feeds, get_store
-from tests.site.conftest import image_file
+from tests.site.conftest import SiteServers, image_file
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def worker(tmp_path, redis_server, memcached_server, data_plane):
+def worker(tmp_path, site_servers: SiteServers, redis_server, data_plane):
     """A `celery worker` process on the same shards, Redis and memcached as this process."""
     topology = tmp_path / "topology.json"
     topology.write_text(json.dumps(get_store().topology.as_json()))
-    broker = f"redis://127.0.0.1:{redis_server.port}/15"
+    broker = f"redis://{redis_server.host}:{redis_server.port}/15"
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "pinboard.settings.dev",
         "PINBOARD_VAR_DIR": str(tmp_path / "var"),
         "PINBOARD_TOPOLOGY": str(topology),
-        "PINBOARD_REDIS_URL": redis_server.url,
-        "PINBOARD_MEMCACHED": memcached_server.address,
+        "PINBOARD_REDIS_URL": site_servers.redis,
+        "PINBOARD_MEMCACHED": site_servers.memcached,
         "PINBOARD_BROKER_URL": broker,
     }
     log = open(tmp_path / "worker.log", "w")  # noqa: SIM115 - closed at teardown
@@ -42,23 +47,29 @@ def worker(tmp_path, redis_server, memcached_server, data_plane):
         [sys.executable, "-m", "celery", "-A", "pinboard", "worker", "--pool=solo", "--loglevel=info"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
-    saved = {k: celery_app.conf[k] for k in ("broker_url", "task_always_eager")}
-    celery_app.conf.update(broker_url=broker, task_always_eager=False)
-    _drop_producers()
+    eager, previous_broker = celery_app.conf.task_always_eager, celery_app.conf.broker_url
+    celery_app.conf.task_always_eager = False
+    use_broker(broker)
     try:
         yield tmp_path / "worker.log"
     finally:
-        celery_app.conf.update(saved)
-        _drop_producers()
+        celery_app.conf.task_always_eager = eager
+        use_broker(previous_broker)
         process.terminate()
         process.wait(timeout=30)
         log.close()
 
 
-def _drop_producers() -> None:
-    """Celery keeps the producer pool of the first broker it connected to (an earlier eager
-    retry may have made one for memory://): drop it so the new broker_url is used."""
-    celery_app.pool.force_close_all()
+def use_broker(url: str) -> None:
+    """Point this process's Celery app at the broker ``url``, with new connections.
+
+    Celery keeps the connection and producer pools of the broker it first used, and kombu
+    keeps every pool in process-wide groups keyed by broker URL, where a pool once closed
+    stays and is handed out again ("Acquire on closed pool"). So close and forget kombu's
+    pools, then Celery's references to them: the next task opens new ones for ``url``.
+    """
+    celery_app.conf.broker_url = url
+    kombu.pools.reset()
     celery_app._pool = None
     celery_app.amqp._producer_pool = None
 
