@@ -103,3 +103,9 @@ def site_memcached_server() -> Iterator[MemcachedServer]:
 def zookeeper_server() -> Iterator[ZooKeeperServer]:
     """A private standalone ZooKeeper; ``zookeeper_server.address`` for kazoo."""
     yield from _serve(ZooKeeperServer)
+
+
+@pytest.fixture
+def private_zookeeper() -> Iterator[ZooKeeperServer]:
+    """A ZooKeeper of this test alone, which it may halt and restart (outage tests)."""
+    yield from _serve(ZooKeeperServer)
