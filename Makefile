@@ -23,6 +23,7 @@ endif
 
 run: $(VENV)/.run
 	$(PY) manage.py migrate --verbosity 0
+	$(PY) manage.py ensure_operator
 	$(PY) manage.py shardstore init
 	$(PY) manage.py seed_demo --if-empty
 	$(PY) manage.py runserver $(HOST_PORT)

@@ -6,6 +6,7 @@ pinner's profile can hide one of these pages.
 
 from django.conf import settings
 from django.conf.urls.static import static
+from django.contrib import admin
 from django.urls import include, path
 
 from .boards import views as boards
@@ -38,6 +39,8 @@ urlpatterns = [
     path("users/<str:user_id>/unfollow/", follows.unfollow, name="user_unfollow"),
     path("api/v1/", include("pinboard.api.urls")),
     path("healthz", health.healthz, name="healthz"),
+    path("ops/", include("pinboard.ops.urls")),  # the operators' console (staff only)
+    path("admin/", admin.site.urls),  # operators' accounts, the journal (staff only)
     *static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT),  # DEBUG only
     # -- pinners' pages: keep these last ---------------------------------------
     path("<str:username>/", users.profile, name="profile"),

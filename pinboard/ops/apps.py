@@ -2,6 +2,6 @@ from django.apps import AppConfig
 
 
 class OpsConfig(AppConfig):
-    """The operators' side: shard-store commands (and, later, the console)."""
+    """The operators' side: the console at /ops/, the journal, shard-store commands."""
 
     name = "pinboard.ops"

@@ -14,6 +14,7 @@ DEBUG = False
 ALLOWED_HOSTS = os.environ.get("PINBOARD_ALLOWED_HOSTS", "127.0.0.1,localhost").split(",")
 
 INSTALLED_APPS = [
+    "pinboard.ops.admin_app.OpsAdminConfig",  # django.contrib.admin: operators only
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

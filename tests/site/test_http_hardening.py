@@ -19,6 +19,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from pinboard.api import http as api_http
 from pinboard.settings.secret import new_key
+from pinboard.store import get_store
 from tests.site.pages import log_in
 
 REPO = Path(__file__).resolve().parents[2]
@@ -37,16 +38,19 @@ SAME_FOR_HEAD = (
 def routes() -> Iterator[tuple[str, list[str]]]:
     """Every named route of the site and the API: (name, names of its URL parameters)."""
 
-    def walk(patterns: list[Any], params: list[str]) -> Iterator[tuple[str, list[str]]]:
+    def walk(
+        patterns: list[Any], params: list[str], namespace: str = ""
+    ) -> Iterator[tuple[str, list[str]]]:
         for entry in patterns:
             pattern = entry.pattern
             names = list(getattr(pattern, "converters", {}) or pattern.regex.groupindex)
             if isinstance(entry, URLResolver):
-                yield from walk(entry.url_patterns, params + names)
+                inner = f"{namespace}{entry.namespace}:" if entry.namespace else namespace
+                yield from walk(entry.url_patterns, params + names, inner)
             elif isinstance(entry, URLPattern) and entry.name:
-                yield entry.name, params + names
-            else:  # only the API's catch-all may go unnamed
-                assert entry.callback is api_http.not_found, entry
+                yield namespace + entry.name, params + names
+            else:  # only the API's and the admin's catch-alls and redirects may go unnamed
+                assert entry.callback is api_http.not_found or namespace == "admin:", entry
 
     yield from walk(get_resolver().url_patterns, [])
 
@@ -61,6 +65,14 @@ def urls(cast: dict[str, Any]) -> dict[str, str]:
         "board_id": str(recipes["id"]),
         "pin_id": str(cast["pin"]),
         "user_id": str(bob["id"]),
+        # the operators' console and the admin (staff only: 302 or 403 here)
+        "host": next(iter(get_store().topology.hosts)),
+        "entry_id": "1",
+        "action": "close-range",
+        "app_label": "ops",
+        "object_id": "1",
+        "content_type_id": "1",
+        "id": "1",
     }
     urls = {}
     for name, params in routes():

@@ -1,0 +1,115 @@
+"""The console's actions, one flow for all: form -> dry-run plan -> confirm -> run -> journal.
+
+See ``actions.py`` for the registry and what each step guarantees.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods, require_safe
+
+from shardstore import ShardStoreError
+from shardstore.control.plans import HostsBusy, Plan
+from shardstore.control.sources import SourceUnavailable, VersionConflict
+
+from .access import staff_required
+from .actions import ACTIONS, Action, console_control, digest, dry_run, execute
+from .queries.config import classified
+
+PLAN, RUN = "plan", "run"
+
+
+def status_of(error: ShardStoreError) -> int:
+    """Someone else got there first: 409; the config source is down: 503; else bad input."""
+    if isinstance(error, VersionConflict | HostsBusy):
+        return 409
+    if isinstance(error, SourceUnavailable):
+        return 503
+    return 400
+
+
+@staff_required
+@require_safe
+def index(request: HttpRequest) -> HttpResponse:
+    return render(request, "ops/actions.html", {"actions": ACTIONS.values()})
+
+
+@staff_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def action(request: HttpRequest, action: str) -> HttpResponse:
+    chosen = ACTIONS.get(action)
+    if chosen is None:
+        raise Http404(f"no console action {action[:40]!r}")
+    if request.method != "POST":
+        return _blank_form(request, chosen)
+    form = chosen.form(request.POST)
+    if not form.is_valid():
+        return _form_page(request, chosen, form, status=400)
+    operator = request.user.get_username()
+    try:
+        with console_control(operator) as made:
+            plan = chosen.planner(made, form.cleaned_data)
+            if request.POST.get("step") == RUN and request.POST.get("digest") == digest(plan):
+                outcome = execute(plan, made)
+                if outcome.ok:
+                    messages.success(request, f"Done: {plan.summary}")
+                    return redirect("ops_journal_entry", entry_id=outcome.entry.pk)
+                if outcome.notes:  # stopped part way: the journal says how far it got
+                    messages.error(request, f"Failed: {outcome.error}")
+                    return redirect("ops_journal_entry", entry_id=outcome.entry.pk)
+                # Nothing ran (a host was busy): the same plan can be confirmed again.
+                return _plan_page(request, chosen, form, plan, outcome.entry, error=outcome.error)
+            changed = request.POST.get("step") == RUN  # confirmed, but the plan is not that one
+            entry = dry_run(plan, made).entry
+            return _plan_page(request, chosen, form, plan, entry, changed=changed)
+    except ShardStoreError as error:
+        form.add_error(None, str(error))
+        return _form_page(request, chosen, form, status=status_of(error))
+
+
+def _blank_form(request: HttpRequest, chosen: Action) -> HttpResponse:
+    query = {key: request.GET[key] for key in request.GET}
+    if chosen.prefill is None:
+        return _form_page(request, chosen, chosen.form(initial=chosen.initial(None, query)))
+    try:
+        with console_control(request.user.get_username()) as made:
+            initial = chosen.initial(made, query)
+    except ShardStoreError as error:
+        form = chosen.form(initial=chosen.initial(None, query))
+        return _form_page(request, chosen, form, status=status_of(error), error=str(error))
+    return _form_page(request, chosen, chosen.form(initial=initial))
+
+
+def _form_page(
+    request: HttpRequest, chosen: Action, form: forms.Form, *, status: int = 200, error: str = ""
+) -> HttpResponse:
+    context = {"action": chosen, "form": form, "error": error}
+    return render(request, "ops/action_form.html", context, status=status)
+
+
+def _plan_page(
+    request: HttpRequest,
+    chosen: Action,
+    form: forms.Form,
+    plan: Plan,
+    entry: Any,
+    *,
+    changed: bool = False,
+    error: str = "",
+) -> HttpResponse:
+    context = {
+        "action": chosen,
+        "form": form,
+        "plan": plan,
+        "diff": classified(str(plan.params.get("diff", ""))),
+        "digest": digest(plan),
+        "entry": entry,
+        "changed": changed,
+        "error": error,
+    }
+    return render(request, "ops/action_plan.html", context, status=409 if error else 200)

@@ -1,0 +1,339 @@
+"""The console's actions: what an operator can change from /ops/, as a registry.
+
+Each ``Action`` is a name, a form (what the operator fills in) and a planner
+(the form's data -> a ``shardstore.control`` plan, called as
+``shardstore/control/cli.py``'s ``plan_of`` calls it from command-line
+arguments). The views do the same for every action:
+
+1. the form, posted as "plan": the planner builds the plan, ``run(...,
+   dry_run=True)`` journals it as a dry run, and the page shows its exact
+   steps and hosts, with a confirm button;
+2. confirmed ("run"): the plan is built again from the same data; if it is
+   no longer the plan the operator saw (someone published in between), the
+   new one is shown to confirm instead; else it runs under the control's
+   host locks, journaled, as the operator.
+
+Planner errors (an invalid map, a version conflict, nothing published, the
+config source down, a busy host...) are ``ShardStoreError``s, shown on the
+form. Failover and split come as two more ``register(Action(...))``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from django import forms
+from django.core.validators import RegexValidator
+
+from shardstore.control import documents
+from shardstore.control.cache_servers import plan_cache_server
+from shardstore.control.cli import Control
+from shardstore.control.close_range import plan_close_range
+from shardstore.control.host_service import plan_host_service
+from shardstore.control.open_range import plan_open_range
+from shardstore.control.plans import Outcome, Plan, run
+from shardstore.control.publish import plan_publish, plan_rollback
+from shardstore.control.redis_move import plan_redis_move
+from shardstore.control.sources import NotPublished
+from shardstore.ids import MAX_SHARD_ID
+from shardstore.redis_shards import VSHARDS
+
+from ..api.http import nested_deeper_than
+from .control import control
+
+Planner = Callable[[Control, dict[str, Any]], Plan]
+#: The form's first values, from the control and the page's query string.
+Prefill = Callable[[Control, dict[str, str]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Action:
+    name: str  # its URL: /ops/actions/<name>/
+    title: str
+    description: str  # what it does, shown above its form
+    form: type[forms.Form]
+    planner: Planner
+    prefill: Prefill | None = None
+
+    def initial(self, made: Control | None, query: dict[str, str]) -> dict[str, Any]:
+        """The form's first values: fields named in the query string, then the prefill's."""
+        initial: dict[str, Any] = {k: v for k, v in query.items() if k in self.form.base_fields}
+        if self.prefill is not None and made is not None:
+            initial.update(self.prefill(made, initial))
+        return initial
+
+
+ACTIONS: dict[str, Action] = {}
+
+
+def register(action: Action) -> Action:
+    if action.name in ACTIONS:
+        raise ValueError(f"two console actions are called {action.name}")
+    ACTIONS[action.name] = action
+    return action
+
+
+@contextmanager
+def console_control(operator: str) -> Iterator[Control]:
+    """The control plane (config source, locks, journal), acting for a staff user."""
+    made = control(operator)
+    try:
+        yield made
+    finally:
+        made.source.close()
+
+
+def dry_run(plan: Plan, made: Control) -> Outcome:
+    """Journal the plan as a dry run: nothing changes."""
+    return run(plan, journal=made.journal, locks=made.locks, operator=made.operator, dry_run=True)
+
+
+def execute(plan: Plan, made: Control) -> Outcome:
+    """Run the plan under its hosts' locks, journaled."""
+    return run(plan, journal=made.journal, locks=made.locks, operator=made.operator)
+
+
+def digest(plan: Plan) -> str:
+    """What an operator confirms: the plan's steps, hosts and config diff, as one hash."""
+    shown = [plan.operation, plan.summary, *plan.lines(), str(plan.params.get("diff", ""))]
+    return hashlib.sha256("\n".join(shown).encode()).hexdigest()
+
+
+# -- forms -----------------------------------------------------------------------
+
+NAME = RegexValidator(
+    r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "letters, digits, '.', '_' or '-' (at most 64)"
+)
+MAX_DOCUMENT = 256 * 1024
+MAX_DEPTH = 32
+
+
+def name_field(**options: Any) -> forms.CharField:
+    return forms.CharField(max_length=64, validators=[NAME], **options)
+
+
+class OpenRangeForm(forms.Form):
+    count = forms.IntegerField(
+        min_value=1, max_value=MAX_SHARD_ID + 1, help_text="new shards, after the last one"
+    )
+    master = name_field(help_text="the new master's name, e.g. MySQL009A")
+    master_address = forms.CharField(
+        max_length=500, help_text="mysql://host:port (sqlite:///directory on the embedded default)"
+    )
+    replica = name_field(required=False, help_text="its replica's name (optional)")
+    replica_address = forms.CharField(max_length=500, required=False)
+    keep_open = forms.BooleanField(
+        required=False, label="Keep the open ranges open too", help_text="else only the new one is"
+    )
+
+
+class CloseRangeForm(forms.Form):
+    first = forms.IntegerField(min_value=0, max_value=MAX_SHARD_ID)
+    last = forms.IntegerField(min_value=0, max_value=MAX_SHARD_ID)
+
+
+class HostServiceForm(forms.Form):
+    host = name_field()
+    service = forms.ChoiceField(
+        choices=[("out", "take it out of service"), ("in", "put it back in service")]
+    )
+
+
+class CacheServerForm(forms.Form):
+    pool = forms.ChoiceField(choices=[(name, name) for name in documents.CACHE_POOLS])
+    server = forms.CharField(
+        max_length=260,
+        validators=[RegexValidator(r"^[A-Za-z0-9_.:\[\]-]+:[0-9]{1,5}$", "host:port")],
+        help_text="host:port of a memcached server",
+    )
+    change = forms.ChoiceField(choices=[("add", "add it to the pool"), ("remove", "remove it")])
+
+
+class RedisMoveForm(forms.Form):
+    first = forms.IntegerField(min_value=0, max_value=VSHARDS - 1, label="First virtual shard")
+    last = forms.IntegerField(min_value=0, max_value=VSHARDS - 1, label="Last virtual shard")
+    instance = name_field(help_text="the instance that will serve them")
+    url = forms.CharField(
+        max_length=500, required=False, help_text="redis://host:port/db, if the instance is new"
+    )
+
+
+DOCUMENT_CHOICES = [(name, name) for name in documents.NAMES]
+
+
+class PublishForm(forms.Form):
+    document = forms.ChoiceField(choices=DOCUMENT_CHOICES)
+    body = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 18, "spellcheck": "false"}),
+        max_length=MAX_DOCUMENT,
+        strip=False,
+        label="Document (JSON)",
+        help_text="its version is set when it is published",
+    )
+    reason = forms.CharField(max_length=500)
+    expect_version = forms.IntegerField(
+        min_value=0,
+        max_value=10**9,
+        required=False,
+        help_text="publish only if this is still the current version",
+    )
+
+    def clean_body(self) -> dict[str, Any]:
+        text = self.cleaned_data["body"]
+        if nested_deeper_than(text, MAX_DEPTH):
+            raise forms.ValidationError(f"nested more than {MAX_DEPTH} deep")
+        try:
+            document = json.loads(text)
+            json.dumps(document, ensure_ascii=False).encode()  # no lone surrogates
+        except (ValueError, UnicodeEncodeError) as exc:
+            raise forms.ValidationError(f"not valid JSON: {exc}") from None
+        if not isinstance(document, dict):
+            raise forms.ValidationError("a document is a JSON object")
+        return document
+
+
+class RollbackForm(forms.Form):
+    document = forms.ChoiceField(choices=DOCUMENT_CHOICES)
+    version = forms.IntegerField(min_value=1, max_value=10**9, label="Back to version")
+    reason = forms.CharField(max_length=500)
+
+
+# -- the actions -------------------------------------------------------------------
+
+register(
+    Action(
+        "open-range",
+        "Open a new shard range",
+        "Create the shard databases and tables of new shards at the end of the map on a new "
+        "master, add the range to the shard map and send new sign-ups there. Existing users "
+        "never move.",
+        OpenRangeForm,
+        lambda made, data: plan_open_range(
+            made.source,
+            made.connect,
+            count=data["count"],
+            master=data["master"],
+            master_address=data["master_address"],
+            replica=data["replica"] or None,
+            replica_address=data["replica_address"] or None,
+            keep_open=data["keep_open"],
+            author=made.operator,
+        ),
+    )
+)
+register(
+    Action(
+        "close-range",
+        "Close a range to new users",
+        "Publish the shard map without these shards among the open ranges: new sign-ups stop "
+        "landing there; the pinners already there stay.",
+        CloseRangeForm,
+        lambda made, data: plan_close_range(
+            made.source, first=data["first"], last=data["last"], author=made.operator
+        ),
+    )
+)
+register(
+    Action(
+        "host-service",
+        "Mark a host out of service, or back",
+        "A host out of service stays in the map but is nobody's replica, so no failover "
+        "promotes it. A master cannot be taken out: fail it over first.",
+        HostServiceForm,
+        lambda made, data: plan_host_service(
+            made.source,
+            host=data["host"],
+            in_service=data["service"] == "in",
+            author=made.operator,
+        ),
+    )
+)
+register(
+    Action(
+        "cache-server",
+        "Add or remove a memcached server",
+        "Adding checks the server answers and empties it, then publishes the pool's new "
+        "server list; removing publishes it without the server. Keys move by rendezvous "
+        "hashing: a miss each.",
+        CacheServerForm,
+        lambda made, data: plan_cache_server(
+            made.source,
+            pool=data["pool"],
+            server=data["server"],
+            add=data["change"] == "add",
+            author=made.operator,
+        ),
+    )
+)
+register(
+    Action(
+        "redis-move",
+        "Move a Redis virtual-shard range",
+        "Copy the keys of the virtual shards to the instance, publish the Redis map, wait for "
+        "every process to switch, repair the moved pinners' graph from MySQL, then delete "
+        "the old copies.",
+        RedisMoveForm,
+        lambda made, data: plan_redis_move(
+            made.source,
+            made.store(),
+            first=data["first"],
+            last=data["last"],
+            instance=data["instance"],
+            url=data["url"] or None,
+            author=made.operator,
+        ),
+    )
+)
+
+
+def current_document(made: Control, initial: dict[str, Any]) -> dict[str, Any]:
+    """The publish form starts from the document in force and its version."""
+    name = initial.get("document")
+    if name not in documents.NAMES:
+        name = documents.SHARDS
+    try:
+        revision = made.source.current(name)
+    except NotPublished:
+        return {"document": name, "expect_version": 0}
+    body = json.dumps(revision.document, indent=2, sort_keys=True)
+    return {"document": name, "body": body, "expect_version": revision.version}
+
+
+register(
+    Action(
+        "publish",
+        "Publish a config document",
+        "Validate a document and publish it as the next version (compare-and-set on the "
+        "version it was edited from). Every process swaps it in within a second.",
+        PublishForm,
+        lambda made, data: plan_publish(
+            made.source,
+            data["document"],
+            data["body"],
+            author=made.operator,
+            reason=data["reason"],
+            expect_version=data["expect_version"],
+        ),
+        prefill=current_document,
+    )
+)
+register(
+    Action(
+        "rollback",
+        "Roll back a config document",
+        "Publish an earlier version of a document again, as a new version (history only grows).",
+        RollbackForm,
+        lambda made, data: plan_rollback(
+            made.source,
+            data["document"],
+            data["version"],
+            author=made.operator,
+            reason=data["reason"],
+        ),
+    )
+)

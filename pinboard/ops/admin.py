@@ -1,0 +1,32 @@
+"""The journal in the admin, read-only: it is written by operations, never by hand."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.http import HttpRequest
+
+from .models import JournalEntry
+
+
+@admin.register(JournalEntry)
+class JournalEntryAdmin(admin.ModelAdmin):
+    list_display = ("started_at", "operator", "operation", "summary", "dry_run", "ok", "seconds")
+    list_filter = ("operation", "dry_run", "ok")
+    search_fields = ("summary", "operator", "result")
+    date_hierarchy = "started_at"
+
+    # Every operator may read the journal (the console shows it to all staff alike).
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return bool(request.user.is_active and request.user.is_staff)
+
+    def has_view_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return bool(request.user.is_active and request.user.is_staff)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False

@@ -1,0 +1,76 @@
+"""The topology page: each config document in force, its history, diffs between versions.
+
+Reads the config source of this deployment (``pinboard.store.open_config``:
+the same one ``manage.py shardstore topology`` and the console's actions use).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from shardstore.control import documents
+from shardstore.control.sources import ConfigSource, NotPublished, Revision
+
+from ...store import open_config
+
+
+@dataclass(frozen=True)
+class DiffLine:
+    kind: str  # "add", "remove", "hunk", "same"
+    text: str
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    revision: Revision
+    changes: list[DiffLine]  # against the version before it (empty for the first)
+
+
+@contextmanager
+def config_source() -> Iterator[ConfigSource]:
+    source = open_config()
+    try:
+        yield source
+    finally:
+        source.close()
+
+
+def current(source: ConfigSource, name: str) -> Revision | None:
+    try:
+        return source.current(name)
+    except NotPublished:
+        return None
+
+
+def pretty(revision: Revision) -> str:
+    return json.dumps(revision.document, indent=2, sort_keys=True)
+
+
+def with_changes(revisions: list[Revision], first: int, last: int) -> list[HistoryEntry]:
+    """``revisions[first:last]`` (newest first), each with what it changed from the one before
+    it: diffs only for the page shown, however long the history."""
+    entries = []
+    for index in range(first, min(last, len(revisions))):
+        before = revisions[index + 1] if index + 1 < len(revisions) else None
+        changes = diff_lines(before, revisions[index]) if before is not None else []
+        entries.append(HistoryEntry(revisions[index], changes))
+    return entries
+
+
+def diff_lines(a: Revision, b: Revision) -> list[DiffLine]:
+    """``documents.diff`` of two versions, each line marked for the page's colours."""
+    return classified(documents.diff(a.document, b.document))
+
+
+def classified(diff: str) -> list[DiffLine]:
+    """A unified diff's lines, each marked as added, removed, a hunk header or unchanged."""
+    lines = []
+    for text in diff.splitlines():
+        if text.startswith(("+++", "---")):
+            continue
+        kind = {"+": "add", "-": "remove", "@": "hunk"}.get(text[:1], "same")
+        lines.append(DiffLine(kind, text))
+    return lines

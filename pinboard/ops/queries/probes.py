@@ -1,0 +1,118 @@
+"""A short look at one MySQL host: does it answer, is it read-only, is it replicating.
+
+The console probes every host of the map on each overview, so a probe opens
+its own connection with a one-second timeout (the store's pooled connections
+wait longer, and a replica has none) and closes it. SQLite hosts are
+directories of the embedded default: "reachable" means the directory is
+there; they have no read-only flag or replication.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+#: Seconds a probe waits for a host to accept a connection (MySQL counts whole seconds).
+CONNECT_TIMEOUT = 1
+READ_TIMEOUT = 2
+
+
+@dataclass(frozen=True)
+class Replication:
+    """A replica's side of replication (``SHOW REPLICA STATUS``)."""
+
+    source: str  # host:port it replicates from
+    io_running: str  # "Yes", "No", "Connecting"
+    sql_running: str
+    lag_seconds: int | None  # None while the SQL thread is stopped
+    last_error: str
+
+
+@dataclass(frozen=True)
+class Probe:
+    reachable: bool
+    embedded: bool = False  # a SQLite directory: no read_only flag, no replication
+    error: str = ""
+    read_only: bool | None = None
+    replication: Replication | None = None  # None: not a replica
+
+
+def probe(address: str) -> Probe:
+    """What one host of the shard map says about itself, within about a second."""
+    if address.startswith("sqlite://"):
+        directory = Path(address.removeprefix("sqlite://"))
+        if directory.is_dir():
+            return Probe(True, embedded=True)
+        return Probe(False, embedded=True, error=f"no directory {directory}")
+    if address.startswith("mysql://"):
+        return _probe_mysql(address)
+    return Probe(False, error=f"unknown address scheme: {address.split('://', 1)[0]}")
+
+
+def _probe_mysql(address: str) -> Probe:
+    try:
+        import MySQLdb
+        import MySQLdb.cursors
+    except ImportError:
+        return Probe(False, error="mysqlclient is not installed (requirements-mysql.txt)")
+    parts = urlsplit(address)
+    try:
+        connection = MySQLdb.connect(
+            host=parts.hostname or "127.0.0.1",
+            port=parts.port or 3306,
+            user=unquote(parts.username or "root"),
+            password=unquote(parts.password or ""),
+            connect_timeout=CONNECT_TIMEOUT,
+            read_timeout=READ_TIMEOUT,
+            cursorclass=MySQLdb.cursors.DictCursor,
+        )
+    except MySQLdb.Error as exc:
+        return Probe(False, error=_message(exc))
+    try:
+        cursor = connection.cursor()
+        cursor.execute("SELECT @@read_only AS read_only")
+        read_only = bool(cursor.fetchone()["read_only"])
+        try:
+            cursor.execute("SHOW REPLICA STATUS")  # MySQL 8.0.22+, MariaDB 10.5+
+        except MySQLdb.ProgrammingError:
+            cursor.execute("SHOW SLAVE STATUS")  # older servers
+        status = cursor.fetchone()
+    except MySQLdb.Error as exc:
+        return Probe(False, error=_message(exc))
+    finally:
+        connection.close()
+    return Probe(True, read_only=read_only, replication=_replication(status))
+
+
+def _replication(status: dict[str, Any] | None) -> Replication | None:
+    """The fields the console shows, under MySQL's new names or the old ones (MariaDB)."""
+    if not status:
+        return None
+
+    def field(new: str, old: str) -> Any:
+        value = status.get(new, status.get(old))
+        return value.decode() if isinstance(value, bytes) else value
+
+    lag = field("Seconds_Behind_Source", "Seconds_Behind_Master")
+    return Replication(
+        source=f"{field('Source_Host', 'Master_Host')}:{field('Source_Port', 'Master_Port')}",
+        io_running=str(field("Replica_IO_Running", "Slave_IO_Running")),
+        sql_running=str(field("Replica_SQL_Running", "Slave_SQL_Running")),
+        lag_seconds=None if lag is None else int(lag),
+        last_error=str(field("Last_Error", "Last_Error") or ""),
+    )
+
+
+def _message(exc: Exception) -> str:
+    return str(exc.args[-1]) if exc.args else type(exc).__name__
+
+
+def masked(address: str) -> str:
+    """An address fit to show: any password in it replaced by ****."""
+    parts = urlsplit(address)
+    if parts.password is None:
+        return address
+    netloc = parts.netloc.replace(f":{parts.password}@", ":****@", 1)
+    return parts._replace(netloc=netloc).geturl()

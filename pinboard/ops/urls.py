@@ -1,0 +1,18 @@
+"""The operators' console under /ops/ (staff only: see access.py)."""
+
+from django.urls import path
+
+from . import action_views, views
+
+urlpatterns = [
+    path("", views.overview, name="ops_overview"),
+    path("hosts/<str:host>/", views.host, name="ops_host"),
+    path("decode/", views.decoder, name="ops_decode"),
+    path("topology/", views.topology, name="ops_topology"),
+    path("caches/", views.cache_pools, name="ops_caches"),
+    path("celery/", views.celery, name="ops_celery"),
+    path("journal/", views.journal_list, name="ops_journal"),
+    path("journal/<str:entry_id>/", views.journal_entry, name="ops_journal_entry"),
+    path("actions/", action_views.index, name="ops_actions"),
+    path("actions/<str:action>/", action_views.action, name="ops_action"),
+]

@@ -1,0 +1,181 @@
+"""The console's pages (staff only): overview, a host, the ID decoder, the config documents,
+cache pools, Celery and the journal. Reads are in ``queries/``; actions in ``action_views``."""
+
+from __future__ import annotations
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_safe
+
+from shardstore.control import documents
+from shardstore.control.sources import ConfigError, ConfigSource, NotPublished
+
+from ..celery import app as celery_app
+from ..errors import BadRequest
+from ..pages import page_errors
+from ..store import follower_status, get_store, plane
+from .access import staff_required
+from .chart import bar_chart
+from .paging import page_of
+from .queries import caches, config, decode, hosts, journal, shards, workers
+
+HISTORY_PER_PAGE = 20
+MAX_ENTRY_DIGITS = 18  # the journal's ids fit a signed 64-bit integer
+
+
+def raw_store():  # type: ignore[no-untyped-def]
+    """The shard store of the plane in force, under its caches (the console reads the truth)."""
+    return get_store().store
+
+
+@staff_required
+@require_safe
+def overview(request: HttpRequest) -> HttpResponse:
+    store = raw_store()
+    rows = hosts.host_rows(store)
+    status = follower_status()
+    if status is not None and not status.connected:  # asking it again would only time out
+        source: dict[str, object] = {"source_error": "unreachable from this process (see below)"}
+    else:
+        source = _source_versions()
+    context = {
+        "rows": rows,
+        "chart": bar_chart([(row.name, row.shards, row.users) for row in rows if row.shards]),
+        "topology": store.topology,
+        "user_sample": hosts.USER_SAMPLE,
+        "status": status,
+        "versions": plane().versions,
+        **source,
+    }
+    return render(request, "ops/overview.html", context)
+
+
+def _source_versions() -> dict[str, object]:
+    """The config source and each document's version there (or why it cannot be read)."""
+    try:
+        with config.config_source() as source:
+            published = {name: config.current(source, name) for name in documents.NAMES}
+            return {
+                "source": source.description,
+                "published": {n: r.version for n, r in published.items() if r is not None},
+            }
+    except ConfigError as exc:
+        return {"source_error": str(exc)}
+
+
+@staff_required
+@require_safe
+@page_errors
+def host(request: HttpRequest, host: str) -> HttpResponse:
+    store = raw_store()
+    if host not in store.topology.hosts:
+        raise Http404(f"no host {host} in the shard map")
+    page = page_of(request, shards.shards_of(store.topology, host), shards.SHARDS_PER_PAGE)
+    counted = shards.shard_counts(store, page.object_list)
+    context = {
+        "row": hosts.host_row(store, host),
+        "page": page,
+        "counted": counted,
+        "totals": shards.totals(counted),
+        "object_tables": shards.OBJECT_TABLES,
+    }
+    return render(request, "ops/host.html", context)
+
+
+@staff_required
+@require_safe
+def decoder(request: HttpRequest) -> HttpResponse:
+    query = request.GET.get("q", "")
+    context: dict[str, object] = {"query": query}
+    status = 200
+    if query:
+        store = raw_store()
+        try:
+            object_id, how = decode.resolve(query, store)
+        except decode.DecodeError as error:
+            context["error"], status = error.message, error.status
+        else:
+            found = decode.describe(object_id, how, store)
+            context["decoded"], status = found, 200 if found.found else 404
+    return render(request, "ops/decode.html", context, status=status)
+
+
+@staff_required
+@require_safe
+@page_errors
+def topology(request: HttpRequest) -> HttpResponse:
+    name = request.GET.get("document", documents.SHARDS)
+    if name not in documents.NAMES:
+        raise Http404(f"no config document {name[:40]!r}")
+    context: dict[str, object] = {"name": name, "names": documents.NAMES}
+    try:
+        with config.config_source() as source:
+            revision = config.current(source, name)
+            revisions = source.history(name)
+            page = page_of(request, revisions, HISTORY_PER_PAGE)
+            first = page.start_index() - 1 if revisions else 0
+            context |= {
+                "source": source.description,
+                "revision": revision,
+                "pretty": config.pretty(revision) if revision else "",
+                "page": page,
+                "history": config.with_changes(revisions, first, first + HISTORY_PER_PAGE),
+                **_compared(request, source, name),
+            }
+    except NotPublished as exc:  # ?a= or ?b= names a version never published
+        raise Http404(str(exc)) from None
+    except ConfigError as exc:
+        context["source_error"] = str(exc)
+    return render(request, "ops/topology.html", context)
+
+
+def _compared(request: HttpRequest, source: ConfigSource, name: str) -> dict[str, object]:
+    """``?a=&b=``: the diff between any two versions."""
+    a, b = request.GET.get("a"), request.GET.get("b")
+    if not a and not b:
+        return {}
+    versions = []
+    for raw in (a or "", b or ""):
+        if not (raw.isascii() and raw.isdigit()) or len(raw) > 9:
+            raise BadRequest("compare two version numbers")
+        versions.append(int(raw))
+    older, newer = (source.revision(name, version) for version in versions)
+    return {"compared": (older, newer), "comparison": config.diff_lines(older, newer)}
+
+
+@staff_required
+@require_safe
+def cache_pools(request: HttpRequest) -> HttpResponse:
+    current = plane()
+    context: dict[str, object] = {"redis": caches.redis_views(current.graph.shards)}
+    try:
+        with config.config_source() as source:
+            servers, origin = caches.configured_servers(source)
+    except ConfigError as exc:
+        servers, origin = {}, f"the config source is unreachable ({exc})"
+    context |= {"pools": caches.pool_views(current.store.pools, servers), "origin": origin}
+    return render(request, "ops/caches.html", context)
+
+
+@staff_required
+@require_safe
+def celery(request: HttpRequest) -> HttpResponse:
+    return render(request, "ops/celery.html", {"celery": workers.celery_view(celery_app)})
+
+
+@staff_required
+@require_safe
+@page_errors
+def journal_list(request: HttpRequest) -> HttpResponse:
+    page = page_of(request, journal.entries(), journal.ENTRIES_PER_PAGE)
+    return render(request, "ops/journal.html", {"page": page})
+
+
+@staff_required
+@require_safe
+def journal_entry(request: HttpRequest, entry_id: str) -> HttpResponse:
+    if not (entry_id.isascii() and entry_id.isdigit()) or len(entry_id) > MAX_ENTRY_DIGITS:
+        raise Http404("no such journal entry")
+    entry = journal.entry(int(entry_id))
+    diff = config.classified(str(entry.params.get("diff", "")))
+    return render(request, "ops/entry.html", {"entry": entry, "diff": diff})

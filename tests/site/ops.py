@@ -1,0 +1,89 @@
+"""Fixtures and helpers for the console's tests (tests/site/test_ops_*.py).
+
+Import the fixtures (``config_dir``, ``operator``, ``staff``) by their ``*_fixture``
+names. ``config_dir`` gives each test a config source of its own (a directory
+holding the site's shard map in force as version 1), so what one test
+publishes no other sees; the console's views and ``pinboard.ops.control``
+open it through settings, as in production.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from pinboard.store import get_store
+from shardstore import Topology
+from shardstore.control import documents
+from shardstore.control.sources import FileSource
+
+#: Every console page, as (route name, URL parameters) for reverse().
+OPS_ROUTES = [
+    ("ops_overview", {}),
+    ("ops_decode", {}),
+    ("ops_topology", {}),
+    ("ops_caches", {}),
+    ("ops_celery", {}),
+    ("ops_journal", {}),
+    ("ops_actions", {}),
+    ("ops_action", {"action": "close-range"}),
+    ("ops_action", {"action": "publish"}),
+]
+
+
+@pytest.fixture(name="config_dir")
+def config_dir_fixture(tmp_path: Path, settings: Any) -> Iterator[Path]:
+    """A config source of this test: the shard map in force, published as version 1."""
+    root = tmp_path / "config"
+    source = FileSource(root)
+    document = get_store().topology.as_json()
+    source.publish(documents.SHARDS, document, author="test", reason="the site's shard map")
+    settings.SHARDSTORE = {**settings.SHARDSTORE, "CONFIG": str(root)}
+    yield root
+    source.close()
+
+
+@pytest.fixture(name="operator")
+def operator_fixture(db: None) -> Any:
+    return get_user_model().objects.create_user(
+        "ops_ada", password="tangerine-lantern-77", is_staff=True
+    )
+
+
+@pytest.fixture(name="staff")
+def staff_fixture(client: Client, operator: Any, config_dir: Path) -> Client:
+    """A client signed in as an operator, on the test's own config source."""
+    client.force_login(operator)
+    return client
+
+
+def shards_document(root: Path) -> dict[str, Any]:
+    source = FileSource(root)
+    try:
+        return source.current(documents.SHARDS).document
+    finally:
+        source.close()
+
+
+def text(response: Any) -> str:
+    return response.content.decode()
+
+
+def hidden_fields(html: str) -> dict[str, str]:
+    """The hidden inputs of the confirm form on a plan page (what "Run it" posts back)."""
+    import html as html_module
+
+    fields = {}
+    for name, value in re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', html):
+        fields[name] = html_module.unescape(value)
+    return fields
+
+
+def topology_of(root: Path) -> Topology:
+    return Topology.from_json(shards_document(root))
