@@ -81,7 +81,8 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _manage(env: dict[str, str], *args: str) -> None:
+def _manage(env: dict[str, str], *args: str) -> str:
+    """Run a management command against the site's server (its var dir); returns its output."""
     result = subprocess.run(
         [sys.executable, "manage.py", *args],
         cwd=REPO,
@@ -93,6 +94,7 @@ def _manage(env: dict[str, str], *args: str) -> None:
     )
     if result.returncode:
         pytest.fail(f"manage.py {' '.join(args)} failed:\n{result.stdout}{result.stderr}")
+    return result.stdout
 
 
 def _wait_until_up(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
@@ -111,8 +113,8 @@ def _wait_until_up(url: str, process: subprocess.Popen[bytes], log: Path) -> Non
 
 
 @pytest.fixture(scope="session")
-def site_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The base URL (with a trailing slash) of a private pinboard server."""
+def site_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The environment of the site's server: ``_manage(site_env, ...)`` acts on its data."""
     var_dir = tmp_path_factory.mktemp("browser-site")
     topology = var_dir / "topology.json"
     topology.write_text(
@@ -138,6 +140,13 @@ def site_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "PINBOARD_ALLOWED_HOSTS": "127.0.0.1",
         "PYTHONUNBUFFERED": "1",
     }
+    return env
+
+
+@pytest.fixture(scope="session")
+def site_url(site_env: dict[str, str]) -> Iterator[str]:
+    """The base URL (with a trailing slash) of a private pinboard server."""
+    env = site_env
     _manage(env, "migrate", "--verbosity", "0")
     _manage(env, "shardstore", "init")
 
