@@ -1,5 +1,7 @@
 """The test suite: a small embedded store in a temporary directory per run."""
 
+import atexit
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -8,6 +10,7 @@ from .base import SHARDSTORE
 from .secret import new_key
 
 _TMP = Path(tempfile.mkdtemp(prefix="pinboard-test-"))
+atexit.register(shutil.rmtree, _TMP, ignore_errors=True)
 
 SECRET_KEY = new_key()  # a fresh one per run: no key is written in the repository
 

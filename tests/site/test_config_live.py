@@ -24,6 +24,11 @@ import pytest
 from shardstore import Store, Topology, init_shards
 from shardstore.control.sources import open_source
 from tests.servers import CeleryWorker, GunicornSite
+from tests.site.conftest import PLANE
+
+# These start processes of their own on SQLite shards: whatever plane the run's site tests
+# use, once per `make test` is enough.
+pytestmark = pytest.mark.skipif(PLANE == "servers", reason="runs once, with the embedded plane")
 
 _roots = itertools.count(1)
 
