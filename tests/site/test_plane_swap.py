@@ -1,0 +1,92 @@
+"""The process's data plane follows its config documents: a new shard map, Redis map or set of
+cache pools is swapped in whole, and a request in flight keeps the plane it began with."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.test import override_settings
+
+from pinboard import store as plane_module
+from pinboard.store import get_feeds, get_store, pinned, plane, use
+from shardstore import Store, Topology, init_shards
+from shardstore.cache import LocalPool
+from shardstore.control.sources import FileSource
+
+
+def shard_map(tmp_path: Path, open_to: int) -> dict[str, Any]:
+    return {
+        "version": 0,
+        "shard_count": 16,
+        "hosts": {"db1": f"sqlite://{tmp_path / 'shards'}"},
+        "ranges": [{"range": [0, 15], "master": "db1"}],
+        "open": [[0, open_to]],
+        "lookup_shards": 16,
+    }
+
+
+def eventually(condition: Callable[[], bool], timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return condition()
+
+
+@pytest.fixture
+def followed(tmp_path: Path, settings: Any) -> Iterator[FileSource]:
+    """This process's plane built from a config directory of its own, then put back."""
+    source = FileSource(tmp_path / "config")
+    source.publish("shards", shard_map(tmp_path, 15), author="test", reason="first")
+    init_shards(Store(Topology.from_json(source.current("shards").document)))
+    config = {
+        **settings.SHARDSTORE,
+        "CONFIG": str(tmp_path / "config"),
+        "MIRROR_DIR": tmp_path / "mirror",
+    }
+    previous = use(None)
+    try:
+        with override_settings(SHARDSTORE=config):
+            plane()
+            yield source
+    finally:
+        current = use(previous)
+        if plane_module._follower is not None:
+            plane_module._follower.close()
+            plane_module._follower = None
+        if current is not None:
+            current.close()
+
+
+def test_a_new_shard_map_is_swapped_in_and_a_request_in_flight_keeps_its_own(
+    followed: FileSource, tmp_path: Path
+) -> None:
+    assert plane().versions == {"shards": 1}
+    with pinned() as request_plane:
+        followed.publish("shards", shard_map(tmp_path, 3), author="ops", reason="close 4..15")
+        assert eventually(lambda: plane_module._plane.versions["shards"] == 2)  # type: ignore[union-attr]
+        # This "request" still routes by version 1, from first query to last.
+        assert get_store().topology.version == 1 and plane() is request_plane
+        assert get_store().topology.open_ranges == ((0, 15),)
+    assert get_store().topology.version == 2 and plane().versions == {"shards": 2}
+    assert all(get_store().new_user_shard() <= 3 for _ in range(30))
+
+
+def test_new_cache_pools_and_redis_maps_are_swapped_in(followed: FileSource) -> None:
+    before_store, before_feeds = get_store(), get_feeds()
+    pools = {name: ["local"] for name in ("users", "boards", "pins", "lists")}
+    followed.publish("caches", {"version": 0, "pools": pools}, author="ops", reason="pools")
+    assert eventually(lambda: plane().versions.get("caches") == 1)
+    assert get_store() is not before_store and isinstance(get_store().pools["pins"], LocalPool)
+    assert get_store().store is before_store.store  # one shard store: its connections stay
+
+    redis = {"version": 0, "instances": {"r9": "memory://swap-test"}, "ranges": [{"range": [0, 8191], "instance": "r9"}]}  # fmt: skip
+    followed.publish("redis", redis, author="ops", reason="another instance")
+    assert eventually(lambda: plane().versions.get("redis") == 1)
+    assert get_feeds() is not before_feeds
+    assert set(get_feeds().shards.clients()) == {"r9"}
