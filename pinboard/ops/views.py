@@ -7,6 +7,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
+from shardstore import Store
 from shardstore.control import documents
 from shardstore.control.sources import ConfigError, ConfigSource, NotPublished
 
@@ -23,7 +24,7 @@ HISTORY_PER_PAGE = 20
 MAX_ENTRY_DIGITS = 18  # the journal's ids fit a signed 64-bit integer
 
 
-def raw_store():  # type: ignore[no-untyped-def]
+def raw_store() -> Store:
     """The shard store of the plane in force, under its caches (the console reads the truth)."""
     return get_store().store
 
@@ -174,7 +175,8 @@ def journal_list(request: HttpRequest) -> HttpResponse:
 @staff_required
 @require_safe
 def journal_entry(request: HttpRequest, entry_id: str) -> HttpResponse:
-    if not (entry_id.isascii() and entry_id.isdigit()) or len(entry_id) > MAX_ENTRY_DIGITS:
+    canonical = entry_id.isascii() and entry_id.isdigit() and entry_id[0] != "0"
+    if not canonical or len(entry_id) > MAX_ENTRY_DIGITS:
         raise Http404("no such journal entry")
     entry = journal.entry(int(entry_id))
     diff = config.classified(str(entry.params.get("diff", "")))

@@ -106,6 +106,14 @@ def data_plane(request: pytest.FixtureRequest) -> Iterator[DataPlane]:
     plane.close()
 
 
+@pytest.fixture(autouse=True)
+def control_database(db: None) -> None:
+    """Every site test may reach the control database (staff accounts, the journal), in a
+    transaction rolled back after it. Once one test has opened it (the console's do), a
+    later request that ends outside the test client (a streamed file, schemathesis's WSGI
+    calls) has Django check that connection, which pytest-django refuses without this."""
+
+
 @pytest.fixture(scope="session")
 def site_store(data_plane: DataPlane) -> Any:
     return data_plane.store

@@ -31,8 +31,13 @@ from shardstore import Store, Topology, init_shards
 from shardstore.control.sources import FileSource
 from shardstore.redis_shards import RedisShards, RedisTopology
 from tests.servers import ROOT, GunicornSite, MariaDBServer
+from tests.site.conftest import PLANE
 from tests.site.ops import config_dir_fixture, hidden_fields, operator_fixture, staff_fixture, text  # noqa: F401
 from tests.site.test_config_live import env_for, publish, shard_map
+
+# These start servers and processes of their own: whatever plane the run's site tests use,
+# once per `make test` is enough.
+pytestmark = pytest.mark.skipif(PLANE == "servers", reason="runs once, with the embedded plane")
 
 
 def _unavailable(reason: str) -> None:
@@ -238,7 +243,7 @@ def test_a_redis_brokers_queue_depth_is_read_from_its_list(redis_server: Any) ->
     client.delete("celery")
     client.lpush("celery", b"a", b"b", b"c")
     try:
-        app = Celery("ops-test", broker=url)
+        app = Celery("ops-test", broker=url, set_as_current=False)  # the site keeps its own
         app.conf.task_always_eager = False
         view = workers.celery_view(app)
         assert not view.eager and view.queues == [workers.QueueDepth("celery", 3)]

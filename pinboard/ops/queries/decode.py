@@ -153,6 +153,7 @@ def describe(object_id: int, how: str, store: Store) -> Decoded:
     decoded.host, decoded.replica = shard_range.master, shard_range.replica
     try:
         data = store.objects(object_type.name).get(object_id, include_inactive=True)
+        mappings = _mappings(object_type, object_id, store) if data is not None else []
     except ShardStoreError as exc:  # the host is down: say so, on the page
         decoded.problem = str(exc)
         return decoded
@@ -161,7 +162,7 @@ def describe(object_id: int, how: str, store: Store) -> Decoded:
         return decoded
     decoded.active = data.get("active", True) is not False
     decoded.body, decoded.hidden = _shown(object_type, data)
-    decoded.mappings = _mappings(object_type, object_id, store)
+    decoded.mappings = mappings
     return decoded
 
 
