@@ -70,14 +70,24 @@ class RedisTopology:
                 raise InvalidTopology(
                     f"redis instance {name}: address must be redis://... or memory://..."
                 )
+        entries = document.get("ranges") or []
+        if not isinstance(entries, list):
+            raise InvalidTopology("redis topology: ranges must be a list")
         ranges = []
-        for entry in document.get("ranges") or []:
-            first, last = entry.get("range", [None, None])
-            instance = entry.get("instance")
+        for entry in entries:
+            if not isinstance(entry, Mapping):
+                raise InvalidTopology(f"redis topology: a range must be an object, not {entry!r}")
+            pair, instance = entry.get("range"), entry.get("instance")
             if not (
-                isinstance(first, int) and isinstance(last, int) and 0 <= first <= last < VSHARDS
+                isinstance(pair, list)
+                and len(pair) == 2
+                and all(isinstance(v, int) and not isinstance(v, bool) for v in pair)
+                and 0 <= pair[0] <= pair[1] < VSHARDS
             ):
-                raise InvalidTopology(f"redis topology: bad range {entry.get('range')!r}")
+                raise InvalidTopology(f"redis topology: bad range {pair!r}")
+            first, last = pair
+            if not isinstance(instance, str):
+                raise InvalidTopology(f"redis topology: range {pair} needs an instance name")
             if instance not in instances:
                 raise InvalidTopology(
                     f"redis topology: range [{first}, {last}] names unknown instance {instance!r}"

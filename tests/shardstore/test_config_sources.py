@@ -12,6 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import example, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from shardstore import InvalidTopology, Topology
 from shardstore.control import documents
@@ -193,3 +196,37 @@ def test_zookeeper_down_is_a_clear_error(tmp_path: Path) -> None:
 
     with pytest.raises(SourceUnavailable, match="did not answer"):
         ZooKeeperSource("127.0.0.1:1", "nowhere", timeout=0.5)
+
+
+KEYS = ["version", "range", "ranges", "instance", "instances", "pools", "hosts", "open",
+        "master", "slave", "shard_count", "lookup_shards", "out_of_service"]  # fmt: skip
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 9000) | st.text(max_size=8),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(st.sampled_from(KEYS) | st.text(max_size=3), children, max_size=5)
+    ),
+    max_leaves=20,
+)
+
+
+@given(name=st.sampled_from(documents.NAMES), document=json_values)
+@example(name="redis", document={"version": 1, "instances": {"a": "redis://h"}, "ranges": [5]})
+@example(name="redis", document={"version": 1, "instances": {"a": "redis://h"}, "ranges": {"a": 1}})
+@example(
+    name="redis",
+    document={
+        "version": 1,
+        "instances": {"a": "redis://h"},
+        "ranges": [{"range": [1, 2, 3], "instance": "a"}],
+    },
+)
+@example(name="shards", document={"version": 1, "hosts": {"a": "mysql://h"}, "ranges": [[0, 1]]})
+@example(name="caches", document={"version": 1, "pools": {"users": [1]}})
+@hypothesis_settings(max_examples=300)
+def test_any_malformed_document_is_refused_with_a_reason(name: str, document: Any) -> None:
+    """Whatever JSON an operator pastes, validation says why it is refused: no other error."""
+    try:
+        documents.validate(name, document)
+    except InvalidTopology as exc:
+        assert str(exc)
