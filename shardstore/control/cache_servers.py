@@ -18,6 +18,7 @@ from typing import Any
 from ..exceptions import InvalidTopology
 from . import documents
 from .plans import Plan, Step
+from .publish import publish_step
 from .sources import ConfigSource
 
 
@@ -34,22 +35,16 @@ def plan_cache_server(
     new = documents.validate(documents.CACHES, {**current.document, "pools": pools})
     verb = f"add {server} to" if add else f"remove {server} from"
 
-    def publish() -> str:
-        published = source.publish(
-            documents.CACHES,
-            new,
-            author=author,
-            reason=f"{verb} cache pool {pool}",
-            expect_version=current.version,
-        )
-        return f"caches version {published.version} published"
-
     steps = []
     if add:
         check = f"check {server} answers, then empty it"
         steps.append(Step(check, (server,), lambda: _flush(server)))
-    listed = f"publish caches v{current.version + 1}: pool {pool} = {pools[pool]}"
-    steps.append(Step(listed, (server,), publish))
+    reason, change = f"{verb} cache pool {pool}", f"pool {pool} = {pools[pool]}"
+    steps.append(
+        publish_step(
+            source, current, new, author=author, reason=reason, change=change, hosts=(server,)
+        )
+    )
     params = {"pool": pool, "server": server, "add": add}
     return Plan("cache-server", f"{verb} cache pool {pool}", steps, params)
 

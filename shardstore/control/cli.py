@@ -118,7 +118,14 @@ def plan_of(args: argparse.Namespace, control: Control) -> Plan:
                 document = json.loads(Path(args.file).read_text())
             except (OSError, ValueError) as exc:
                 raise ConfigError(f"cannot read a JSON document from {args.file}: {exc}") from None
-            return plan_publish(source, args.doc, document, author=author, reason=args.reason, expect_version=args.expect_version)  # fmt: skip
+            return plan_publish(
+                source,
+                args.doc,
+                document,
+                author=author,
+                reason=args.reason,
+                expect_version=args.expect_version,
+            )
         return plan_rollback(source, args.doc, args.to_version, author=author, reason=args.reason)
     if args.command == "open-range":
         return plan_open_range(
@@ -137,11 +144,18 @@ def plan_of(args: argparse.Namespace, control: Control) -> Plan:
     if args.command == "host-service":
         return plan_host_service(source, host=args.host, in_service=args.in_service, author=author)
     if args.command == "cache-server":
-        return plan_cache_server(source, pool=args.pool, server=args.server, add=args.add, author=author)  # fmt: skip
+        return plan_cache_server(
+            source, pool=args.pool, server=args.server, add=args.add, author=author
+        )
     return plan_redis_move(
-        source, control.store(), first=args.first, last=args.last, instance=args.instance,
-        url=args.url, author=author,
-    )  # fmt: skip
+        source,
+        control.store(),
+        first=args.first,
+        last=args.last,
+        instance=args.instance,
+        url=args.url,
+        author=author,
+    )
 
 
 def handle(args: argparse.Namespace, control: Control, out: TextIO) -> int:
@@ -156,7 +170,9 @@ def handle(args: argparse.Namespace, control: Control, out: TextIO) -> int:
             out.write(documents.diff(a.document, b.document) + "\n")
         else:
             version = getattr(args, "version", None)
-            revision = source.current(args.doc) if version is None else source.revision(args.doc, version)  # fmt: skip
+            revision = (
+                source.current(args.doc) if version is None else source.revision(args.doc, version)
+            )
             out.write(json.dumps(revision.document, indent=2, sort_keys=True) + "\n")
         return 0
     plan = plan_of(args, control)
@@ -181,5 +197,7 @@ def handle(args: argparse.Namespace, control: Control, out: TextIO) -> int:
         return 0
     for note in outcome.notes:
         out.write(f"  {note}\n")
-    out.write(("done" if outcome.ok else f"FAILED: {outcome.error}") + f" in {outcome.seconds:.1f}s\n")  # fmt: skip
+    out.write(
+        ("done" if outcome.ok else f"FAILED: {outcome.error}") + f" in {outcome.seconds:.1f}s\n"
+    )
     return 0 if outcome.ok else 1

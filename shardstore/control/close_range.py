@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from ..exceptions import InvalidTopology
 from . import documents
-from .plans import Plan, Step
+from .plans import Plan
+from .publish import publish_step
 from .sources import ConfigSource
 
 
@@ -27,19 +28,13 @@ def plan_close_range(source: ConfigSource, *, first: int, last: int, author: str
         raise InvalidTopology("closing these shards would leave none for new users")
     new = documents.validate(documents.SHARDS, {**document, "open": remaining})
 
-    def publish() -> str:
-        published = source.publish(
-            documents.SHARDS,
-            new,
-            author=author,
-            reason=f"close shards {first}..{last} to new users",
-            expect_version=current.version,
-        )
-        return f"shard map version {published.version} published"
-
+    reason = f"close shards {first}..{last} to new users"
+    step = publish_step(
+        source, current, new, author=author, reason=reason, change=f"open {remaining}"
+    )
     return Plan(
         "close-range",
         f"close shards {first}..{last} to new users; open stays {remaining}",
-        [Step(f"publish shard map v{current.version + 1}: open {remaining}", (), publish)],
+        [step],
         {"first": first, "last": last},
     )

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from ..exceptions import InvalidTopology
 from . import documents
-from .plans import Plan, Step
+from .plans import Plan
+from .publish import publish_step
 from .sources import ConfigSource
 
 
@@ -38,19 +39,8 @@ def plan_host_service(source: ConfigSource, *, host: str, in_service: bool, auth
     )
     verb = "back in service" if in_service else "out of service"
 
-    def publish() -> str:
-        published = source.publish(
-            documents.SHARDS,
-            new,
-            author=author,
-            reason=f"host {host} {verb}",
-            expect_version=current.version,
-        )
-        return f"shard map version {published.version} published"
-
-    return Plan(
-        "host-service",
-        f"host {host} {verb}",
-        [Step(f"publish shard map v{current.version + 1}: {host} {verb}", (host,), publish)],
-        {"host": host, "in_service": in_service},
+    change = f"host {host} {verb}"
+    step = publish_step(
+        source, current, new, author=author, reason=change, change=change, hosts=(host,)
     )
+    return Plan("host-service", change, [step], {"host": host, "in_service": in_service})

@@ -25,6 +25,7 @@ from ..schema import init_shards
 from ..topology import Topology
 from . import documents
 from .plans import Plan, Step
+from .publish import publish_step
 from .sources import ConfigSource
 
 Connect = Callable[[Topology], StoreInterface]
@@ -82,16 +83,6 @@ def plan_open_range(
             store.close()
         return f"{done} shards ready on {master}"
 
-    def publish() -> str:
-        published = source.publish(
-            documents.SHARDS,
-            new,
-            author=author,
-            reason=f"open shards {first}..{last} on {master}",
-            expect_version=current.version,
-        )
-        return f"shard map version {published.version} published"
-
     where = f"{master}" + (f" (replica {replica})" if replica else "")
     landing = "as well as the open ranges" if keep_open else "only"
     databases = f"db{first:05d}..db{last:05d}"
@@ -101,7 +92,15 @@ def plan_open_range(
         f"open shards {first}..{last} on {where}; new users land there {landing}",
         [
             Step(f"create databases {databases} and their tables", (master,), create),
-            Step(f"publish shard map v{current.version + 1}: {mapped}", (master,), publish),
+            publish_step(
+                source,
+                current,
+                new,
+                author=author,
+                reason=f"open shards {first}..{last} on {master}",
+                change=mapped,
+                hosts=(master,),
+            ),
         ],
         {"first": first, "last": last, "master": master, "replica": replica},
     )

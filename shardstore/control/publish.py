@@ -13,7 +13,34 @@ from typing import Any
 
 from . import documents
 from .plans import Plan, Step
-from .sources import ConfigSource, NotPublished, VersionConflict
+from .sources import ConfigSource, NotPublished, Revision, VersionConflict
+
+#: How each document is called in plans and notes.
+TITLES = {documents.SHARDS: "shard map", documents.REDIS: "redis map", documents.CACHES: "caches"}
+
+
+def publish_step(
+    source: ConfigSource,
+    current: Revision,
+    document: Mapping[str, Any],
+    *,
+    author: str,
+    reason: str,
+    change: str,
+    hosts: tuple[str, ...] = (),
+) -> Step:
+    """The step that publishes ``document`` as the version after ``current``, only if
+    ``current`` is still the one in force (so a plan made from it cannot undo a publish
+    that came in between): ``publish shard map v4: <change>``."""
+    title = TITLES[current.name]
+
+    def publish() -> str:
+        published = source.publish(
+            current.name, document, author=author, reason=reason, expect_version=current.version
+        )
+        return f"{title} version {published.version} published"
+
+    return Step(f"publish {title} v{current.version + 1}: {change}", hosts, publish)
 
 
 def plan_publish(
@@ -35,14 +62,16 @@ def plan_publish(
     new = documents.validate(name, {**document, "version": base + 1})
     changes = documents.diff(old, new) if old else "(first version)"
 
+    summary = f"publish {TITLES[name]} v{base + 1}: {reason}"
+
     def publish() -> str:
         published = source.publish(name, new, author=author, reason=reason, expect_version=base)
-        return f"{name} version {published.version} published"
+        return f"{TITLES[name]} version {published.version} published"
 
     return Plan(
         "publish",
-        f"publish {name} v{base + 1}: {reason}",
-        [Step(f"publish {name} v{base + 1}", (), publish)],
+        summary,
+        [Step(f"publish {TITLES[name]} v{base + 1}", (), publish)],
         {"name": name, "version": base + 1, "diff": changes},
     )
 

@@ -34,6 +34,7 @@ from ..interface import StoreInterface
 from ..redis_shards import VSHARDS, RedisShards, RedisTopology, vshard_of
 from . import documents
 from .plans import Plan, Step
+from .publish import publish_step
 from .sources import ConfigSource
 
 #: How long processes are given to swap in the new map (they take at most a second).
@@ -89,16 +90,6 @@ def plan_redis_move(
             shards.close()
         return f"{len(keys)} keys copied from {donor}"
 
-    def publish() -> str:
-        published = source.publish(
-            documents.REDIS,
-            new,
-            author=author,
-            reason=f"move virtual shards {first}..{last} to {instance}",
-            expect_version=current.version,
-        )
-        return f"redis map version {published.version} published"
-
     def settle() -> str:
         time.sleep(settle_seconds)
         return f"waited {settle_seconds:g}s"
@@ -123,13 +114,20 @@ def plan_redis_move(
         return f"{len(keys)} keys deleted from {donor}"
 
     where = f"virtual shards {first}..{last}"
-    version = current.version + 1
     steps = [
         Step(f"copy the keys of {where} from {d} to {instance}", (d, instance), _bind(copy, d))
         for d in donors
     ]
     steps += [
-        Step(f"publish redis map v{version}: {where} on {instance}", (instance,), publish),
+        publish_step(
+            source,
+            current,
+            new,
+            author=author,
+            reason=f"move {where} to {instance}",
+            change=f"{where} on {instance}",
+            hosts=(instance,),
+        ),
         Step(f"wait {settle_seconds:g}s for every process to switch", (), settle),
         Step(f"repair the graph keys of {where} from MySQL", (instance,), repair),
     ]

@@ -6,8 +6,6 @@ Runs on a ZooKeeper of its own, which the test halts and restarts.
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,17 +13,7 @@ import pytest
 
 from shardstore.control.follower import ConfigFollower
 from shardstore.control.sources import FileSource, Revision, open_source
-
-from .test_config_sources import shard_map
-
-
-def eventually(condition: Callable[[], bool], timeout: float = 15.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.02)
-    return condition()
+from tests.config_documents import eventually, shard_map
 
 
 def follower(spec: str, mirror: Path, seen: list[Revision] | None = None) -> ConfigFollower:
@@ -63,7 +51,7 @@ def test_zookeeper_outage_keeps_serving_and_recovers(
 
     caplog.set_level(logging.WARNING, logger="shardstore.control.follower")
     private_zookeeper.halt()
-    assert eventually(lambda: not running.status().connected)
+    assert eventually(lambda: not running.status().connected, 15)
     assert running.current("shards").version == 1  # type: ignore[union-attr]
     lost = [r for r in caplog.records if "unreachable" in r.getMessage()]
     assert len(lost) == 1  # logged once

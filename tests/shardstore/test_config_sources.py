@@ -28,23 +28,9 @@ from shardstore.control.sources import (
     ZooKeeperSource,
     open_source,
 )
+from tests.config_documents import shard_map
 
 _roots = itertools.count(1)
-
-
-def shard_map(hosts: int = 1, *, shards: int = 16) -> dict[str, Any]:
-    """``hosts`` masters splitting ``shards`` shards evenly."""
-    per = shards // hosts
-    return {
-        "version": 0,
-        "shard_count": shards,
-        "hosts": {f"db{n}": f"mysql://10.0.0.{n}:3306" for n in range(1, hosts + 1)},
-        "ranges": [
-            {"range": [n * per, (n + 1) * per - 1], "master": f"db{n + 1}"} for n in range(hosts)
-        ],
-        "open": [[0, shards - 1]],
-        "lookup_shards": shards,
-    }
 
 
 @pytest.fixture(params=["files", "zookeeper"])

@@ -13,8 +13,7 @@ import pytest
 
 from shardstore.cli import main
 from shardstore.control.sources import open_source
-
-from .test_config_sources import shard_map
+from tests.config_documents import shard_map
 
 _roots = itertools.count(1)
 
@@ -50,7 +49,7 @@ def write(tmp_path: Path, document: dict[str, Any]) -> str:
 
 def test_publish_show_history_diff_and_rollback(spec: str, tmp_path: Path) -> None:
     status, out = cli(spec, "topology", "publish", write(tmp_path, shard_map(1)), "--reason", "first", "--dry-run")  # fmt: skip
-    assert status == 0 and "publish shards v1: first" in out and "dry run" in out
+    assert status == 0 and "publish shard map v1: first" in out and "dry run" in out
     status, out = cli(spec, "topology", "show")
     assert status == 1 and "shardstore: shards: nothing published" in out
 

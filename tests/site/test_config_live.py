@@ -23,6 +23,7 @@ import pytest
 
 from shardstore import Store, Topology, init_shards
 from shardstore.control.sources import open_source
+from tests.config_documents import eventually, sqlite_shard_map
 from tests.servers import CeleryWorker, GunicornSite
 from tests.site.conftest import PLANE
 
@@ -31,17 +32,6 @@ from tests.site.conftest import PLANE
 pytestmark = pytest.mark.skipif(PLANE == "servers", reason="runs once, with the embedded plane")
 
 _roots = itertools.count(1)
-
-
-def shard_map(tmp_path: Path, open_to: int = 15) -> dict[str, Any]:
-    return {
-        "version": 0,
-        "shard_count": 16,
-        "hosts": {"db1": f"sqlite://{tmp_path / 'shards'}"},
-        "ranges": [{"range": [0, 15], "master": "db1"}],
-        "open": [[0, open_to]],
-        "lookup_shards": 16,
-    }
 
 
 def publish(spec: str, document: dict[str, Any], reason: str) -> float:
@@ -98,8 +88,8 @@ def cluster(
 ) -> Iterator[Callable[..., Any]]:
     """Start the site (and a worker) on a fresh config root in the suite's ZooKeeper."""
     spec = f"zk://{zookeeper_server.address}/live-{next(_roots)}"
-    init_shards(Store(Topology.from_json({**shard_map(tmp_path), "version": 1})))
-    publish(spec, shard_map(tmp_path), "first")
+    init_shards(Store(Topology.from_json({**sqlite_shard_map(tmp_path / "shards"), "version": 1})))
+    publish(spec, sqlite_shard_map(tmp_path / "shards"), "first")
     started: list[Any] = []
 
     def start(*, worker: bool = False) -> Any:
@@ -122,13 +112,13 @@ def cluster(
 def test_every_process_serves_a_new_version_within_a_second(cluster: Any, tmp_path: Path) -> None:
     spec, site, worker = cluster(worker=True)
     assert len(workers_seen(site, 1, 2, timeout=30)) == 2  # both gunicorn workers are up
-    assert _eventually(lambda: "config shards version" in worker.output() or "ready." in worker.output(), 60)  # fmt: skip
+    assert eventually(lambda: "config shards version" in worker.output() or "ready." in worker.output(), 60)  # fmt: skip
 
-    published = publish(spec, shard_map(tmp_path, open_to=7), "close 8..15")
+    published = publish(spec, sqlite_shard_map(tmp_path / "shards", open_to=7), "close 8..15")
     seen = workers_seen(site, 2, 2, timeout=5)
     web_seconds = time.monotonic() - published
     assert len(seen) == 2, f"only {len(seen)} of 2 gunicorn workers switched"
-    assert _eventually(lambda: "config shards version 2 in force" in worker.output(), 5)
+    assert eventually(lambda: "config shards version 2 in force" in worker.output(), 5)
     worker_seconds = time.monotonic() - published
     print(f"\npropagation: both gunicorn workers {web_seconds:.3f}s, worker <= {worker_seconds:.3f}s")  # fmt: skip
     assert web_seconds <= 1.0 and worker_seconds <= 1.0
@@ -138,16 +128,16 @@ def test_zookeeper_down_the_site_serves_and_boots_from_its_local_copy(
     private_zookeeper: Any, tmp_path: Path
 ) -> None:
     spec = f"zk://{private_zookeeper.address}/outage"
-    init_shards(Store(Topology.from_json({**shard_map(tmp_path), "version": 1})))
-    publish(spec, shard_map(tmp_path), "first")
-    publish(spec, shard_map(tmp_path, open_to=11), "second")
+    init_shards(Store(Topology.from_json({**sqlite_shard_map(tmp_path / "shards"), "version": 1})))
+    publish(spec, sqlite_shard_map(tmp_path / "shards"), "first")
+    publish(spec, sqlite_shard_map(tmp_path / "shards", open_to=11), "second")
     env = env_for(tmp_path, spec)
     site = GunicornSite(env, tmp_path / "gunicorn.log", workers=1).start()
     try:
         site.wait_ready()
         assert health(site)["source"]["connected"] is True
         private_zookeeper.halt()
-        assert _eventually(lambda: health(site)["source"]["connected"] is False, 30)
+        assert eventually(lambda: health(site)["source"]["connected"] is False, 30)
         assert health(site)["config"]["shards"] == 2
         with urllib.request.urlopen(site.url("/login/"), timeout=5) as page:
             assert page.status == 200  # pages still served
@@ -160,17 +150,8 @@ def test_zookeeper_down_the_site_serves_and_boots_from_its_local_copy(
         assert report["config"]["shards"] == 2 and report["source"]["from_local_copy"] == ["shards"]
 
         private_zookeeper.restart()
-        assert _eventually(lambda: health(site)["source"]["connected"] is True, 30)
-        publish(spec, shard_map(tmp_path, open_to=3), "after the outage")
-        assert _eventually(lambda: health(site)["config"]["shards"] == 3, 5)
+        assert eventually(lambda: health(site)["source"]["connected"] is True, 30)
+        publish(spec, sqlite_shard_map(tmp_path / "shards", open_to=3), "after the outage")
+        assert eventually(lambda: health(site)["config"]["shards"] == 3, 5)
     finally:
         site.stop()
-
-
-def _eventually(condition: Callable[[], bool], timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.02)
-    return condition()

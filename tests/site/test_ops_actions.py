@@ -49,13 +49,13 @@ def test_a_dry_run_changes_nothing_and_is_journaled_as_a_dry_run(
     page = plan(
         staff, "publish", {"document": "shards", "body": json.dumps(edited), "reason": "fewer"}
     )
-    assert "publish shards v2: fewer" in page
+    assert "publish shard map v2: fewer" in page
     assert '<span class="remove">' in page and '<span class="add">' in page  # the diff
     assert "Run it" in page
     assert shards_document(config_dir) == before  # nothing published
     entry = JournalEntry.objects.get()
     assert entry.dry_run and entry.operator == "ops_ada" and entry.operation == "publish"
-    assert entry.plan == ["1. publish shards v2"] and entry.steps == []
+    assert entry.plan == ["1. publish shard map v2"] and entry.steps == []
 
 
 def test_a_confirmed_action_changes_the_config_and_journals_its_steps(

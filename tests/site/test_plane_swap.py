@@ -3,8 +3,7 @@ cache pools is swapped in whole, and a request in flight keeps the plane it bega
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,33 +15,16 @@ from pinboard.store import get_feeds, get_store, pinned, plane, use
 from shardstore import Store, Topology, init_shards
 from shardstore.cache import LocalPool
 from shardstore.control.sources import FileSource
-
-
-def shard_map(tmp_path: Path, open_to: int) -> dict[str, Any]:
-    return {
-        "version": 0,
-        "shard_count": 16,
-        "hosts": {"db1": f"sqlite://{tmp_path / 'shards'}"},
-        "ranges": [{"range": [0, 15], "master": "db1"}],
-        "open": [[0, open_to]],
-        "lookup_shards": 16,
-    }
-
-
-def eventually(condition: Callable[[], bool], timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.02)
-    return condition()
+from tests.config_documents import eventually, sqlite_shard_map
 
 
 @pytest.fixture
 def followed(tmp_path: Path, settings: Any) -> Iterator[FileSource]:
     """This process's plane built from a config directory of its own, then put back."""
     source = FileSource(tmp_path / "config")
-    source.publish("shards", shard_map(tmp_path, 15), author="test", reason="first")
+    source.publish(
+        "shards", sqlite_shard_map(tmp_path / "shards", open_to=15), author="test", reason="first"
+    )
     init_shards(Store(Topology.from_json(source.current("shards").document)))
     config = {
         **settings.SHARDSTORE,
@@ -68,7 +50,12 @@ def test_a_new_shard_map_is_swapped_in_and_a_request_in_flight_keeps_its_own(
 ) -> None:
     assert plane().versions == {"shards": 1}
     with pinned() as request_plane:
-        followed.publish("shards", shard_map(tmp_path, 3), author="ops", reason="close 4..15")
+        followed.publish(
+            "shards",
+            sqlite_shard_map(tmp_path / "shards", open_to=3),
+            author="ops",
+            reason="close 4..15",
+        )
         assert eventually(lambda: plane_module._plane.versions["shards"] == 2)  # type: ignore[union-attr]
         # This "request" still routes by version 1, from first query to last.
         assert get_store().topology.version == 1 and plane() is request_plane
