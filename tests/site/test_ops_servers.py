@@ -30,10 +30,11 @@ from pinboard.store import get_store
 from shardstore import Store, Topology, init_shards
 from shardstore.control.sources import FileSource
 from shardstore.redis_shards import RedisShards, RedisTopology
+from tests.config_documents import sqlite_shard_map
 from tests.servers import ROOT, GunicornSite, MariaDBServer
 from tests.site.conftest import PLANE
 from tests.site.ops import config_dir_fixture, hidden_fields, operator_fixture, staff_fixture, text  # noqa: F401
-from tests.site.test_config_live import env_for, publish, shard_map
+from tests.site.test_config_live import env_for, publish
 
 # These start servers and processes of their own: whatever plane the run's site tests use,
 # once per `make test` is enough.
@@ -310,8 +311,8 @@ def test_the_overview_warns_when_zookeeper_is_down_and_after_a_boot_from_the_loc
     private_zookeeper: Any, tmp_path: Path
 ) -> None:
     spec = f"zk://{private_zookeeper.address}/console"
-    init_shards(Store(Topology.from_json({**shard_map(tmp_path), "version": 1})))
-    publish(spec, shard_map(tmp_path), "first")
+    init_shards(Store(Topology.from_json({**sqlite_shard_map(tmp_path / "shards"), "version": 1})))
+    publish(spec, sqlite_shard_map(tmp_path / "shards"), "first")
     env = env_for(tmp_path, spec)
     _manage(env, "migrate", "--verbosity", "0")
     password = _manage(env, "ensure_operator").split("password: ")[1].split()[0]
