@@ -1,0 +1,138 @@
+"""Planned failover on real MariaDB GTID replication: a master hands its shards to its
+replica, nothing written before is lost, and a process still on the old map cannot write."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from shardstore import ShardUnavailable, Store, Topology, init_shards
+from shardstore.control.failover import plan_failover
+from shardstore.control.mysql_hosts import MySQLHost
+from shardstore.control.plans import FileLocks, MemoryJournal, run
+from shardstore.control.sources import FileSource
+from tests.config_documents import eventually
+from tests.conftest import _unavailable
+from tests.servers import MariaDBServer
+
+APP = "app:app-password"  # the store's user: no privilege that read_only lets through
+
+
+def root(address: str) -> MySQLHost:
+    return MySQLHost(address, user="root", password="")
+
+
+@pytest.fixture
+def pair() -> Iterator[tuple[MariaDBServer, MariaDBServer]]:
+    """A master and a replica following it by GTID, both with binary logs (either can lead)."""
+    if not MariaDBServer.available() or importlib.util.find_spec("MySQLdb") is None:
+        _unavailable("MariaDB", "mariadbd and mysqlclient are needed for replication")
+    common = ["--innodb-buffer-pool-size=64M", "--log-slave-updates", "--gtid-strict-mode=1"]
+    master = MariaDBServer([*common, "--log-bin=node-bin", "--server-id=1"]).start()
+    replica = MariaDBServer([*common, "--log-bin=node-bin", "--server-id=2", "--read-only=1"])
+    replica.start()
+    try:
+        with root(f"mysql://{master.address}") as m:
+            m.query("CREATE USER 'app'@'127.0.0.1' IDENTIFIED BY 'app-password'")
+            m.query("GRANT ALL PRIVILEGES ON `db%`.* TO 'app'@'127.0.0.1'")
+        with root(f"mysql://{replica.address}") as r, root(f"mysql://{master.address}") as m:
+            r.replicate_from(m)
+        yield master, replica
+    finally:
+        replica.stop()
+        master.stop()
+
+
+def test_planned_failover_moves_the_master_and_loses_nothing(
+    pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
+) -> None:
+    master, replica = pair
+    a, b = f"mysql://{APP}@{master.address}", f"mysql://{APP}@{replica.address}"
+    source = FileSource(tmp_path / "config")
+    source.publish(
+        "shards",
+        {
+            "version": 0,
+            "shard_count": 4,
+            "hosts": {"A": a, "B": b},
+            "ranges": [{"range": [0, 3], "master": "A", "slave": "B"}],
+            "open": [[0, 3]],
+            "lookup_shards": 4,
+        },
+        author="setup",
+        reason="a pair",
+    )
+    old = Store(Topology.from_json(source.current("shards").document))
+    init_shards(old)  # on A; B gets the databases by replication
+    written = [old.objects("pin").create(n % 4, {"n": n}) for n in range(20)]
+    old.mapping("board_has_pins").add(old.objects("board").create(1, {}), written[1])
+
+    plan = plan_failover(source, host="A", author="ada", connect=root, quiet_seconds=0.2)
+    assert [line.split("  [")[0] for line in plan.lines()] == [
+        "1. check B replicates from A and is caught up",
+        "2. set read_only on A; no write lands for 0.2s",
+        "3. wait until B has applied all of A's writes (GTID)",
+        "4. publish shard map v2: shards 0..3 mastered by B",
+        "5. stop replication on B and clear its read_only",
+        "6. make A replicate from B",
+    ]
+    journal = MemoryJournal()
+    outcome = run(plan, journal=journal, locks=FileLocks(tmp_path / "locks"), operator="ada")
+    assert outcome.ok, outcome.error
+    assert len(journal.entries[0].steps) == 6
+
+    topology = Topology.from_json(source.current("shards").document)
+    assert topology.range_of(0).master == "B" and topology.range_of(0).replica == "A"
+    new = Store(topology)
+    assert [p["n"] for p in new.objects("pin").get_many(written)] == list(range(20))  # all there
+    after = new.objects("pin").create(2, {"n": "after"})
+    with root(f"mysql://{master.address}") as m, root(f"mysql://{replica.address}") as r:
+        assert m.read_only() and not r.read_only()
+        assert r.replica_status() is None
+        status = m.replica_status()
+        assert status is not None and status.healthy and status.source == replica.address
+    # A process still on the old map is fenced: its write is refused, typed, not lost silently.
+    with pytest.raises(ShardUnavailable, match=r"read-only|read_only"):
+        old.objects("pin").create(2, {"n": "stale"})
+    # The old master follows the new one.
+    on_a = Store(
+        Topology.from_json({**topology.as_json(), "ranges": [{"range": [0, 3], "master": "A"}]})
+    )
+    assert eventually(lambda: on_a.objects("pin").get(after) is not None, 10)
+    on_a.close()
+    old.close()
+    new.close()
+
+
+def test_failover_refuses_a_replica_that_is_not_following(
+    pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
+) -> None:
+    master, replica = pair
+    with root(f"mysql://{replica.address}") as r:
+        r.stop_replicating()
+    source = FileSource(tmp_path / "config")
+    source.publish(
+        "shards",
+        {
+            "version": 0,
+            "shard_count": 4,
+            "hosts": {
+                "A": f"mysql://{APP}@{master.address}",
+                "B": f"mysql://{APP}@{replica.address}",
+            },
+            "ranges": [{"range": [0, 3], "master": "A", "slave": "B"}],
+            "open": [[0, 3]],
+            "lookup_shards": 4,
+        },
+        author="setup",
+        reason="a pair",
+    )
+    plan = plan_failover(source, host="A", author="ada", connect=root)
+    outcome = run(plan, journal=MemoryJournal(), locks=FileLocks(tmp_path), operator="ada")
+    assert not outcome.ok and "B does not replicate from A" in outcome.error
+    assert source.current("shards").version == 1
+    with root(f"mysql://{master.address}") as m:
+        assert not m.read_only()  # the check comes first: nothing was frozen
