@@ -589,6 +589,22 @@ DIE_WITH_PARENT = ["setpriv", "--pdeathsig", "SIGTERM", "--"] if shutil.which("s
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def manage(env: dict[str, str], *args: str) -> str:
+    """Run ``manage.py ARGS`` from the project's root with ``env``; its output, or
+    ``AssertionError`` with what it printed if it failed."""
+    done = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, f"manage.py {' '.join(args)} failed:\n{done.stdout}{done.stderr}"
+    return done.stdout
+
+
 class SiteProcess:
     """A process of the site itself (gunicorn, a Celery worker), run from the project's root
     with the given environment, its output in ``log``; stopped by its own PID."""

@@ -37,6 +37,8 @@ from typing import TYPE_CHECKING, NoReturn
 
 import pytest
 
+from tests.servers import manage
+
 if TYPE_CHECKING:
     from playwright.sync_api import (
         Browser,
@@ -81,22 +83,6 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _manage(env: dict[str, str], *args: str) -> str:
-    """Run a management command against the site's server (its var dir); returns its output."""
-    result = subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    if result.returncode:
-        pytest.fail(f"manage.py {' '.join(args)} failed:\n{result.stdout}{result.stderr}")
-    return result.stdout
-
-
 def _wait_until_up(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
     deadline = time.monotonic() + SERVER_START_TIMEOUT
     while time.monotonic() < deadline:
@@ -114,7 +100,7 @@ def _wait_until_up(url: str, process: subprocess.Popen[bytes], log: Path) -> Non
 
 @pytest.fixture(scope="session")
 def site_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """The environment of the site's server: ``_manage(site_env, ...)`` acts on its data."""
+    """The environment of the site's server: ``manage(site_env, ...)`` acts on its data."""
     var_dir = tmp_path_factory.mktemp("browser-site")
     topology = var_dir / "topology.json"
     topology.write_text(
@@ -147,8 +133,8 @@ def site_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 def site_url(site_env: dict[str, str]) -> Iterator[str]:
     """The base URL (with a trailing slash) of a private pinboard server."""
     env = site_env
-    _manage(env, "migrate", "--verbosity", "0")
-    _manage(env, "shardstore", "init")
+    manage(env, "migrate", "--verbosity", "0")
+    manage(env, "shardstore", "init")
 
     port = _free_port()
     url = f"http://127.0.0.1:{port}/"

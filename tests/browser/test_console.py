@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.browser.conftest import _manage
+from tests.servers import manage
 
 try:
     from playwright.sync_api import expect
@@ -30,7 +30,7 @@ Shoot = Callable[["Page", str], Path]
 @pytest.fixture(scope="session")
 def operator_password(site_env: dict[str, str], site_url: str) -> str:
     """The staff login ``make run`` prints on a fresh install (``manage.py ensure_operator``)."""
-    printed = _manage(site_env, "ensure_operator")
+    printed = manage(site_env, "ensure_operator")
     found = re.search(r"password: (\S+)", printed)
     assert found is not None, printed
     return found.group(1)

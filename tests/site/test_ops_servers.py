@@ -10,8 +10,6 @@ from __future__ import annotations
 import http.cookiejar
 import os
 import re
-import subprocess
-import sys
 import time
 import urllib.parse
 import urllib.request
@@ -31,7 +29,7 @@ from shardstore import Store, Topology, init_shards
 from shardstore.control.sources import FileSource
 from shardstore.redis_shards import RedisShards, RedisTopology
 from tests.config_documents import sqlite_shard_map
-from tests.servers import ROOT, GunicornSite, MariaDBServer
+from tests.servers import GunicornSite, MariaDBServer, manage
 from tests.site.conftest import PLANE
 from tests.site.ops import config_dir_fixture, hidden_fields, operator_fixture, staff_fixture, text  # noqa: F401
 from tests.site.test_config_live import env_for, publish
@@ -293,20 +291,6 @@ class Browser:
             assert response.url == self.site.url("/ops/"), response.url
 
 
-def _manage(env: dict[str, str], *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
 def test_the_overview_warns_when_zookeeper_is_down_and_after_a_boot_from_the_local_copy(
     private_zookeeper: Any, tmp_path: Path
 ) -> None:
@@ -314,8 +298,8 @@ def test_the_overview_warns_when_zookeeper_is_down_and_after_a_boot_from_the_loc
     init_shards(Store(Topology.from_json({**sqlite_shard_map(tmp_path / "shards"), "version": 1})))
     publish(spec, sqlite_shard_map(tmp_path / "shards"), "first")
     env = env_for(tmp_path, spec)
-    _manage(env, "migrate", "--verbosity", "0")
-    password = _manage(env, "ensure_operator").split("password: ")[1].split()[0]
+    manage(env, "migrate", "--verbosity", "0")
+    password = manage(env, "ensure_operator").split("password: ")[1].split()[0]
     site = GunicornSite(env, tmp_path / "gunicorn.log", workers=1).start()
     try:
         site.wait_ready()
