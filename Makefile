@@ -6,7 +6,7 @@ HOST_PORT ?= 127.0.0.1:8000
 # mysqlclient compiles against libmariadb; install it when the library is there.
 HAVE_MYSQL_LIB := $(shell pkg-config --exists libmariadb 2>/dev/null && echo yes)
 
-.PHONY: run test lint bench worker clean
+.PHONY: run test lint bench worker clean cluster cluster-stop cluster-status drills
 
 $(VENV)/.run: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,27 @@ test: $(VENV)/.dev lint
 # PINBOARD_TOPOLOGY / PINBOARD_REDIS_URL / PINBOARD_MEMCACHED as the site.
 worker: $(VENV)/.run
 	$(VENV)/bin/celery -A pinboard worker --loglevel=info
+
+# The local cluster (toolkit/cluster.py): MariaDB masters with replicas, Redis, memcached,
+# ZooKeeper, a Celery worker and gunicorn on loopback, data under var/cluster/. `make cluster`
+# again starts only what is not running; cluster-stop stops exactly what it started.
+$(VENV)/.mysql: $(VENV)/.run requirements-mysql.txt
+	$(PY) -m pip install -q -r requirements-mysql.txt
+	touch $@
+
+cluster: $(VENV)/.mysql
+	$(PY) -m toolkit.cluster up
+
+cluster-stop: $(VENV)/.run
+	$(PY) -m toolkit.cluster down
+
+cluster-status: $(VENV)/.run
+	$(PY) -m toolkit.cluster status
+
+# Fault drills on the running local cluster (toolkit/drills/): each breaks one thing under
+# load and checks every acknowledged write. Some of them: make drills DRILLS="memcached planned".
+drills: $(VENV)/.mysql
+	$(PY) -m toolkit.drills $(DRILLS)
 
 bench: $(VENV)/.dev
 	$(PY) bench/store.py

@@ -2,7 +2,7 @@
 
 What it does:
 
-1. Starts a private Redis (tests/servers.py) and, in a temporary directory, a small
+1. Starts a private Redis (toolkit/servers.py) and, in a temporary directory, a small
    embedded SQLite topology (8 shards; ``PINBOARD_TOPOLOGY`` + ``PINBOARD_VAR_DIR``),
    then ``django.setup()`` with ``pinboard.settings.dev`` (no broker: Celery runs
    tasks eagerly in this process) and builds the data plane with
@@ -58,7 +58,7 @@ from unittest import mock
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.servers import RedisServer  # noqa: E402
+from toolkit.servers import RedisServer  # noqa: E402
 
 BATCH = 1000  # lists per raw pipeline (and followers per fan-out batch, tasks.BATCH)
 USER_TYPE = 3  # shardstore.catalog: the user type id (follower IDs look like real ones)

@@ -2,7 +2,7 @@
 
 What it does:
 
-1. Starts a private Redis and a private memcached (tests/servers.py) and, in a
+1. Starts a private Redis and a private memcached (toolkit/servers.py) and, in a
    temporary directory, a small embedded SQLite topology (8 shards;
    ``PINBOARD_TOPOLOGY`` + ``PINBOARD_VAR_DIR``), then ``django.setup()`` (settings
    ``pinboard.settings.prod`` by default: DEBUG off; ``--settings
@@ -49,7 +49,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.servers import MemcachedServer, RedisServer  # noqa: E402
+from toolkit.servers import MemcachedServer, RedisServer  # noqa: E402
 
 SHARDS = 8
 ROUND = 100  # requests per page and round

@@ -2,7 +2,7 @@
 
 What it does, end to end:
 
-1. Starts a private MariaDB (tests/servers.py), or uses ``--mysql-address``, and
+1. Starts a private MariaDB (toolkit/servers.py), or uses ``--mysql-address``, and
    writes a topology file: 64 shards on two host names that both point at that
    one server, ``lookup_shards`` 64. Runs ``manage.py migrate`` and
    ``manage.py shardstore init`` with ``PINBOARD_TOPOLOGY`` and a temporary
@@ -24,7 +24,7 @@ What it does, end to end:
    turn), and the SQL round trips of each page counted in-process with
    ``get_store().count_queries()`` through Django's test client on the same store.
    The cache pools live in a private memcached and the follower graph in a
-   private Redis (tests/servers.py), shared by every process, so each page is
+   private Redis (toolkit/servers.py), shared by every process, so each page is
    measured twice: "cold" (pools emptied, untimed, before every request: every
    read goes to MySQL, which is what grows with data) and "warm" (steady state).
    Before each measurement it waits until MariaDB is idle after the bulk load.
@@ -79,9 +79,9 @@ from bench.bulkload import (  # noqa: E402
     verify,
 )
 from shardstore import Topology  # noqa: E402
-from tests.servers import DIE_WITH_PARENT  # noqa: E402
+from toolkit.servers import DIE_WITH_PARENT  # noqa: E402
 
-#: MariaDB options added to tests/servers.py's own (which run it in /dev/shm with
+#: MariaDB options added to toolkit/servers.py's own (which run it in /dev/shm with
 #: innodb_flush_log_at_trx_commit=0, no doublewrite, no binlog).
 MARIADB_ARGS = [
     "--innodb-buffer-pool-size=2G",
@@ -418,7 +418,7 @@ def main() -> int:
         if args.mysql_address:
             address = args.mysql_address
         else:
-            from tests.servers import MariaDBServer
+            from toolkit.servers import MariaDBServer
 
             if not MariaDBServer.available():
                 print(f"mysql: {MariaDBServer.available().reason}", file=sys.stderr)
@@ -447,7 +447,7 @@ def side_servers(args: argparse.Namespace, started: list) -> dict[str, str]:  # 
     Without memcached each gunicorn worker keeps its own in-process pools, which this
     process cannot empty, so only warm figures could be measured.
     """
-    from tests.servers import MemcachedServer, RedisServer
+    from toolkit.servers import MemcachedServer, RedisServer
 
     env = {}
     memcached = args.memcached

@@ -16,7 +16,7 @@ alternate the two sides and medians are reported, so noise favours neither.
     make bench     # = python bench/store.py [--backend sqlite|mysql|all] [--seconds 3]
     python bench/store.py --backend mysql --mysql-address mysql://root@127.0.0.1:3306
 
-Without ``--mysql-address`` a private MariaDB is started through tests/servers.py
+Without ``--mysql-address`` a private MariaDB is started through toolkit/servers.py
 and stopped at the end; under ``all`` mysql is skipped if it cannot run here.
 """
 
@@ -158,7 +158,7 @@ def main() -> int:
         with tempfile.TemporaryDirectory(prefix="shardstore-bench-") as directory:
             results += bench("sqlite", f"sqlite://{directory}", args.seconds)
     if args.backend in ("mysql", "all"):
-        from tests.servers import MariaDBServer
+        from toolkit.servers import MariaDBServer
 
         missing = None if importlib.util.find_spec("MySQLdb") else "mysqlclient is not installed"
         if not (missing or args.mysql_address or MariaDBServer.available()):

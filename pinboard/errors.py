@@ -7,10 +7,14 @@ as anything else.
 
 from __future__ import annotations
 
+from shardstore import ShardReadOnly, ShardUnavailable
+
 
 class DomainError(Exception):
     status = 400
     code = "bad_request"
+    #: Seconds after which a retry may succeed (the ``Retry-After`` header), if it may.
+    retry_after: int | None = None
 
     def __init__(self, message: str, *, field: str | None = None) -> None:
         super().__init__(message)
@@ -78,7 +82,22 @@ class MethodNotAllowed(DomainError):
 
 
 class ServiceUnavailable(DomainError):
-    """A shard's host (or another server) is down; the client may retry."""
+    """A shard's host (or another server) is down, or the shard is changing hands;
+    nothing was written, and the client may retry after ``retry_after`` seconds."""
 
     status = 503
     code = "unavailable"
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+def storage_unavailable(exc: ShardUnavailable) -> ServiceUnavailable:
+    """The 503 for a shard that cannot take a request now (nothing was written)."""
+    if isinstance(exc, ShardReadOnly):
+        return ServiceUnavailable(
+            "this data is moving to another server; try again in a moment",
+            retry_after=exc.retry_after,
+        )
+    return ServiceUnavailable("storage is unavailable; try again shortly", retry_after=5)

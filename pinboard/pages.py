@@ -60,8 +60,8 @@ def page_errors(view: View) -> View:
 
 
 def with_retry_after(response: HttpResponse, error: DomainError | None) -> HttpResponse:
-    """``response`` with the ``Retry-After`` header when ``error`` is a rate limit."""
-    if isinstance(error, RateLimited):
+    """``response`` with the ``Retry-After`` header when ``error`` says when to retry."""
+    if error is not None and error.retry_after is not None:
         response["Retry-After"] = str(error.retry_after)
     return response
 

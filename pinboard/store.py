@@ -31,8 +31,9 @@ from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 
-from shardstore import Store, Topology
+from shardstore import ShardUnavailable, Store, Topology
 from shardstore.cache import CachedStore, CachePool, LocalPool, MemcachePool
 from shardstore.control import documents
 from shardstore.control.follower import ConfigFollower, FollowerStatus
@@ -41,6 +42,9 @@ from shardstore.feeds import HomeFeeds
 from shardstore.graph import FollowerGraph
 from shardstore.graph_sync import sync_graph
 from shardstore.redis_shards import RedisShards, RedisTopology
+
+from .cache_backend import memcached_servers
+from .errors import storage_unavailable
 
 log = logging.getLogger(__name__)
 
@@ -122,11 +126,8 @@ def redis_topology_from_settings() -> RedisTopology:
 
 def pool_from_settings(name: str) -> CachePool:
     """A pool configured by the Django CACHES entry of that name: memcached or local memory."""
-    entry = settings.CACHES[name]
-    if entry["BACKEND"].endswith("PyMemcacheCache"):
-        location = entry["LOCATION"]
-        return MemcachePool(name, location if isinstance(location, list) else location.split(","))
-    return LocalPool(name)
+    servers = memcached_servers(settings.CACHES[name])
+    return MemcachePool(name, servers) if servers else LocalPool(name)
 
 
 def pools_from_document(document: Mapping[str, Any]) -> dict[str, CachePool]:
@@ -245,7 +246,8 @@ def pinned() -> Iterator[DataPlane]:
 
 
 class DataPlaneMiddleware:
-    """Each request runs on one version of the config, from its first query to its last."""
+    """Each request runs on one version of the config, from its first query to its last;
+    a page whose shard cannot take it now is a 503 with ``Retry-After`` (nothing written)."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -253,6 +255,14 @@ class DataPlaneMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         with pinned():
             return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not isinstance(exception, ShardUnavailable):
+            return None  # (the API renders its own errors, this one included)
+        error = storage_unavailable(exception)
+        response = render(request, "503.html", {"message": error.message}, status=503)
+        response["Retry-After"] = str(error.retry_after)
+        return response
 
 
 def get_store() -> CachedStore:

@@ -8,9 +8,10 @@
 
 ``--topology`` is a config directory, a shard-map file or ``zk://hosts/root``;
 the control commands (``topology ...``, ``open-range``, ``close-range``,
-``host-service``, ``cache-server``, ``redis-move``) are in control/cli.py.
-``python manage.py shardstore ...`` runs the same commands on the site's store,
-config source and journal.
+``host-service``, ``cache-server``, ``redis-move``, ``failover``...) are in
+control/cli.py; operators' MySQL connections (failover) log in as
+``SHARDSTORE_MYSQL_ADMIN`` (``user:password``). ``python manage.py shardstore ...``
+runs the same commands on the site's store, config source and journal.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import getpass
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -25,6 +27,7 @@ from typing import Any, TextIO
 
 from .catalog import CATALOG
 from .control import cli as control_cli
+from .control.mysql_hosts import admin
 from .control.plans import MemoryJournal, locks_for
 from .control.sources import open_source
 from .exceptions import ShardStoreError
@@ -146,5 +149,11 @@ def _standalone(source: Any, closing: contextlib.ExitStack) -> control_cli.Contr
         return opened[0]
 
     return control_cli.Control(
-        source, store_factory, Store, MemoryJournal(), locks_for(source), getpass.getuser()
+        source,
+        store_factory,
+        Store,
+        MemoryJournal(),
+        locks_for(source),
+        getpass.getuser(),
+        admin(os.environ.get("SHARDSTORE_MYSQL_ADMIN")),
     )

@@ -63,6 +63,19 @@ class ShardUnavailable(ShardStoreError):
         self.reason = reason
 
 
+class ShardReadOnly(ShardUnavailable):
+    """A write was refused, and nothing was written: the shard is changing hands.
+
+    Either the shard map in force names another master for the shard than the
+    one this request started on (a failover or split was published meanwhile),
+    the shard is in a split's read-only window, or the host itself refused the
+    write (MySQL ``read_only``: a demoted or fenced master). Retry after
+    ``retry_after`` seconds: the new map will route it to the shard's master.
+    """
+
+    retry_after = 1
+
+
 class WriteConflict(ShardStoreError):
     """A write transaction kept losing lock conflicts (deadlock, lock wait timeout).
 

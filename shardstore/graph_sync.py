@@ -10,20 +10,31 @@ found on an instance the map does not route that pinner to: after a change of
 the map or of ``vshard_of`` nobody reads them again, and the pinner's feed is
 rebuilt on their next visit. ``wipe=True`` (rebuild) first deletes every graph key.
 
+``shards=`` makes it a slice that can run alone and again (a long job's chunk,
+shardstore/jobs.py): the keys of the pinners and boards of those shards are
+rewritten from MySQL, and any other key of theirs is deleted (their shard's
+``users`` and ``boards`` tables say who they are). Keys of IDs with no object,
+and keys left on an instance the map no longer routes to, need the whole graph
+at once: they are left to a full sync's last pass.
+
 Runbook: ``python manage.py follower_graph repair`` (or ``rebuild``) runs it as
 a Celery job; ``--check`` reports drift without changing anything.
 """
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import graph as keys
+from .cache import CachedStore
 from .graph import FollowerGraph
-from .interface import StoreInterface
+from .ids import compose
+from .interface import ShardAccess, StoreInterface
+from .store import Store
 
 GRAPH_PATTERNS = ("u:*", "b:*")
 #: A pinner's feed keys (shardstore.feeds): ``<prefix><user id>``.
@@ -81,29 +92,33 @@ def sync_graph(
     repair: bool = True,
     wipe: bool = False,
     owners: Callable[[int], bool] | None = None,
+    shards: Iterable[int] | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> SyncReport:
     """Make the Redis graph equal to what MySQL says (or, with ``repair=False``, report).
 
     ``owners`` limits the sync to the keys of the users it accepts (the pinners of
-    moved virtual shards, say); stray keys are then left alone.
+    moved virtual shards, say); stray keys are then left alone. ``shards`` limits it
+    to the pinners of those shards, their stray keys included (see above).
     """
     report = SyncReport()
     if wipe and repair:
         for client in graph.shards.clients().values():
             _delete_graph_keys(client, keep=set())
     expected_on: dict[str, set[str]] = defaultdict(set)  # instance -> the graph keys it should hold
-    shards = store.topology.shard_count
-    for shard_id in range(shards):
+    walk = list(range(store.topology.shard_count) if shards is None else shards)
+    for done, shard_id in enumerate(walk, 1):
         expected = _expected_for_shard(store, shard_id)
         if owners is not None:
             expected.keep_owners(owners)
         for key, owner in expected.owner_of_key.items():
             expected_on[graph.shards.instance_for(owner)].add(key)
         _compare_and_fix(graph, expected, report, repair=repair)
+        if shards is not None:
+            _delete_unexplained(store, graph, shard_id, expected, report, owners, repair=repair)
         if progress:
-            progress(shard_id + 1, shards)
-    if owners is not None:
+            progress(done, len(walk))
+    if owners is not None or shards is not None:
         return report
     for instance, client in graph.shards.clients().items():
         wanted = expected_on[instance]
@@ -161,6 +176,83 @@ def _expected_for_shard(store: StoreInterface, shard_id: int) -> _Expected:
             if board in owners:
                 expected.put("set", keys.board_unfollowers_key(board), owners[board], follower)
     return expected
+
+
+USER_KEYS = (
+    keys.following_key,
+    keys.implicit_following_key,
+    keys.followers_key,
+    keys.implicit_followers_key,
+    keys.boards_followed_key,
+    keys.boards_unfollowed_key,
+)
+BOARD_KEYS = (keys.board_followers_key, keys.board_unfollowers_key)
+
+
+def _delete_unexplained(
+    store: StoreInterface,
+    graph: FollowerGraph,
+    shard_id: int,
+    expected: _Expected,
+    report: SyncReport,
+    owners: Callable[[int], bool] | None,
+    *,
+    repair: bool,
+) -> None:
+    """Delete the graph keys of this shard's pinners and boards that MySQL does not explain."""
+    candidates: dict[str, list[str]] = defaultdict(list)  # instance -> keys to look for
+    for owner, board in _shard_owners(store, shard_id):
+        if owners is not None and not owners(owner):
+            continue
+        names = [f(board) for f in BOARD_KEYS] if board else [f(owner) for f in USER_KEYS]
+        instance = graph.shards.instance_for(owner)
+        candidates[instance].extend(k for k in names if k not in expected.kinds)
+    for instance, names in candidates.items():
+        client = graph.shards.client(instance)
+        for start in range(0, len(names), 500):
+            chunk = names[start : start + 500]
+            pipe = client.pipeline(transaction=False)
+            for key in chunk:
+                pipe.exists(key)
+            present = [key for key, n in zip(chunk, pipe.execute(), strict=True) if n]
+            for key in present:
+                report.note(key)
+            report.keys_removed += len(present)
+            if repair and present:
+                client.delete(*present)
+
+
+def _shard_owners(store: StoreInterface, shard_id: int) -> Iterator[tuple[int, int]]:
+    """``(user, 0)`` for each pinner of the shard, ``(owner, board)`` for each board, read
+    from the shard's object tables (every row, a soft-deleted one too)."""
+    access = store.store if isinstance(store, CachedStore) else store
+    if not isinstance(access, Store):
+        raise TypeError(f"a shard's pinners are read from a Store, not a {type(store).__name__}")
+    catalog = store.catalog
+    user, board = catalog.types["user"], catalog.types["board"]
+    for local_id, _ in _rows(access, shard_id, user.table, data=False):
+        yield compose(shard_id, user.type_id, local_id), 0
+    for local_id, data in _rows(access, shard_id, board.table, data=True):
+        owner = json.loads(data).get("owner_id")
+        if isinstance(owner, int):
+            yield owner, compose(shard_id, board.type_id, local_id)
+
+
+def _rows(
+    access: ShardAccess, shard_id: int, table: str, *, data: bool, batch: int = 1000
+) -> Iterator[tuple[int, str]]:
+    """``(local_id, data)`` of every row of an object table on one shard, in batches."""
+    columns = "local_id, data" if data else "local_id, ''"
+    sql = f"SELECT {columns} FROM {{db}}.{table} WHERE local_id > %s ORDER BY local_id LIMIT %s"
+    last = 0
+    while True:
+        with access.session(shard_id) as session:
+            rows = session.query(sql, (last, batch))
+        for local_id, text in rows:
+            yield int(local_id), text if isinstance(text, str) else bytes(text).decode()
+        if len(rows) < batch:
+            return
+        last = int(rows[-1][0])
 
 
 def _owners(store: StoreInterface, board_ids: list[int]) -> dict[int, int]:

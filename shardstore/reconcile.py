@@ -14,7 +14,7 @@ inverse) after a crash, a host failure or a restore; it prints what it fixed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from .interface import StoreInterface
@@ -33,16 +33,21 @@ def reconcile(
     relation_name: str,
     *,
     repair: bool = True,
+    shards: Iterable[int] | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> ReconcileReport:
-    """Check (and unless ``repair=False``, fix) one forward relation against its inverse."""
+    """Check (and unless ``repair=False``, fix) one forward relation against its inverse.
+
+    ``shards`` limits it to those shards (a long job's chunk: shardstore/jobs.py); each
+    shard is checked on its own, so a run over some shards is one slice of a full run.
+    """
     relation = store.catalog.relation(relation_name)
     if not relation.inverse:
         raise ValueError(f"{relation_name} has no inverse to reconcile")
     forward, inverse = store.mapping(relation.name), store.mapping(relation.inverse)
     report = ReconcileReport(relation.name)
-    shards = store.topology.shard_count
-    for shard_id in range(shards):
+    walk = list(range(store.topology.shard_count) if shards is None else shards)
+    for done, shard_id in enumerate(walk, 1):
         # Forward rows whose inverse is missing: write the inverse.
         for rows in forward.scan(shard_id):
             report.checked += len(rows)
@@ -62,5 +67,5 @@ def reconcile(
                     if repair:
                         forward.repair_inverse(from_id, to_id)
         if progress:
-            progress(shard_id + 1, shards)
+            progress(done, len(walk))
     return report

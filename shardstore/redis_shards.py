@@ -21,7 +21,7 @@ moves every bit of the result. It is pure arithmetic, fixed forever: changing
 it moves every user's keys. Runbook for such a move (or for data written under
 another function): ``python manage.py follower_graph rebuild`` rewrites the
 graph on the instances the map now names and deletes what is left elsewhere,
-feed keys included; each pinner's home feed is rebuilt on their next visit.
+feed keys included, then writes each pinner's home feed there from MySQL.
 """
 
 from __future__ import annotations

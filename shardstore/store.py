@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .backends import Backend, Session, TableSet, batched, open_backend
 from .catalog import CATALOG, Catalog
 from .exceptions import WriteConflict
+from .fence import WriteFence
 from .ids import shard_of
 from .lookups import LookupTable
 from .mappings import MappingTable
@@ -60,6 +61,7 @@ class Store:
         self._swap_lock = threading.Lock()
         self._local = threading.local()
         self._routing = _Routing(topology, {})
+        self._fence = WriteFence(lambda: self._routing.topology)
         self._objects = {name: ObjectTable(self, t) for name, t in catalog.types.items()}
         self._mappings = {name: MappingTable(self, r) for name, r in catalog.relations.items()}
         self._lookups = {name: LookupTable(self, lk) for name, lk in catalog.lookups.items()}
@@ -92,7 +94,8 @@ class Store:
             state["pinned"] = None
 
     def set_topology(self, topology: Topology) -> None:
-        """Swap in a new shard map; backends of unchanged hosts are kept."""
+        """Swap in a new shard map; backends of unchanged hosts are kept. Returns once no
+        write admitted under the old map is in flight (see ``fence``)."""
         with self._swap_lock:
             old = self._routing.backends
             backends = {}
@@ -105,6 +108,7 @@ class Store:
                         host, address, on_query=self._note_query, **self._backend_options
                     )
             self._routing = _Routing(topology, backends)
+        self._fence.drain()
         for host, backend in old.items():
             if backends.get(host) is not backend:
                 backend.close()
@@ -118,8 +122,9 @@ class Store:
         return dict(self._current().backends)
 
     def session(self, shard_id: int, *, write: bool = False) -> Any:
-        """A session on a shard's master (a transaction when ``write``)."""
-        return self.backend(shard_id).session(shard_id, write=write)
+        """A session on a shard's master (a transaction when ``write``), whose writes the
+        fence admits only while the map in force still names that master."""
+        return self.backend(shard_id).session(shard_id, write=write, fence=self._fence)
 
     def transaction(self, shard_id: int, work: Callable[[Session], T], *, attempts: int = 5) -> T:
         """Run ``work(session)`` in one write transaction, again if it loses a lock conflict.

@@ -14,7 +14,9 @@ A topology is a JSON document, validated when loaded and never mutated after::
 seeds' configuration table). ``open`` lists the ranges where new users land.
 Reads and writes go to the master only; the slave is a hot backup for failover.
 ``out_of_service`` (optional) lists hosts kept in the map but neither master nor
-slave of any range (a spare, or a host being replaced).
+slave of any range (a spare, or a host being replaced). ``read_only`` (optional)
+lists shard ranges whose writes every process refuses for now: the short window
+in which a split hands them to another host.
 A process holds one Topology at a time and swaps it whole when it changes.
 """
 
@@ -67,6 +69,8 @@ class Topology:
     lookup_shards: int
     #: Hosts kept in the map but out of service: never a master, never a failover target.
     out_of_service: tuple[str, ...] = ()
+    #: Shard ranges in a move's read-only window: writes to them are refused.
+    read_only: tuple[tuple[int, int], ...] = ()
 
     # -- construction -----------------------------------------------------
 
@@ -88,6 +92,7 @@ class Topology:
             "open",
             "lookup_shards",
             "out_of_service",
+            "read_only",
         }
         if unknown:
             raise InvalidTopology(f"unknown topology keys: {', '.join(sorted(unknown))}")
@@ -113,8 +118,16 @@ class Topology:
                 f"lookup_shards must be an int in 1..{min(MOD_BUCKETS, shard_count)}"
             )
         out_of_service = _out_of_service(document.get("out_of_service", []), hosts, ranges)
+        read_only = tuple(_pair(entry, "read_only range") for entry in _list(document, "read_only"))
         topology = cls(
-            version, shard_count, hosts, ranges, open_ranges, lookup_shards, out_of_service
+            version,
+            shard_count,
+            hosts,
+            ranges,
+            open_ranges,
+            lookup_shards,
+            out_of_service,
+            read_only,
         )
         object.__setattr__(topology, "_starts", [r.first for r in ranges])
         return topology
@@ -154,6 +167,7 @@ class Topology:
             "open": [list(r) for r in self.open_ranges],
             "lookup_shards": self.lookup_shards,
             **({"out_of_service": list(self.out_of_service)} if self.out_of_service else {}),
+            **({"read_only": [list(r) for r in self.read_only]} if self.read_only else {}),
         }
 
     # -- routing ----------------------------------------------------------
@@ -168,6 +182,10 @@ class Topology:
     def master_of(self, shard_id: int) -> str:
         """The name of the host that serves ``shard_id`` (all reads and writes go there)."""
         return self.range_of(shard_id).master
+
+    def is_read_only(self, shard_id: int) -> bool:
+        """Whether writes to ``shard_id`` are refused for now (a move's read-only window)."""
+        return any(first <= shard_id <= last for first, last in self.read_only)
 
     def shards_of(self, host: str) -> Iterator[int]:
         """Every shard whose master is ``host``."""
@@ -203,6 +221,13 @@ def _integer(
     if value < minimum or (maximum is not None and value > maximum):
         upper = "" if maximum is None else maximum
         raise InvalidTopology(f"{key} {value} is out of range {minimum}..{upper}")
+    return value
+
+
+def _list(document: Mapping[str, Any], key: str) -> list[Any]:
+    value = document.get(key, [])
+    if not isinstance(value, list):
+        raise InvalidTopology(f"{key} must be a list")
     return value
 
 

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import json
 import socket
+import subprocess
+import sys
 import uuid
+from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.servers import (
+from tests.config_documents import eventually
+from toolkit.servers import (
+    ROOT,
     MariaDBServer,
     MemcachedServer,
+    Pid,
     RedisServer,
     ServerStartError,
     ZooKeeperServer,
@@ -129,3 +137,85 @@ def test_start_failure_quotes_the_server_log(redis_server: RedisServer) -> None:
     with pytest.raises(ServerStartError, match=r"(?s)exited with code .*no-such-directive"):
         broken.start()
     assert broken.process is None and broken.tmpdir is None
+
+
+# -- servers with a home, detached: the local cluster's life -------------------------
+
+_LAUNCHER = """
+import json, sys, time
+from pathlib import Path
+from toolkit.servers import RedisServer
+home = Path(sys.argv[1])
+detached = RedisServer(["--appendonly", "yes", "--appendfsync", "always"], home=home, detached=True)
+attached = RedisServer()
+detached.start(), attached.start()
+print(json.dumps({"port": detached.port, "pid": detached.running.pid,
+                  "started": detached.running.started, "attached": attached.pid}), flush=True)
+time.sleep(120)
+"""
+
+
+def _redis(port: int) -> Any:
+    import redis
+
+    return redis.Redis(host="127.0.0.1", port=port, socket_timeout=5)
+
+
+def test_a_detached_server_outlives_its_launcher_keeps_its_data_and_port(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    home = tmp_path / "redis"
+    launcher = subprocess.Popen(
+        [sys.executable, "-c", _LAUNCHER, str(home)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert launcher.stdout is not None
+    started = json.loads(launcher.stdout.readline())
+    args = ["--appendonly", "yes", "--appendfsync", "always"]  # as the launcher's
+    adopted = RedisServer(args, home=home, port=started["port"], detached=True)
+    try:
+        # The launcher dies hard: its test server goes with it, the detached one stays.
+        launcher.kill()
+        launcher.wait()
+        attached = Pid.of(started["attached"])
+        assert attached is None or eventually(lambda: not attached.alive(), 15)
+        assert _redis(started["port"]).set("kept", b"yes")
+
+        # Found again by PID and start time; a record with another start time is a stranger.
+        assert not RedisServer(home=home, port=started["port"]).adopt(started["pid"], 1)
+        assert adopted.adopt(started["pid"], started["started"])
+        assert adopted.alive and adopted.pid == started["pid"]
+
+        # A crash and a restart: same port, same data, a new process.
+        adopted.halt(kill=True)
+        assert not adopted.alive and adopted.pid is None
+        adopted.restart()
+        assert adopted.port == started["port"] and adopted.pid != started["pid"]
+        assert _redis(adopted.port).get("kept") == b"yes"
+
+        # stop() keeps a home; the next start() reuses it (prepared once) and the port.
+        adopted.stop()
+        assert not adopted.alive and (home / "server.log").is_file()
+        again = RedisServer(args, home=home, port=started["port"]).start()
+        try:
+            assert again.port == started["port"] and _redis(again.port).get("kept") == b"yes"
+        finally:
+            again.stop()
+    finally:
+        launcher.kill()
+        launcher.wait()
+        launcher.stdout.close()
+        adopted.stop()
+        assert adopted.adopt(started["pid"], started["started"]) is False
+
+
+def test_a_fixed_port_that_is_taken_is_an_error_not_another_port(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    server = RedisServer(home=tmp_path / "redis", port=redis_server.port)
+    with pytest.raises(ServerStartError, match=rf"port {redis_server.port} is taken"):
+        server.start()
+    assert not server.alive
+    assert _redis(redis_server.port).ping()  # the one that holds it is untouched

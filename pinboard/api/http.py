@@ -37,10 +37,9 @@ from ..errors import (
     InvalidField,
     MethodNotAllowed,
     NotFoundError,
-    RateLimited,
-    ServiceUnavailable,
     TooLarge,
     Unauthenticated,
+    storage_unavailable,
 )
 from ..ids import parse_id
 from ..users.tokens import pinner_of_token
@@ -77,7 +76,7 @@ def error_response(error: DomainError) -> JsonResponse:
     if error.field:
         body["field"] = error.field
     response = JsonResponse({"error": body}, status=error.status)
-    if isinstance(error, RateLimited):
+    if error.retry_after is not None:
         response["Retry-After"] = str(error.retry_after)
     return response
 
@@ -100,7 +99,7 @@ def as_domain_error(exc: Exception) -> DomainError | None:
     if isinstance(exc, SuspiciousOperation | DjangoBadRequest):  # too many fields or files
         return BadRequest("the request was rejected as malformed")
     if isinstance(exc, ShardUnavailable):
-        return ServiceUnavailable("storage is unavailable; try again shortly")
+        return storage_unavailable(exc)
     return None
 
 

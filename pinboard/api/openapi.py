@@ -182,7 +182,8 @@ ERRORS = {
     "422": "A field's value is invalid; `error.field` names it.",
     "429": "Too many attempts (log-in and sign-up per client address, new and saved pins per"
     " pinner); `Retry-After` says how many seconds until the limit resets.",
-    "503": "A storage host is unavailable; nothing was written.",
+    "503": "A storage host is unavailable, or the data is moving to another host; nothing"
+    " was written. `Retry-After` says when to try again.",
 }
 
 #: Headers that come with an error status, by status.
@@ -193,7 +194,14 @@ ERROR_HEADERS = {
             "required": True,
             "schema": {"type": "integer", "minimum": 1},
         }
-    }
+    },
+    "503": {
+        "Retry-After": {
+            "description": "Seconds after which the request may succeed.",
+            "required": True,
+            "schema": {"type": "integer", "minimum": 1},
+        }
+    },
 }
 
 PARAMETERS = {

@@ -1,18 +1,23 @@
 """Writes to home feeds: fan a new pin out, merge or drop a followed pinner's or board's pins,
-rebuild the feed of a pinner who comes back after a long time."""
+rebuild the feed of a pinner who comes back after a long time.
+
+Each keeps the feed equal to what MySQL implies (``shardstore.feed_sync.expected_feeds``,
+which the rebuild uses): a follow merges as many of the pins as a feed holds, and an
+unfollow that empties part of a full feed rebuilds it, since the older pins that now
+make the cut were trimmed away. ``python manage.py follower_graph check`` compares.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from shardstore.mappings import all_ids
+from shardstore.feed_sync import rebuild_feed
+from shardstore.feeds import FEED_LENGTH
 
 from ..store import get_feeds, get_store
 
-#: How many recent pins of a pinner or board a new follow merges in.
-MERGE_PINS = 100
-#: A rebuild takes this many recent pins of each followed board.
-REBUILD_PINS_PER_BOARD = 50
+#: How many recent pins of a pinner or board a new follow merges in: all a feed can hold.
+MERGE_PINS = FEED_LENGTH
 
 
 def publish(pin: dict[str, Any], sequence: int) -> None:
@@ -41,7 +46,9 @@ def _drop(actor_id: int, field: str, value: int) -> None:
     pin_ids = [pin_id for _, pin_id in feeds.entries(actor_id)]
     pins = get_store().objects("pin").get_many(pin_ids, include_inactive=True)
     doomed = {pin["id"] for pin in pins if pin.get(field) == value}
-    if doomed:
+    if doomed and len(pin_ids) >= feeds.length:
+        rebuild(actor_id)  # full: older pins of other boards now make the cut
+    elif doomed:
         feeds.remove_pins(actor_id, doomed)
 
 
@@ -56,14 +63,6 @@ def drop_board(actor_id: int, board_id: int) -> None:
 
 
 def rebuild(user_id: int) -> None:
-    """The feed from MySQL: recent pins of every board followed (explicitly or through
-    its owner, less unfollowed boards), and the pinner's own."""
-    store = get_store()
-    followed_users = all_ids(store.mapping("user_follows_users"), user_id)
-    boards_of_followed = store.mapping("user_has_boards").rows_many(followed_users, limit=1000)
-    unfollowed = set(all_ids(store.mapping("user_unfollows_boards"), user_id))
-    boards = {b for rows in boards_of_followed.values() for b, _ in rows} - unfollowed
-    boards.update(all_ids(store.mapping("user_follows_boards"), user_id))
-    entries = _entries("board_has_pins", sorted(boards), REBUILD_PINS_PER_BOARD) if boards else []
-    entries += _entries("user_has_pins", [user_id], MERGE_PINS)
-    get_feeds().replace(user_id, entries)
+    """The feed from MySQL: the pins of every board followed (explicitly or through its
+    owner, less unfollowed boards) and the pinner's own, newest first."""
+    rebuild_feed(get_store(), get_feeds(), user_id)

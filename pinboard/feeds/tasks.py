@@ -3,8 +3,9 @@
 ``fan_out_pin`` streams the board's followers from the Redis graph and queues
 one ``fan_out_batch`` per chunk; each batch is one script call per Redis
 instance (claim, then LPUSH + LTRIM per active follower), so a retried batch
-adds nothing twice. Both are acks_late (a worker that dies mid-task leaves it
-queued) and retry with backoff on Redis and MySQL errors.
+adds nothing twice. Both are acks_late and reject_on_worker_lost (a worker that
+dies mid-task leaves it queued, and it is delivered again: see the broker's
+visibility timeout in settings) and retry with backoff on Redis and MySQL errors.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ BATCH = 1000
 RETRY_ON = (redis.RedisError, ShardUnavailable, WriteConflict)
 RETRY = {
     "acks_late": True,
+    "reject_on_worker_lost": True,
     "autoretry_for": RETRY_ON,
     "retry_backoff": True,
     "retry_jitter": True,

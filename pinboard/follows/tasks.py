@@ -1,4 +1,4 @@
-"""Long jobs of the follower graph, run as Celery tasks with progress."""
+"""Long jobs of the follower graph and home feeds, run as Celery tasks with progress."""
 
 from __future__ import annotations
 
@@ -7,18 +7,21 @@ from typing import Any
 
 from celery import shared_task
 
+from shardstore.feed_sync import sync_feeds
 from shardstore.graph_sync import sync_graph
 
-from ..store import get_graph, get_store
+from ..store import get_feeds, get_graph, get_store
 
 
 @shared_task(bind=True, acks_late=True)
 def sync_follower_graph(self: Any, *, repair: bool = True, wipe: bool = False) -> dict[str, Any]:
-    """Rebuild (``wipe=True``) or check and repair the Redis graph from MySQL.
+    """Rebuild (``wipe=True``) or check and repair the Redis graph and home feeds from MySQL
+    (a rebuild writes every pinner's feed; a repair, active pinners' feeds that differ).
 
-    Progress (shards done of total) is reported as the task's PROGRESS state
-    where a result backend is configured.
+    Progress (shards done of total: the graph's pass, then the feeds') is reported as the
+    task's PROGRESS state where a result backend is configured.
     """
+    shards = get_store().topology.shard_count
 
     def progress(done: int, total: int) -> None:
         if (
@@ -28,5 +31,19 @@ def sync_follower_graph(self: Any, *, repair: bool = True, wipe: bool = False) -
         ):
             self.update_state(state="PROGRESS", meta={"done": done, "total": total})
 
-    report = sync_graph(get_store().store, get_graph(), repair=repair, wipe=wipe, progress=progress)
-    return asdict(report)
+    store = get_store().store
+    graph = sync_graph(
+        store,
+        get_graph(),
+        repair=repair,
+        wipe=wipe,
+        progress=lambda done, total: progress(done, 2 * total),
+    )
+    feeds = sync_feeds(
+        store,
+        get_feeds(),
+        repair=repair,
+        everyone=wipe,
+        progress=lambda done, total: progress(shards + done, 2 * total),
+    )
+    return {**asdict(graph), "feeds": asdict(feeds)}

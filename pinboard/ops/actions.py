@@ -15,7 +15,7 @@ arguments). The views do the same for every action:
 
 Planner errors (an invalid map, a version conflict, nothing published, the
 config source down, a busy host...) are ``ShardStoreError``s, shown on the
-form. Failover and split come as two more ``register(Action(...))``.
+form.
 """
 
 from __future__ import annotations
@@ -34,12 +34,15 @@ from shardstore.control import documents
 from shardstore.control.cache_servers import plan_cache_server
 from shardstore.control.cli import Control
 from shardstore.control.close_range import plan_close_range
+from shardstore.control.diff import plan_diff
+from shardstore.control.failover import plan_emergency_failover, plan_failover
 from shardstore.control.host_service import plan_host_service
 from shardstore.control.open_range import plan_open_range
 from shardstore.control.plans import Outcome, Plan, run
 from shardstore.control.publish import plan_publish, plan_rollback
 from shardstore.control.redis_move import plan_redis_move
 from shardstore.control.sources import NotPublished
+from shardstore.control.split import plan_cleanup, plan_split, plan_split_revert
 from shardstore.ids import MAX_SHARD_ID
 from shardstore.redis_shards import VSHARDS
 
@@ -160,6 +163,41 @@ class RedisMoveForm(forms.Form):
     instance = name_field(help_text="the instance that will serve them")
     url = forms.CharField(
         max_length=500, required=False, help_text="redis://host:port/db, if the instance is new"
+    )
+
+
+class FailoverForm(forms.Form):
+    host = name_field(help_text="the master whose shards its replica takes over")
+    emergency = forms.BooleanField(
+        required=False,
+        label="Emergency: the master is down",
+        help_text="promote its most advanced replica; the old master goes out of service",
+    )
+
+
+class DiffForm(forms.Form):
+    a = name_field(label="Host A")
+    b = name_field(label="Host B")
+    first = forms.IntegerField(
+        min_value=0, max_value=MAX_SHARD_ID, required=False, label="First shard",
+        help_text="empty: every shard either host masters",
+    )  # fmt: skip
+    last = forms.IntegerField(min_value=0, max_value=MAX_SHARD_ID, required=False)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if (data.get("first") is None) != (data.get("last") is None):
+            raise forms.ValidationError("give both the first and the last shard, or neither")
+        return data
+
+
+class SplitForm(forms.Form):
+    host = name_field(help_text="the master whose replica takes over half of its shards")
+
+
+class SplitNumberForm(forms.Form):
+    split = forms.IntegerField(
+        min_value=1, max_value=10**9, help_text="the shard-map version the split published"
     )
 
 
@@ -286,6 +324,83 @@ register(
             instance=data["instance"],
             url=data["url"] or None,
             author=made.operator,
+        ),
+    )
+)
+
+
+register(
+    Action(
+        "failover",
+        "Fail a master over to its replica",
+        "Planned: check the replica is caught up, make the master read-only and wait until "
+        "no write lands, wait for the replica to apply everything (GTID), publish the map "
+        "with the replica as master, make it writable, and make the old master its replica. "
+        "Emergency (the master is down): promote its most advanced replica once it has "
+        "applied all it received, publish, and keep the old master out of service (it "
+        "starts read-only if it returns).",
+        FailoverForm,
+        lambda made, data: (plan_emergency_failover if data["emergency"] else plan_failover)(
+            made.source, host=data["host"], author=made.operator, connect=made.mysql
+        ),
+    )
+)
+
+
+register(
+    Action(
+        "diff",
+        "Compare the shards of two hosts",
+        "Row counts and checksums of every table of the shards on both hosts, read at one "
+        "GTID position when one replicates from the other (so a difference is real, not "
+        "lag). Changes nothing; the journal keeps the report.",
+        DiffForm,
+        lambda made, data: plan_diff(
+            made.source,
+            a=data["a"],
+            b=data["b"],
+            shards=None if data["first"] is None else (data["first"], data["last"]),
+            connect=made.mysql,
+        ),
+    )
+)
+register(
+    Action(
+        "split",
+        "Split a host onto its replica",
+        "The replica becomes the master of the second half of the host's shards: the moving "
+        "shards are compared on both (rows and checksums, at one GTID position), made "
+        "read-only for the seconds the switch takes (the other shards never stop), and "
+        "handed over; replication between the two ends. The shards that left each host are "
+        "renamed, not dropped, until the split is cleaned up.",
+        SplitForm,
+        lambda made, data: plan_split(
+            made.source, host=data["host"], author=made.operator, connect=made.mysql
+        ),
+    )
+)
+register(
+    Action(
+        "split-revert",
+        "Revert a split",
+        "Until it is cleaned up: make the moved shards read-only, copy them back from the "
+        "replica with their newest rows, and publish the old ranges. The replica goes out of "
+        "service until it is rebuilt as a replica.",
+        SplitNumberForm,
+        lambda made, data: plan_split_revert(
+            made.source, split=data["split"], author=made.operator, connect=made.mysql
+        ),
+    )
+)
+register(
+    Action(
+        "cleanup",
+        "Clean up after a split",
+        "Drop the shard copies a split (and its revert) renamed on both hosts. After this "
+        "the split cannot be reverted.",
+        SplitNumberForm,
+        lambda made, data: plan_cleanup(
+            made.source, split=data["split"], author=made.operator, connect=made.mysql
         ),
     )
 )

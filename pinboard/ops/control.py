@@ -9,6 +9,7 @@ from django.conf import settings
 
 from shardstore import Store, Topology
 from shardstore.control.cli import Control
+from shardstore.control.mysql_hosts import admin
 from shardstore.control.plans import Plan, locks_for
 
 from ..store import get_store, open_config
@@ -46,4 +47,12 @@ def control(operator: str | None = None) -> Control:
     """The control plane, acting for ``operator`` (default: the shell's user)."""
     source = open_config()
     who = operator or f"{getpass.getuser()} (shell)"
-    return Control(source, get_store, connect, DatabaseJournal(), locks_for(source), who)
+    return Control(
+        source,
+        get_store,
+        connect,
+        DatabaseJournal(),
+        locks_for(source),
+        who,
+        admin(settings.SHARDSTORE.get("MYSQL_ADMIN")),
+    )

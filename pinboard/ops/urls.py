@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import action_views, views
+from . import action_views, job_views, views
 
 urlpatterns = [
     path("", views.overview, name="ops_overview"),
@@ -13,6 +13,9 @@ urlpatterns = [
     path("celery/", views.celery, name="ops_celery"),
     path("journal/", views.journal_list, name="ops_journal"),
     path("journal/<str:entry_id>/", views.journal_entry, name="ops_journal_entry"),
+    path("jobs/", job_views.job_list, name="ops_jobs"),
+    path("jobs/<str:job_id>/", job_views.job_detail, name="ops_job"),
+    path("jobs/<str:job_id>/resume/", job_views.job_resume, name="ops_job_resume"),
     path("actions/", action_views.index, name="ops_actions"),
     path("actions/<str:action>/", action_views.action, name="ops_action"),
 ]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from kombu import Queue
+
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(os.environ.get("PINBOARD_VAR_DIR", BASE_DIR / "var"))
 VAR_DIR.mkdir(parents=True, exist_ok=True)  # the embedded store's home: control DB, shards, media
@@ -78,7 +80,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # database: every page reads its session, and a memcached get keeps the control plane
 # off the request path; expiry is memcached's, with no table to sweep. The price: a
 # restart of the sessions' memcached logs pinners out.
-SESSION_ENGINE = "django.contrib.sessions.backends.cache"
+SESSION_ENGINE = "pinboard.sessions"  # Django's cache sessions; see pinboard/sessions.py
 SESSION_CACHE_ALIAS = "sessions"
 SESSION_COOKIE_HTTPONLY = True
 
@@ -129,8 +131,10 @@ def _cache(name: str) -> dict[str, object]:
         "PINBOARD_MEMCACHED"
     )
     if servers:
+        # Not Django's PyMemcacheCache: see pinboard/cache_backend.py (a server down is a
+        # miss, never a 500; what it missed is replayed before it serves again).
         return {
-            "BACKEND": "django.core.cache.backends.memcached.PyMemcacheCache",
+            "BACKEND": "pinboard.cache_backend.PoolCache",
             "LOCATION": servers.split(","),
             "KEY_PREFIX": name,
         }
@@ -162,6 +166,8 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 11 * 1024 * 1024  # an image of up to 10 MB, plus 
 # or zk://host:port[,host:port]/root (pinboard/store.py); without it the embedded default
 # keeps its documents in var/config/ and all 4096 shards in SQLite files under var/shards/.
 # Each process mirrors the documents to MIRROR_DIR and boots from there if ZooKeeper is down.
+# MYSQL_ADMIN (user:password) is how operations (failover, split) log in to MySQL hosts:
+# the site's own user, in the shard map, has no privilege that read_only lets through.
 SHARDSTORE = {
     "CONFIG": os.environ.get("PINBOARD_TOPOLOGY"),
     "CONFIG_DIR": VAR_DIR / "config",
@@ -169,6 +175,7 @@ SHARDSTORE = {
     "EMBEDDED_DIR": VAR_DIR / "shards",
     "EMBEDDED_SHARDS": 4096,
     "BACKEND_OPTIONS": {},
+    "MYSQL_ADMIN": os.environ.get("PINBOARD_MYSQL_ADMIN"),
 }
 
 # The follower graph and home feeds: one Redis instance (PINBOARD_REDIS_URL), or a
@@ -189,6 +196,29 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_BACKEND = None
+# With acks_late, a Redis broker keeps each task a worker has taken until the worker
+# acknowledges it (when the task returns). If the worker dies without a word (kill -9,
+# out of memory, a lost host), the task goes back on the queue once it has been out for
+# the visibility timeout; a worker looks for such tasks every `unacked_restore_interval`
+# seconds, so a task is running again at most timeout + interval after its worker died.
+# The timeout must outlast the longest a task is held before it returns, or a task still
+# running would be handed to a second worker: a fan-out batch waits up to 600 s for a
+# retry (Celery's retry_backoff_max) and a long job's chunk (one shard) takes seconds to
+# minutes, so 20 minutes. (RabbitMQ redelivers as soon as the worker's connection drops.)
+BROKER_VISIBILITY_TIMEOUT = int(os.environ.get("PINBOARD_BROKER_VISIBILITY_TIMEOUT", 1200))
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": BROKER_VISIBILITY_TIMEOUT,
+    "unacked_restore_interval": min(10, BROKER_VISIBILITY_TIMEOUT),
+    "unacked_restore_throttle": 1,  # look every interval (kombu's default: every tenth)
+}
+# Long jobs' chunks wait on a queue of their own: a worker takes from both queues in
+# turn, so the thousands of chunks of a job do not hold up fan-out to home feeds (a
+# worker started with `-Q jobs` or `-Q celery` serves one kind only).
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+CELERY_TASK_QUEUES = [Queue("celery"), Queue("jobs")]
+CELERY_TASK_ROUTES = {"pinboard.ops.tasks.run_job_chunk": {"queue": "jobs"}}
+# Modules that register more kinds of long job (shardstore/jobs.py), comma-separated.
+JOB_KIND_MODULES = [m for m in os.environ.get("PINBOARD_JOB_MODULES", "").split(",") if m]
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -11,10 +11,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..exceptions import ShardStoreError, ShardUnavailable
 from .pool import ConnectionPool, discard
+
+if TYPE_CHECKING:
+    from ..fence import WriteFence
 
 Params = Sequence[Any]
 T = TypeVar("T")
@@ -43,27 +46,41 @@ class Session:
     leaving commits or rolls back and gives the connection back. Driver errors
     are translated where they happen, so code inside can catch
     ``UniqueViolation``; a connection that failed is never pooled again.
+    With a ``fence``, a write session is admitted by it before it begins, and
+    a read session before its first statement that is not a SELECT.
     """
 
     __slots__ = (
-        "_backend", "_connection", "_cursor", "_key", "_may_retry", "broken", "shard_id", "write",
+        "_backend", "_connection", "_cursor", "_fence", "_key", "_may_retry", "_ticket",
+        "broken", "shard_id", "write",
     )  # fmt: skip
 
-    def __init__(self, backend: Backend, shard_id: int, write: bool) -> None:
+    def __init__(
+        self, backend: Backend, shard_id: int, write: bool, fence: WriteFence | None = None
+    ) -> None:
         self._backend = backend
         self.shard_id = shard_id
         self.write = write
         self.broken = False
+        self._fence = fence
+        self._ticket: int | None = None
 
     def __enter__(self) -> Session:
         backend = self._backend
+        if self.write:
+            self._admit()
         self._key = backend._pool_key(self.shard_id)
         try:
             self._connection, reused = backend._pool.acquire(self._key)
         except Exception as exc:
+            self._end_write()
             raise (backend.translate(exc, self.shard_id) or exc) from exc
         if reused and not backend.still_open(self._connection):
-            self._reconnect()  # closed by the server while idle (restart, wait_timeout)
+            try:
+                self._reconnect()  # closed by the server while idle (restart, wait_timeout)
+            except BaseException:
+                self._end_write()
+                raise
             reused = False
         self._cursor = self._connection.cursor()
         # A pooled connection may also die between that check and its first use:
@@ -113,10 +130,21 @@ class Session:
             self._cursor = self._connection.cursor()
 
     def _release(self) -> None:
+        self._end_write()
         if self.broken:
             discard(self._connection)
         else:
             self._backend._pool.release(self._key, self._connection)
+
+    def _admit(self) -> None:
+        if self._fence is not None and self._ticket is None:
+            self._ticket = self._fence.admit(self.shard_id, self._backend.host)
+
+    def _end_write(self) -> None:
+        if self._ticket is not None:
+            assert self._fence is not None
+            self._fence.done(self._ticket)
+            self._ticket = None
 
     @property
     def dialect(self) -> Dialect:
@@ -144,6 +172,8 @@ class Session:
 
     def _run(self, method: str, sql: str, params: Any) -> None:
         backend = self._backend
+        if self._ticket is None and self._fence is not None and not _is_read(sql):
+            self._admit()
         rendered = backend.render(sql, self.shard_id)
         backend.on_query(rendered)
         may_retry, self._may_retry = self._may_retry, False
@@ -227,9 +257,12 @@ class Backend(ABC):
 
     # -- sessions -----------------------------------------------------------
 
-    def session(self, shard_id: int, *, write: bool = False) -> Session:
-        """A connection to ``shard_id``; with ``write=True`` one transaction, committed on exit."""
-        return Session(self, shard_id, write)
+    def session(
+        self, shard_id: int, *, write: bool = False, fence: WriteFence | None = None
+    ) -> Session:
+        """A connection to ``shard_id``; with ``write=True`` one transaction, committed on exit.
+        Writes are admitted by ``fence`` when one is given."""
+        return Session(self, shard_id, write, fence)
 
     def render(self, sql: str, shard_id: int) -> str:
         """``sql`` with the shard's database and the driver's placeholders filled in."""
@@ -247,6 +280,10 @@ class Backend(ABC):
 
     def close(self) -> None:
         self._pool.close()
+
+
+def _is_read(sql: str) -> bool:
+    return sql.lstrip()[:6].upper() == "SELECT"
 
 
 def batched(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:

@@ -11,7 +11,7 @@ import select
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from ..exceptions import ShardStoreError, WriteConflict
+from ..exceptions import ShardReadOnly, ShardStoreError, WriteConflict
 from .base import Backend, Dialect, TableSet, UniqueViolation
 
 try:
@@ -22,6 +22,8 @@ except ImportError:  # the embedded default does not need the MySQL client libra
 # Server errors that mean "this shard's database or tables are not there".
 _MISSING_SCHEMA = {1049, 1146}
 _DUPLICATE_ENTRY = 1062
+# "running with the --read-only option": a demoted or fenced master refused a write.
+_READ_ONLY = 1290
 # Lock conflicts: the transaction was rolled back and may simply be run again.
 _DEADLOCK, _LOCK_WAIT_TIMEOUT = 1213, 1205
 # Client errors for a connection that is gone; 2006 is raised before sending.
@@ -80,6 +82,8 @@ class MySQLBackend(Backend):
             return UniqueViolation(str(exc))
         if code in (_DEADLOCK, _LOCK_WAIT_TIMEOUT):
             return WriteConflict(f"shard {shard_id}: {exc.args[1]}")
+        if code == _READ_ONLY:
+            return ShardReadOnly(shard_id, self.host, "the host is read_only (demoted or fenced)")
         if code in _MISSING_SCHEMA:
             return self.unavailable(shard_id, f"{exc.args[1]} (run `shardstore init`)")
         if isinstance(exc, (MySQLdb.OperationalError, MySQLdb.InterfaceError)):

@@ -2,8 +2,10 @@
 
 A pool is a small memcached-shaped interface over bytes. ``MemcachePool``
 speaks to memcached servers through pymemcache (keys spread over the servers
-by rendezvous hashing); ``LocalPool`` keeps the same semantics in process
-memory for the embedded default and for scripts. Each pool counts its hits
+by rendezvous hashing; a server that is down is a miss, and the invalidations
+it missed are replayed before it serves again: see health.py); ``LocalPool``
+keeps the same semantics in process memory for the embedded default and for
+scripts. Each pool counts its hits
 and misses, so operators see which kind of data misses.
 """
 
@@ -11,9 +13,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import methodcaller
 from typing import Any, Protocol
+
+from .health import health_of
 
 
 @dataclass
@@ -36,7 +41,8 @@ class CachePool(Protocol):
     def gets_many(self, keys: Sequence[str]) -> dict[str, tuple[bytes, Any]]: ...
     def add(self, key: str, value: bytes, expire: int) -> bool: ...
     def add_many(self, items: Mapping[str, bytes], expire: int) -> None:
-        """``add`` each item (replies not awaited; this thread's later reads see it)."""
+        """``add`` each item, and return once the server has applied them (one round trip):
+        a fill's claim must be in place before it reads the database."""
 
     def cas(self, key: str, value: bytes, token: Any, expire: int) -> bool: ...
     def cas_many(self, items: Sequence[tuple[str, bytes, Any]], expire: int) -> None:
@@ -48,45 +54,116 @@ class CachePool(Protocol):
 
 
 class MemcachePool:
-    """A pool of memcached servers (``["10.0.0.1:11211", ...]``)."""
+    """A pool of memcached servers (``["10.0.0.1:11211", ...]``).
 
-    def __init__(self, name: str, servers: Sequence[str], *, timeout: float = 0.5) -> None:
-        from pymemcache.client.base import Client
-        from pymemcache.client.hash import HashClient
+    Each key has one home server (rendezvous hashing over the pool's servers, as
+    pymemcache's HashClient spreads them). A server that fails is down for this
+    process (``health.py``): its keys are misses and no error reaches the caller;
+    they are never rerouted to another server, and before it serves again the
+    deletes and appends it missed are replayed there, so nothing stale is served.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        servers: Sequence[str],
+        *,
+        timeout: float = 0.5,
+        retry_seconds: float | None = None,
+    ) -> None:
+        from pymemcache.client.rendezvous import RendezvousHash
 
         self.name = name
         self.stats = PoolStats()
-        nodes = [(host, int(port)) for host, port in (s.rsplit(":", 1) for s in servers)]
-        # One client (one connection per server) per thread: commands a thread sends
-        # without waiting for replies are then executed before its next read.
-        # ignore_exc: a dead cache server is a miss, never an error page. no_delay:
-        # a read right after unanswered writes must not wait for a delayed ACK.
+        self.servers = list(dict.fromkeys(servers))
+        self.health = {address: health_of(address) for address in self.servers}
+        if retry_seconds is not None:
+            for health in self.health.values():
+                health.retry_seconds = retry_seconds
+        self._timeout = timeout
         # One server needs no key hashing (pymemcache's murmur3 is pure Python).
-        options = {"connect_timeout": timeout, "timeout": timeout, "no_delay": True}
-        if len(nodes) == 1:
-            self._new_client = lambda: Client(nodes[0], ignore_exc=True, **options)
-        else:
-            self._new_client = lambda: HashClient(
-                nodes, ignore_exc=True, use_pooling=False, **options
-            )
+        self._hasher = RendezvousHash(nodes=list(self.servers)) if len(self.servers) > 1 else None
+        # One connection per server per thread: commands a thread sends without waiting
+        # for replies are then executed before its next read.
         self._local = threading.local()
         self._clients: list[Any] = []
         self._clients_lock = threading.Lock()
 
-    @property
-    def _client(self) -> Any:
-        client = getattr(self._local, "client", None)
+    def _client(self, address: str) -> Any:
+        clients: dict[str, Any] | None = getattr(self._local, "clients", None)
+        if clients is None:
+            clients = self._local.clients = {}
+        client = clients.get(address)
         if client is None:
-            client = self._local.client = self._new_client()  # type: ignore[no-untyped-call]
+            from pymemcache.client.base import Client
+
+            host, port = address.rsplit(":", 1)
+            # no_delay: a read right after unanswered writes must not wait for a delayed
+            # ACK. Errors are raised to this pool, which turns them into misses.
+            client = clients[address] = Client(
+                (host, int(port)), connect_timeout=self._timeout, timeout=self._timeout,
+                no_delay=True, ignore_exc=False,
+            )  # fmt: skip
             with self._clients_lock:
                 self._clients.append(client)
         return client
+
+    def server_of(self, key: str) -> str:
+        """The home server of ``key``."""
+        if self._hasher is None:
+            return self.servers[0]
+        return str(self._hasher.get_node(key))
+
+    def _by_server(self, keys: Iterable[str]) -> dict[str, list[str]]:
+        grouped: dict[str, list[str]] = {}
+        for key in keys:
+            grouped.setdefault(self.server_of(key), []).append(key)
+        return grouped
+
+    def _run(
+        self,
+        address: str,
+        command: Callable[[Any], Any],
+        default: Any,
+        *,
+        invalidates: Sequence[str] = (),
+        fill: bool = False,
+    ) -> Any:
+        """``command(client)`` on a server that is up; ``default`` when it is down or fails
+        (a failure marks it down). ``invalidates``: the keys a lost command leaves stale,
+        recorded for the replay. A fill (add, cas) refused by the server is not an outage."""
+        from pymemcache.exceptions import MemcacheClientError, MemcacheUnexpectedCloseError
+
+        health = self.health[address]
+        client = self._client(address)
+        if not health.admit(client, invalidates):
+            return default
+        # A connection left idle across a restart or a network cut fails on first use, at
+        # once (reset, or closed): that is the connection, not the server. Once more on a
+        # fresh one before the server is called down (every command here may be repeated:
+        # deletes and adds are idempotent, a cas's token is spent, a list drops a repeated
+        # entry). A timeout is the server's: waiting twice would only double the wait.
+        for fresh in (client.sock is None, True):
+            try:
+                return command(client)
+            except MemcacheClientError:
+                raise  # a malformed key or command: ours to fix, not an outage
+            except Exception as error:  # noqa: BLE001 - an outage is a miss, never an error page
+                if fill and not isinstance(error, OSError | MemcacheUnexpectedCloseError):
+                    return default  # e.g. SERVER_ERROR object too large: not stored
+                client.close()
+                if fresh or isinstance(error, TimeoutError):
+                    break
+        health.failed(invalidates)
+        return default
 
     def get_many(self, keys: Sequence[str]) -> dict[str, bytes]:
         if not keys:
             return {}
         self.stats.calls += 1
-        found: dict[str, bytes] = self._client.get_many(list(keys)) or {}
+        found: dict[str, bytes] = {}
+        for address, batch in self._by_server(keys).items():
+            found.update(self._run(address, methodcaller("get_many", batch), {}))
         self.stats.hits += len(found)
         self.stats.misses += len(keys) - len(found)
         return found
@@ -95,42 +172,129 @@ class MemcachePool:
         if not keys:
             return {}
         self.stats.calls += 1
-        return dict(self._client.gets_many(list(keys)) or {})
+        found: dict[str, tuple[bytes, Any]] = {}
+        for address, batch in self._by_server(keys).items():
+            found.update(self._run(address, methodcaller("gets_many", batch), {}))
+        return found
 
     def add(self, key: str, value: bytes, expire: int) -> bool:
         self.stats.calls += 1
-        return bool(self._client.add(key, value, expire=expire, noreply=False))
+        return bool(
+            self._run(
+                self.server_of(key),
+                methodcaller("add", key, value, expire=expire, noreply=False),
+                False,
+                fill=True,
+            )
+        )
 
     def cas(self, key: str, value: bytes, token: Any, expire: int) -> bool:
         self.stats.calls += 1
-        return bool(self._client.cas(key, value, token, expire=expire, noreply=False))
+        return bool(
+            self._run(
+                self.server_of(key),
+                methodcaller("cas", key, value, token, expire=expire, noreply=False),
+                False,
+                fill=True,
+            )
+        )
 
-    # memcached has no multi-add or multi-cas: these go back to back without waiting
-    # for replies (noreply), on this thread's connections, ahead of its next read.
+    # memcached has no multi-add or multi-cas: these go back to back on this thread's
+    # connection to each server, without waiting for replies (noreply) but the last add's.
+    # A server runs a connection's commands in order, so that reply says every add was
+    # applied: a claim must be in place before the filler reads the database, or a
+    # writer's delete could land before it and the filler store what it read before the
+    # write. Fills (cas) need no wait: a cas whose claim a delete removed fails.
     def add_many(self, items: Mapping[str, bytes], expire: int) -> None:
         if items:
             self.stats.calls += 1
-            for key, value in items.items():
-                self._client.add(key, value, expire=expire, noreply=True)
+            for address, keys in self._by_server(items).items():
+
+                def send(client: Any, keys: list[str] = keys) -> None:
+                    for n, key in enumerate(keys, 1):
+                        client.add(key, items[key], expire=expire, noreply=n < len(keys))
+
+                self._run(address, send, None, fill=True)
 
     def cas_many(self, items: Sequence[tuple[str, bytes, Any]], expire: int) -> None:
         if items:
             self.stats.calls += 1
-            for key, value, token in items:
-                self._client.cas(key, value, token, expire=expire, noreply=True)
+            by_key = {key: (value, token) for key, value, token in items}
+            for address, keys in self._by_server(by_key).items():
+
+                def send(client: Any, keys: list[str] = keys) -> None:
+                    for key in keys:
+                        value, token = by_key[key]
+                        client.cas(key, value, token, expire=expire, noreply=True)
+
+                self._run(address, send, None, fill=True)
 
     def append(self, key: str, value: bytes) -> bool:
+        """Append to a cached list; a lost append is replayed as a delete of the list."""
         self.stats.calls += 1
-        return bool(self._client.append(key, value, noreply=False))
+        return bool(
+            self._run(
+                self.server_of(key),
+                methodcaller("append", key, value, noreply=False),
+                False,
+                invalidates=[key],
+            )
+        )
 
     def delete_many(self, keys: Iterable[str]) -> None:
         keys = list(keys)
         if keys:
             self.stats.calls += len(keys)  # memcached has no multi-delete: one each
-            self._client.delete_many(keys, noreply=False)
+            for address, batch in self._by_server(keys).items():
+                self._run(
+                    address,
+                    methodcaller("delete_many", batch, noreply=False),
+                    None,
+                    invalidates=batch,
+                )
+
+    # -- what Django's cache API needs besides (pinboard/cache_backend.py) ----------------
+    # A set, a delete or an incr that does not land is an invalidation lost: replayed
+    # as a delete. A touch that does not land only leaves the old expiry.
+
+    def set_many(self, items: Mapping[str, bytes], expire: int) -> None:
+        if items:
+            self.stats.calls += 1
+            for address, keys in self._by_server(items).items():
+                self._run(
+                    address,
+                    methodcaller("set_many", {k: items[k] for k in keys}, expire, noreply=False),
+                    None,
+                    invalidates=keys,
+                )
+
+    def delete(self, key: str) -> bool:
+        """Whether the key was there to delete (False too when its server is down)."""
+        self.stats.calls += 1
+        command = methodcaller("delete", key, noreply=False)
+        return bool(self._run(self.server_of(key), command, False, invalidates=[key]))
+
+    def incr(self, key: str, delta: int) -> int | None:
+        """memcached's incr (decr for a negative delta: it stops at 0); None if the key is
+        absent or its server down."""
+        self.stats.calls += 1
+        verb, by = ("incr", delta) if delta >= 0 else ("decr", -delta)
+        command = methodcaller(verb, key, by, noreply=False)
+        value = self._run(self.server_of(key), command, None, invalidates=[key])
+        return None if value is None else int(value)
+
+    def touch(self, key: str, expire: int) -> bool:
+        self.stats.calls += 1
+        command = methodcaller("touch", key, expire, noreply=False)
+        return bool(self._run(self.server_of(key), command, False, fill=True))
 
     def clear(self) -> None:
-        self._client.flush_all(noreply=False)
+        """Empty every server of the pool (a server that is down is flushed when it returns)."""
+        for address in self.servers:
+            self._run(address, methodcaller("flush_all", noreply=False), None)
+            health = self.health[address]
+            if not health.up:
+                health.flush_on_return()
 
     def close(self) -> None:
         with self._clients_lock:

@@ -11,8 +11,10 @@ reader's ``cas`` impossible, so nothing stale is stored; appends made while
 the reader was away are kept and merged by the reader.
 
 A warm read costs one multi-get per pool; a cold one also a batch of claims,
-one multi-get of the claims' tokens and a batch of fills per pool (claims and
-fills go without waiting for replies).
+one multi-get of the claims' tokens and a batch of fills per pool. Claims are
+awaited (one round trip per server for the batch): a claim still on its way
+when the database is read could land after a writer's delete and hold the
+key for a value read before the write. Fills go without waiting for replies.
 """
 
 from __future__ import annotations

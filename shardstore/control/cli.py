@@ -10,6 +10,9 @@ and ``python manage.py shardstore`` alike).
     close-range FIRST LAST [--dry-run]          host-service HOST (--out | --in) [--dry-run]
     cache-server POOL HOST:PORT (--add | --remove) [--dry-run]
     redis-move FIRST LAST INSTANCE [--url redis://...] [--dry-run]
+    failover HOST [--emergency] [--dry-run]
+    split HOST [--dry-run]                      split --revert SPLIT [--dry-run]
+    cleanup SPLIT [--dry-run]                   diff HOST_A HOST_B [--shards FIRST-LAST]
 
 Every operation prints its plan; without ``--dry-run`` it then runs it under the
 hosts' locks, journaled, and prints each step as it goes.
@@ -29,14 +32,21 @@ from ..topology import Topology
 from . import documents
 from .cache_servers import plan_cache_server
 from .close_range import plan_close_range
+from .diff import plan_diff
+from .failover import plan_emergency_failover, plan_failover
 from .host_service import plan_host_service
+from .mysql_hosts import HostError, MySQLHost
 from .open_range import plan_open_range
 from .plans import Journal, Locks, Plan, run
 from .publish import plan_publish, plan_rollback
 from .redis_move import plan_redis_move
 from .sources import ConfigError, ConfigSource
+from .split import plan_cleanup, plan_split, plan_split_revert
 
-OPERATIONS = ("open-range", "close-range", "host-service", "cache-server", "redis-move")
+OPERATIONS = (
+    "open-range", "close-range", "host-service", "cache-server", "redis-move", "failover",
+    "split", "cleanup", "diff",
+)  # fmt: skip
 
 
 @dataclass
@@ -49,6 +59,8 @@ class Control:
     journal: Journal
     locks: Locks
     operator: str
+    #: An operator's connection to a MySQL server, by its address in the shard map.
+    mysql: Callable[[str], MySQLHost] = MySQLHost
 
 
 def add_parsers(commands: Any) -> None:
@@ -77,6 +89,9 @@ def add_parsers(commands: Any) -> None:
         "host-service": "take a MySQL host out of service, or put it back",
         "cache-server": "add a memcached server to a pool, or remove one",
         "redis-move": "move Redis virtual shards to another instance",
+        "failover": "hand a master's shards to its replica (planned, or --emergency)",
+        "split": "hand half of a master's shards to its replica (or --revert a split)",
+        "cleanup": "drop the shard copies a split left behind",
     }
     parsers = {name: commands.add_parser(name, help=text) for name, text in ops.items()}
     p = parsers["open-range"]
@@ -105,8 +120,22 @@ def add_parsers(commands: Any) -> None:
     p.add_argument("last", type=int)
     p.add_argument("instance")
     p.add_argument("--url")
+    p = parsers["failover"]
+    p.add_argument("host")
+    p.add_argument(
+        "--emergency", action="store_true", help="the master is down: promote its best replica"
+    )
+    p = parsers["split"]
+    p.add_argument("host", nargs="?")
+    p.add_argument("--revert", type=int, metavar="SPLIT", help="undo split SPLIT (its map version)")
+    p = parsers["cleanup"]
+    p.add_argument("split", type=int, help="the split (the map version it published)")
     for parser in parsers.values():
         parser.add_argument("--dry-run", action="store_true", help="print the plan only")
+    p = commands.add_parser("diff", help="compare the shards two MySQL hosts hold")
+    p.add_argument("a")
+    p.add_argument("b")
+    p.add_argument("--shards", help="FIRST-LAST (default: the shards either host masters)")
 
 
 def plan_of(args: argparse.Namespace, control: Control) -> Plan:
@@ -147,6 +176,19 @@ def plan_of(args: argparse.Namespace, control: Control) -> Plan:
         return plan_cache_server(
             source, pool=args.pool, server=args.server, add=args.add, author=author
         )
+    if args.command == "failover":
+        plan = plan_emergency_failover if args.emergency else plan_failover
+        return plan(source, host=args.host, author=author, connect=control.mysql)
+    if args.command == "split":
+        if args.revert is not None:
+            return plan_split_revert(
+                source, split=args.revert, author=author, connect=control.mysql
+            )
+        if not args.host:
+            raise ConfigError("split needs a HOST (or --revert SPLIT)")
+        return plan_split(source, host=args.host, author=author, connect=control.mysql)
+    if args.command == "cleanup":
+        return plan_cleanup(source, split=args.split, author=author, connect=control.mysql)
     return plan_redis_move(
         source,
         control.store(),
@@ -175,6 +217,8 @@ def handle(args: argparse.Namespace, control: Control, out: TextIO) -> int:
             )
             out.write(json.dumps(revision.document, indent=2, sort_keys=True) + "\n")
         return 0
+    if args.command == "diff":
+        return _diff(args, control, out)
     plan = plan_of(args, control)
     out.write(plan.text() + "\n")
     if "diff" in plan.params:
@@ -201,3 +245,20 @@ def handle(args: argparse.Namespace, control: Control, out: TextIO) -> int:
         ("done" if outcome.ok else f"FAILED: {outcome.error}") + f" in {outcome.seconds:.1f}s\n"
     )
     return 0 if outcome.ok else 1
+
+
+def _diff(args: argparse.Namespace, control: Control, out: TextIO) -> int:
+    """``diff A B``: print the comparison; exit status 1 if the hosts differ."""
+    shards = None
+    if args.shards:
+        first, _, last = args.shards.partition("-")
+        if not (first.isdigit() and last.isdigit()):
+            raise ConfigError(f"--shards {args.shards}: expected FIRST-LAST")
+        shards = (int(first), int(last))
+    plan = plan_diff(control.source, a=args.a, b=args.b, shards=shards, connect=control.mysql)
+    try:
+        out.write(str(plan.steps[0].run()) + "\n")
+    except HostError as exc:
+        out.write(f"{exc}\n")
+        return 1
+    return 0

@@ -9,13 +9,19 @@ files. Then it watches: each new version is validated, mirrored, and handed to
 keeps serving with the last version it saw; it logs that once, reports it in
 ``status()`` (the console shows it), and recovers by itself when the source
 answers again (kazoo reconnects and re-arms its watches).
+
+After each change has been swapped in, the process reports the versions it
+has in force to the source (``ConfigSource.report``), so an operation can wait
+until no process acts on an older map.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
+import socket
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -50,8 +56,11 @@ class ConfigFollower:
         names: Iterable[str] = documents.NAMES,
         *,
         on_change: OnChange | None = None,
+        process: str | None = None,
     ) -> None:
         self._open_source = open_source
+        #: This process's name in the source's list of followers.
+        self.process = process or f"{socket.gethostname()}-{os.getpid()}"
         self.mirror_dir = Path(mirror_dir)
         self.names = tuple(documents.check_name(n) for n in names)
         self._on_change = on_change
@@ -91,6 +100,7 @@ class ConfigFollower:
                 self._accept(revision, notify=notify)
             for name in self.names:
                 source.watch(name, self._accept)
+            source.report(self.process, self.status().versions)
         except SourceUnavailable as exc:
             source.close()
             self._note_lost(exc)
@@ -125,6 +135,8 @@ class ConfigFollower:
     def close(self) -> None:
         self._closed.set()
         if self._source is not None:
+            with contextlib.suppress(SourceUnavailable):
+                self._source.withdraw(self.process)
             self._source.close()
 
     # -- changes --------------------------------------------------------------
@@ -143,6 +155,17 @@ class ConfigFollower:
         self._mirror(revision)
         if notify and self._on_change is not None:
             self._on_change(revision)
+        self._report()
+
+    def _report(self) -> None:
+        with self._lock:
+            source = self._source
+        if source is None:
+            return  # not connected yet: _connect reports once it is
+        try:
+            source.report(self.process, self.status().versions)
+        except SourceUnavailable as exc:
+            self._note_lost(exc)
 
     def _mirror(self, revision: Revision) -> None:
         self.mirror_dir.mkdir(parents=True, exist_ok=True)
@@ -183,9 +206,13 @@ class ConfigFollower:
         def listener(state: str) -> None:
             if state in (KazooState.LOST, KazooState.SUSPENDED):
                 self._note_lost(f"ZooKeeper connection {state.lower()}")
-            elif state == KazooState.CONNECTED and self._lost_logged:
-                with self._lock:
-                    self._lost_logged = False
-                log.warning("config source %s reachable again", source.description)
+            elif state == KazooState.CONNECTED:
+                # Report again: a new session lost our ephemeral entry. (In a thread:
+                # a listener must not block kazoo's.)
+                threading.Thread(target=self._report, name="config-report", daemon=True).start()
+                if self._lost_logged:
+                    with self._lock:
+                        self._lost_logged = False
+                    log.warning("config source %s reachable again", source.description)
 
         client.add_listener(listener)

@@ -14,6 +14,8 @@ repointing one needs no binary log file name or offset.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -36,10 +38,26 @@ class ReplicaStatus:
     sql_running: bool
     lag_seconds: int | None  # None while the SQL thread is stopped
     last_error: str
+    #: Whether the SQL thread has applied everything the I/O thread received.
+    relay_applied: bool = True
 
     @property
     def healthy(self) -> bool:
         return self.io_running and self.sql_running and not self.last_error
+
+
+def admin(credentials: str | None) -> Callable[[str], MySQLHost]:
+    """Operators' connections as ``user:password`` (the site's own user in the shard map
+    has no privilege that ``read_only`` lets through, so it cannot fail a host over);
+    None: the credentials in each host's address."""
+    if not credentials:
+        return MySQLHost
+    user, _, password = credentials.partition(":")
+
+    def connect(address: str) -> MySQLHost:
+        return MySQLHost(address, user=user, password=password)
+
+    return connect
 
 
 def endpoint(address: str) -> tuple[str, int]:
@@ -59,8 +77,11 @@ class MySQLHost:
         password: str | None = None,
         timeout: float = 30.0,
     ) -> None:
-        import MySQLdb
-        import MySQLdb.cursors
+        try:
+            import MySQLdb
+            import MySQLdb.cursors
+        except ImportError:
+            raise HostError("operations on MySQL hosts need mysqlclient") from None
 
         parts = urlsplit(address)
         self.address = address
@@ -101,11 +122,25 @@ class MySQLHost:
             raise HostError(f"{self.host}:{self.port}: {sql.split()[0]}: {exc}") from None
         return rows
 
+    def executemany(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        import MySQLdb
+
+        try:
+            self._connection.cursor().executemany(sql, rows)
+        except MySQLdb.Error as exc:
+            raise HostError(f"{self.host}:{self.port}: {sql.split()[0]}: {exc}") from None
+
     def value(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
         rows = self.query(sql, params)
         return next(iter(rows[0].values())) if rows else None
 
     # -- state ------------------------------------------------------------------
+
+    def databases(self) -> set[str]:
+        return {
+            str(r["name"])
+            for r in self.query("SELECT schema_name AS name FROM information_schema.schemata")
+        }
 
     def read_only(self) -> bool:
         return bool(self.value("SELECT @@global.read_only"))
@@ -116,6 +151,18 @@ class MySQLHost:
     def gtid_binlog_pos(self) -> str:
         """What this server has written to its binary log (its own and replicated writes)."""
         return str(self.value("SELECT @@global.gtid_binlog_pos") or "")
+
+    def snapshot_position(self) -> str:
+        """The GTID position that the consistent snapshot open on this connection reads at
+        (after ``START TRANSACTION WITH CONSISTENT SNAPSHOT``)."""
+        status = {
+            str(r["Variable_name"]).lower(): r["Value"]
+            for r in self.query("SHOW STATUS LIKE 'binlog_snapshot_%'")
+        }
+        file, offset = status.get("binlog_snapshot_file"), status.get("binlog_snapshot_position")
+        if not file:
+            return ""
+        return str(self.value("SELECT BINLOG_GTID_POS(%s, %s)", (file, int(offset or 0))) or "")
 
     def gtid_current_pos(self) -> str:
         return str(self.value("SELECT @@global.gtid_current_pos") or "")
@@ -132,10 +179,28 @@ class MySQLHost:
             row.get("Slave_IO_Running") == "Yes",
             row.get("Slave_SQL_Running") == "Yes",
             None if lag is None else int(lag),
-            str(row.get("Last_Error") or row.get("Last_IO_Error") or ""),
+            str(row.get("Last_SQL_Error") or row.get("Last_IO_Error") or ""),
+            row.get("Master_Log_File") == row.get("Relay_Master_Log_File")
+            and row.get("Read_Master_Log_Pos") == row.get("Exec_Master_Log_Pos"),
         )
 
     # -- replication --------------------------------------------------------------
+
+    def wait_relay_applied(self, timeout: float) -> bool:
+        """Wait until the SQL thread has applied all that the I/O thread received (its
+        source is gone: nothing more will come). Whether it did in time."""
+        deadline = time.monotonic() + timeout
+        while True:
+            status = self.replica_status()
+            if status is None or status.relay_applied:
+                return True
+            if status.last_error and not status.sql_running:
+                raise HostError(
+                    f"{self.host}:{self.port}: replication stopped: {status.last_error}"
+                )
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
 
     def wait_for(self, gtid_pos: str, timeout: float) -> bool:
         """Wait until this replica has applied ``gtid_pos``; whether it did in time."""
@@ -154,7 +219,23 @@ class MySQLHost:
         )
         self.query("START SLAVE")
 
+    def set_semi_sync(self, on: bool) -> None:
+        """Whether commits wait for a replica's acknowledgement (semi-synchronous). On a
+        master with a replica only: on a replica it would hold back the applier (MariaDB
+        waits for acks of replicated commits too), and with no replica every commit would
+        wait for the timeout."""
+        self.query(f"SET GLOBAL rpl_semi_sync_master_enabled = {1 if on else 0}")
+
     def stop_replicating(self) -> None:
         """Stop following anyone, and forget the source (a promoted replica)."""
         self.query("STOP SLAVE")
         self.query("RESET SLAVE ALL")
+
+
+def gtid_sequence(position: str) -> int:
+    """How far a GTID position has got: the sum of its sequence numbers over domains
+    (``0-1-120,1-2-7`` -> 127), enough to rank replicas of one master."""
+    total = 0
+    for gtid in filter(None, (part.strip() for part in position.split(","))):
+        total += int(gtid.rsplit("-", 1)[1])
+    return total

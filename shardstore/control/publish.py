@@ -8,11 +8,12 @@ a new version (history only grows).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
 from . import documents
-from .plans import Plan, Step
+from .plans import Plan, Step, StepFailed
 from .sources import ConfigSource, NotPublished, Revision, VersionConflict
 
 #: How each document is called in plans and notes.
@@ -41,6 +42,39 @@ def publish_step(
         return f"{title} version {published.version} published"
 
     return Step(f"publish {title} v{current.version + 1}: {change}", hosts, publish)
+
+
+#: How long every process is given to swap in a new version and report it.
+FOLLOW_SECONDS = 10.0
+
+
+def followed_step(
+    source: ConfigSource,
+    name: str,
+    version: int,
+    *,
+    hosts: tuple[str, ...] = (),
+    timeout: float = FOLLOW_SECONDS,
+) -> Step:
+    """The step that waits until every live process reports ``version`` of ``name`` in
+    force, its writes under older versions drained (``ConfigFollower``, ``WriteFence``)."""
+    title = TITLES[name]
+
+    def wait() -> str:
+        deadline = time.monotonic() + timeout
+        while True:
+            followers = source.followers()
+            behind = sorted(p for p, v in followers.items() if v.get(name, 0) < version)
+            if not behind:
+                return f"{len(followers)} processes follow {title} v{version}"
+            if time.monotonic() >= deadline:
+                raise StepFailed(
+                    f"{len(behind)} of {len(followers)} processes still on an older {title}"
+                    f" after {timeout:g}s: {', '.join(behind[:5])}"
+                )
+            time.sleep(0.05)
+
+    return Step(f"wait until every process follows {title} v{version}", hosts, wait)
 
 
 def plan_publish(

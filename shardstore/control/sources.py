@@ -17,6 +17,12 @@ invalid one never reaches a process.
 
 ``watch(name, callback)`` calls back with each new revision: ZooKeeper by a
 kazoo data watch, files by polling their change time (ten times a second).
+
+Each following process ``report``s the versions it has in force, and
+``followers()`` lists them: an operation that must know that no process still
+acts on an older map (a split's read-only window) waits on it. In ZooKeeper a
+report is an ephemeral node, gone with its process's session; in a directory,
+a file named for the process, ignored once its pid is gone (one machine).
 """
 
 from __future__ import annotations
@@ -123,6 +129,18 @@ class ConfigSource(Protocol):
 
     def watch(self, name: str, callback: Watcher) -> None:
         """Call ``callback`` with each newly published revision (from another thread)."""
+        ...
+
+    def report(self, process: str, versions: Mapping[str, int]) -> None:
+        """Record the version of each document ``process`` has in force."""
+        ...
+
+    def followers(self) -> dict[str, dict[str, int]]:
+        """The versions in force in each live process that reports to this source."""
+        ...
+
+    def withdraw(self, process: str) -> None:
+        """``process`` follows no more (it is closing)."""
         ...
 
     def close(self) -> None: ...
@@ -265,10 +283,48 @@ class FileSource:
         thread.start()
         self._watches.append(thread)
 
+    def report(self, process: str, versions: Mapping[str, int]) -> None:
+        folder = self.root / "processes"
+        folder.mkdir(parents=True, exist_ok=True)
+        entry = {"pid": os.getpid(), "versions": dict(versions)}
+        _write_atomically(folder / f"{_process_file(process)}.json", entry)
+
+    def withdraw(self, process: str) -> None:
+        (self.root / "processes" / f"{_process_file(process)}.json").unlink(missing_ok=True)
+
+    def followers(self) -> dict[str, dict[str, int]]:
+        found = {}
+        for path in (self.root / "processes").glob("*.json"):
+            try:
+                entry = json.loads(path.read_text())
+                pid = int(entry["pid"])
+                versions = {str(k): int(v) for k, v in entry["versions"].items()}
+            except (OSError, ValueError, KeyError, TypeError, AttributeError):
+                continue  # half-written or foreign: not a follower
+            if _alive(pid):
+                found[path.stem] = versions
+            else:
+                path.unlink(missing_ok=True)
+        return found
+
     def close(self) -> None:
         self._closed.set()
         for thread in self._watches:
             thread.join(timeout=2)
+
+
+def _process_file(process: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in process)[:200]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _write_atomically(path: Path, data: Mapping[str, Any]) -> None:
@@ -386,6 +442,41 @@ class ZooKeeperSource:
                 callback(self.revision(name, version))
 
         DataWatch(self.client, self.path(name), changed)
+
+    def report(self, process: str, versions: Mapping[str, int]) -> None:
+        from kazoo.exceptions import NodeExistsError, NoNodeError
+
+        path = f"{self.root}/processes/{_process_file(process)}"
+        data = json.dumps(dict(versions), sort_keys=True).encode()
+        with self._errors():
+            try:
+                self.client.set(path, data)
+            except NoNodeError:  # first report, or the session that owned it expired
+                with contextlib.suppress(NodeExistsError):
+                    self.client.create(path, data, ephemeral=True, makepath=True)
+
+    def withdraw(self, process: str) -> None:
+        from kazoo.exceptions import NoNodeError
+
+        with self._errors(), contextlib.suppress(NoNodeError):
+            self.client.delete(f"{self.root}/processes/{_process_file(process)}")
+
+    def followers(self) -> dict[str, dict[str, int]]:
+        from kazoo.exceptions import NoNodeError
+
+        found = {}
+        with self._errors():
+            try:
+                children = self.client.get_children(f"{self.root}/processes")
+            except NoNodeError:
+                return {}
+            for child in children:
+                try:
+                    data, _ = self.client.get(f"{self.root}/processes/{child}")
+                except NoNodeError:
+                    continue  # its process has just gone
+                found[child] = {str(k): int(v) for k, v in json.loads(data).items()}
+        return found
 
     @contextlib.contextmanager
     def _errors(self) -> Iterator[None]:

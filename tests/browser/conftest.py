@@ -20,6 +20,7 @@ screenshot as ``test-artifacts/screenshots/NN-step.png``.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import itertools
 import json
@@ -37,7 +38,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 import pytest
 
-from tests.servers import manage
+from toolkit.servers import manage
 
 if TYPE_CHECKING:
     from playwright.sync_api import (
@@ -129,17 +130,13 @@ def site_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return env
 
 
-@pytest.fixture(scope="session")
-def site_url(site_env: dict[str, str]) -> Iterator[str]:
-    """The base URL (with a trailing slash) of a private pinboard server."""
-    env = site_env
-    manage(env, "migrate", "--verbosity", "0")
-    manage(env, "shardstore", "init")
-
+@contextlib.contextmanager
+def serve(env: dict[str, str], log_name: str) -> Iterator[str]:
+    """A pinboard server (``runserver``) on ``env``'s data: its base URL, trailing slash."""
     port = _free_port()
     url = f"http://127.0.0.1:{port}/"
     ARTIFACTS.mkdir(exist_ok=True)
-    log = ARTIFACTS / "browser-server.log"
+    log = ARTIFACTS / log_name
     with log.open("wb") as log_file:
         process = subprocess.Popen(
             [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
@@ -159,6 +156,15 @@ def site_url(site_env: dict[str, str]) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@pytest.fixture(scope="session")
+def site_url(site_env: dict[str, str]) -> Iterator[str]:
+    """The base URL (with a trailing slash) of a private pinboard server."""
+    manage(site_env, "migrate", "--verbosity", "0")
+    manage(site_env, "shardstore", "init")
+    with serve(site_env, "browser-server.log") as url:
+        yield url
 
 
 # -- the browser ----------------------------------------------------------------

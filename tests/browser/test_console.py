@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.servers import manage
+from toolkit.servers import manage
 
 try:
     from playwright.sync_api import expect

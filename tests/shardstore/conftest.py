@@ -30,6 +30,8 @@ from shardstore import Store, Topology, init_shards
 from shardstore.cache import CachedStore, LocalPool
 from shardstore.interface import StoreInterface
 
+from .replication import pair  # noqa: F401 - the replicated pair, for the operations' tests
+
 BACKENDS = ["sqlite", "mysql"]
 SHARD_COUNT = 16
 HOST_A, HOST_B = "MySQL001A", "MySQL002A"

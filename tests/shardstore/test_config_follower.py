@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from shardstore.control.follower import ConfigFollower
+from shardstore.control.publish import followed_step
 from shardstore.control.sources import FileSource, Revision, open_source
 from tests.config_documents import eventually, shard_map
 
@@ -72,3 +73,43 @@ def test_zookeeper_outage_keeps_serving_and_recovers(
     assert [r.version for r in seen] == [2]
     running.close()
     booted.close()
+
+
+@pytest.mark.parametrize("where", ["files", "zookeeper"])
+def test_followers_report_the_versions_they_have_swapped_in(
+    where: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    if where == "files":
+        spec = str(tmp_path / "config")
+    else:
+        spec = f"zk://{request.getfixturevalue('private_zookeeper').address}/followers"
+    publisher = open_source(spec)
+    publisher.publish("shards", shard_map(1), author="ops", reason="first")
+    swapped = []
+
+    def slow_swap(revision: Revision) -> None:
+        # Still on v1 while the swap runs: a report may come only after it.
+        assert publisher.followers()["slow"] == {"shards": 1}
+        swapped.append(revision.version)
+
+    slow = ConfigFollower(
+        lambda: open_source(spec), tmp_path / "m1", on_change=slow_swap, process="slow"
+    )
+    other = ConfigFollower(lambda: open_source(spec), tmp_path / "m2", process="other")
+    slow.start(), other.start()
+    assert publisher.followers() == {"slow": {"shards": 1}, "other": {"shards": 1}}
+
+    publisher.publish("shards", shard_map(2), author="ops", reason="second")
+    wait = followed_step(publisher, "shards", 2, timeout=10)
+    assert wait.name == "wait until every process follows shard map v2"
+    assert wait.run() == "2 processes follow shard map v2"
+    assert swapped == [2]
+
+    other.close()  # a process that has gone is no longer waited for
+    assert eventually(
+        lambda: set(publisher.followers()) == {"slow"}, 30 if where == "zookeeper" else 5
+    )
+    publisher.publish("shards", shard_map(1), author="ops", reason="third")
+    slow.close()
+    assert eventually(lambda: publisher.followers() == {}, 30)
+    publisher.close()

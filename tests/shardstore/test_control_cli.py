@@ -14,6 +14,7 @@ import pytest
 from shardstore.cli import main
 from shardstore.control.sources import open_source
 from tests.config_documents import shard_map
+from tests.shardstore.conftest import closed_port
 
 _roots = itertools.count(1)
 
@@ -98,3 +99,29 @@ def test_operations_print_their_plan_and_dry_runs_change_nothing(spec: str, tmp_
     status, out = cli(spec, "close-range", "0", "7")
     assert status == 0 and "[1/1] publish shard map v2" in out and "done in" in out
     assert current(spec).document["open"] == [[8, 15]]
+
+
+def test_failover_prints_its_plan_and_refuses_an_emergency_with_no_replica_up(
+    spec: str, tmp_path: Path
+) -> None:
+    document = shard_map(1)
+    closed = [f"mysql://127.0.0.1:{closed_port()}" for _ in range(2)]
+    document["hosts"] = {"db1": closed[0], "db2": closed[1]}
+    document["ranges"][0]["slave"] = "db2"
+    cli(spec, "topology", "publish", write(tmp_path, document), "--reason", "a pair")
+    status, out = cli(spec, "failover", "db1", "--dry-run")
+    assert status == 0
+    assert [line.split("  [")[0] for line in out.splitlines()[:7]] == [
+        "fail over db1 to db2 (shards 0..15)",
+        "1. check db2 replicates from db1 and is caught up",
+        "2. set read_only on db1; no write lands for 0.5s",
+        "3. wait until db2 has applied all of db1's writes (GTID)",
+        "4. publish shard map v2: shards 0..15 mastered by db2",
+        "5. stop replication on db2 and clear its read_only",
+        "6. make db1 replicate from db2",
+    ]
+    status, out = cli(spec, "diff", "db1", "db3")
+    assert status == 1 and "no host db3 in the shard map" in out
+    status, out = cli(spec, "failover", "db1", "--emergency", "--dry-run")
+    assert status == 1 and "no replica of db1 answers (db2)" in out
+    assert current(spec).version == 1

@@ -3,68 +3,26 @@ replica, nothing written before is lost, and a process still on the old map cann
 
 from __future__ import annotations
 
-import importlib.util
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from shardstore import ShardUnavailable, Store, Topology, init_shards
-from shardstore.control.failover import plan_failover
-from shardstore.control.mysql_hosts import MySQLHost
+from shardstore import InvalidTopology, ShardReadOnly, Store, Topology, init_shards
+from shardstore.control.failover import plan_emergency_failover, plan_failover
 from shardstore.control.plans import FileLocks, MemoryJournal, run
 from shardstore.control.sources import FileSource
 from tests.config_documents import eventually
-from tests.conftest import _unavailable
-from tests.servers import MariaDBServer
+from toolkit.servers import MariaDBServer
 
-APP = "app:app-password"  # the store's user: no privilege that read_only lets through
-
-
-def root(address: str) -> MySQLHost:
-    return MySQLHost(address, user="root", password="")
-
-
-@pytest.fixture
-def pair() -> Iterator[tuple[MariaDBServer, MariaDBServer]]:
-    """A master and a replica following it by GTID, both with binary logs (either can lead)."""
-    if not MariaDBServer.available() or importlib.util.find_spec("MySQLdb") is None:
-        _unavailable("MariaDB", "mariadbd and mysqlclient are needed for replication")
-    common = ["--innodb-buffer-pool-size=64M", "--log-slave-updates", "--gtid-strict-mode=1"]
-    master = MariaDBServer([*common, "--log-bin=node-bin", "--server-id=1"]).start()
-    replica = MariaDBServer([*common, "--log-bin=node-bin", "--server-id=2", "--read-only=1"])
-    replica.start()
-    try:
-        with root(f"mysql://{master.address}") as m:
-            m.query("CREATE USER 'app'@'127.0.0.1' IDENTIFIED BY 'app-password'")
-            m.query("GRANT ALL PRIVILEGES ON `db%`.* TO 'app'@'127.0.0.1'")
-        with root(f"mysql://{replica.address}") as r, root(f"mysql://{master.address}") as m:
-            r.replicate_from(m)
-        yield master, replica
-    finally:
-        replica.stop()
-        master.stop()
+from .replication import publish_pair, root
 
 
 def test_planned_failover_moves_the_master_and_loses_nothing(
     pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
 ) -> None:
     master, replica = pair
-    a, b = f"mysql://{APP}@{master.address}", f"mysql://{APP}@{replica.address}"
     source = FileSource(tmp_path / "config")
-    source.publish(
-        "shards",
-        {
-            "version": 0,
-            "shard_count": 4,
-            "hosts": {"A": a, "B": b},
-            "ranges": [{"range": [0, 3], "master": "A", "slave": "B"}],
-            "open": [[0, 3]],
-            "lookup_shards": 4,
-        },
-        author="setup",
-        reason="a pair",
-    )
+    publish_pair(source, master, replica)
     old = Store(Topology.from_json(source.current("shards").document))
     init_shards(old)  # on A; B gets the databases by replication
     written = [old.objects("pin").create(n % 4, {"n": n}) for n in range(20)]
@@ -95,7 +53,7 @@ def test_planned_failover_moves_the_master_and_loses_nothing(
         status = m.replica_status()
         assert status is not None and status.healthy and status.source == replica.address
     # A process still on the old map is fenced: its write is refused, typed, not lost silently.
-    with pytest.raises(ShardUnavailable, match=r"read-only|read_only"):
+    with pytest.raises(ShardReadOnly, match="read_only"):
         old.objects("pin").create(2, {"n": "stale"})
     # The old master follows the new one.
     on_a = Store(
@@ -114,25 +72,49 @@ def test_failover_refuses_a_replica_that_is_not_following(
     with root(f"mysql://{replica.address}") as r:
         r.stop_replicating()
     source = FileSource(tmp_path / "config")
-    source.publish(
-        "shards",
-        {
-            "version": 0,
-            "shard_count": 4,
-            "hosts": {
-                "A": f"mysql://{APP}@{master.address}",
-                "B": f"mysql://{APP}@{replica.address}",
-            },
-            "ranges": [{"range": [0, 3], "master": "A", "slave": "B"}],
-            "open": [[0, 3]],
-            "lookup_shards": 4,
-        },
-        author="setup",
-        reason="a pair",
-    )
+    publish_pair(source, master, replica)
     plan = plan_failover(source, host="A", author="ada", connect=root)
     outcome = run(plan, journal=MemoryJournal(), locks=FileLocks(tmp_path), operator="ada")
     assert not outcome.ok and "B does not replicate from A" in outcome.error
     assert source.current("shards").version == 1
     with root(f"mysql://{master.address}") as m:
         assert not m.read_only()  # the check comes first: nothing was frozen
+
+
+def test_emergency_failover_promotes_the_replica_with_every_acknowledged_write(
+    pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
+) -> None:
+    master, replica = pair
+    source = FileSource(tmp_path / "config")
+    publish_pair(source, master, replica)
+    with pytest.raises(InvalidTopology, match="A answers: fail it over as planned"):
+        plan_emergency_failover(source, host="A", author="ada", connect=root)
+
+    old = Store(Topology.from_json(source.current("shards").document))
+    init_shards(old)
+    acknowledged = [old.objects("pin").create(n % 4, {"n": n}) for n in range(50)]
+    master.halt(kill=True)  # kill -9: no goodbye to the replica
+
+    plan = plan_emergency_failover(source, host="A", author="ada", connect=root)
+    assert [line.split("  [")[0] for line in plan.lines()][0::3] == [
+        "1. confirm A does not answer",
+        "4. publish shard map v2: shards 0..3 mastered by B; A out of service",
+    ]
+    outcome = run(plan, journal=MemoryJournal(), locks=FileLocks(tmp_path), operator="ada")
+    assert outcome.ok, outcome.error
+
+    topology = Topology.from_json(source.current("shards").document)
+    assert topology.range_of(0).master == "B" and topology.range_of(0).replica is None
+    assert topology.out_of_service == ("A",)
+    new = Store(topology)
+    assert [p["n"] for p in new.objects("pin").get_many(acknowledged)] == list(range(50))
+    new.objects("pin").create(1, {"n": "after"})
+
+    # The old master comes back: read_only, so a process still on the old map is refused.
+    master.restart()
+    with root(f"mysql://{master.address}") as m:
+        assert m.read_only()
+    with pytest.raises(ShardReadOnly, match="read_only"):
+        old.objects("pin").create(1, {"n": "stale"})
+    old.close()
+    new.close()

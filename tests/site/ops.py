@@ -31,6 +31,7 @@ OPS_ROUTES = [
     ("ops_caches", {}),
     ("ops_celery", {}),
     ("ops_journal", {}),
+    ("ops_jobs", {}),
     ("ops_actions", {}),
     ("ops_action", {"action": "close-range"}),
     ("ops_action", {"action": "publish"}),

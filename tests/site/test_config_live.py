@@ -24,8 +24,8 @@ import pytest
 from shardstore import Store, Topology, init_shards
 from shardstore.control.sources import open_source
 from tests.config_documents import eventually, sqlite_shard_map
-from tests.servers import CeleryWorker, GunicornSite
 from tests.site.conftest import PLANE
+from toolkit.servers import CeleryWorker, GunicornSite
 
 # These start processes of their own on SQLite shards: whatever plane the run's site tests
 # use, once per `make test` is enough.

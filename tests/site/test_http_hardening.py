@@ -68,6 +68,7 @@ def urls(cast: dict[str, Any]) -> dict[str, str]:
         # the operators' console and the admin (staff only: 302 or 403 here)
         "host": next(iter(get_store().topology.hosts)),
         "entry_id": "1",
+        "job_id": "1",
         "action": "close-range",
         "app_label": "ops",
         "object_id": "1",

@@ -1,7 +1,7 @@
 """The console on real servers: MySQL hosts probed (a real replica with its lag), memcached
 stats, Redis memory, a Celery broker's queue, and a site process whose ZooKeeper is down.
 
-Each test starts what it needs (tests/servers.py); a server that is not installed skips
+Each test starts what it needs (toolkit/servers.py); a server that is not installed skips
 the test, or fails it under ``CI=true``.
 """
 
@@ -29,10 +29,10 @@ from shardstore import Store, Topology, init_shards
 from shardstore.control.sources import FileSource
 from shardstore.redis_shards import RedisShards, RedisTopology
 from tests.config_documents import sqlite_shard_map
-from tests.servers import GunicornSite, MariaDBServer, manage
 from tests.site.conftest import PLANE
 from tests.site.ops import config_dir_fixture, hidden_fields, operator_fixture, staff_fixture, text  # noqa: F401
 from tests.site.test_config_live import env_for, publish
+from toolkit.servers import GunicornSite, MariaDBServer, manage
 
 # These start servers and processes of their own: whatever plane the run's site tests use,
 # once per `make test` is enough.

@@ -15,6 +15,7 @@ from typing import Any
 
 from django.conf import settings
 
+from pinboard.cache_backend import memcached_servers
 from shardstore.cache import LocalPool
 from shardstore.control import documents
 from shardstore.control.sources import ConfigSource, NotPublished
@@ -77,9 +78,7 @@ def configured_servers(source: ConfigSource) -> tuple[dict[str, list[str]], str]
     except NotPublished:
         servers = {}
         for name in documents.CACHE_POOLS:
-            entry = settings.CACHES[name]
-            location = entry["LOCATION"] if entry["BACKEND"].endswith("PyMemcacheCache") else []
-            servers[name] = location if isinstance(location, list) else location.split(",")
+            servers[name] = memcached_servers(settings.CACHES[name])
         return servers, "settings (no caches document is published)"
     return documents.cache_servers(revision.document), f"caches document v{revision.version}"
 

@@ -2,7 +2,9 @@
 
 The console probes every host of the map on each overview, so a probe opens
 its own connection with a one-second timeout (the store's pooled connections
-wait longer, and a replica has none) and closes it. SQLite hosts are
+wait longer, and a replica has none) and closes it, as the operators' MySQL user
+(``SHARDSTORE["MYSQL_ADMIN"]``: the site's own user may not read replication
+status) when one is set. SQLite hosts are
 directories of the embedded default: "reachable" means the directory is
 there; they have no read-only flag or replication.
 """
@@ -13,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
+
+from django.conf import settings
 
 #: Seconds a probe waits for a host to accept a connection (MySQL counts whole seconds).
 CONNECT_TIMEOUT = 1
@@ -58,12 +62,15 @@ def _probe_mysql(address: str) -> Probe:
     except ImportError:
         return Probe(False, error="mysqlclient is not installed (requirements-mysql.txt)")
     parts = urlsplit(address)
+    user, password = unquote(parts.username or "root"), unquote(parts.password or "")
+    if settings.SHARDSTORE.get("MYSQL_ADMIN"):
+        user, _, password = settings.SHARDSTORE["MYSQL_ADMIN"].partition(":")
     try:
         connection = MySQLdb.connect(
             host=parts.hostname or "127.0.0.1",
             port=parts.port or 3306,
-            user=unquote(parts.username or "root"),
-            password=unquote(parts.password or ""),
+            user=user,
+            password=password,
             connect_timeout=CONNECT_TIMEOUT,
             read_timeout=READ_TIMEOUT,
             cursorclass=MySQLdb.cursors.DictCursor,

@@ -39,7 +39,7 @@ def celery_view(app: Celery) -> CeleryView:
     if conf.task_always_eager:
         return CeleryView(eager=True, broker="eager (no broker): tasks run in the web process")
     url = str(conf.broker_url)
-    queues = [conf.task_default_queue]
+    queues = [queue.name for queue in conf.task_queues or ()] or [conf.task_default_queue]
     return CeleryView(
         eager=False,
         broker=masked(url),

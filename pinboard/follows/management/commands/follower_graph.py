@@ -1,9 +1,13 @@
-"""``python manage.py follower_graph rebuild|repair|check``: the Redis graph from MySQL.
+"""``python manage.py follower_graph rebuild|repair|check``: the Redis graph and home feeds
+from MySQL.
 
-``rebuild`` wipes the graph and writes it again; ``repair`` rewrites only the
-keys that differ from MySQL and deletes keys MySQL does not explain;
-``check`` reports the drift and changes nothing. ``--queue`` runs the job on a
-Celery worker instead of here.
+``rebuild`` wipes the graph and writes it again, then writes the home feed of every
+pinner who follows anyone or owns a board (each counted active: a Redis that lost its
+data lost who was); ``repair`` rewrites only the graph keys that differ from MySQL,
+deletes keys MySQL does not explain, and rewrites the feeds of active pinners that
+differ; ``check`` reports the drift, changes nothing, and exits with status 1 if
+there is any (so a drill can assert that Redis is exactly what MySQL implies).
+``--queue`` runs the job on a Celery worker instead of here.
 """
 
 from __future__ import annotations
@@ -11,16 +15,20 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from pinboard.follows.tasks import sync_follower_graph
-from pinboard.store import get_graph, get_store
+from pinboard.store import get_feeds, get_graph, get_store
 from shardstore.cli import ProgressLine
+from shardstore.feed_sync import sync_feeds
 from shardstore.graph_sync import sync_graph
 
 
 class Command(BaseCommand):
-    help = "Rebuild, repair or check the Redis follower graph against the MySQL mapping tables."
+    help = (
+        "Rebuild, repair or check the Redis follower graph and home feeds against the MySQL"
+        " mapping tables."
+    )
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("action", choices=["rebuild", "repair", "check"])
@@ -32,17 +40,33 @@ class Command(BaseCommand):
             result = sync_follower_graph.delay(repair=repair, wipe=wipe)
             self.stdout.write(f"queued as task {result.id}")
             return
-        report = sync_graph(
-            get_store().store,
+        store = get_store().store
+        graph = sync_graph(
+            store,
             get_graph(),
             repair=repair,
             wipe=wipe,
             progress=ProgressLine(f"follower graph {action}", sys.stderr),
         )
-        verb = "would repair" if action == "check" else "repaired"
-        self.stdout.write(
-            f"{report.keys_checked} keys checked, {verb} {report.keys_repaired},"
-            f" {'found' if action == 'check' else 'removed'} {report.keys_removed} stray"
+        feeds = sync_feeds(
+            store,
+            get_feeds(),
+            repair=repair,
+            everyone=wipe,
+            progress=ProgressLine(f"home feeds {action}", sys.stderr),
         )
-        for key in report.drift:
+        checking = action == "check"
+        verb = "would repair" if checking else "repaired"
+        self.stdout.write(
+            f"follower graph: {graph.keys_checked} keys checked, {verb} {graph.keys_repaired},"
+            f" {'found' if checking else 'removed'} {graph.keys_removed} stray"
+        )
+        self.stdout.write(
+            f"home feeds: {feeds.feeds_checked} {'feeds' if wipe else 'active feeds'} checked,"
+            f" {verb} {feeds.feeds_repaired}"
+            + (f", {feeds.feeds_missed} kept changing: run again" if feeds.feeds_missed else "")
+        )
+        for key in graph.drift + feeds.drift:
             self.stdout.write(f"  drift: {key}")
+        if checking and (graph.keys_repaired or graph.keys_removed or feeds.feeds_repaired):
+            raise CommandError("Redis differs from what MySQL implies: run repair (or rebuild)")

@@ -1,11 +1,14 @@
 """``python manage.py shardstore ...``: the shardstore CLI on the site's store, config source
-and journal (see ``python manage.py shardstore --help``)."""
+and journal (see ``python manage.py shardstore --help``), and long jobs
+(``shardstore job ...``: pinboard/ops/job_cli.py)."""
 
 import argparse
+import getpass
 import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
+from pinboard.ops import job_cli
 from pinboard.ops.control import control
 from pinboard.store import get_store
 from shardstore import cli
@@ -14,13 +17,21 @@ from shardstore import cli
 class Command(BaseCommand):
     help = (
         "Shard-store operations: init, reconcile, decode, bucket; topology show|history|diff|"
-        "publish|rollback; open-range, close-range, host-service, cache-server, redis-move."
+        "publish|rollback; open-range, close-range, host-service, cache-server, redis-move;"
+        " job kinds|start|status|list|resume."
     )
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("args", nargs=argparse.REMAINDER)
 
     def handle(self, *args: str, **options: object) -> None:
+        if args[:1] == ("job",):  # jobs live in the control database: manage.py's only
+            operator = f"{getpass.getuser()} (shell)"
+            self.stdout.ending = ""  # a progress bar rewrites its line: no newline added
+            status = job_cli.main(list(args[1:]), out=self.stdout, operator=operator)
+            if status:
+                raise CommandError(f"shardstore job exited with status {status}")
+            return
         opened = []
 
         def control_factory():  # type: ignore[no-untyped-def]

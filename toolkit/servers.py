@@ -1,7 +1,8 @@
-"""Private, throwaway servers for the test suite.
+"""Real server processes for the tests, the benchmarks, the drills and the local cluster.
 
 Each class here starts one real server process (MariaDB, Redis, memcached,
-ZooKeeper) that belongs to the test run alone:
+ZooKeeper) or one process of the site (gunicorn, a Celery worker). By default a
+server belongs to the test run alone:
 
 * it listens on 127.0.0.1 only, on a free port picked at start;
 * it keeps all of its data in a fresh temporary directory (under /dev/shm when
@@ -25,18 +26,31 @@ All classes have the same shape::
 
 or, equivalently, ``with RedisServer() as server: ...``.  ``extra_args`` lets a
 caller add options (for example binary logging for replication tests).
+
+The local cluster (toolkit/cluster.py) runs the same classes for longer lives:
+``home=DIR`` keeps the data there across stops and starts (prepared once, never
+deleted), ``port=N`` reuses the port chosen at the first start, and
+``detached=True`` puts the server in a session of its own, with no parent-death
+signal, so it outlives the command that started it. A later command finds it
+again with ``adopt(pid, started)``: a process is known by its PID *and* its
+start time (``Pid``), and its command line must still name the program, so a
+PID the kernel has since handed to another process is never signalled.
+``halt(kill=True)`` and ``restart()`` work the same for both lives: a drill
+kills a master with SIGKILL and brings it back on the same port and data.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -49,6 +63,9 @@ _SBIN_DIRS = ("/usr/sbin", "/usr/local/sbin", "/sbin")
 
 # Lines of the server's log quoted in a start-up error.
 _LOG_TAIL_LINES = 40
+
+# The file in a server's home that says its one-off preparation is done.
+_PREPARED = ".prepared"
 
 
 class ServerStartError(RuntimeError):
@@ -66,7 +83,182 @@ class Availability:
         return self.ok
 
 
-class Server:
+# -- processes known by PID and start time -------------------------------------------
+
+#: Children this process started and has not reaped yet. Holding them here lets any object
+#: (a reloaded cluster, say) reap a child it signals, and keeps a child that outlives the
+#: object that started it from being garbage-collected while it runs.
+_children: dict[int, subprocess.Popen[bytes]] = {}
+
+
+@dataclass(frozen=True)
+class Pid:
+    """A process known by its PID and its start time (clock ticks after boot, from
+    ``/proc/PID/stat``): once that process is gone the kernel may give its PID to another,
+    whose start time differs, so a stale record never signals a stranger."""
+
+    pid: int
+    started: int
+
+    @classmethod
+    def of(cls, pid: int) -> Pid | None:
+        """The running process ``pid``, or None if there is none (or only its zombie)."""
+        stat = _stat(pid)
+        return None if stat is None or stat[0] == "Z" else cls(pid, int(stat[19]))
+
+    def command_line(self) -> str:
+        """Its command line, arguments joined by spaces ("" once it is gone)."""
+        try:
+            raw = Path(f"/proc/{self.pid}/cmdline").read_bytes()
+        except OSError:
+            return ""
+        return raw.replace(b"\0", b" ").decode(errors="replace").strip()
+
+    def alive(self, signatures: Sequence[str] = ()) -> bool:
+        """Whether this very process still runs and its command line shows one of
+        ``signatures`` (any, when there are none). Reaps it if it is our dead child."""
+        child = _children.get(self.pid)
+        if child is not None and child.poll() is not None:
+            del _children[self.pid]
+        if Pid.of(self.pid) != self:
+            return False
+        line = self.command_line()
+        return bool(line) and (not signatures or any(word in line for word in signatures))
+
+    def exited(self) -> bool:
+        """Whether this process is wholly gone: its main thread may be a zombie while its
+        other threads still hold its sockets (a port is free only once all are gone)."""
+        child = _children.get(self.pid)
+        if child is not None and child.poll() is not None:
+            del _children[self.pid]
+        stat = _stat(self.pid)
+        if stat is None or int(stat[19]) != self.started:
+            return True
+        try:
+            tasks = [task.name for task in Path(f"/proc/{self.pid}/task").iterdir()]
+        except OSError:
+            return True
+        return all((_stat(self.pid, task) or ["X"])[0] in "ZX" for task in tasks)
+
+    def end(self, *, kill: bool, timeout: float, signatures: Sequence[str] = ()) -> None:
+        """SIGTERM (SIGKILL with ``kill``) if it is still this process; wait up to
+        ``timeout`` seconds for it to be gone, then SIGKILL it."""
+        if not self.alive(signatures):
+            self.wait_exited(timeout)  # already dying (or gone): let it finish
+            return
+        for sig in (signal.SIGKILL if kill else signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.kill(self.pid, sig)
+            except ProcessLookupError:
+                return
+            if self.wait_exited(timeout):
+                return
+        raise RuntimeError(f"process {self.pid} outlived SIGKILL")
+
+    def wait_exited(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while not self.exited():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+        return True
+
+
+def _stat(pid: int, task: str | None = None) -> list[str] | None:
+    """The fields of ``/proc/PID/stat`` (or of one of its threads) after the command name
+    (state first), or None."""
+    path = f"/proc/{pid}/stat" if task is None else f"/proc/{pid}/task/{task}/stat"
+    try:
+        text = Path(path).read_text()
+    except OSError:
+        return None
+    return text[text.rindex(")") + 2 :].split()
+
+
+class Launched:
+    """The part every launcher shares: a process started by its own PID, in this process's
+    session (killed with it) or detached (a session of its own), found again by ``adopt``."""
+
+    #: Words one of which the process's command line always shows, even once the program
+    #: has renamed itself (redis-server and gunicorn do): checked before each signal.
+    signatures: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, *, detached: bool = False) -> None:
+        self.detached = detached
+        #: The process as this object started it (None once halted, or when adopted).
+        self.process: subprocess.Popen[bytes] | None = None
+        #: The process running now, started here or adopted.
+        self.running: Pid | None = None
+        #: Called after each launch (the local cluster records the new PID).
+        self.on_launch: Callable[[], None] | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self.running.pid if self.running is not None else None
+
+    @property
+    def alive(self) -> bool:
+        if self.process is not None:
+            return self.process.poll() is None
+        return self.running is not None and self.running.alive(self.signatures)
+
+    def halt(self, *, kill: bool = False) -> None:
+        """Stop the process (SIGKILL with ``kill``: a crash); ``restart()`` runs it again."""
+        raise NotImplementedError
+
+    def restart(self) -> Self:
+        """Run a halted process again (a server on the same port, with the same data)."""
+        raise NotImplementedError
+
+    def adopt(self, pid: int, started: int) -> bool:
+        """Take over a process another command started (from its recorded PID and start
+        time) if it still runs; whether it does."""
+        if self.process is not None:
+            raise RuntimeError(f"{self!r} already runs a process of its own")
+        candidate = Pid(pid, started)
+        self.running = candidate if candidate.alive(self.signatures) else None
+        return self.running is not None
+
+    def _spawn(self, argv: Sequence[str], *, cwd: Path, log: Path, env: dict[str, str] | None) -> None:  # fmt: skip
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "ab") as output:
+            process = subprocess.Popen(
+                list(argv) if self.detached else [*DIE_WITH_PARENT, *argv],
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                # Its own process group, so that stopping it stops what it forked too
+                # (gunicorn's workers), whether or not it outlives its launcher.
+                start_new_session=True,
+            )
+        _children[process.pid] = process
+        self.process = process
+        # setpriv execs the program in place: same PID, same start time.
+        self.running = Pid.of(process.pid) or Pid(process.pid, -1)
+        if self.on_launch is not None:
+            self.on_launch()
+
+    def _end(self, *, kill: bool, timeout: float) -> None:
+        """Stop the process, started here or adopted, and forget it."""
+        process, self.process = self.process, None
+        running, self.running = self.running, None
+        if process is not None:
+            if process.poll() is None:
+                _signal_group(process.pid, signal.SIGKILL if kill else signal.SIGTERM)
+                try:
+                    process.wait(timeout=timeout)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+            _signal_group(process.pid, signal.SIGKILL)  # any child it left behind
+            _children.pop(process.pid, None)
+        elif running is not None:
+            running.end(kill=kill, timeout=timeout, signatures=self.signatures)
+
+
+class Server(Launched):
     """The common life cycle; subclasses say how to prepare, run and probe."""
 
     #: Human-readable name, used in messages ("MariaDB", "Redis", ...).
@@ -75,13 +267,28 @@ class Server:
     start_timeout: ClassVar[float] = 30.0
     #: How long ``stop()`` waits after SIGTERM before it sends SIGKILL.
     stop_timeout: ClassVar[float] = 15.0
+    #: The log's file name in the server's directory.
+    log_name: ClassVar[str] = "server.log"
 
-    def __init__(self, extra_args: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        extra_args: Sequence[str] = (),
+        *,
+        home: Path | None = None,
+        port: int = 0,
+        log: Path | None = None,
+        detached: bool = False,
+    ) -> None:
+        super().__init__(detached=detached)
         self.extra_args: list[str] = list(extra_args)
         self.host: str = HOST
-        self.port: int = 0
-        self.tmpdir: Path | None = None
-        self.process: subprocess.Popen[bytes] | None = None
+        #: 0 until the first start picks a free one; a given port is kept.
+        self.port: int = port
+        #: A directory of its own that keeps the data across stops; None: a temporary one.
+        self.home: Path | None = Path(home).resolve() if home is not None else None
+        #: Where the data is while it is started: ``home``, or the temporary directory.
+        self.tmpdir: Path | None = self.home
+        self._log = Path(log).resolve() if log is not None else None
 
     # -- what subclasses provide ---------------------------------------------
 
@@ -91,7 +298,10 @@ class Server:
         raise NotImplementedError
 
     def _prepare(self) -> None:
-        """One-off set-up in ``self.tmpdir`` before the server is launched."""
+        """One-off set-up in ``self.tmpdir`` (once per home) before the first launch."""
+
+    def _configure(self) -> None:
+        """Set-up in ``self.tmpdir`` before every launch (a config file naming the port)."""
 
     def _command(self) -> list[str]:
         """The command line that runs the server in the foreground."""
@@ -104,8 +314,10 @@ class Server:
     @property
     def log_path(self) -> Path:
         """The file the server writes its log to."""
+        if self._log is not None:
+            return self._log
         assert self.tmpdir is not None, "the server is not started"
-        return self.tmpdir / "server.log"
+        return self.tmpdir / self.log_name
 
     # -- the life cycle --------------------------------------------------------
 
@@ -114,24 +326,23 @@ class Server:
         """``host:port``, as kazoo, pymemcache and friends accept it."""
         return f"{self.host}:{self.port}"
 
-    @property
-    def pid(self) -> int | None:
-        return self.process.pid if self.process is not None else None
-
     def start(self) -> Self:
         """Start the server and wait until it answers; return ``self``."""
-        if self.process is not None:
+        if self.process is not None or self.alive:
             raise RuntimeError(f"{self.name} server is already running on {self.address}")
         availability = self.available()
         if not availability:
             raise ServerStartError(f"cannot start {self.name}: {availability.reason}")
+        fixed = self.port != 0
         # The free port is only known to be free when we look, so another
         # process can take it before the server binds it: then try a new one.
-        for _attempt in range(3):
-            self.tmpdir = _make_tmpdir(f"{self.name.lower()}-")
-            self.port = _free_port()
+        for _attempt in range(1 if fixed else 3):
+            if self.home is None:
+                self.tmpdir = _make_tmpdir(f"{self.name.lower()}-")
+            if not fixed:
+                self.port = _free_port()
             try:
-                self._prepare()
+                self.prepare()
                 self._launch()
                 self._wait_until_ready()
                 return self
@@ -140,45 +351,54 @@ class Server:
             except BaseException:
                 self.stop()
                 raise
+        if fixed:
+            raise ServerStartError(f"{self.name}: port {self.port} is taken by another process")
         raise ServerStartError(
             f"{self.name}: every free port we picked was taken before it could bind"
         )
 
+    def prepare(self) -> Self:
+        """The one-off set-up (``mariadb-install-db``...), if this server's directory has not
+        had it; ``start()`` calls it. Safe from any thread: nothing is launched."""
+        if self.home is None:
+            if self.tmpdir is None:
+                self.tmpdir = _make_tmpdir(f"{self.name.lower()}-")
+            if not (self.tmpdir / _PREPARED).exists():
+                self._prepare()
+                (self.tmpdir / _PREPARED).touch()
+            return self
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.tmpdir = self.home
+        if not (self.home / _PREPARED).exists():
+            self._prepare()
+            (self.home / _PREPARED).touch()
+        return self
+
     def stop(self) -> None:
-        """Stop the server (by its PID) and delete its data. Safe to repeat."""
-        process, self.process = self.process, None
-        if process is not None and process.poll() is None:
-            process.terminate()  # SIGTERM to our own child: a clean shutdown
-            try:
-                process.wait(timeout=self.stop_timeout)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        if self.tmpdir is not None:
+        """Stop the server (by its PID) and delete its data, unless it has a home. Safe to
+        repeat."""
+        self._end(kill=False, timeout=self.stop_timeout)
+        if self.home is None and self.tmpdir is not None:
             shutil.rmtree(self.tmpdir, ignore_errors=True)
             self.tmpdir = None
 
     def halt(self, *, kill: bool = False) -> None:
         """Stop the process (SIGKILL with ``kill``: a crash) but keep its port and data,
         so that ``restart()`` brings the same server back."""
-        process, self.process = self.process, None
-        if process is not None and process.poll() is None:
-            if kill:
-                process.kill()
-            else:
-                process.terminate()
-            try:
-                process.wait(timeout=self.stop_timeout)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        self._end(kill=kill, timeout=self.stop_timeout)
 
     def restart(self) -> Self:
         """Run a halted server again, on the same port with the same data."""
-        if self.process is not None or self.tmpdir is None:
+        if self.process is not None or self.alive or self.tmpdir is None or not self.port:
             raise RuntimeError(f"{self.name}: restart() follows halt()")
         self._launch()
-        self._wait_until_ready()
+        try:
+            self._wait_until_ready()
+        except _PortTaken:
+            self.halt()
+            raise ServerStartError(
+                f"{self.name}: port {self.port} is taken by another process"
+            ) from None
         return self
 
     def __enter__(self) -> Self:
@@ -193,19 +413,17 @@ class Server:
         self.stop()
 
     def __repr__(self) -> str:
-        state = f"pid {self.pid} on {self.address}" if self.process else "stopped"
+        state = f"pid {self.pid} on {self.address}" if self.running else "stopped"
         return f"<{type(self).__name__} {state}>"
 
     def _launch(self) -> None:
         assert self.tmpdir is not None
-        with open(self.tmpdir / "server.log", "ab") as output:
-            self.process = subprocess.Popen(
-                [*DIE_WITH_PARENT, *self._command()],
-                cwd=self.tmpdir,
-                stdin=subprocess.DEVNULL,
-                stdout=output,
-                stderr=subprocess.STDOUT,
-            )
+        if not _port_free(self.port):
+            # Something else answers there: waiting for "our" server would talk to it.
+            raise _PortTaken()
+        self._configure()
+        output = self._log if self._log is not None else self.tmpdir / "server.log"
+        self._spawn(self._command(), cwd=self.tmpdir, log=output, env=None)
 
     def _wait_until_ready(self) -> None:
         assert self.process is not None
@@ -262,7 +480,9 @@ class MariaDBServer(Server):
     """
 
     name = "MariaDB"
+    signatures = ("mariadbd", "mysqld")
     start_timeout = 60.0
+    log_name = "error.log"
     user = "root"
 
     @classmethod
@@ -286,15 +506,11 @@ class MariaDBServer(Server):
         assert self.tmpdir is not None, "the server is not started"
         return self.tmpdir / "mysqld.sock"
 
-    @property
-    def log_path(self) -> Path:
-        assert self.tmpdir is not None, "the server is not started"
-        return self.tmpdir / "error.log"
-
     def _prepare(self) -> None:
         # --no-defaults must come first: it keeps /etc/mysql/*.cnf out of it.
         install_db = _find_program("mariadb-install-db", "mysql_install_db")
         assert install_db is not None
+        shutil.rmtree(self.datadir, ignore_errors=True)  # what a failed first start left
         command = [
             install_db,
             "--no-defaults",
@@ -308,6 +524,8 @@ class MariaDBServer(Server):
             command,
             check=False,
             cwd=self.tmpdir,
+            # Its bootstrap server's temporary tables go in our directory, not a shared /tmp.
+            env={**os.environ, "TMPDIR": str(self.tmpdir)},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -359,6 +577,7 @@ class RedisServer(Server):
     """A private redis-server with no persistence at all."""
 
     name = "Redis"
+    signatures = ("redis-server",)
 
     @classmethod
     def available(cls) -> Availability:
@@ -397,6 +616,7 @@ class MemcachedServer(Server):
     """A private memcached with 64 MB of memory, TCP only."""
 
     name = "memcached"
+    signatures = ("memcached",)
 
     @classmethod
     def available(cls) -> Availability:
@@ -442,6 +662,7 @@ class ZooKeeperServer(Server):
     """
 
     name = "ZooKeeper"
+    signatures = ("QuorumPeerMain",)
     start_timeout = 60.0
 
     @classmethod
@@ -464,8 +685,11 @@ class ZooKeeperServer(Server):
 
     def _prepare(self) -> None:
         assert self.tmpdir is not None
+        (self.tmpdir / "data").mkdir(exist_ok=True)
+
+    def _configure(self) -> None:
+        assert self.tmpdir is not None
         datadir = self.tmpdir / "data"
-        datadir.mkdir()
         self.config_path.write_text(
             "tickTime=2000\n"
             f"dataDir={datadir}\n"
@@ -554,6 +778,17 @@ def _process_exists(pid: int) -> bool:
     return True
 
 
+def _port_free(port: int) -> bool:
+    """Whether nothing listens on ``port`` of HOST (a closed port in TIME_WAIT is free)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((HOST, port))
+        except OSError:
+            return False
+        return True
+
+
 def _free_port() -> int:
     """A TCP port on HOST that nothing listens on right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
@@ -584,6 +819,12 @@ def _exchange(host: str, port: int, request: bytes | None, timeout: float = 1.0)
 DIE_WITH_PARENT = ["setpriv", "--pdeathsig", "SIGTERM", "--"] if shutil.which("setpriv") else []
 
 
+def _signal_group(leader: int, sig: signal.Signals) -> None:
+    """Signal the process group ``leader`` heads (it was started in a session of its own)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(leader, sig)
+
+
 # -- the site's own processes -------------------------------------------------------
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -605,62 +846,89 @@ def manage(env: dict[str, str], *args: str) -> str:
     return done.stdout
 
 
-class SiteProcess:
+class SiteProcess(Launched):
     """A process of the site itself (gunicorn, a Celery worker), run from the project's root
     with the given environment, its output in ``log``; stopped by its own PID."""
 
-    def __init__(self, argv: Sequence[str], env: dict[str, str], log: Path) -> None:
-        self.argv, self.env, self.log = list(argv), env, log
-        self.process: subprocess.Popen[bytes] | None = None
+    #: How long ``stop()`` waits after SIGTERM (a worker finishes its tasks) before SIGKILL.
+    stop_timeout: ClassVar[float] = 30.0
+
+    def __init__(
+        self, argv: Sequence[str], env: dict[str, str], log: Path, *, detached: bool = False
+    ) -> None:
+        super().__init__(detached=detached)
+        self.argv, self.env, self.log = list(argv), env, Path(log)
+        self._log_offset = 0  # where this start's output begins in ``log``
 
     def start(self) -> Self:
-        with open(self.log, "ab") as output:
-            self.process = subprocess.Popen(
-                [*DIE_WITH_PARENT, *self.argv],
-                cwd=ROOT,
-                env=self.env,
-                stdin=subprocess.DEVNULL,
-                stdout=output,
-                stderr=subprocess.STDOUT,
-            )
+        if self.alive:
+            raise RuntimeError(f"{self!r} is already running")
+        self._log_offset = self.log.stat().st_size if self.log.exists() else 0
+        self._spawn(self.argv, cwd=ROOT, log=self.log, env=self.env)
         return self
 
+    def wait_ready(self, timeout: float = 60) -> None:
+        """Return once the process serves (subclasses say how); ServerStartError if not."""
+
     def stop(self) -> None:
-        process, self.process = self.process, None
-        if process is not None and process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        self._end(kill=False, timeout=self.stop_timeout)
+
+    def halt(self, *, kill: bool = False) -> None:
+        """Stop the process (SIGKILL with ``kill``: a crash); ``restart()`` runs it again."""
+        self._end(kill=kill, timeout=self.stop_timeout)
+
+    def restart(self) -> Self:
+        self.start().wait_ready()
+        return self
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")
 
+    def _output_since_start(self) -> str:
+        with open(self.log, "rb") as log:
+            log.seek(self._log_offset)
+            return log.read().decode(errors="replace")
+
+    def __repr__(self) -> str:
+        state = f"pid {self.pid}" if self.running else "stopped"
+        return f"<{type(self).__name__} {state}>"
+
 
 class GunicornSite(SiteProcess):
-    """The site under gunicorn on a free loopback port."""
+    """The site under gunicorn on a loopback port (a free one unless ``port`` is given)."""
 
-    def __init__(self, env: dict[str, str], log: Path, *, workers: int = 2, threads: int = 4) -> None:  # fmt: skip
-        self.port = _free_port()
+    signatures = ("gunicorn",)
+
+    def __init__(
+        self,
+        env: dict[str, str],
+        log: Path,
+        *,
+        workers: int = 2,
+        threads: int = 4,
+        port: int = 0,
+        app: str = "pinboard.wsgi",
+        extra_args: Sequence[str] = ("--log-level", "warning"),
+        detached: bool = False,
+    ) -> None:
+        self.port = port or _free_port()
         argv = [
-            sys.executable, "-m", "gunicorn", "pinboard.wsgi",
+            sys.executable, "-m", "gunicorn", app,
             "-w", str(workers), "--threads", str(threads),
-            "-b", f"{HOST}:{self.port}", "--log-level", "warning",
+            "-b", f"{HOST}:{self.port}", *extra_args,
         ]  # fmt: skip
-        super().__init__(argv, env, log)
+        super().__init__(argv, env, log, detached=detached)
 
     def url(self, path: str) -> str:
         return f"http://{HOST}:{self.port}{path}"
 
-    def wait_ready(self, path: str = "/healthz", timeout: float = 60) -> None:
+    def wait_ready(self, timeout: float = 60, path: str = "/healthz") -> None:
         import urllib.request
 
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self.process is None or self.process.poll() is not None:
-                raise ServerStartError(f"gunicorn exited:\n{self.output()[-3000:]}")
+            if not self.alive:
+                raise ServerStartError(f"gunicorn exited:\n{self._output_since_start()[-3000:]}")
             try:
                 with urllib.request.urlopen(self.url(path), timeout=5) as response:
                     if response.status == 200:
@@ -668,12 +936,38 @@ class GunicornSite(SiteProcess):
             except OSError:
                 pass
             time.sleep(0.1)
-        raise ServerStartError(f"gunicorn did not answer in time:\n{self.output()[-3000:]}")
+        raise ServerStartError(
+            f"gunicorn did not answer in time:\n{self._output_since_start()[-3000:]}"
+        )
 
 
 class CeleryWorker(SiteProcess):
-    """``celery -A pinboard worker`` (one process: ``--pool=solo``)."""
+    """``celery -A pinboard worker``: one process (``--pool=solo``), or a prefork pool of
+    ``concurrency`` processes."""
 
-    def __init__(self, env: dict[str, str], log: Path) -> None:
-        argv = [sys.executable, "-m", "celery", "-A", "pinboard", "worker", "--pool=solo", "--loglevel=info"]  # fmt: skip
-        super().__init__(argv, env, log)
+    signatures = ("celery",)
+
+    def __init__(
+        self,
+        env: dict[str, str],
+        log: Path,
+        *,
+        concurrency: int | None = None,
+        detached: bool = False,
+    ) -> None:
+        pool = ["--pool=solo"] if concurrency is None else [f"--concurrency={concurrency}"]
+        argv = [sys.executable, "-m", "celery", "-A", "pinboard", "worker", *pool, "--loglevel=info"]  # fmt: skip
+        super().__init__(argv, env, log, detached=detached)
+
+    def wait_ready(self, timeout: float = 60) -> None:
+        """Return once the worker has said ``ready.`` (connected to its broker)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not self.alive:
+                raise ServerStartError(f"celery exited:\n{self._output_since_start()[-3000:]}")
+            if " ready." in self._output_since_start():
+                return
+            time.sleep(0.1)
+        raise ServerStartError(
+            f"celery did not say ready in time:\n{self._output_since_start()[-3000:]}"
+        )

@@ -1,0 +1,446 @@
+"""Split a host: its replica becomes the master of half of its shards (the seeds' "the
+replica becomes responsible for some of the DBs"), and undo that, and clean up after it.
+
+``plan_split(source, host=...)``, steps in order:
+
+1. check the replica follows the host, healthy and caught up;
+2. diff the moving shards on both at one GTID position (``diff``): every table's
+   rows and checksum must match, or nothing changes;
+3. publish the shard map with the moving shards read-only, and wait until every
+   process follows it (its writes under the old map drained: ``fence``);
+4. wait until the replica has applied all of the host's writes (GTID);
+5. stop replication between the two; the replica is writable;
+6. publish the new ranges: the moving shards mastered by the replica. The
+   read-only window (steps 3 to 6) is what the moving shards' pinners wait;
+   the other shards are never stopped;
+7. on each host, rename the shards that left it (``db00042`` ->
+   ``db00042_split9``, 9 being the map version the split published): kept until
+   ``cleanup 9`` drops them, never dropped in the same step.
+
+If a step fails before 6, the read-only window is closed (the map published
+again without it) and the host keeps every shard.
+
+``plan_split_revert(source, split=9)``, until ``cleanup 9`` has run: make the
+moving shards read-only again, copy them back from the replica to the host
+(their newest rows), publish the old ranges, and rename the replica's copies
+away. The replica has taken its own writes since, so it cannot simply follow
+the host again: it is left out of service until it is rebuilt as a replica.
+
+``plan_cleanup(source, split=9)`` drops the renamed copies on both hosts; the
+``cleanup`` long job does the same chunked by shard (``job start cleanup --param
+split=9``), on every MySQL host of the map, for when there are many.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..exceptions import InvalidTopology
+from ..jobs import Chunk, JobContext, JobError, JobKind, Params, Summary, register
+from . import documents
+from .diff import diff_hosts
+from .failover import check_replica_step, master_and_replica
+from .mysql_hosts import HostError, MySQLHost
+from .plans import Plan, Step
+from .publish import followed_step, publish_step
+from .sources import ConfigSource, NotPublished, Revision
+
+Connect = Callable[[str], MySQLHost]
+SPLIT = "split {host} onto {replica}"  # the reason of the map a split publishes
+
+
+def halves(ranges: list[dict[str, Any]]) -> tuple[list[list[int]], list[list[int]]]:
+    """The host's ranges cut in two by shard count: (staying, moving) as [first, last]s."""
+    shards = [s for r in ranges for s in range(r["range"][0], r["range"][1] + 1)]
+    if len(shards) < 2:
+        raise InvalidTopology("a host needs two shards or more to be split")
+    keep = set(shards[: len(shards) // 2])
+    staying: list[list[int]] = []
+    moving: list[list[int]] = []
+    for shard in shards:
+        runs = staying if shard in keep else moving
+        if runs and runs[-1][1] == shard - 1:
+            runs[-1][1] = shard
+        else:
+            runs.append([shard, shard])
+    return staying, moving
+
+
+def shards_in(runs: list[list[int]]) -> list[int]:
+    return [s for first, last in runs for s in range(first, last + 1)]
+
+
+def spans(runs: list[list[int]]) -> str:
+    return ", ".join(f"{a}..{b}" for a, b in runs)
+
+
+def plan_split(
+    source: ConfigSource,
+    *,
+    host: str,
+    author: str,
+    connect: Connect = MySQLHost,
+    max_lag: int = 10,
+    catch_up_seconds: float = 30.0,
+    follow_seconds: float = 10.0,
+) -> Plan:
+    """The plan to hand the second half of ``host``'s shards to its replica."""
+    current = source.current(documents.SHARDS)
+    document = current.document
+    mastered, replica = master_and_replica(document, host)
+    addresses = document["hosts"]
+    host_address, replica_address = addresses[host], addresses[replica]
+    staying, moving = halves(mastered)
+    others = [r for r in document["ranges"] if r["master"] != host]
+    split_ranges = sorted(
+        [*others]
+        + [{"range": run, "master": host} for run in staying]
+        + [{"range": run, "master": replica} for run in moving],
+        key=lambda r: r["range"][0],
+    )
+    frozen = documents.validate(documents.SHARDS, {**document, "read_only": moving})
+    final = documents.validate(documents.SHARDS, {**document, "ranges": split_ranges})
+    final.pop("read_only", None)
+    thawed = {k: v for k, v in document.items() if k != "read_only"}
+    split_version = current.version + 2
+    suffix = f"_split{split_version}"
+    reason = SPLIT.format(host=host, replica=replica)
+    frozen_revision = Revision(documents.SHARDS, current.version + 1, frozen, author, "", reason)
+
+    def diff() -> str:
+        report = diff_hosts(
+            connect, host_address, replica_address, shards_in(moving), names=(host, replica)
+        )
+        if not report.clean:
+            raise HostError(report.text())
+        return report.text()
+
+    freeze = publish_step(
+        source,
+        current,
+        frozen,
+        author=author,
+        reason=f"{reason}: read-only window",
+        change=f"shards {spans(moving)} read-only",
+        hosts=(host, replica),
+    )
+    followed = followed_step(
+        source, documents.SHARDS, current.version + 1, hosts=(host, replica), timeout=follow_seconds
+    )
+
+    def thaw() -> None:
+        """Close the read-only window: the host keeps every shard."""
+        source.publish(
+            documents.SHARDS,
+            thawed,
+            author=author,
+            reason=f"{reason}: abandoned",
+            expect_version=current.version + 1,
+        )
+
+    def guarded(step: Callable[[], str | None]) -> Callable[[], str | None]:
+        def run() -> str | None:
+            try:
+                return step()
+            except Exception:
+                thaw()
+                raise
+
+        return run
+
+    def catch_up() -> str:
+        with connect(host_address) as m:
+            position = m.gtid_binlog_pos()
+        with connect(replica_address) as r:
+            if not r.wait_for(position, catch_up_seconds):
+                raise HostError(f"{replica} did not apply {position} in {catch_up_seconds:g}s")
+        return f"{replica} has applied {position or 'everything'}"
+
+    def separate() -> str:
+        with connect(replica_address) as r:
+            r.stop_replicating()
+            r.set_read_only(False)
+        with connect(host_address) as m:
+            m.set_semi_sync(False)  # it has no replica left to acknowledge
+        return f"{replica} replicates from no one and is writable"
+
+    def rename() -> str:
+        with connect(host_address) as m:
+            left_host = rename_shards(m, shards_in(moving), suffix)
+        with connect(replica_address) as r:
+            left_replica = rename_shards(r, shards_in(staying), suffix)
+        return (
+            f"{left_host} shards renamed *{suffix} on {host},"
+            f" {left_replica} on {replica}: `cleanup {split_version}` drops them"
+        )
+
+    return Plan(
+        "split",
+        f"split {host}: shards {spans(moving)} to {replica}, {spans(staying)} stay",
+        [
+            check_replica_step(connect, document, host, replica, max_lag=max_lag),
+            Step(
+                f"diff shards {spans(moving)} on {host} and {replica} (rows, checksums)",
+                (host, replica),
+                diff,
+            ),
+            freeze,
+            Step(followed.name, followed.hosts, guarded(followed.run)),
+            Step(
+                f"wait until {replica} has applied all of {host}'s writes (GTID)",
+                (replica,),
+                guarded(catch_up),
+            ),
+            Step(
+                f"stop replication from {host} to {replica}; {replica} writable",
+                (host, replica),
+                guarded(separate),
+            ),
+            publish_step(
+                source,
+                frozen_revision,
+                final,
+                author=author,
+                reason=reason,
+                change=f"shards {spans(moving)} mastered by {replica}",
+                hosts=(host, replica),
+            ),
+            Step(f"rename the shards that left each host to db*{suffix}", (host, replica), rename),
+        ],
+        {
+            "host": host,
+            "replica": replica,
+            "moving": moving,
+            "staying": staying,
+            "split": split_version,
+        },
+    )
+
+
+def rename_shards(host: MySQLHost, shards: list[int], suffix: str) -> int:
+    """Move each shard's tables to ``db<shard><suffix>`` (same server: a rename, no copy).
+    Returns how many shards were renamed (those already renamed are skipped)."""
+    present = host.databases()
+    renamed = 0
+    for shard in shards:
+        db = f"db{shard:05d}"
+        if db not in present:
+            continue
+        tables = [next(iter(r.values())) for r in host.query(f"SHOW TABLES FROM {db}")]
+        host.query(f"CREATE DATABASE IF NOT EXISTS {db}{suffix}")
+        if tables:
+            host.query("RENAME TABLE " + ", ".join(f"{db}.{t} TO {db}{suffix}.{t}" for t in tables))
+        host.query(f"DROP DATABASE {db}")
+        renamed += 1
+    return renamed
+
+
+def _split_revision(source: ConfigSource, split: int) -> tuple[Revision, Revision]:
+    """The map a split published as ``split`` and the one before its read-only window."""
+    try:
+        after, before = (source.revision(documents.SHARDS, v) for v in (split, split - 2))
+    except NotPublished:
+        raise InvalidTopology(f"shard map v{split} was not published by a split") from None
+    if not after.reason.startswith("split "):
+        raise InvalidTopology(f"shard map v{split} was not published by a split: {after.reason}")
+    return after, before
+
+
+def _renamed(host: MySQLHost, suffix: str) -> list[str]:
+    return sorted(db for db in host.databases() if db.endswith(suffix))
+
+
+def plan_split_revert(
+    source: ConfigSource,
+    *,
+    split: int,
+    author: str,
+    connect: Connect = MySQLHost,
+    follow_seconds: float = 10.0,
+) -> Plan:
+    """The plan to give the shards of split ``split`` back to the host they left."""
+    after, _ = _split_revision(source, split)
+    current = source.current(documents.SHARDS)
+    document = current.document
+    words = after.reason.split()  # "split HOST onto REPLICA"
+    host, replica = words[1], words[3]
+    moved = [r["range"] for r in after.document["ranges"] if r["master"] == replica]
+    for first, last in moved:
+        for shard in (first, last):
+            if _master_of(document, shard) != replica:
+                raise InvalidTopology(f"shard {shard} is no longer on {replica}: cannot revert")
+    addresses = document["hosts"]
+    suffix = f"_split{split}"
+    with connect(addresses[host]) as m:
+        if not _renamed(m, suffix):
+            raise InvalidTopology(f"split {split} was cleaned up on {host}: it cannot be reverted")
+    frozen = documents.validate(documents.SHARDS, {**document, "read_only": moved})
+    ranges = [
+        ({**r, "master": host} if r["master"] == replica and r["range"] in moved else r)
+        for r in document["ranges"]
+    ]
+    merged = _merge(ranges)
+    out = sorted({*document.get("out_of_service", []), replica})
+    restored = {k: v for k, v in document.items() if k != "read_only"}
+    restored = documents.validate(
+        documents.SHARDS, {**restored, "ranges": merged, "out_of_service": out}
+    )
+    frozen_revision = Revision(documents.SHARDS, current.version + 1, frozen, author, "", "")
+    reason = f"revert split {split}: shards {spans(moved)} back to {host}"
+
+    def copy_back() -> str:
+        with connect(addresses[replica]) as r, connect(addresses[host]) as m:
+            rows = 0
+            for shard in shards_in(moved):
+                rows += copy_shard(r, m, shard, template=f"db{shard:05d}{suffix}")
+        return f"{rows} rows copied from {replica} to {host}"
+
+    def set_aside() -> str:
+        with connect(addresses[replica]) as r:
+            n = rename_shards(r, shards_in(moved), f"_reverted{split}")
+        return f"{n} shards renamed *_reverted{split} on {replica}; {replica} out of service"
+
+    return Plan(
+        "split-revert",
+        reason,
+        [
+            publish_step(
+                source,
+                current,
+                frozen,
+                author=author,
+                reason=f"{reason}: read-only window",
+                change=f"shards {spans(moved)} read-only",
+                hosts=(host, replica),
+            ),
+            followed_step(
+                source,
+                documents.SHARDS,
+                current.version + 1,
+                hosts=(host, replica),
+                timeout=follow_seconds,
+            ),
+            Step(
+                f"copy shards {spans(moved)} from {replica} back to {host}",
+                (host, replica),
+                copy_back,
+            ),
+            publish_step(
+                source,
+                frozen_revision,
+                restored,
+                author=author,
+                reason=reason,
+                change=f"shards {spans(moved)} mastered by {host}; {replica} out of service",
+                hosts=(host, replica),
+            ),
+            Step(f"rename {replica}'s copies of shards {spans(moved)} away", (replica,), set_aside),
+        ],
+        {"split": split, "host": host, "replica": replica},
+    )
+
+
+def copy_shard(source: MySQLHost, target: MySQLHost, shard: int, *, template: str) -> int:
+    """Make ``db<shard>`` on ``target`` a copy of it on ``source`` (tables shaped like
+    ``template``'s on the target). Returns the rows copied."""
+    db = f"db{shard:05d}"
+    target.query(f"CREATE DATABASE IF NOT EXISTS {db}")
+    rows = 0
+    for table in [next(iter(r.values())) for r in target.query(f"SHOW TABLES FROM {template}")]:
+        target.query(f"CREATE TABLE IF NOT EXISTS {db}.{table} LIKE {template}.{table}")
+        target.query(f"DELETE FROM {db}.{table}")
+        data = source.query(f"SELECT * FROM {db}.{table}")
+        if data:
+            columns = list(data[0])
+            sql = (
+                f"INSERT INTO {db}.{table} ({', '.join(f'`{c}`' for c in columns)})"
+                f" VALUES ({', '.join(['%s'] * len(columns))})"
+            )
+            target.executemany(sql, [tuple(row[c] for c in columns) for row in data])
+            rows += len(data)
+    return rows
+
+
+def plan_cleanup(
+    source: ConfigSource, *, split: int, author: str, connect: Connect = MySQLHost
+) -> Plan:
+    """The plan to drop the copies split ``split`` left behind (after which it cannot be
+    reverted)."""
+    after, _ = _split_revision(source, split)
+    words = after.reason.split()
+    hosts = (words[1], words[3])
+    addresses = source.current(documents.SHARDS).document["hosts"]
+    suffixes = (f"_split{split}", f"_reverted{split}")
+
+    def drop(name: str) -> Callable[[], str]:
+        def run() -> str:
+            with connect(addresses[name]) as h:
+                dropped = [db for suffix in suffixes for db in _renamed(h, suffix)]
+                for db in dropped:
+                    h.query(f"DROP DATABASE {db}")
+            return f"{len(dropped)} databases dropped on {name}"
+
+        return run
+
+    return Plan(
+        "cleanup",
+        f"drop the shard copies split {split} left on {' and '.join(hosts)}",
+        [Step(f"drop db*_split{split} on {name}", (name,), drop(name)) for name in hosts],
+        {"split": split},
+    )
+
+
+def _master_of(document: dict[str, Any], shard: int) -> str | None:
+    for entry in document["ranges"]:
+        if entry["range"][0] <= shard <= entry["range"][1]:
+            return str(entry["master"])
+    return None
+
+
+def _merge(ranges: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Adjacent ranges with the same master and slave as one range."""
+    merged: list[dict[str, Any]] = []
+    for entry in sorted(ranges, key=lambda r: r["range"][0]):
+        last = merged[-1] if merged else None
+        if (
+            last is not None
+            and last["master"] == entry["master"]
+            and last.get("slave") == entry.get("slave")
+            and last["range"][1] + 1 == entry["range"][0]
+        ):
+            last["range"] = [last["range"][0], entry["range"][1]]
+        else:
+            merged.append({**entry, "range": list(entry["range"])})
+    return merged
+
+
+def _cleanup_chunk(context: JobContext, chunk: Chunk, params: Params) -> Summary:
+    """Drop the copies split ``params["split"]`` (and its revert) left of these shards, on
+    every MySQL host of the map: a drop that already happened is skipped."""
+    split = params.get("split")
+    if type(split) is not int or split < 1:
+        raise JobError("cleanup needs split=N, the shard-map version the split published")
+    connect = context.mysql or MySQLHost
+    dropped = 0
+    for address in context.store.topology.hosts.values():
+        if not address.startswith("mysql://"):
+            continue
+        with connect(address) as host:
+            present = host.databases()
+            for shard in chunk.shards:
+                for suffix in (f"_split{split}", f"_reverted{split}"):
+                    if f"db{shard:05d}{suffix}" in present:
+                        host.query(f"DROP DATABASE db{shard:05d}{suffix}")
+                        dropped += 1
+    return {"dropped": dropped}
+
+
+register(
+    JobKind(
+        "cleanup",
+        "Drop the shard copies a split (and its revert) renamed, after which it cannot be reverted",
+        _cleanup_chunk,
+        params={"split": "the shard-map version the split published"},
+    )
+)

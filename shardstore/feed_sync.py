@@ -1,0 +1,281 @@
+"""Home feeds from MySQL: what each pinner's feed holds by the rules of fan-out, and the
+rebuild and check of the Redis feeds against it.
+
+A pinner's home feed is what fan-out on write keeps (shardstore/feeds.py, the
+site's feeds app): every pin of every board they follow, explicitly
+(``user_follows_boards``) or through following its owner (``user_follows_users``:
+all the owner's boards, less those unfollowed, ``user_unfollows_boards``), and
+their own pins (a pin's fan-out reaches its owner too). One entry per pin,
+``<pin id>:<sequence>`` with the sequence of the list holding it, newest first,
+the newest ``FEED_LENGTH`` kept. ``expected_feeds`` computes exactly that, for a
+batch of pinners at a time; the site's rebuild of a pinner back after a long
+time is the same function.
+
+Its cost does not grow with the pins of a board: the newest 50 of each followed
+board are read first (one query per shard for all the boards of a batch), and a
+board is read deeper (200, then ``FEED_LENGTH``) only while everything it gave
+would still make the feed's cut.
+
+Which feeds are kept current: fan-out reaches active pinners only (``seen:<id>``,
+a visit within two weeks); a dormant pinner's feed is rebuilt at their next
+visit. So ``check`` and ``repair`` compare the feeds of active pinners. A
+``rebuild`` (``everyone=True``: after Redis lost its data, and with it who was
+active) writes the feed of every pinner who follows anyone or owns a board and
+counts them active, so that fan-out keeps those feeds from then on.
+
+Entries of deleted pins are not drift: deleting a pin leaves its entries, which
+pages skip. A feed kept for a pinner who follows nobody and owns no board is not
+looked at (such a pinner is found by no scan of MySQL).
+
+Work goes shard by shard (the pinners whose rows live there), so a long job can
+run it one chunk at a time, again harmlessly. Writes race with the site's own:
+a feed is read before its expected contents are, and rewritten under WATCH only
+if it is still what was read (else it is computed again): a follow, an unfollow
+or a fan-out that lands meanwhile edits the feed after its MySQL write, so it is
+either seen by the computation or applied on top of the rewrite.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+
+import redis
+
+from .feeds import ACTIVE_SECONDS, FEED_LENGTH, HomeFeeds, entry, feed_key, parse_entry, seen_key
+from .interface import StoreInterface
+from .mappings import MAX_PAGE, all_ids
+from .objects import is_active
+
+#: How deep each followed board is read, round after round, while it may make the cut.
+BOARD_DEPTHS = (50, 200, FEED_LENGTH)
+#: Pinners computed together (their lists read in one query per shard).
+BATCH = 100
+#: Rewrites of one feed tried while the site keeps changing it.
+WRITE_ATTEMPTS = 10
+
+Entry = tuple[int, int]  # (sequence, pin id), as feeds order them
+
+
+@dataclass
+class FeedReport:
+    feeds_checked: int = 0  # feeds compared with MySQL (active pinners, or everyone)
+    feeds_repaired: int = 0  # that differed (in a check: that would be rewritten)
+    feeds_missed: int = 0  # that kept changing under the rewrite: left for a later run
+    drift: list[str] = field(default_factory=list)  # the first few feed keys that differed
+
+    def note(self, key: str) -> None:
+        if len(self.drift) < 20:
+            self.drift.append(key)
+
+    def add(self, other: FeedReport) -> None:
+        self.feeds_checked += other.feeds_checked
+        self.feeds_repaired += other.feeds_repaired
+        self.feeds_missed += other.feeds_missed
+        for key in other.drift:
+            self.note(key)
+
+
+# -- what a feed should hold ---------------------------------------------------------
+
+
+def expected_feeds(
+    store: StoreInterface, user_ids: Iterable[int], *, length: int = FEED_LENGTH
+) -> dict[int, list[Entry]]:
+    """Each pinner's feed as MySQL implies it: (sequence, pin id), newest first."""
+    users = list(dict.fromkeys(user_ids))
+    if not users:
+        return {}
+    followees = _every_to_id(store, "user_follows_users", users)
+    explicit = _every_to_id(store, "user_follows_boards", users)
+    unfollowed = _every_to_id(store, "user_unfollows_boards", users)
+    owners = list(dict.fromkeys(f for u in users for f in followees[u]))
+    boards_of = _every_to_id(store, "user_has_boards", owners)
+    sources: dict[int, set[int]] = {}
+    for user in users:
+        through_owners = {b for owner in followees[user] for b in boards_of[owner]}
+        sources[user] = (through_owners - set(unfollowed[user])) | set(explicit[user])
+    own = store.mapping("user_has_pins").rows_many(users, limit=length)
+
+    pins: dict[int, list[tuple[int, int]]] = {}  # board -> (pin id, sequence), newest first
+    depth: dict[int, int] = {}
+    wanted = {board for boards in sources.values() for board in boards}
+    feeds: dict[int, list[Entry]] = {}
+    for deepest in BOARD_DEPTHS:
+        limit = min(deepest, length)
+        if wanted:
+            pins.update(store.mapping("board_has_pins").rows_many(sorted(wanted), limit=limit))
+            depth.update(dict.fromkeys(wanted, limit))
+        feeds = {u: _newest([own[u], *(pins[b] for b in sources[u])], length) for u in users}
+        wanted = set()
+        for user, feed in feeds.items():
+            cut = feed[-1] if len(feed) == length else None
+            for board in sources[user]:
+                rows = pins[board]
+                deeper = len(rows) == depth[board] < length
+                if deeper and (cut is None or (rows[-1][1], rows[-1][0]) > cut):
+                    wanted.add(board)  # all it gave made the cut: more of it may too
+        if not wanted:
+            break
+    return feeds
+
+
+def _newest(lists: Iterable[list[tuple[int, int]]], length: int) -> list[Entry]:
+    """One entry per pin (its highest sequence), newest first, ``length`` at most."""
+    newest: dict[int, int] = {}
+    for rows in lists:
+        for pin_id, sequence in rows:
+            if sequence > newest.get(pin_id, -1):
+                newest[pin_id] = sequence
+    return sorted(((s, p) for p, s in newest.items()), reverse=True)[:length]
+
+
+def _every_to_id(store: StoreInterface, relation: str, from_ids: list[int]) -> dict[int, list[int]]:
+    """Every to-ID of each list: one query per shard, and more pages for the rare long list."""
+    if not from_ids:
+        return {}
+    table = store.mapping(relation)
+    rows = table.rows_many(from_ids, limit=MAX_PAGE + 1)
+    found = {}
+    for from_id in from_ids:
+        listed = rows.get(from_id, [])
+        found[from_id] = (
+            all_ids(table, from_id) if len(listed) > MAX_PAGE else [to for to, _ in listed]
+        )
+    return found
+
+
+# -- the sync --------------------------------------------------------------------------
+
+
+def sync_feeds(
+    store: StoreInterface,
+    feeds: HomeFeeds,
+    *,
+    repair: bool = True,
+    everyone: bool = False,
+    shards: Iterable[int] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> FeedReport:
+    """Make the Redis feeds equal to what MySQL implies (``repair=False``: report only).
+
+    Active pinners' feeds, or with ``everyone`` every pinner's, marked active. ``shards``
+    limits it to the pinners of those shards (a long job's chunk).
+    """
+    report = FeedReport()
+    walk = list(range(store.topology.shard_count) if shards is None else shards)
+    for done, shard_id in enumerate(walk, 1):
+        for batch in _batches(_pinners(store, shard_id), BATCH):
+            report.add(_sync_batch(store, feeds, batch, repair=repair, everyone=everyone))
+        if progress:
+            progress(done, len(walk))
+    return report
+
+
+def _pinners(store: StoreInterface, shard_id: int) -> Iterator[int]:
+    """The pinners of a shard who follow anyone or own a board, each once, in ID order."""
+    found: set[int] = set()
+    for relation in ("user_follows_users", "user_follows_boards", "user_has_boards"):
+        for rows in store.mapping(relation).scan(shard_id):
+            found.update(from_id for from_id, _, _ in rows)
+    yield from sorted(found)
+
+
+def _batches(items: Iterable[int], size: int) -> Iterator[list[int]]:
+    batch: list[int] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _sync_batch(
+    store: StoreInterface, feeds: HomeFeeds, users: list[int], *, repair: bool, everyone: bool
+) -> FeedReport:
+    report = FeedReport()
+    shards = feeds.shards
+    groups = shards.group(users)
+    if everyone and repair:  # active from now on: fan-out reaches them before they are read
+        for instance, members in groups.items():
+            pipe = shards.client(instance).pipeline(transaction=False)
+            for user in members:
+                pipe.set(seen_key(user), 1, ex=ACTIVE_SECONDS)
+            pipe.execute()
+            shards.count_call()
+    read: dict[int, list[Entry]] = {}
+    for instance, members in groups.items():
+        pipe = shards.client(instance).pipeline(transaction=False)
+        for user in members:
+            pipe.exists(seen_key(user))
+            pipe.lrange(feed_key(user), 0, -1)
+        replies = pipe.execute()
+        shards.count_call()
+        for n, user in enumerate(members):
+            if everyone or replies[2 * n]:
+                read[user] = [parse_entry(raw) for raw in replies[2 * n + 1]]
+    expected = expected_feeds(store, list(read), length=feeds.length)
+    hidden = _deleted_pins(store, read, expected)
+    for user, current in read.items():
+        report.feeds_checked += 1
+        if [e for e in current if e[1] not in hidden] == expected[user]:
+            continue
+        report.feeds_repaired += 1
+        report.note(feed_key(user))
+        if repair and not _rewrite(store, feeds, user, current, expected[user]):
+            report.feeds_missed += 1
+    return report
+
+
+def _deleted_pins(
+    store: StoreInterface, read: dict[int, list[Entry]], expected: dict[int, list[Entry]]
+) -> set[int]:
+    """Pins in feeds but not expected there that are deleted (pages skip them)."""
+    extra = {
+        pin_id
+        for user, current in read.items()
+        for pin_id in {p for _, p in current} - {p for _, p in expected[user]}
+    }
+    if not extra:
+        return set()
+    pins = store.objects("pin").get_many(sorted(extra), include_inactive=True)
+    alive = {pin["id"] for pin in pins if is_active(pin)}
+    return extra - alive
+
+
+def rebuild_feed(store: StoreInterface, feeds: HomeFeeds, user_id: int) -> bool:
+    """Rewrite one pinner's feed from MySQL (a pinner back after a long time); False if the
+    site kept changing it through every attempt."""
+    read = feeds.entries(user_id)
+    expected = expected_feeds(store, [user_id], length=feeds.length)[user_id]
+    return _rewrite(store, feeds, user_id, read, expected)
+
+
+def _rewrite(
+    store: StoreInterface, feeds: HomeFeeds, user: int, read: list[Entry], expected: list[Entry]
+) -> bool:
+    """Set the feed to ``expected`` if it is still ``read``; else compute it again, under
+    WATCH. False if the site kept changing it through every attempt."""
+    client = feeds.shards.client_for(user)
+    key = feed_key(user)
+    with client.pipeline(transaction=True) as pipe:
+        for _attempt in range(WRITE_ATTEMPTS):
+            try:
+                pipe.watch(key)
+                current = [parse_entry(raw) for raw in pipe.lrange(key, 0, -1)]
+                if current != read:  # changed since it was read: MySQL may have too
+                    read = current
+                    expected = expected_feeds(store, [user], length=feeds.length)[user]
+                pipe.multi()
+                pipe.delete(key)
+                if expected:
+                    pipe.rpush(key, *(entry(pin_id, sequence) for sequence, pin_id in expected))
+                pipe.execute()
+                feeds.shards.count_call(2)
+                return True
+            except redis.WatchError:
+                feeds.shards.count_call(2)
+                continue
+    return False

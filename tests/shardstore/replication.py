@@ -1,0 +1,81 @@
+"""A replicated MariaDB pair for the operations' tests (failover, split, diff)."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterator
+
+import pytest
+
+from shardstore.control.mysql_hosts import MySQLHost
+from shardstore.control.sources import FileSource
+from tests.conftest import _unavailable
+from toolkit.servers import MariaDBServer
+
+APP = "app:app-password"  # the store's user: no privilege that read_only lets through
+
+
+def root(address: str) -> MySQLHost:
+    return MySQLHost(address, user="root", password="")
+
+
+@pytest.fixture
+def pair() -> Iterator[tuple[MariaDBServer, MariaDBServer]]:
+    """A master and a replica following it by GTID, semi-synchronously, both with binary
+    logs (either can lead), and both starting read_only, as in production: the master is
+    made writable once it is up, and one that crashes comes back read-only. Only a master
+    waits for acknowledgements (a replica that did would hold back its own applier)."""
+    if not MariaDBServer.available() or importlib.util.find_spec("MySQLdb") is None:
+        _unavailable("MariaDB", "mariadbd and mysqlclient are needed for replication")
+    common = [
+        "--innodb-buffer-pool-size=64M",
+        "--log-slave-updates",
+        "--gtid-strict-mode=1",
+        "--log-bin=node-bin",
+        "--read-only=1",
+        "--rpl-semi-sync-slave-enabled=1",
+        "--rpl-semi-sync-master-wait-point=AFTER_SYNC",
+        "--rpl-semi-sync-master-timeout=10000",
+    ]
+    master = MariaDBServer([*common, "--server-id=1", "--rpl-semi-sync-master-enabled=1"]).start()
+    replica = MariaDBServer([*common, "--server-id=2"]).start()
+    try:
+        with root(f"mysql://{master.address}") as m:
+            m.set_read_only(False)
+            m.query("CREATE USER 'app'@'127.0.0.1' IDENTIFIED BY 'app-password'")
+            m.query("GRANT ALL PRIVILEGES ON `db%`.* TO 'app'@'127.0.0.1'")
+        with root(f"mysql://{replica.address}") as r, root(f"mysql://{master.address}") as m:
+            r.replicate_from(m)
+        yield master, replica
+    finally:
+        replica.stop()
+        master.stop()
+
+
+def publish_pair(
+    source: FileSource, master: MariaDBServer, replica: MariaDBServer, *, shards: int = 4
+) -> None:
+    """The shard map of the pair: every shard mastered by A, replicated to B."""
+    source.publish(
+        "shards",
+        {
+            "version": 0,
+            "shard_count": shards,
+            "hosts": {
+                "A": f"mysql://{APP}@{master.address}",
+                "B": f"mysql://{APP}@{replica.address}",
+            },
+            "ranges": [{"range": [0, shards - 1], "master": "A", "slave": "B"}],
+            "open": [[0, shards - 1]],
+            "lookup_shards": shards,
+        },
+        author="setup",
+        reason="a pair",
+    )
+
+
+def wait_caught_up(master: MariaDBServer, replica: MariaDBServer) -> None:
+    """Until the replica has applied all the master wrote (the shards' DDL is slow to
+    replay on a busy machine)."""
+    with root(f"mysql://{replica.address}") as r, root(f"mysql://{master.address}") as m:
+        assert r.wait_for(m.gtid_binlog_pos(), 120)

@@ -1,0 +1,378 @@
+"""A memcached server that goes away and comes back: misses meanwhile, never an error, and
+nothing stale once it serves again.
+
+Two outages, on private servers the tests start: a server stopped and restarted
+(it comes back empty), and a server cut off by the network (``toolkit.cutoff``: it
+comes back with everything it held, including values that writes made stale while
+their deletes could not reach it). The store behind the pools is SQLite: the
+outage is the cache's.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import random
+import shutil
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pymemcache.client.base import Client
+
+from shardstore import Store
+from shardstore.cache import CachedStore, MemcachePool
+from shardstore.cache.health import health_of
+from shardstore.ids import shard_of
+from toolkit.cutoff import CutOff
+from toolkit.servers import MemcachedServer
+
+from .conftest import two_host_topology
+
+POOL_NAMES = ("users", "boards", "pins", "lists")
+_runs = itertools.count(1)
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI=true: memcached is required but {reason}", pytrace=False)
+    pytest.skip(f"memcached is not available: {reason}")
+
+
+@pytest.fixture
+def start_memcached() -> Iterator[Callable[[], MemcachedServer]]:
+    """``start_memcached()``: a memcached of this test alone, which it may halt and restart."""
+    availability = MemcachedServer.available()
+    if not availability:
+        _unavailable(availability.reason)
+    started: list[MemcachedServer] = []
+
+    def start() -> MemcachedServer:
+        server = MemcachedServer().start()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+@pytest.fixture
+def store(sqlite_template: Path, tmp_path: Path) -> Iterator[Store]:
+    for host in ("hostA", "hostB"):
+        shutil.copytree(sqlite_template / host, tmp_path / host)
+    plain = Store(
+        two_host_topology(f"sqlite://{tmp_path / 'hostA'}", f"sqlite://{tmp_path / 'hostB'}")
+    )
+    yield plain
+    plain.close()
+
+
+class Cache:
+    """A CachedStore whose pools all live on ``servers``, and a raw client for each server."""
+
+    def __init__(
+        self, store: Store, servers: list[str], *, retry_seconds: float, timeout: float = 0.5
+    ) -> None:
+        self.servers = servers
+        self.pools = {
+            name: MemcachePool(name, servers, retry_seconds=retry_seconds, timeout=timeout)
+            for name in POOL_NAMES
+        }
+        self.cached = CachedStore(store, self.pools)
+        self.health = {address: health_of(address) for address in servers}
+
+    def close(self) -> None:
+        for pool in self.pools.values():
+            pool.close()
+
+
+@pytest.fixture
+def make_cache(store: Store) -> Iterator[Callable[..., Cache]]:
+    made: list[Cache] = []
+
+    def make(servers: list[str], *, retry_seconds: float = 0.0, timeout: float = 0.5) -> Cache:
+        cache = Cache(store, servers, retry_seconds=retry_seconds, timeout=timeout)
+        made.append(cache)
+        return cache
+
+    yield make
+    for cache in made:
+        cache.close()
+
+
+def raw(address: str) -> Client:
+    host, port = address.rsplit(":", 1)
+    return Client((host, int(port)), connect_timeout=2, timeout=2)
+
+
+def new_board(cached: CachedStore, title: str, shard: int = 3) -> int:
+    return cached.objects("board").create(shard, {"title": title, "n": 0})
+
+
+def counting_errors(errors: list[BaseException], operation: Callable[[], Any]) -> Any:
+    try:
+        return operation()
+    except Exception as error:  # noqa: BLE001 - counted: the test asserts there are none
+        errors.append(error)
+        return None
+
+
+def test_a_stopped_server_is_a_miss_never_an_error_and_is_tried_again_only_at_its_retry(
+    start_memcached: Callable[[], MemcachedServer], make_cache: Callable[..., Cache]
+) -> None:
+    server = start_memcached()
+    cache = make_cache([server.address], retry_seconds=3600)  # no retry during the outage
+    cached = cache.cached
+    board = new_board(cached, "soup")
+    pins = [cached.objects("pin").create(shard_of(board), {"n": n}) for n in range(3)]
+    for pin in pins[:2]:
+        cached.mapping("board_has_pins").add(board, pin)
+    assert cached.objects("board").get(board)["title"] == "soup"  # cached
+    assert cached.mapping("board_has_pins").page(board).ids == pins[1::-1]
+
+    server.halt(kill=True)
+    errors: list[BaseException] = []
+    rounds = 20
+    for n in range(rounds):
+        counting_errors(errors, lambda n=n: cached.objects("board").update(board, {"n": n}))
+        got = counting_errors(errors, lambda: cached.objects("board").get(board))
+        assert got is not None and got["n"] == n  # read from SQL, never a stale copy
+    counting_errors(errors, lambda: cached.mapping("board_has_pins").add(board, pins[2]))
+    page = counting_errors(errors, lambda: cached.mapping("board_has_pins").page(board))
+    count = counting_errors(errors, lambda: cached.mapping("board_has_pins").count(board))
+    assert errors == []
+    assert page.ids == pins[::-1] and count == 3
+    health = cache.health[server.address]
+    assert not health.up
+    assert health.stats.failures == 1  # the first command; every later one is a miss...
+    assert health.stats.skipped >= 2 * rounds  # ...without waiting on the server again
+    assert health.stats.probes == 0
+    assert health.pending() > 0  # what it missed, kept for its return
+
+    server.restart()
+    health.retry_seconds = 0.0  # the retry is due
+    assert cached.objects("board").get(board)["n"] == rounds - 1
+    assert health.up and health.stats.probes == 1 and health.pending() == 0
+    hits = cache.pools["boards"].stats.hits
+    assert cached.objects("board").get(board)["n"] == rounds - 1
+    assert cache.pools["boards"].stats.hits == hits + 1  # it serves again
+
+
+def test_a_server_cut_off_and_back_serves_nothing_stale_and_keeps_the_rest(
+    start_memcached: Callable[[], MemcachedServer], make_cache: Callable[..., Cache]
+) -> None:
+    server = start_memcached()
+    with CutOff(server.host, server.port) as link:
+        cache = make_cache([link.address])
+        cached = cache.cached
+        board, other = new_board(cached, "soup"), new_board(cached, "cake")
+        pins = [cached.objects("pin").create(shard_of(board), {"n": n}) for n in range(3)]
+        lists = cached.mapping("board_has_pins")
+        lists.add(board, pins[0])
+        lists.add(board, pins[1])
+        assert cached.objects("board").get(board)["title"] == "soup"
+        assert cached.objects("board").get(other)["title"] == "cake"
+        assert lists.page(board).ids == [pins[1], pins[0]] and lists.count(board) == 2
+        direct = raw(server.address)
+        direct.set("bystander", b"a session, say")
+        board_key = cached.objects("board").key(board)
+        assert direct.get(board_key) is not None
+
+        link.cut()
+        cached.objects("board").update(board, {"title": "soup, edited"})
+        lists.add(board, pins[2])  # the append is lost
+        lists.remove(board, pins[0])  # and so is the delete
+        # The server still holds what these writes made stale: the danger is real.
+        assert b"soup" in direct.get(board_key) and b"edited" not in direct.get(board_key)
+
+        link.heal()
+        assert cached.objects("board").get(board)["title"] == "soup, edited"
+        assert lists.page(board).ids == [pins[2], pins[1]]
+        assert lists.count(board) == 2
+        assert cached.objects("board").get(other)["title"] == "cake"
+        health = cache.health[link.address]
+        assert health.up and health.stats.replayed >= 3 and health.stats.flushes == 0
+        assert direct.get("bystander") == b"a session, say"  # replayed, not flushed
+        direct.close()
+
+
+def test_a_frozen_server_costs_one_timeout_then_misses_and_serves_fresh_once_thawed(
+    start_memcached: Callable[[], MemcachedServer], make_cache: Callable[..., Cache]
+) -> None:
+    """A stalled server (SIGSTOP: connections open, nothing answers) times out once; the
+    process does not wait on it again until its retry, and reads come from SQL."""
+    server = start_memcached()
+    cache = make_cache([server.address], retry_seconds=3600, timeout=0.2)
+    cached = cache.cached
+    board = new_board(cached, "soup")
+    assert cached.objects("board").get(board)["title"] == "soup"
+    health = cache.health[server.address]
+    pid = server.pid
+    assert pid is not None
+    errors: list[BaseException] = []
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        for n in range(5):
+            counting_errors(errors, partial(cached.objects("board").update, board, {"n": n}))
+            got = counting_errors(errors, partial(cached.objects("board").get, board))
+            assert got is not None and got["n"] == n
+        assert errors == [] and health.stats.failures == 1 and not health.up
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    health.retry_seconds = 0.0
+    assert cached.objects("board").get(board)["n"] == 4
+    assert health.up and health.pending() == 0
+    assert cached.objects("board").get(board)["n"] == 4  # now from the cache
+    direct = raw(server.address)
+    assert direct.get(cached.objects("board").key(board)) is not None
+    direct.close()
+
+
+def test_a_server_that_missed_too_much_is_flushed_before_it_serves(
+    start_memcached: Callable[[], MemcachedServer], make_cache: Callable[..., Cache]
+) -> None:
+    server = start_memcached()
+    with CutOff(server.host, server.port) as link:
+        cache = make_cache([link.address])
+        cached = cache.cached
+        boards = [new_board(cached, f"b{n}") for n in range(5)]
+        for board in boards:
+            cached.objects("board").get(board)
+        direct = raw(server.address)
+        direct.set("bystander", b"x")
+        health = cache.health[link.address]
+        health.max_missed = 2
+
+        link.cut()
+        for board in boards:
+            cached.objects("board").update(board, {"title": "new"})
+        link.heal()
+        assert [cached.objects("board").get(b)["title"] for b in boards] == ["new"] * 5
+        assert health.stats.flushes == 1 and health.stats.replayed == 0
+        assert direct.get("bystander") is None
+        direct.close()
+
+
+def test_keys_of_a_stopped_server_are_not_cached_on_another(
+    start_memcached: Callable[[], MemcachedServer], make_cache: Callable[..., Cache]
+) -> None:
+    """Rerouting a dead server's keys would leave copies behind that nothing invalidates
+    once the keys route home again: they stay misses until their server is back."""
+    a, b = start_memcached(), start_memcached()
+    cache = make_cache([a.address, b.address], retry_seconds=3600)
+    cached = cache.cached
+    boards = [new_board(cached, f"b{n}") for n in range(16)]
+    pool = cache.pools["boards"]
+    on_a = [x for x in boards if pool.server_of(cached.objects("board").key(x)) == a.address]
+    on_b = [x for x in boards if x not in on_a]
+    assert on_a and on_b  # rendezvous hashing spreads 16 keys over both
+
+    a.halt(kill=True)
+    for board in boards:
+        assert cached.objects("board").get(board)["title"].startswith("b")
+    direct_b = raw(b.address)
+    keys_a = [cached.objects("board").key(x) for x in on_a]
+    keys_b = [cached.objects("board").key(x) for x in on_b]
+    assert direct_b.get_many(keys_a) == {}
+    assert set(direct_b.get_many(keys_b)) == set(keys_b)  # B serves its own meanwhile
+
+    a.restart()
+    cache.health[a.address].retry_seconds = 0.0
+    for board in on_a:
+        cached.objects("board").get(board)
+    direct_a = raw(a.address)
+    assert set(direct_a.get_many(keys_a)) == set(keys_a)
+    direct_a.close()
+    direct_b.close()
+
+
+def test_claims_are_in_place_when_add_many_returns_even_on_a_slow_link(
+    start_memcached: Callable[[], MemcachedServer],
+) -> None:
+    """A filler reads the database right after its claims: a claim still on its way could
+    land after a writer's delete and let the filler store what it read before the write."""
+    server = start_memcached()
+    with CutOff(server.host, server.port, delay=0.05) as link:
+        pool = MemcachePool("slow", [link.address], retry_seconds=3600)
+        direct = raw(server.address)
+        try:
+            claims = {f"claim-{n}": b"\x00filling-mine" for n in range(3)}
+            pool.add_many(claims, 10)
+            assert direct.get_many(list(claims)) == claims
+        finally:
+            pool.close()
+            direct.close()
+
+
+def test_no_error_and_no_stale_read_while_a_server_is_cut_off_and_healed_under_load(
+    start_memcached: Callable[[], MemcachedServer], make_cache: Callable[..., Cache]
+) -> None:
+    """A writer bumps versions of 8 boards (each acknowledged after its write returns);
+    readers check that every read that began after an acknowledgement sees at least that
+    version. The link is cut and healed twice meanwhile."""
+    server = start_memcached()
+    with CutOff(server.host, server.port) as link:
+        cache = make_cache([link.address], retry_seconds=0.01)
+        cached = cache.cached
+        boards = [new_board(cached, f"b{n}") for n in range(8)]
+        acked = dict.fromkeys(boards, 0)
+        errors: list[BaseException] = []
+        stale: list[tuple[int, int, int]] = []
+        reads = [0]
+        writes_done = threading.Event()
+        lock = threading.Lock()
+
+        # The link is cut at the 150th write, healed at the 250th, cut at the 400th...
+        stages = {n: threading.Event() for n in (150, 250, 400, 500)}
+
+        def writer() -> None:
+            rng = random.Random(1)
+            for n in range(1, 601):
+                board = rng.choice(boards)
+                update = partial(cached.objects("board").update, board, {"n": n})
+                if counting_errors(errors, update):
+                    acked[board] = n
+                if n in stages:
+                    stages[n].set()
+                    time.sleep(0.05)  # let readers meet the link in its new state
+            writes_done.set()
+
+        def reader(seed: int) -> None:
+            rng = random.Random(seed)
+            for _ in range(3000):
+                board = rng.choice(boards)
+                floor = acked[board]
+                got = counting_errors(errors, partial(cached.objects("board").get, board))
+                with lock:
+                    reads[0] += 1
+                    if got is None or got["n"] < floor:
+                        stale.append((board, floor, got["n"] if got else -1))
+                if writes_done.is_set():
+                    return
+
+        threads = [threading.Thread(target=writer)]
+        threads += [threading.Thread(target=reader, args=(seed,)) for seed in range(3)]
+        for thread in threads:
+            thread.start()
+        for n, stage in sorted(stages.items()):
+            assert stage.wait(timeout=60)
+            link.heal() if n in (250, 500) else link.cut()
+        for thread in threads:
+            thread.join(timeout=120)
+        assert not any(thread.is_alive() for thread in threads)
+
+        assert errors == [] and stale == []
+        health = cache.health[link.address]
+        assert health.stats.failures >= 1  # the outage happened under load
+        final = {b: cached.objects("board").get(b)["n"] for b in boards}  # the retry is due
+        assert final == acked
+        hits = cache.pools["boards"].stats.hits
+        assert {b: cached.objects("board").get(b)["n"] for b in boards} == acked
+        assert health.up and cache.pools["boards"].stats.hits == hits + len(boards)
+        assert reads[0] > 100

@@ -1,0 +1,180 @@
+"""Shard split on real MariaDB replication: the replica takes over half of the host's shards
+after a clean diff and a read-only window on those shards only; the shards that left each
+host are renamed, not dropped; a revert brings them back with their newest rows; cleanup
+drops the copies. Also ``diff`` on its own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from shardstore import InvalidTopology, Store, Topology, init_shards, jobs
+from shardstore.control.diff import diff_hosts, plan_diff
+from shardstore.control.plans import FileLocks, MemoryJournal, Outcome, Plan, run
+from shardstore.control.sources import FileSource
+from shardstore.control.split import halves, plan_cleanup, plan_split, plan_split_revert
+from toolkit.servers import MariaDBServer
+
+from .replication import publish_pair, root, wait_caught_up
+
+
+def execute(plan: Plan, tmp_path: Path) -> Outcome:
+    outcome = run(plan, journal=MemoryJournal(), locks=FileLocks(tmp_path), operator="ada")
+    assert outcome.ok, outcome.error
+    return outcome
+
+
+def databases(server: MariaDBServer) -> set[str]:
+    with root(f"mysql://{server.address}") as h:
+        return {
+            str(r["Database"])
+            for r in h.query("SHOW DATABASES")
+            if str(r["Database"]).startswith("db")
+        }
+
+
+def titles(store: Store, ids: list[int]) -> list[object]:
+    return [p["n"] for p in store.objects("pin").get_many(ids)]
+
+
+def test_halves_cut_a_hosts_shards_in_two_by_count() -> None:
+    assert halves([{"range": [0, 3]}]) == ([[0, 1]], [[2, 3]])
+    assert halves([{"range": [0, 1]}, {"range": [8, 11]}]) == ([[0, 1], [8, 8]], [[9, 11]])
+    with pytest.raises(InvalidTopology, match="two shards or more"):
+        halves([{"range": [5, 5]}])
+
+
+def test_split_revert_and_cleanup(
+    pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
+) -> None:
+    master, replica = pair
+    source = FileSource(tmp_path / "config")
+    publish_pair(source, master, replica)
+    old = Store(Topology.from_json(source.current("shards").document))
+    init_shards(old)
+    written = [old.objects("pin").create(n % 4, {"n": n}) for n in range(40)]
+    wait_caught_up(master, replica)
+
+    plan = plan_split(source, host="A", author="ada", connect=root)
+    assert [line.split("  [")[0] for line in plan.lines()] == [
+        "1. check B replicates from A and is caught up",
+        "2. diff shards 2..3 on A and B (rows, checksums)",
+        "3. publish shard map v2: shards 2..3 read-only",
+        "4. wait until every process follows shard map v2",
+        "5. wait until B has applied all of A's writes (GTID)",
+        "6. stop replication from A to B; B writable",
+        "7. publish shard map v3: shards 2..3 mastered by B",
+        "8. rename the shards that left each host to db*_split3",
+    ]
+    outcome = execute(plan, tmp_path)
+    assert "identical" in outcome.notes[1] and "50 tables" in outcome.notes[1]
+
+    split = Topology.from_json(source.current("shards").document)
+    assert [(r.first, r.last, r.master, r.replica) for r in split.ranges] == [
+        (0, 1, "A", None),
+        (2, 3, "B", None),
+    ]
+    assert split.read_only == ()
+    assert databases(master) >= {"db00000", "db00001", "db00002_split3", "db00003_split3"}
+    assert "db00002" not in databases(master)
+    assert databases(replica) >= {"db00002", "db00003", "db00000_split3", "db00001_split3"}
+    assert "db00000" not in databases(replica)
+    new = Store(split)
+    assert titles(new, written) == list(range(40))  # every row, from its new master
+    after = [new.objects("pin").create(shard, {"n": f"after {shard}"}) for shard in (0, 3)]
+    with root(f"mysql://{replica.address}") as r:
+        assert r.replica_status() is None and not r.read_only()
+
+    plan = plan_split_revert(source, split=3, author="ada", connect=root)
+    assert plan.lines()[2].startswith("3. copy shards 2..3 from B back to A")
+    execute(plan, tmp_path)
+    reverted = Topology.from_json(source.current("shards").document)
+    assert [(r.first, r.last, r.master) for r in reverted.ranges] == [(0, 3, "A")]
+    assert reverted.out_of_service == ("B",)  # it must be rebuilt as a replica first
+    back = Store(reverted)
+    assert titles(back, [*written, *after]) == [*range(40), "after 0", "after 3"]
+
+    # The long job's chunks drop a shard's copies on every host; again, they find none.
+    cleanup = jobs.kind("cleanup")
+    context = jobs.JobContext(back, mysql=root)
+    chunks = cleanup.chunks(context, cleanup.check({"split": 3}))
+    assert [c.label for c in chunks] == ["shard 0", "shard 1", "shard 2", "shard 3"]
+    assert cleanup.run_chunk(context, chunks[0], {"split": 3}) == {"dropped": 1}  # on B
+    assert "db00000_split3" not in databases(replica) and "db00001_split3" in databases(replica)
+    assert cleanup.run_chunk(context, chunks[0], {"split": 3}) == {"dropped": 0}
+    execute(plan_cleanup(source, split=3, author="ada", connect=root), tmp_path)
+    assert not {
+        db for db in databases(master) | databases(replica) if "_split" in db or "_reverted" in db
+    }
+    with pytest.raises(InvalidTopology, match="no longer on B: cannot revert"):
+        plan_split_revert(source, split=3, author="ada", connect=root)
+    for store in (old, new, back):
+        store.close()
+
+
+def test_a_split_whose_diff_is_not_clean_changes_nothing(
+    pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
+) -> None:
+    master, replica = pair
+    source = FileSource(tmp_path / "config")
+    publish_pair(source, master, replica)
+    store = Store(Topology.from_json(source.current("shards").document))
+    init_shards(store)
+    store.objects("pin").create(3, {"n": 1})
+    wait_caught_up(master, replica)  # else the stray row could collide with a replayed one
+    with root(f"mysql://{replica.address}") as r:
+        r.query("SET SESSION sql_log_bin = 0")  # a row only the replica has
+        r.query("""INSERT INTO db00003.pins (data) VALUES ('{"n": "stray"}')""")
+
+    report = diff_hosts(root, f"mysql://{master.address}", f"mysql://{replica.address}", [2, 3])
+    assert not report.clean and report.position  # compared at one GTID position
+    assert [table for table, _, _ in report.differences] == ["db00003.pins"]
+    assert "db00003.pins: A 1 rows" in report.text() and "B 2 rows" in report.text()
+
+    # The same as a journaled plan (the console's diff action): it fails on a difference.
+    assert execute(plan_diff(source, a="A", b="B", shards=(0, 2), connect=root), tmp_path)
+    outcome = run(
+        plan_diff(source, a="A", b="B", connect=root),
+        journal=MemoryJournal(),
+        locks=FileLocks(tmp_path),
+        operator="ada",
+    )
+    assert not outcome.ok and "db00003.pins: A 1 rows" in (outcome.error or "")
+
+    outcome = run(
+        plan_split(source, host="A", author="ada", connect=root),
+        journal=MemoryJournal(),
+        locks=FileLocks(tmp_path),
+        operator="ada",
+    )
+    assert not outcome.ok and "1 tables differ" in (outcome.error or "")
+    assert source.current("shards").version == 1
+    assert {"db00002", "db00003"} <= databases(master)
+    store.close()
+
+
+def test_a_process_that_does_not_follow_the_read_only_map_abandons_the_split(
+    pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
+) -> None:
+    master, replica = pair
+    source = FileSource(tmp_path / "config")
+    publish_pair(source, master, replica)
+    init_shards(Store(Topology.from_json(source.current("shards").document)))
+    wait_caught_up(master, replica)
+    source.report("stuck-process", {"shards": 1})  # alive (our pid), and never swaps
+
+    plan = plan_split(source, host="A", author="ada", connect=root, follow_seconds=0.5)
+    outcome = run(plan, journal=MemoryJournal(), locks=FileLocks(tmp_path), operator="ada")
+    assert not outcome.ok and "1 of 1 processes still on an older shard map" in (
+        outcome.error or ""
+    )
+    revision = source.current("shards")
+    assert revision.version == 3 and revision.reason.endswith("abandoned")
+    topology = Topology.from_json(revision.document)
+    assert topology.read_only == ()  # the window is closed again
+    assert [(r.first, r.last, r.master, r.replica) for r in topology.ranges] == [(0, 3, "A", "B")]
+    with root(f"mysql://{replica.address}") as r:
+        status = r.replica_status()
+        assert status is not None and status.healthy  # still A's replica: nothing moved
+    assert {"db00002", "db00003"} <= databases(master)

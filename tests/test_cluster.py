@@ -1,0 +1,255 @@
+"""The local cluster (toolkit/cluster.py), small (64 shards, no demo data) in the test's own
+directory: every process answers, the replicas follow their masters with GTIDs and semi-sync,
+the site's MySQL user is fenced by ``read_only``, ``up`` again changes nothing, a killed
+process comes back alone on its port, and ``down`` leaves none of its processes alive.
+
+Its processes are started attached (``detached=False``): they die with the test run.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import json
+import os
+import stat
+import subprocess
+import sys
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.config_documents import eventually
+from tests.conftest import _unavailable
+from toolkit import cluster_mysql
+from toolkit.cluster import MARIADB, PAIRS, PROCESSES, Cluster, down, read_env, up
+from toolkit.servers import (
+    ROOT,
+    MariaDBServer,
+    MemcachedServer,
+    Pid,
+    RedisServer,
+    ZooKeeperServer,
+)
+
+# It starts a dozen processes of its own: once per `make test` is enough.
+pytestmark = pytest.mark.skipif(
+    os.environ.get("PINBOARD_TEST_PLANE") == "servers", reason="runs once, in the first run"
+)
+
+SHARDS = 64
+_READ_ONLY, _ACCESS_DENIED = 1290, 1227
+
+
+@pytest.fixture
+def directory(tmp_path: Path) -> Iterator[Path]:
+    for server in (MariaDBServer, RedisServer, MemcachedServer, ZooKeeperServer):
+        if not server.available():
+            _unavailable(server.name, server.available().reason)
+    if importlib.util.find_spec("MySQLdb") is None:
+        _unavailable("MariaDB", "the MySQLdb module is not installed")
+    directory = tmp_path / "cluster"
+    yield directory
+    if (directory / "cluster.json").exists():
+        down(directory, out=io.StringIO())  # whatever the test left running
+
+
+def _up(directory: Path) -> str:
+    out = io.StringIO()
+    up(directory, shards=SHARDS, seed=False, detached=False, out=out)
+    return out.getvalue()
+
+
+def _pids(directory: Path) -> dict[str, Pid]:
+    state = json.loads((directory / "cluster.json").read_text())
+    return {n: Pid(r["pid"], r["started"]) for n, r in state["processes"].items() if r["pid"]}
+
+
+def _sql(cluster: Cluster, name: str, sql: str, *, user: str = "root") -> list[dict[str, Any]]:
+    password = cluster.secrets["root" if user == "root" else "pinboard"]
+    connection = cluster_mysql.connect(cluster.port(name), user=user, password=password)
+    try:
+        return cluster_mysql.query(connection, sql)
+    finally:
+        connection.close()
+
+
+def _status(cluster: Cluster, name: str, variable: str) -> str:
+    rows = _sql(cluster, name, f"SHOW GLOBAL STATUS LIKE '{variable}'")
+    return str(rows[0]["Value"])
+
+
+def test_local_cluster_up_again_repaired_and_down(directory: Path) -> None:
+    _up(directory)
+    cluster = Cluster.load(directory)
+    assert set(cluster.processes) == set(PROCESSES)
+
+    _every_process_answers(cluster)
+    _replicas_follow_with_gtid_and_semi_sync(cluster)
+    _the_site_user_is_fenced_by_read_only(cluster)
+    _secrets_and_env_are_private(cluster)
+
+    # up again: nothing starts, nothing is written.
+    before, state = _pids(directory), (directory / "cluster.json").read_text()
+    assert "nothing changed" in _up(directory)
+    assert _pids(directory) == before and (directory / "cluster.json").read_text() == state
+
+    # A master crashes; up brings back that one alone, on its port, writable again.
+    port = cluster.port("db2a")
+    Cluster.load(directory)["db2a"].halt(kill=True)
+    assert not before["db2a"].alive()
+    out = _up(directory)
+    assert "started db2a" in out and out.count("  started ") == 1
+    after = _pids(directory)
+    assert after["db2a"] != before["db2a"] and after["db2a"].alive()
+    assert {n: p for n, p in after.items() if n != "db2a"} == {
+        n: p for n, p in before.items() if n != "db2a"
+    }
+    cluster = Cluster.load(directory)
+    assert cluster.port("db2a") == port
+    assert _sql(cluster, "db2a", "SELECT @@read_only AS ro")[0]["ro"] == 0  # the map's master
+    assert eventually(lambda: _status(cluster, "db2a", "Rpl_semi_sync_master_clients") == "1", 30)
+    _write_replicates(cluster, "db2a", "db2b", shard=SHARDS - 1)
+
+    # status from the command line, then down: every recorded process is gone.
+    status = subprocess.run(
+        [sys.executable, "-m", "toolkit.cluster", "status", "--dir", str(directory)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert status.returncode == 0, status.stdout + status.stderr
+    assert all(f"{name} " in status.stdout for name in PROCESSES)
+    pids = _pids(directory)
+    assert len(pids) == len(PROCESSES)
+    assert down(directory, out=io.StringIO())
+    assert not [name for name, pid in pids.items() if pid.alive()]
+    assert not _pids(directory)
+
+
+def _every_process_answers(cluster: Cluster) -> None:
+    import redis
+    from celery import Celery
+    from kazoo.client import KazooClient
+    from pymemcache.client.base import Client
+
+    for name in MARIADB:
+        assert _sql(cluster, name, "SELECT 1 AS one") == [{"one": 1}]
+    for name in ("redis", "broker"):
+        client = redis.Redis(port=cluster.port(name))
+        assert client.ping()
+        client.close()
+    replica = redis.Redis(port=cluster.port("redis-replica"))
+    info = replica.info("replication")
+    replica.close()
+    assert info["role"] == "slave" and info["master_port"] == cluster.port("redis")
+    for name in ("memcached1", "memcached2"):
+        memcached = Client(("127.0.0.1", cluster.port(name)), connect_timeout=5, timeout=5)
+        assert memcached.version()
+        memcached.close()
+
+    zookeeper = KazooClient(hosts=f"127.0.0.1:{cluster.port('zookeeper')}", timeout=10)
+    zookeeper.start(timeout=30)
+    try:
+        assert set(zookeeper.get_children("/pinboard")) >= {"shards", "redis", "caches"}
+    finally:
+        zookeeper.stop()
+        zookeeper.close()
+
+    app = Celery("cluster-test", broker=cluster.env()["PINBOARD_BROKER_URL"], set_as_current=False)
+    try:
+        replies = app.control.ping(timeout=10)
+    finally:
+        app.close()
+    assert replies and all(reply == {"ok": "pong"} for r in replies for reply in r.values())
+
+    with urllib.request.urlopen(cluster.url + "healthz", timeout=10) as response:
+        health = json.loads(response.read())
+    assert health["config"] == {"shards": 1, "redis": 1, "caches": 1}
+    assert health["source"]["connected"]
+    with urllib.request.urlopen(cluster.url + "static/pinboard.css", timeout=10) as response:
+        assert response.status == 200
+
+
+def _replicas_follow_with_gtid_and_semi_sync(cluster: Cluster) -> None:
+    for master, replica in PAIRS:
+        (status,) = _sql(cluster, replica, "SHOW SLAVE STATUS")
+        assert (status["Slave_IO_Running"], status["Slave_SQL_Running"]) == ("Yes", "Yes")
+        assert status["Using_Gtid"] == "Current_Pos"
+        assert status["Master_Port"] == cluster.port(master)
+        assert _status(cluster, master, "Rpl_semi_sync_master_status") == "ON"
+        assert _status(cluster, master, "Rpl_semi_sync_master_clients") == "1"
+        assert _status(cluster, replica, "Rpl_semi_sync_slave_status") == "ON"
+        # Only the master waits for acknowledgements: a replica that did would stall its
+        # own applier (it has no replica to acknowledge).
+        assert _status(cluster, replica, "Rpl_semi_sync_master_status") == "OFF"
+        for name in (master, replica):
+            (settings,) = _sql(
+                cluster,
+                name,
+                "SELECT @@gtid_strict_mode AS strict, @@log_slave_updates AS updates,"
+                " @@log_bin AS binlog, @@rpl_semi_sync_master_wait_point AS point",
+            )
+            assert settings == {"strict": 1, "updates": 1, "binlog": 1, "point": "AFTER_SYNC"}
+        # The replica has its master's shards, and no other.
+        shards = _sql(cluster, replica, "SHOW DATABASES LIKE 'db%'")
+        assert len(shards) == SHARDS // 2
+    _write_replicates(cluster, "db1a", "db1b", shard=0)
+
+
+def _write_replicates(cluster: Cluster, master: str, replica: str, *, shard: int) -> None:
+    """A row the site's user writes on the master is on the replica once its GTID is applied."""
+    marker = 4_000_000 + shard
+    _sql(
+        cluster,
+        master,
+        f"INSERT INTO db{shard:05d}.mapping_counts (from_id, relation, n) VALUES ({marker}, 'test', 1)"
+        " ON DUPLICATE KEY UPDATE n = n + 1",
+        user="pinboard",
+    )
+    (position,) = _sql(cluster, master, "SELECT @@gtid_binlog_pos AS pos")
+    (waited,) = _sql(cluster, replica, f"SELECT MASTER_GTID_WAIT('{position['pos']}', 30) AS w")
+    assert waited["w"] == 0
+    rows = _sql(cluster, replica, f"SELECT n FROM db{shard:05d}.mapping_counts WHERE from_id = {marker}")  # fmt: skip
+    assert rows and rows[0]["n"] >= 1
+
+
+def _the_site_user_is_fenced_by_read_only(cluster: Cluster) -> None:
+    import MySQLdb
+
+    for master, replica in PAIRS:
+        assert _sql(cluster, master, "SELECT @@read_only AS ro")[0]["ro"] == 0
+        assert _sql(cluster, replica, "SELECT @@read_only AS ro")[0]["ro"] == 1
+    write = "INSERT INTO db00000.mapping_counts (from_id, relation, n) VALUES (1, 'fenced', 1)"
+    with pytest.raises(MySQLdb.OperationalError) as refused:
+        _sql(cluster, "db1b", write, user="pinboard")
+    assert refused.value.args[0] == _READ_ONLY
+    with pytest.raises(MySQLdb.OperationalError) as denied:
+        _sql(cluster, "db1b", "SET GLOBAL read_only = 0", user="pinboard")
+    assert denied.value.args[0] == _ACCESS_DENIED
+    grants = " ".join(str(*row.values()) for row in _sql(cluster, "db1a", "SHOW GRANTS", user="pinboard"))  # fmt: skip
+    assert "SUPER" not in grants and "READ ONLY ADMIN" not in grants and "ALL" not in grants
+
+
+def _secrets_and_env_are_private(cluster: Cluster) -> None:
+    for path in (cluster.secrets_path, cluster.env_path):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    env = read_env(cluster.env_path)
+    assert env == cluster.env()
+    assert env["PINBOARD_TOPOLOGY"] == cluster.topology
+    assert env["PINBOARD_MYSQL_ADMIN"] == f"root:{cluster.secrets['root']}"
+    assert env["PINBOARD_VAR_DIR"] == str(cluster.directory / "site")
+    # A shell reads it the same way.
+    shell = subprocess.run(
+        ["bash", "-c", f"source {cluster.env_path} && echo $PINBOARD_BROKER_URL"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert shell.stdout.strip() == env["PINBOARD_BROKER_URL"]
+    # The site's user and password are in the shard map, never in the environment.
+    assert cluster.secrets["pinboard"] not in cluster.env_path.read_text()

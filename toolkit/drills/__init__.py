@@ -1,0 +1,50 @@
+"""Fault drills against the local cluster (``make cluster``): each breaks one thing under a
+steady load through the site's API (toolkit/load.py), checks every write the site
+acknowledged, and prints its figures in one block.
+
+    python -m toolkit.drills                      # every drill, in the order below
+    python -m toolkit.drills memcached planned    # some of them
+    make drills
+
+``memcached``  a cache server killed and restarted, then frozen and thawed: no error, no
+               stale value served once it is back;
+``redis``      the follower graph's Redis killed and wiped: graph and home feeds rebuilt
+               to exactly the MySQL state;
+``celery``     the Celery worker killed mid fan-out: no feed entry lost, none twice;
+``planned``    a planned failover: nothing lost, the other master untouched, the moved
+               shards writable again within 3 s, the old master a replica;
+``split``      a host's replica takes half of its shards, then the split is reverted and
+               cleaned up: diff clean, read-only window at most 2 s on the moving
+               shards only, nothing lost, no write on a host that gave its shard up;
+``emergency``  a master killed (``kill -9``) and failed over: nothing acknowledged lost,
+               writable again within 15 s, the old master fenced when it comes back.
+
+Drills pick their targets from the shard map in force and restore what they broke when
+they can (a killed process is started again), so they run in any order and again, with
+one limit: an emergency failover leaves its old master out of service, a reverted split
+its replica, and rebuilding either as a replica is not automated; each of those two
+drills uses up one of the cluster's two master/replica pairs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .base import Drills, Result
+from .caches import memcached
+from .failover import emergency, planned
+from .fanout import fanout
+from .graph import redis_wipe
+from .split import split
+
+Drill = Callable[[Drills, Result], None]
+
+#: Every drill, by name, in the order ``make drills`` runs them.
+DRILLS: dict[str, Drill] = {
+    "memcached": memcached,
+    "redis": redis_wipe,
+    "celery": fanout,
+    "planned": planned,
+    "split": split,
+    "emergency": emergency,
+}

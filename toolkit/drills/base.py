@@ -1,0 +1,282 @@
+"""What every drill shares: the cluster it runs against, its figures and bounds, and the
+steps drills have in common (the shard map in force, a store on it, ``manage.py`` with the
+cluster's environment, the load's pinners, an operator's MySQL connection)."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from shardstore import Store, Topology
+from shardstore.control import documents
+from shardstore.control.mysql_hosts import HostError, MySQLHost, endpoint
+from shardstore.control.sources import ConfigSource, open_source
+from toolkit.cluster import Cluster
+from toolkit.load import Load, LoadReport, Pinner, Site, ensure_pinners
+from toolkit.servers import ROOT, Launched
+
+#: Pinners the load writes for, on every master that takes new pinners.
+PINNERS_PER_MASTER = 4
+#: How long a load runs before the drill breaks something, and after it has recovered.
+WARM_UP = 3.0
+SETTLE = 4.0
+#: No load runs longer than this, whatever happens to the drill.
+LOAD_CAP = 300.0
+
+
+class DrillError(RuntimeError):
+    """A drill could not run (the cluster is not in a state it can start from)."""
+
+
+@dataclass(frozen=True)
+class Bound:
+    what: str
+    measured: str
+    ok: bool
+
+
+@dataclass
+class Result:
+    """One drill's figures, in the order measured, and the bounds it checked."""
+
+    name: str
+    title: str = ""
+    figures: list[str] = field(default_factory=list)
+    bounds: list[Bound] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    error: str | None = None  # the drill stopped before it could check every bound
+
+    def figure(self, line: str) -> None:
+        self.figures.append(line)
+
+    def bound(self, what: str, ok: bool, measured: object) -> bool:
+        self.bounds.append(Bound(what, str(measured), ok))
+        return ok
+
+    def load(self, report: LoadReport) -> None:
+        self.figures.extend(report.lines())
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and all(b.ok for b in self.bounds)
+
+    def block(self) -> str:
+        verdict = "PASS" if self.ok else "FAIL"
+        lines = [f"== drill {self.name}: {self.title} ({self.seconds:.0f} s) {verdict}"]
+        lines += [f"  {line}" for line in self.figures]
+        for b in self.bounds:
+            lines.append(f"  [{'ok' if b.ok else 'FAILED'}] {b.what}: {b.measured}")
+        if self.error is not None:
+            lines.append(f"  [FAILED] the drill stopped: {self.error}")
+        lines += [f"  note: {note}" for note in self.notes]
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Ran:
+    """A command that ran: its exit status, what it printed, how long it took."""
+
+    returncode: int
+    output: str
+    seconds: float
+
+    def tail(self, lines: int = 15) -> str:
+        return "\n".join(self.output.strip().splitlines()[-lines:])
+
+
+class Drills:
+    """The cluster in ``directory`` as drills see it."""
+
+    def __init__(self, cluster: Cluster, out: TextIO = sys.stdout) -> None:
+        self.cluster = cluster
+        self.out = out
+        self.env = cluster.site_env()
+        self.site = Site(cluster.url)
+        self.dir = cluster.directory / "drills"
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self._source: ConfigSource | None = None
+        self._django = False
+        self._loads: list[Load] = []
+
+    def close(self) -> None:
+        self.site.close()
+        if self._source is not None:
+            self._source.close()
+            self._source = None
+
+    def say(self, line: str) -> None:
+        """Progress, as the drill goes (its figures come at the end, in one block)."""
+        self.out.write(f"   {time.strftime('%H:%M:%S')} {line}\n")
+        self.out.flush()
+
+    # -- the cluster's config -------------------------------------------------------------
+
+    @property
+    def source(self) -> ConfigSource:
+        if self._source is None:
+            self._source = open_source(self.env["PINBOARD_TOPOLOGY"])
+        return self._source
+
+    def topology(self) -> Topology:
+        """The shard map in force."""
+        return Topology.from_json(self.source.current(documents.SHARDS).document)
+
+    def document(self, name: str) -> dict[str, object]:
+        return dict(self.source.current(name).document)
+
+    @contextmanager
+    def store(self, topology: Topology | None = None) -> Iterator[Store]:
+        """A store on ``topology`` (the map in force by default), no cache in between."""
+        store = Store(topology or self.topology())
+        try:
+            yield store
+        finally:
+            store.close()
+
+    def process(self, name: str) -> Launched:
+        try:
+            return self.cluster[name]
+        except KeyError:
+            raise DrillError(f"the cluster has no process {name!r}") from None
+
+    def admin(self, topology: Topology, host: str) -> MySQLHost:
+        """An operator's connection to ``host`` (``PINBOARD_MYSQL_ADMIN``)."""
+        user, _, password = self.env["PINBOARD_MYSQL_ADMIN"].partition(":")
+        return MySQLHost(topology.hosts[host], user=user, password=password, timeout=10)
+
+    # -- the site's commands ----------------------------------------------------------------
+
+    def manage(self, *args: str, timeout: float = 300) -> Ran:
+        """``manage.py ARGS`` with the cluster's environment, as an operator runs it."""
+        began = time.monotonic()
+        try:
+            done = subprocess.run(
+                [sys.executable, "manage.py", *args],
+                cwd=ROOT,
+                env=self.env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                timeout=timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired as expired:
+            output = expired.output if isinstance(expired.output, str) else ""
+            return Ran(-1, f"{output}\n(timed out after {timeout:g} s)", time.monotonic() - began)
+        return Ran(done.returncode, done.stdout, time.monotonic() - began)
+
+    def django(self) -> None:
+        """Set this process up as one of the site's (for drills that use the site's code
+        in-process): the cluster's environment, then ``django.setup()``."""
+        if self._django:
+            return
+        os.environ.update({k: v for k, v in self.env.items() if k.startswith(("PINBOARD_", "DJANGO_"))})  # fmt: skip
+        if str(ROOT) not in sys.path:
+            sys.path.insert(0, str(ROOT))
+        importlib.import_module("django").setup()
+        self._django = True
+
+    # -- the load -------------------------------------------------------------------------------
+
+    def pinners(self, topology: Topology) -> list[Pinner]:
+        return ensure_pinners(
+            self.site, self.dir / "pinners.json", topology, per_group=PINNERS_PER_MASTER
+        )
+
+    def load(self, topology: Topology) -> Load:
+        """A load over the drills' pinners, started (``finish`` stops it; so does
+        ``stop_loads`` after a drill that did not get that far)."""
+        pinners = self.pinners(topology)
+        return self.track(Load(self.site, pinners, topology, max_seconds=LOAD_CAP)).start()
+
+    def track(self, load: Load) -> Load:
+        """A load to stop after the drill, however the drill ends."""
+        self._loads.append(load)
+        return load
+
+    def stop_loads(self) -> None:
+        for load in self._loads:
+            load.stop()
+        self._loads.clear()
+
+    def restore(self) -> list[str]:
+        """Start again any process of the cluster that is not running (a drill that stopped
+        half-way may leave one down); what was restarted."""
+        restarted = []
+        for row in self.cluster.status():
+            if not row.alive:
+                self.say(f"restart {row.name}")
+                self.cluster[row.name].restart()
+                restarted.append(row.name)
+        return restarted
+
+    def finish(self, result: Result, load: Load) -> LoadReport:
+        """Stop ``load``, read back every acknowledged write on the map in force, add the
+        figures and the bound on lost writes."""
+        load.stop()
+        with self.store() as store:
+            report = load.verify(store)
+        result.load(report)
+        result.bound(
+            "acknowledged writes lost", report.lost == 0, f"{report.lost} of {report.acked}"
+        )
+        return report
+
+
+def replica_in_service(topology: Topology, master: str) -> str | None:
+    """The one replica every range of ``master`` names, if it is in service."""
+    replicas = {r.replica for r in topology.ranges if r.master == master}
+    if len(replicas) != 1:
+        return None
+    replica = replicas.pop()
+    if replica is None or replica in topology.out_of_service:
+        return None
+    return replica
+
+
+def masters_with_replicas(topology: Topology) -> list[tuple[str, str]]:
+    masters = sorted({r.master for r in topology.ranges})
+    return [(m, r) for m in masters if (r := replica_in_service(topology, m)) is not None]
+
+
+def healthy_pair(d: Drills, topology: Topology, *, prefer_last: bool = False) -> tuple[str, str]:
+    """A master (the first by name, or the last) and its replica in service, replicating
+    from it without error: what a failover or a split needs."""
+    pairs = masters_with_replicas(topology)
+    healthy = []
+    for master, replica in pairs:
+        try:
+            with d.admin(topology, replica) as r:
+                status = r.replica_status()
+        except HostError:
+            continue
+        source = "{}:{}".format(*endpoint(topology.hosts[master]))
+        if status is not None and status.healthy and status.source == source:
+            healthy.append((master, replica))
+    if not healthy:
+        raise DrillError(
+            "no master has a healthy replica in service (each emergency or split drill leaves"
+            " one pair without its replica; start a fresh cluster: make cluster-stop,"
+            " delete var/cluster, make cluster)"
+        )
+    return healthy[-1] if prefer_last else healthy[0]
+
+
+def shards_of(topology: Topology, host: str) -> str:
+    return ", ".join(f"{r.first}..{r.last}" for r in topology.ranges if r.master == host)
+
+
+def project_path(path: Path) -> str:
+    try:
+        return str(path.relative_to(ROOT))
+    except ValueError:
+        return str(path)
