@@ -48,7 +48,9 @@ def main(argv: list[str] | None = None) -> int:
             except DrillError as error:
                 result.error = str(error)
             except Exception as error:  # noqa: BLE001 - reported, and the next drill runs
-                result.error = f"{type(error).__name__}: {error}"
+                frame = traceback.extract_tb(error.__traceback__)[-1]
+                where = f"{Path(frame.filename).name}:{frame.lineno}"
+                result.error = f"{type(error).__name__}: {error} (at {where})"
                 traceback.print_exc()
             drills.stop_loads()
             restarted = drills.restore()
@@ -59,11 +61,14 @@ def main(argv: list[str] | None = None) -> int:
             print(result.block(), flush=True)
     finally:
         drills.close()
-    failed = [r.name for r in results if not r.ok]
+    failed = [r for r in results if not r.ok]
     print(
         f"\n{len(results) - len(failed)} of {len(results)} drills passed"
-        + (f"; failed: {', '.join(failed)}" if failed else "")
+        + (f"; failed: {', '.join(r.name for r in failed)}" if failed else "")
     )
+    # Again at the end, where a log's tail shows it: what failed, drill by drill.
+    for result in failed:
+        print(result.failures())
     return 1 if failed else 0
 
 

@@ -69,6 +69,14 @@ class Result:
     def ok(self) -> bool:
         return self.error is None and all(b.ok for b in self.bounds)
 
+    def failures(self) -> str:
+        """The bounds this drill failed, or why it stopped, in a few lines."""
+        lines = [f"{self.name}:"]
+        lines += [f"  [FAILED] {b.what}: {b.measured}" for b in self.bounds if not b.ok]
+        if self.error is not None:
+            lines.append(f"  [FAILED] the drill stopped: {self.error}")
+        return "\n".join(lines)
+
     def block(self) -> str:
         verdict = "PASS" if self.ok else "FAIL"
         lines = [f"== drill {self.name}: {self.title} ({self.seconds:.0f} s) {verdict}"]

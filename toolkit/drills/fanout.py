@@ -41,6 +41,8 @@ PINS = 40
 SERVER = "worker"
 #: How long the first pin may take to reach a feed once the pins are saved.
 FIRST_PUSH_SECONDS = 60.0
+#: How long the drill waits, once the fan-out has begun, for the worker to hold a task.
+HELD_SECONDS = 5.0
 #: Beyond the visibility timeout and the restore interval, how long the fan-out may take.
 FINISH_SECONDS = 120.0
 #: The longest visibility timeout the drill waits out.
@@ -82,8 +84,8 @@ def fanout(d: Drills, result: Result) -> None:
         poster.join()
         load.stop()
         raise DrillError(f"no pin reached a feed within {FIRST_PUSH_SECONDS:g} s: is the worker working?")  # fmt: skip
+    held = _wait_held(broker, time.monotonic() + HELD_SECONDS)
     children = _children(process.pid)
-    held = broker.hlen("unacked")
     process.halt(kill=True)
     killed = time.monotonic()
     queued = broker.llen("celery")
@@ -191,6 +193,14 @@ def _wait_first_push(feeds: Any, sample: list[int], saved: list[int], deadline: 
             return time.monotonic()
         time.sleep(0.01)
     return None
+
+
+def _wait_held(broker: Any, deadline: float) -> int:
+    """How many tasks the worker holds (delivered, not acknowledged), once it holds some:
+    between two tasks it may hold none for a moment, and a kill then would test nothing."""
+    while (held := int(broker.hlen("unacked"))) == 0 and time.monotonic() < deadline:
+        time.sleep(0.005)
+    return held
 
 
 def _wait_complete(
