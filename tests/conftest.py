@@ -40,8 +40,8 @@ from toolkit.servers import (
 _S = TypeVar("_S", bound=Server)
 
 
-def _unavailable(what: str, reason: str) -> NoReturn:
-    """Skip the test, or fail it when running in CI."""
+def unavailable(what: str, reason: str) -> NoReturn:
+    """Skip the test because ``what`` is missing, or fail it when running in CI."""
     if os.environ.get("CI") == "true":
         pytest.fail(f"CI=true: {what} is required but {reason}", pytrace=False)
     pytest.skip(f"{what} is not available: {reason}")
@@ -50,7 +50,7 @@ def _unavailable(what: str, reason: str) -> NoReturn:
 def _serve(server_class: type[_S]) -> Iterator[_S]:
     availability = server_class.available()
     if not availability:
-        _unavailable(server_class.name, availability.reason)
+        unavailable(server_class.name, availability.reason)
     server = server_class().start()
     try:
         yield server
@@ -60,7 +60,7 @@ def _serve(server_class: type[_S]) -> Iterator[_S]:
 
 def _serve_mariadb() -> Iterator[MariaDBServer]:
     if importlib.util.find_spec("MySQLdb") is None:
-        _unavailable(
+        unavailable(
             "MariaDB",
             "the MySQLdb module is not installed (pip install -r requirements-mysql.txt)",
         )

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from tests.config_documents import eventually
-from tests.conftest import _unavailable
+from tests.conftest import unavailable
 from toolkit import cluster_mysql
 from toolkit.cluster import MARIADB, PAIRS, PROCESSES, Cluster, down, read_env, up
 from toolkit.servers import (
@@ -48,9 +48,9 @@ _READ_ONLY, _ACCESS_DENIED = 1290, 1227
 def directory(tmp_path: Path) -> Iterator[Path]:
     for server in (MariaDBServer, RedisServer, MemcachedServer, ZooKeeperServer):
         if not server.available():
-            _unavailable(server.name, server.available().reason)
+            unavailable(server.name, server.available().reason)
     if importlib.util.find_spec("MySQLdb") is None:
-        _unavailable("MariaDB", "the MySQLdb module is not installed")
+        unavailable("MariaDB", "the MySQLdb module is not installed")
     directory = tmp_path / "cluster"
     yield directory
     if (directory / "cluster.json").exists():

@@ -34,10 +34,11 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.conftest import unavailable
 from toolkit.servers import manage
 
 if TYPE_CHECKING:
@@ -66,13 +67,6 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 SERVER_START_TIMEOUT = 30.0
-
-
-def _unavailable(what: str, reason: str) -> NoReturn:
-    """Skip, or fail under CI=true (as tests/conftest.py does for servers)."""
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"CI=true: {what} is required but {reason}", pytrace=False)
-    pytest.skip(f"{what} is not available: {reason}")
 
 
 # -- the site -------------------------------------------------------------------
@@ -173,12 +167,12 @@ def site_url(site_env: dict[str, str]) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def playwright() -> Iterator[Playwright]:
     if importlib.util.find_spec("playwright") is None:
-        _unavailable(
+        unavailable(
             "Playwright",
             "the playwright module is not installed (pip install -r requirements-dev.txt)",
         )
     if not os.access(CHROMIUM, os.X_OK):
-        _unavailable("Chromium", f"{CHROMIUM} is not installed (apt-get install chromium)")
+        unavailable("Chromium", f"{CHROMIUM} is not installed (apt-get install chromium)")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as driver:

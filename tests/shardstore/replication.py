@@ -9,7 +9,7 @@ import pytest
 
 from shardstore.control.mysql_hosts import MySQLHost
 from shardstore.control.sources import FileSource
-from tests.conftest import _unavailable
+from tests.conftest import unavailable
 from toolkit.servers import MariaDBServer
 
 APP = "app:app-password"  # the store's user: no privilege that read_only lets through
@@ -26,7 +26,7 @@ def pair() -> Iterator[tuple[MariaDBServer, MariaDBServer]]:
     made writable once it is up, and one that crashes comes back read-only. Only a master
     waits for acknowledgements (a replica that did would hold back its own applier)."""
     if not MariaDBServer.available() or importlib.util.find_spec("MySQLdb") is None:
-        _unavailable("MariaDB", "mariadbd and mysqlclient are needed for replication")
+        unavailable("MariaDB", "mariadbd and mysqlclient are needed for replication")
     common = [
         "--innodb-buffer-pool-size=64M",
         "--log-slave-updates",

@@ -29,6 +29,7 @@ from shardstore import Store
 from shardstore.cache import CachedStore, MemcachePool
 from shardstore.cache.health import health_of
 from shardstore.ids import shard_of
+from tests.conftest import unavailable
 from toolkit.cutoff import CutOff
 from toolkit.servers import MemcachedServer
 
@@ -38,18 +39,12 @@ POOL_NAMES = ("users", "boards", "pins", "lists")
 _runs = itertools.count(1)
 
 
-def _unavailable(reason: str) -> None:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"CI=true: memcached is required but {reason}", pytrace=False)
-    pytest.skip(f"memcached is not available: {reason}")
-
-
 @pytest.fixture
 def start_memcached() -> Iterator[Callable[[], MemcachedServer]]:
     """``start_memcached()``: a memcached of this test alone, which it may halt and restart."""
     availability = MemcachedServer.available()
     if not availability:
-        _unavailable(availability.reason)
+        unavailable("memcached", availability.reason)
     started: list[MemcachedServer] = []
 
     def start() -> MemcachedServer:
