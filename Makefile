@@ -21,6 +21,13 @@ ifneq ($(HAVE_MYSQL_LIB),)
 endif
 	touch $@
 
+# checkov, for the infra tests (tests/infra), in a virtualenv inside .venv.
+$(VENV)/.infra: $(VENV)/.run requirements-infra.txt
+	$(PYTHON) -m venv $(VENV)/checkov
+	$(VENV)/checkov/bin/python -m pip install -q --upgrade pip
+	$(VENV)/checkov/bin/python -m pip install -q -r requirements-infra.txt
+	touch $@
+
 run: $(VENV)/.run
 	$(PY) manage.py migrate --verbosity 0
 	$(PY) manage.py ensure_operator
@@ -36,7 +43,7 @@ lint: $(VENV)/.dev
 # Twice, each in a random order (pytest-randomly prints the seed; --randomly-seed=N
 # replays an order): every test with the site on the embedded plane, then
 # the site's tests again on servers (MariaDB shards, memcached pools, Redis).
-test: $(VENV)/.dev lint
+test: $(VENV)/.dev $(VENV)/.infra lint
 	$(PY) -m pytest
 	PINBOARD_TEST_PLANE=servers $(PY) -m pytest tests/site
 
