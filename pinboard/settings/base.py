@@ -166,15 +166,21 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 11 * 1024 * 1024  # an image of up to 10 MB, plus 
 # or zk://host:port[,host:port]/root (pinboard/store.py); without it the embedded default
 # keeps its documents in var/config/ and all 4096 shards in SQLite files under var/shards/.
 # Each process mirrors the documents to MIRROR_DIR and boots from there if ZooKeeper is down.
+# The site logs in to MySQL hosts as PINBOARD_MYSQL_LOGIN (user:password) where the shard
+# map's address of a host names no user (so the map in ZooKeeper holds no password).
 # MYSQL_ADMIN (user:password) is how operations (failover, split) log in to MySQL hosts:
-# the site's own user, in the shard map, has no privilege that read_only lets through.
+# the site's own user has no privilege that read_only lets through.
 SHARDSTORE = {
     "CONFIG": os.environ.get("PINBOARD_TOPOLOGY"),
     "CONFIG_DIR": VAR_DIR / "config",
     "MIRROR_DIR": VAR_DIR / "config-mirror",
     "EMBEDDED_DIR": VAR_DIR / "shards",
     "EMBEDDED_SHARDS": 4096,
-    "BACKEND_OPTIONS": {},
+    "BACKEND_OPTIONS": (
+        {"mysql_login": os.environ["PINBOARD_MYSQL_LOGIN"]}
+        if os.environ.get("PINBOARD_MYSQL_LOGIN")
+        else {}
+    ),
     "MYSQL_ADMIN": os.environ.get("PINBOARD_MYSQL_ADMIN"),
 }
 

@@ -10,8 +10,13 @@ __all__ = ["Backend", "Session", "TableSet", "UniqueViolation", "batched", "open
 
 
 def open_backend(host: str, address: str, **options: Any) -> Backend:
-    """The backend for a host's address: ``mysql://...`` or ``sqlite:///dir``."""
+    """The backend for a host's address: ``mysql://...`` or ``sqlite:///dir``.
+
+    ``mysql_login`` (``"user:password"``) is the MySQL login of hosts whose address names
+    none, so that a shard map kept in ZooKeeper need hold no password.
+    """
     scheme = address.split("://", 1)[0]
+    mysql_login = options.pop("mysql_login", None)
     if scheme == "sqlite":
         from .sqlite import SQLiteBackend
 
@@ -19,5 +24,5 @@ def open_backend(host: str, address: str, **options: Any) -> Backend:
     if scheme == "mysql":
         from .mysql import MySQLBackend
 
-        return MySQLBackend(host, address, **options)
+        return MySQLBackend(host, address, login=mysql_login, **options)
     raise ValueError(f"host {host}: unknown backend scheme {scheme!r}")

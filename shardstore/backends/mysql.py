@@ -43,18 +43,27 @@ class MySQLBackend(Backend):
     )
 
     def __init__(
-        self, host: str, address: str, *, connect_timeout: float = 3.0, **options: Any
+        self,
+        host: str,
+        address: str,
+        *,
+        login: str | None = None,
+        connect_timeout: float = 3.0,
+        **options: Any,
     ) -> None:
         if MySQLdb is None:
             raise ImportError(
                 "the mysql backend needs mysqlclient: pip install -r requirements-mysql.txt"
             )
         parts = urlsplit(address)
+        user, password = parts.username, parts.password
+        if user is None and login:
+            user, _, password = login.partition(":")
         self._params = {
             "host": parts.hostname or "127.0.0.1",
             "port": parts.port or 3306,
-            "user": unquote(parts.username or "root"),
-            "password": unquote(parts.password or ""),
+            "user": unquote(user or "root"),
+            "password": unquote(password or ""),
             "connect_timeout": max(1, int(connect_timeout)),
             "charset": "utf8mb4",
             "autocommit": True,

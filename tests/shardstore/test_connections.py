@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import pytest
 
-from shardstore import Store, compose
+from shardstore import ShardUnavailable, Store, compose
 
-from .conftest import Backend
+from .conftest import Backend, two_host_topology
 
 
 @pytest.fixture
@@ -99,3 +100,32 @@ def _kill_idle_connections(store: Store, shard: int) -> None:
             admin.cursor().execute(f"KILL {int(connection.thread_id())}")
     finally:
         admin.close()
+
+
+def test_a_host_address_without_a_user_logs_in_with_the_mysql_login(
+    mysql_schema: Any, mariadb_server: Any
+) -> None:
+    """A shard map with no password in it (as kept in ZooKeeper): the login comes from the
+    store's ``mysql_login`` option (a wrong one is refused: without the option the store
+    would have logged in as root, who has no password on the test server)."""
+    import MySQLdb
+
+    admin = mysql_schema.connection.cursor()
+    admin.execute("CREATE USER IF NOT EXISTS 'site'@'%' IDENTIFIED BY 'site-password'")
+    admin.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON `db%`.* TO 'site'@'%'")
+    bare = f"mysql://{mariadb_server.host}:{mariadb_server.port}"
+    topology = two_host_topology(bare, bare)
+
+    store = Store(topology, backend_options={"mysql_login": "site:site-password"})
+    try:
+        user = store.objects("user").create(3, {"username": "no-password-in-the-map"})
+        assert store.objects("user").get(user)["username"] == "no-password-in-the-map"
+    finally:
+        store.close()
+
+    wrong = Store(topology, backend_options={"mysql_login": "site:wrong"})
+    try:
+        with pytest.raises((ShardUnavailable, MySQLdb.OperationalError)):
+            wrong.objects("user").get(user)
+    finally:
+        wrong.close()
