@@ -38,6 +38,11 @@ from .ids import MAX_SHARD_ID
 MOD_BUCKETS = 4096
 
 
+def database_name(shard_id: int) -> str:
+    """The database that holds a logical shard on its host: ``db00042`` (the seeds' names)."""
+    return f"db{shard_id:05d}"
+
+
 @dataclass(frozen=True)
 class ShardRange:
     """A contiguous run of logical shards served by one master (and its hot backup)."""

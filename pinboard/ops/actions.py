@@ -248,8 +248,9 @@ register(
         "open-range",
         "Open a new shard range",
         "Create the shard databases and tables of new shards at the end of the map on a new "
-        "master, add the range to the shard map and send new sign-ups there. Existing users "
-        "never move.",
+        "master (on MySQL: its replica set to follow it first, then the master opened for "
+        "writes), add the range to the shard map and send new sign-ups there. Existing "
+        "users never move.",
         OpenRangeForm,
         lambda made, data: plan_open_range(
             made.source,
@@ -261,6 +262,7 @@ register(
             replica_address=data["replica_address"] or None,
             keep_open=data["keep_open"],
             author=made.operator,
+            mysql=made.mysql,
         ),
     )
 )

@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from ..exceptions import ShardReadOnly, ShardStoreError, WriteConflict
+from ..topology import database_name
 from .base import Backend, Dialect, TableSet, UniqueViolation
 
 try:
@@ -72,7 +73,7 @@ class MySQLBackend(Backend):
         super().__init__(host, address, **options)
 
     def database(self, shard_id: int) -> str:
-        return f"db{shard_id:05d}"
+        return database_name(shard_id)
 
     def _pool_key(self, shard_id: int) -> str:
         return self.host

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..exceptions import ShardStoreError, WriteConflict
+from ..topology import database_name
 from .base import Backend, Dialect, TableSet, UniqueViolation
 
 # OperationalError messages that mean the shard's file cannot be used (others are bugs).
@@ -37,7 +38,7 @@ class SQLiteBackend(Backend):
         super().__init__(host, address, **options)
 
     def path(self, shard_id: int) -> Path:
-        return self.directory / f"db{shard_id:05d}.sqlite3"
+        return self.directory / f"{database_name(shard_id)}.sqlite3"
 
     def database(self, shard_id: int) -> str:
         return "main"

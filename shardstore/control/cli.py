@@ -167,6 +167,7 @@ def plan_of(args: argparse.Namespace, control: Control) -> Plan:
             replica_address=args.replica_address,
             keep_open=args.keep_open,
             author=author,
+            mysql=control.mysql,
         )
     if args.command == "close-range":
         return plan_close_range(source, first=args.first, last=args.last, author=author)

@@ -22,7 +22,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 
 from ..exceptions import InvalidTopology
-from ..topology import Topology
+from ..topology import Topology, database_name
 from . import documents
 from .mysql_hosts import HostError, MySQLHost, endpoint
 from .plans import Plan, Step
@@ -122,7 +122,7 @@ def digests(host: MySQLHost, shards: Sequence[int]) -> dict[str, Digest]:
     present = host.databases()
     found: dict[str, Digest] = {}
     for shard in shards:
-        db = f"db{shard:05d}"
+        db = database_name(shard)
         if db not in present:
             found.update({f"{db}.{table}": None for table in columns})
             continue
@@ -143,7 +143,7 @@ def _columns(host: MySQLHost, shards: Sequence[int]) -> dict[str, list[str]]:
         rows = host.query(
             "SELECT table_name AS t, column_name AS c FROM information_schema.columns"
             " WHERE table_schema = %s ORDER BY table_name, ordinal_position",
-            (f"db{shard:05d}",),
+            (database_name(shard),),
         )
         if rows:
             columns: dict[str, list[str]] = {}

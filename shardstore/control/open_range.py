@@ -9,8 +9,13 @@ users there. Existing users never move: their IDs name their shards.
 Steps, in order (the publish last, so a failure before it changes nothing
 that any process reads):
 
-1. create databases dbNNNNN..dbMMMMM and their tables on the new master;
-2. publish the shard map: the new range, and where new users land.
+1. on MySQL: check the new hosts (reachable, holding none of the new shards,
+   the replica following no one else); start the replica following the master
+   (GTID); open the master for writes (every shard host starts ``read_only``,
+   the fence), waiting for its replica's acknowledgements if it has one;
+2. create databases dbNNNNN..dbMMMMM and their tables on the new master;
+3. on MySQL: wait until the replica has them too;
+4. publish the shard map: the new range, and where new users land.
 """
 
 from __future__ import annotations
@@ -22,13 +27,16 @@ from ..exceptions import InvalidTopology
 from ..ids import MAX_SHARD_ID
 from ..interface import StoreInterface
 from ..schema import init_shards
-from ..topology import Topology
+from ..topology import Topology, database_name
 from . import documents
+from .mysql_hosts import HostError, MySQLHost, endpoint
 from .plans import Plan, Step
 from .publish import publish_step
 from .sources import ConfigSource
 
 Connect = Callable[[Topology], StoreInterface]
+#: How long the new replica may take to replay the new shards' tables.
+REPLICA_CATCH_UP_SECONDS = 600.0
 
 
 def plan_open_range(
@@ -42,10 +50,12 @@ def plan_open_range(
     replica_address: str | None = None,
     keep_open: bool = False,
     author: str,
+    mysql: Callable[[str], MySQLHost] = MySQLHost,
 ) -> Plan:
     """The plan to add ``count`` shards at the end of the map on a new master (and replica).
 
-    ``connect(topology)`` opens a store on a topology (to create the new shards).
+    ``connect(topology)`` opens a store on a topology (to create the new shards);
+    ``mysql(address)`` an operator's connection to a MySQL host.
     """
     current = source.current(documents.SHARDS)
     document = current.document
@@ -87,20 +97,100 @@ def plan_open_range(
     landing = "as well as the open ranges" if keep_open else "only"
     databases = f"db{first:05d}..db{last:05d}"
     mapped = f"range [{first}, {last}] on {where}, open {new_open}"
+    create_step = Step(f"create databases {databases} and their tables", (master,), create)
+    if master_address.startswith("mysql://"):
+        names = {database_name(shard) for shard in range(first, last + 1)}
+        pair = _MySQLPair(mysql, master, master_address, replica, replica_address, names)
+        steps = [*pair.prepare(), create_step, *pair.catch_up()]
+    else:
+        steps = [create_step]
+    publish = publish_step(
+        source,
+        current,
+        new,
+        author=author,
+        reason=f"open shards {first}..{last} on {master}",
+        change=mapped,
+        hosts=(master,),
+    )
     return Plan(
         "open-range",
         f"open shards {first}..{last} on {where}; new users land there {landing}",
-        [
-            Step(f"create databases {databases} and their tables", (master,), create),
-            publish_step(
-                source,
-                current,
-                new,
-                author=author,
-                reason=f"open shards {first}..{last} on {master}",
-                change=mapped,
-                hosts=(master,),
-            ),
-        ],
+        [*steps, publish],
         {"first": first, "last": last, "master": master, "replica": replica},
     )
+
+
+class _MySQLPair:
+    """The MySQL steps around creating the new shards: new hosts start read-only and
+    replicate from no one."""
+
+    def __init__(
+        self,
+        mysql: Callable[[str], MySQLHost],
+        master: str,
+        master_address: str,
+        replica: str | None,
+        replica_address: str | None,
+        databases: set[str],
+    ) -> None:
+        self.mysql = mysql
+        self.master, self.master_address = master, master_address
+        self.replica, self.replica_address = replica, replica_address
+        self.databases = databases
+
+    def prepare(self) -> list[Step]:
+        hosts = tuple(filter(None, (self.master, self.replica)))
+        steps = [Step(f"check {' and '.join(hosts)}: reachable, none of the new shards", hosts, self.check)]  # fmt: skip
+        if self.replica is not None:
+            steps.append(Step(f"{self.replica} replicates from {self.master} (GTID)", hosts, self.replicate))  # fmt: skip
+        steps.append(Step(f"open {self.master} for writes", (self.master,), self.open))
+        return steps
+
+    def catch_up(self) -> list[Step]:
+        if self.replica is None:
+            return []
+        return [Step(f"wait until {self.replica} has the new shards", (self.replica,), self.wait)]
+
+    def check(self) -> str:
+        for name, address in self._hosts():
+            with self.mysql(address) as host:
+                held = sorted(self.databases & host.databases())
+                if held:
+                    raise HostError(f"{name} holds {len(held)} of the new shards already ({held[0]}, ...)")  # fmt: skip
+                status = host.replica_status()
+            if name == self.replica and status is not None and status.source != self._source():
+                raise HostError(f"{name} replicates from {status.source}, not from {self.master}")
+        return "ready"
+
+    def replicate(self) -> str:
+        assert self.replica_address is not None
+        with self.mysql(self.replica_address) as r, self.mysql(self.master_address) as m:
+            status = r.replica_status()
+            if status is None or not status.healthy:
+                r.replicate_from(m)
+        return f"{self.replica} follows {self.master}"
+
+    def open(self) -> str:
+        with self.mysql(self.master_address) as m:
+            m.set_semi_sync(self.replica is not None)
+            m.set_read_only(False)
+        wait = ", commits wait for its replica" if self.replica else ""
+        return f"{self.master} writable{wait}"
+
+    def wait(self) -> str:
+        assert self.replica_address is not None
+        with self.mysql(self.master_address) as m, self.mysql(self.replica_address) as r:
+            position = m.gtid_binlog_pos()
+            if not r.wait_for(position, REPLICA_CATCH_UP_SECONDS):
+                raise HostError(f"{self.replica} did not reach {position} in {REPLICA_CATCH_UP_SECONDS:g}s")  # fmt: skip
+        return f"{self.replica} at {position}"
+
+    def _hosts(self) -> list[tuple[str, str]]:
+        hosts = [(self.master, self.master_address)]
+        if self.replica is not None and self.replica_address is not None:
+            hosts.append((self.replica, self.replica_address))
+        return hosts
+
+    def _source(self) -> str:
+        return "{}:{}".format(*endpoint(self.master_address))

@@ -38,6 +38,7 @@ from typing import Any
 
 from ..exceptions import InvalidTopology
 from ..jobs import Chunk, JobContext, JobError, JobKind, Params, Summary, register
+from ..topology import database_name
 from . import documents
 from .diff import diff_hosts
 from .failover import check_replica_step, master_and_replica
@@ -224,7 +225,7 @@ def rename_shards(host: MySQLHost, shards: list[int], suffix: str) -> int:
     present = host.databases()
     renamed = 0
     for shard in shards:
-        db = f"db{shard:05d}"
+        db = database_name(shard)
         if db not in present:
             continue
         tables = [next(iter(r.values())) for r in host.query(f"SHOW TABLES FROM {db}")]
@@ -293,7 +294,7 @@ def plan_split_revert(
         with connect(addresses[replica]) as r, connect(addresses[host]) as m:
             rows = 0
             for shard in shards_in(moved):
-                rows += copy_shard(r, m, shard, template=f"db{shard:05d}{suffix}")
+                rows += copy_shard(r, m, shard, template=f"{database_name(shard)}{suffix}")
         return f"{rows} rows copied from {replica} to {host}"
 
     def set_aside() -> str:
@@ -344,7 +345,7 @@ def plan_split_revert(
 def copy_shard(source: MySQLHost, target: MySQLHost, shard: int, *, template: str) -> int:
     """Make ``db<shard>`` on ``target`` a copy of it on ``source`` (tables shaped like
     ``template``'s on the target). Returns the rows copied."""
-    db = f"db{shard:05d}"
+    db = database_name(shard)
     target.query(f"CREATE DATABASE IF NOT EXISTS {db}")
     rows = 0
     for table in [next(iter(r.values())) for r in target.query(f"SHOW TABLES FROM {template}")]:
@@ -430,8 +431,8 @@ def _cleanup_chunk(context: JobContext, chunk: Chunk, params: Params) -> Summary
             present = host.databases()
             for shard in chunk.shards:
                 for suffix in (f"_split{split}", f"_reverted{split}"):
-                    if f"db{shard:05d}{suffix}" in present:
-                        host.query(f"DROP DATABASE db{shard:05d}{suffix}")
+                    if f"{database_name(shard)}{suffix}" in present:
+                        host.query(f"DROP DATABASE {database_name(shard)}{suffix}")
                         dropped += 1
     return {"dropped": dropped}
 

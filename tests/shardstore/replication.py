@@ -19,31 +19,51 @@ def root(address: str) -> MySQLHost:
     return MySQLHost(address, user="root", password="")
 
 
-@pytest.fixture
-def pair() -> Iterator[tuple[MariaDBServer, MariaDBServer]]:
-    """A master and a replica following it by GTID, semi-synchronously, both with binary
-    logs (either can lead), and both starting read_only, as in production: the master is
-    made writable once it is up, and one that crashes comes back read-only. Only a master
-    waits for acknowledgements (a replica that did would hold back its own applier)."""
+#: As in production: binary logs on both (either can lead), GTIDs, semi-sync able, and
+#: read_only from the start (a master is made writable once it is up, and one that crashes
+#: comes back read-only).
+SERVER_OPTIONS = [
+    "--innodb-buffer-pool-size=64M",
+    "--log-slave-updates",
+    "--gtid-strict-mode=1",
+    "--log-bin=node-bin",
+    "--read-only=1",
+    "--rpl-semi-sync-slave-enabled=1",
+    "--rpl-semi-sync-master-wait-point=AFTER_SYNC",
+    "--rpl-semi-sync-master-timeout=10000",
+]
+
+
+def start_servers(count: int) -> list[MariaDBServer]:
+    """``count`` new servers, read-only, replicating from no one, each with the store's
+    user ``app`` (made on each alone, as provisioning does)."""
     if not MariaDBServer.available() or importlib.util.find_spec("MySQLdb") is None:
         unavailable("MariaDB", "mariadbd and mysqlclient are needed for replication")
-    common = [
-        "--innodb-buffer-pool-size=64M",
-        "--log-slave-updates",
-        "--gtid-strict-mode=1",
-        "--log-bin=node-bin",
-        "--read-only=1",
-        "--rpl-semi-sync-slave-enabled=1",
-        "--rpl-semi-sync-master-wait-point=AFTER_SYNC",
-        "--rpl-semi-sync-master-timeout=10000",
-    ]
-    master = MariaDBServer([*common, "--server-id=1", "--rpl-semi-sync-master-enabled=1"]).start()
-    replica = MariaDBServer([*common, "--server-id=2"]).start()
+    servers: list[MariaDBServer] = []
+    try:
+        for server_id in range(1, count + 1):
+            server = MariaDBServer([*SERVER_OPTIONS, f"--server-id={server_id}"]).start()
+            servers.append(server)
+            with root(f"mysql://{server.address}") as db:
+                db.query("SET SESSION sql_log_bin = 0")
+                db.query("CREATE USER 'app'@'127.0.0.1' IDENTIFIED BY 'app-password'")
+                db.query("GRANT ALL PRIVILEGES ON `db%`.* TO 'app'@'127.0.0.1'")
+    except BaseException:
+        for server in servers:
+            server.stop()
+        raise
+    return servers
+
+
+@pytest.fixture
+def pair() -> Iterator[tuple[MariaDBServer, MariaDBServer]]:
+    """A master and a replica following it by GTID, semi-synchronously. Only the master
+    waits for acknowledgements (a replica that did would hold back its own applier)."""
+    master, replica = start_servers(2)
     try:
         with root(f"mysql://{master.address}") as m:
+            m.set_semi_sync(True)
             m.set_read_only(False)
-            m.query("CREATE USER 'app'@'127.0.0.1' IDENTIFIED BY 'app-password'")
-            m.query("GRANT ALL PRIVILEGES ON `db%`.* TO 'app'@'127.0.0.1'")
         with root(f"mysql://{replica.address}") as r, root(f"mysql://{master.address}") as m:
             r.replicate_from(m)
         yield master, replica

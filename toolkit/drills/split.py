@@ -30,6 +30,7 @@ from typing import Any
 
 from shardstore import Topology, decompose, shard_of
 from shardstore.control.split import halves, shards_in, spans
+from shardstore.topology import database_name
 from toolkit.load import Load, Pinner, ensure_pinners, longest_gap
 
 from .base import SETTLE, WARM_UP, Drills, Result, healthy_pair
@@ -168,7 +169,7 @@ def _strays(
     for (name, shard), local_ids in wanted.items():
         with d.admin(topology, name) as server:
             rows: list[dict[str, Any]] = server.query(
-                f"SELECT COUNT(*) AS n FROM `db{shard:05d}_split{number}`.comments"
+                f"SELECT COUNT(*) AS n FROM `{database_name(shard)}_split{number}`.comments"
                 f" WHERE local_id IN ({', '.join(map(str, local_ids))})"
             )
         found += int(rows[0]["n"])

@@ -28,6 +28,7 @@ from shardstore import (
     decompose,
 )
 from shardstore.ids import parse
+from shardstore.topology import database_name
 
 from ...users.actions import RESERVED_USERNAMES, USERNAME
 
@@ -139,7 +140,7 @@ def _from_path(path: str, store: Store) -> tuple[int, str]:
 def describe(object_id: int, how: str, store: Store) -> Decoded:
     """Where the ID lives and what is stored there (``problem`` says why nothing is)."""
     shard, type_id, local_id = decompose(object_id)
-    decoded = Decoded(object_id, how, shard, type_id, local_id, f"db{shard:05d}")
+    decoded = Decoded(object_id, how, shard, type_id, local_id, database_name(shard))
     object_type = CATALOG.types_by_id.get(type_id)
     if object_type is None:
         decoded.problem = f"type {type_id} is not a registered type"

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from shardstore import CATALOG, ShardStoreError, Store, Topology
+from shardstore.topology import database_name
 
 SHARDS_PER_PAGE = 64
 OBJECT_TABLES = [t.table for t in CATALOG.types.values()]
@@ -38,7 +39,7 @@ def shards_of(topology: Topology, host: str) -> list[int]:
 def shard_counts(store: Store, shards: Sequence[int]) -> list[ShardCounts]:
     counted = []
     for shard in shards:
-        database = f"db{shard:05d}"
+        database = database_name(shard)
         try:
             with store.session(shard) as session:
                 rows = dict(session.query(_COUNT_SQL))

@@ -1,0 +1,117 @@
+"""Opening a range on a new MariaDB pair: the new hosts start read-only and replicate from no
+one (as provisioned); the operation makes the replica follow the master, opens the master,
+creates the shards, waits for the replica, then publishes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from shardstore import Store, Topology
+from shardstore.control.open_range import plan_open_range
+from shardstore.control.plans import FileLocks, MemoryJournal, Plan, run
+from shardstore.control.sources import FileSource
+from shardstore.ids import shard_of
+from toolkit.servers import MariaDBServer
+
+from .replication import APP, root, start_servers
+
+
+@pytest.fixture
+def servers() -> Iterator[list[MariaDBServer]]:
+    """The host of the map so far, then the new pair."""
+    servers = start_servers(3)
+    try:
+        yield servers
+    finally:
+        for server in servers:
+            server.stop()
+
+
+def _source(tmp_path: Path, old: MariaDBServer) -> FileSource:
+    """A map of 4 shards on one host: the new pair takes shards 4..7."""
+    source = FileSource(tmp_path / "config")
+    source.publish(
+        "shards",
+        {
+            "version": 0,
+            "shard_count": 4,
+            "lookup_shards": 4,
+            "hosts": {"old": f"mysql://{APP}@{old.address}"},
+            "ranges": [{"range": [0, 3], "master": "old"}],
+            "open": [[0, 3]],
+        },
+        author="setup",
+        reason="one host",
+    )
+    return source
+
+
+def _plan(source: FileSource, master: MariaDBServer, replica: MariaDBServer) -> Plan:
+    return plan_open_range(
+        source,
+        Store,
+        count=4,
+        master="mysql001a",
+        master_address=f"mysql://{APP}@{master.address}",
+        replica="mysql001b",
+        replica_address=f"mysql://{APP}@{replica.address}",
+        author="ada",
+        mysql=root,
+    )
+
+
+def test_a_range_opens_on_a_new_read_only_pair(
+    servers: list[MariaDBServer], tmp_path: Path
+) -> None:
+    old, master, replica = servers
+    source = _source(tmp_path, old)
+    plan = _plan(source, master, replica)
+    assert [line.split("  [")[0] for line in plan.lines()] == [
+        "1. check mysql001a and mysql001b: reachable, none of the new shards",
+        "2. mysql001b replicates from mysql001a (GTID)",
+        "3. open mysql001a for writes",
+        "4. create databases db00004..db00007 and their tables",
+        "5. wait until mysql001b has the new shards",
+        "6. publish shard map v2: range [4, 7] on mysql001a (replica mysql001b), open [[4, 7]]",
+    ]
+    outcome = run(plan, journal=MemoryJournal(), locks=FileLocks(tmp_path / "locks"), operator="ada")  # fmt: skip
+    assert outcome.ok, outcome.error
+
+    with root(f"mysql://{master.address}") as m, root(f"mysql://{replica.address}") as r:
+        assert not m.read_only() and r.read_only()
+        assert m.value("SELECT @@global.rpl_semi_sync_master_enabled") == 1
+        status = r.replica_status()
+        assert status is not None and status.healthy and status.source == master.address
+        expected = {f"db{n:05d}" for n in range(4, 8)}
+        assert expected <= m.databases() and expected <= r.databases()
+
+    topology = Topology.from_json(source.current("shards").document)
+    store = Store(topology)
+    try:
+        user = store.objects("user").create(store.new_user_shard(), {"username": "first"})
+    finally:
+        store.close()
+    assert 4 <= shard_of(user) <= 7  # new pinners land on the new range
+    with root(f"mysql://{master.address}") as m, root(f"mysql://{replica.address}") as r:
+        assert r.wait_for(m.gtid_binlog_pos(), 30)
+        db = f"db{shard_of(user):05d}"
+        assert r.value(f"SELECT COUNT(*) FROM {db}.users") == 1  # replicated
+
+
+def test_a_host_that_holds_shards_of_the_range_already_stops_the_plan(
+    servers: list[MariaDBServer], tmp_path: Path
+) -> None:
+    old, master, replica = servers
+    with root(f"mysql://{replica.address}") as r:
+        r.query("SET SESSION sql_log_bin = 0")
+        r.query("CREATE DATABASE db00005")
+    source = _source(tmp_path, old)
+    outcome = run(_plan(source, master, replica), journal=MemoryJournal(), locks=FileLocks(tmp_path / "locks"), operator="ada")  # fmt: skip
+    assert not outcome.ok
+    assert "mysql001b holds 1 of the new shards already (db00005" in str(outcome.error)
+    assert source.current("shards").version == 1  # nothing published
+    with root(f"mysql://{master.address}") as m, root(f"mysql://{replica.address}") as r:
+        assert m.read_only() and r.replica_status() is None  # nothing changed on the hosts
