@@ -5,6 +5,7 @@ and ``python manage.py shardstore`` alike).
     topology diff A B [--doc D]                topology publish FILE --reason TEXT
                                                    [--doc D] [--expect-version N] [--dry-run]
     topology rollback N --reason TEXT [--doc D] [--dry-run]
+    bring-up [--dry-run]                       (a new deployment's pairs: replicate, open)
     open-range --count N --master H --master-address URL [--replica H --replica-address URL]
                [--keep-open] [--dry-run]
     close-range FIRST LAST [--dry-run]          host-service HOST (--out | --in) [--dry-run]
@@ -36,6 +37,7 @@ from .diff import plan_diff
 from .failover import plan_emergency_failover, plan_failover
 from .host_service import plan_host_service
 from .mysql_hosts import HostError, MySQLHost
+from .new_pairs import plan_bring_up
 from .open_range import plan_open_range
 from .plans import Journal, Locks, Plan, run
 from .publish import plan_publish, plan_rollback
@@ -44,7 +46,7 @@ from .sources import ConfigError, ConfigSource
 from .split import plan_cleanup, plan_split, plan_split_revert
 
 OPERATIONS = (
-    "open-range", "close-range", "host-service", "cache-server", "redis-move", "failover",
+    "bring-up", "open-range", "close-range", "host-service", "cache-server", "redis-move", "failover",
     "split", "cleanup", "diff",
 )  # fmt: skip
 
@@ -84,6 +86,7 @@ def add_parsers(commands: Any) -> None:
         parser.add_argument("--dry-run", action="store_true")
 
     ops = {
+        "bring-up": "start a new deployment's MySQL pairs: replicas follow, masters open",
         "open-range": "open new shards at the end of the map on new hosts",
         "close-range": "stop new users landing in some shards",
         "host-service": "take a MySQL host out of service, or put it back",
@@ -156,6 +159,8 @@ def plan_of(args: argparse.Namespace, control: Control) -> Plan:
                 expect_version=args.expect_version,
             )
         return plan_rollback(source, args.doc, args.to_version, author=author, reason=args.reason)
+    if args.command == "bring-up":
+        return plan_bring_up(source, connect=control.mysql)
     if args.command == "open-range":
         return plan_open_range(
             source,

@@ -29,14 +29,13 @@ from ..interface import StoreInterface
 from ..schema import init_shards
 from ..topology import Topology, database_name
 from . import documents
-from .mysql_hosts import HostError, MySQLHost, endpoint
+from .mysql_hosts import MySQLHost
+from .new_pairs import NewPair
 from .plans import Plan, Step
 from .publish import publish_step
 from .sources import ConfigSource
 
 Connect = Callable[[Topology], StoreInterface]
-#: How long the new replica may take to replay the new shards' tables.
-REPLICA_CATCH_UP_SECONDS = 600.0
 
 
 def plan_open_range(
@@ -99,8 +98,8 @@ def plan_open_range(
     mapped = f"range [{first}, {last}] on {where}, open {new_open}"
     create_step = Step(f"create databases {databases} and their tables", (master,), create)
     if master_address.startswith("mysql://"):
-        names = {database_name(shard) for shard in range(first, last + 1)}
-        pair = _MySQLPair(mysql, master, master_address, replica, replica_address, names)
+        names = frozenset(database_name(shard) for shard in range(first, last + 1))
+        pair = NewPair(mysql, master, master_address, replica, replica_address, names)
         steps = [*pair.prepare(), create_step, *pair.catch_up()]
     else:
         steps = [create_step]
@@ -119,78 +118,3 @@ def plan_open_range(
         [*steps, publish],
         {"first": first, "last": last, "master": master, "replica": replica},
     )
-
-
-class _MySQLPair:
-    """The MySQL steps around creating the new shards: new hosts start read-only and
-    replicate from no one."""
-
-    def __init__(
-        self,
-        mysql: Callable[[str], MySQLHost],
-        master: str,
-        master_address: str,
-        replica: str | None,
-        replica_address: str | None,
-        databases: set[str],
-    ) -> None:
-        self.mysql = mysql
-        self.master, self.master_address = master, master_address
-        self.replica, self.replica_address = replica, replica_address
-        self.databases = databases
-
-    def prepare(self) -> list[Step]:
-        hosts = tuple(filter(None, (self.master, self.replica)))
-        steps = [Step(f"check {' and '.join(hosts)}: reachable, none of the new shards", hosts, self.check)]  # fmt: skip
-        if self.replica is not None:
-            steps.append(Step(f"{self.replica} replicates from {self.master} (GTID)", hosts, self.replicate))  # fmt: skip
-        steps.append(Step(f"open {self.master} for writes", (self.master,), self.open))
-        return steps
-
-    def catch_up(self) -> list[Step]:
-        if self.replica is None:
-            return []
-        return [Step(f"wait until {self.replica} has the new shards", (self.replica,), self.wait)]
-
-    def check(self) -> str:
-        for name, address in self._hosts():
-            with self.mysql(address) as host:
-                held = sorted(self.databases & host.databases())
-                if held:
-                    raise HostError(f"{name} holds {len(held)} of the new shards already ({held[0]}, ...)")  # fmt: skip
-                status = host.replica_status()
-            if name == self.replica and status is not None and status.source != self._source():
-                raise HostError(f"{name} replicates from {status.source}, not from {self.master}")
-        return "ready"
-
-    def replicate(self) -> str:
-        assert self.replica_address is not None
-        with self.mysql(self.replica_address) as r, self.mysql(self.master_address) as m:
-            status = r.replica_status()
-            if status is None or not status.healthy:
-                r.replicate_from(m)
-        return f"{self.replica} follows {self.master}"
-
-    def open(self) -> str:
-        with self.mysql(self.master_address) as m:
-            m.set_semi_sync(self.replica is not None)
-            m.set_read_only(False)
-        wait = ", commits wait for its replica" if self.replica else ""
-        return f"{self.master} writable{wait}"
-
-    def wait(self) -> str:
-        assert self.replica_address is not None
-        with self.mysql(self.master_address) as m, self.mysql(self.replica_address) as r:
-            position = m.gtid_binlog_pos()
-            if not r.wait_for(position, REPLICA_CATCH_UP_SECONDS):
-                raise HostError(f"{self.replica} did not reach {position} in {REPLICA_CATCH_UP_SECONDS:g}s")  # fmt: skip
-        return f"{self.replica} at {position}"
-
-    def _hosts(self) -> list[tuple[str, str]]:
-        hosts = [(self.master, self.master_address)]
-        if self.replica is not None and self.replica_address is not None:
-            hosts.append((self.replica, self.replica_address))
-        return hosts
-
-    def _source(self) -> str:
-        return "{}:{}".format(*endpoint(self.master_address))

@@ -1,15 +1,19 @@
-"""Opening a range on a new MariaDB pair: the new hosts start read-only and replicate from no
-one (as provisioned); the operation makes the replica follow the master, opens the master,
-creates the shards, waits for the replica, then publishes."""
+"""New MariaDB pairs, which start read-only and replicate from no one (as provisioned):
+``open-range`` makes the replica follow the master, opens the master, creates the shards,
+waits for the replica, then publishes; ``bring-up`` starts every pair of a new deployment's
+first map, before ``init`` creates its shards."""
 
 from __future__ import annotations
 
+import io
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from shardstore import Store, Topology
+from shardstore import Store, Topology, init_shards
+from shardstore.cli import main
 from shardstore.control.open_range import plan_open_range
 from shardstore.control.plans import FileLocks, MemoryJournal, Plan, run
 from shardstore.control.sources import FileSource
@@ -115,3 +119,66 @@ def test_a_host_that_holds_shards_of_the_range_already_stops_the_plan(
     assert source.current("shards").version == 1  # nothing published
     with root(f"mysql://{master.address}") as m, root(f"mysql://{replica.address}") as r:
         assert m.read_only() and r.replica_status() is None  # nothing changed on the hosts
+
+
+def test_bring_up_starts_every_pair_of_a_new_map_then_init_creates_the_shards(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    servers = start_servers(4)
+    try:
+        _bring_up(servers, tmp_path, monkeypatch)
+    finally:
+        for server in servers:
+            server.stop()
+
+
+def _bring_up(servers: list[MariaDBServer], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    names = ["mysql001a", "mysql001b", "mysql002a", "mysql002b"]
+    bare = {n: f"mysql://{s.address}" for n, s in zip(names, servers, strict=True)}
+    document = {  # as toolkit.inventory writes it: no password in the map
+        "version": 0,
+        "shard_count": 8,
+        "lookup_shards": 8,
+        "hosts": bare,
+        "ranges": [
+            {"range": [0, 3], "master": "mysql001a", "slave": "mysql001b"},
+            {"range": [4, 7], "master": "mysql002a", "slave": "mysql002b"},
+        ],
+        "open": [[0, 7]],
+    }
+    (tmp_path / "shards.json").write_text(json.dumps(document))
+    spec = str(tmp_path / "config")
+    monkeypatch.setenv("SHARDSTORE_MYSQL_ADMIN", "root:")
+
+    def cli(*args: str) -> tuple[int, str]:
+        out = io.StringIO()
+        return main(["--topology", spec, *args], out=out, err=out), out.getvalue()
+
+    status, out = cli("topology", "publish", str(tmp_path / "shards.json"), "--reason", "first map")  # fmt: skip
+    assert status == 0, out
+    status, out = cli("bring-up")
+    assert status == 0, out
+    assert [line.split("  [")[0] for line in out.splitlines()[1:7]] == [
+        "1. check mysql001a and mysql001b: reachable",
+        "2. mysql001b replicates from mysql001a (GTID)",
+        "3. open mysql001a for writes",
+        "4. check mysql002a and mysql002b: reachable",
+        "5. mysql002b replicates from mysql002a (GTID)",
+        "6. open mysql002a for writes",
+    ]
+
+    store = Store(Topology.from_json(document), backend_options={"mysql_login": "app:app-password"})  # fmt: skip
+    try:
+        assert init_shards(store) == 8  # as the site's user: the masters are open
+        pins = [store.objects("pin").create(shard, {"n": shard}) for shard in range(8)]
+    finally:
+        store.close()
+    for master, replica in (servers[:2], servers[2:]):
+        with root(f"mysql://{master.address}") as m, root(f"mysql://{replica.address}") as r:
+            assert not m.read_only() and r.read_only()
+            assert r.wait_for(m.gtid_binlog_pos(), 60)
+            assert r.value("SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name LIKE 'db0%'") == 4  # fmt: skip
+    assert len(pins) == 8
+
+    status, out = cli("bring-up")  # again: every master is open
+    assert status == 1 and "nothing to bring up" in out
