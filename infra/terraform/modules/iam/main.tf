@@ -1,0 +1,129 @@
+# Instance roles, least privilege. Every host: Session Manager (no SSH), its
+# environment's artifacts, and only the SSM parameters it needs. Only web
+# hosts may write the image bucket.
+#
+#   web     images (write), artifacts, every parameter under the prefix
+#   worker  artifacts, every parameter (it runs operator commands)
+#   mysql   artifacts, the MySQL passwords (app login, replication, admin)
+#   data    artifacts only (memcached, Redis, broker, ZooKeeper)
+
+data "aws_caller_identity" "current" {}
+
+data "aws_partition" "current" {}
+
+data "aws_region" "current" {}
+
+locals {
+  parameter_arn = "arn:${data.aws_partition.current.partition}:ssm:${data.aws_region.current.id}:${data.aws_caller_identity.current.account_id}:parameter${var.ssm_prefix}"
+
+  parameters = {
+    web    = ["${local.parameter_arn}*"]
+    worker = ["${local.parameter_arn}*"]
+    mysql = [
+      for name in ["mysql_app_password", "mysql_repl_password", "mysql_admin_password"] :
+      "${local.parameter_arn}${name}"
+    ]
+    data = []
+  }
+
+  s3_via = "s3.${data.aws_region.current.id}.amazonaws.com"
+}
+
+data "aws_iam_policy_document" "assume" {
+  statement {
+    actions = ["sts:AssumeRole"]
+
+    principals {
+      type        = "Service"
+      identifiers = ["ec2.amazonaws.com"]
+    }
+  }
+}
+
+resource "aws_iam_role" "this" {
+  for_each = local.parameters
+
+  name               = "${var.name_prefix}-${each.key}"
+  description        = "${var.name_prefix} ${each.key} instances"
+  assume_role_policy = data.aws_iam_policy_document.assume.json
+}
+
+resource "aws_iam_role_policy_attachment" "ssm_core" {
+  for_each = aws_iam_role.this
+
+  role       = each.value.name
+  policy_arn = "arn:${data.aws_partition.current.partition}:iam::aws:policy/AmazonSSMManagedInstanceCore"
+}
+
+data "aws_iam_policy_document" "this" {
+  for_each = local.parameters
+
+  statement {
+    sid       = "ReadArtifacts"
+    actions   = ["s3:GetObject"]
+    resources = ["${var.artifacts_bucket_arn}/${var.environment}/*"]
+  }
+
+  statement {
+    sid       = "DecryptS3Objects"
+    actions   = ["kms:Decrypt"]
+    resources = [var.s3_kms_key_arn]
+
+    condition {
+      test     = "StringEquals"
+      variable = "kms:ViaService"
+      values   = [local.s3_via]
+    }
+  }
+
+  dynamic "statement" {
+    for_each = length(each.value) > 0 ? [1] : []
+
+    content {
+      sid       = "ReadParameters"
+      actions   = ["ssm:GetParameter", "ssm:GetParameters"]
+      resources = each.value
+    }
+  }
+
+  dynamic "statement" {
+    for_each = each.key == "web" ? [1] : []
+
+    content {
+      sid       = "WriteImages"
+      actions   = ["s3:PutObject"]
+      resources = ["${var.media_bucket_arn}/*"]
+    }
+  }
+
+  dynamic "statement" {
+    for_each = each.key == "web" ? [1] : []
+
+    content {
+      sid       = "EncryptImages"
+      actions   = ["kms:GenerateDataKey"]
+      resources = [var.s3_kms_key_arn]
+
+      condition {
+        test     = "StringEquals"
+        variable = "kms:ViaService"
+        values   = [local.s3_via]
+      }
+    }
+  }
+}
+
+resource "aws_iam_role_policy" "this" {
+  for_each = aws_iam_role.this
+
+  name   = "${var.name_prefix}-${each.key}"
+  role   = each.value.id
+  policy = data.aws_iam_policy_document.this[each.key].json
+}
+
+resource "aws_iam_instance_profile" "this" {
+  for_each = aws_iam_role.this
+
+  name = each.value.name
+  role = each.value.name
+}

@@ -1,0 +1,29 @@
+variable "name_prefix" {
+  description = "Prefix of resource names (pinboard-<environment>)."
+  type        = string
+}
+
+variable "environment" {
+  description = "Deployment environment: instances read s3://<artifacts>/<environment>/ only."
+  type        = string
+}
+
+variable "ssm_prefix" {
+  description = "SSM path of the environment's parameters, with leading and trailing slash (/pinboard/<env>/)."
+  type        = string
+}
+
+variable "media_bucket_arn" {
+  description = "ARN of the image bucket (web hosts write to it)."
+  type        = string
+}
+
+variable "artifacts_bucket_arn" {
+  description = "ARN of the release artifacts bucket (every host reads its environment's prefix)."
+  type        = string
+}
+
+variable "s3_kms_key_arn" {
+  description = "ARN of the KMS key encrypting both buckets."
+  type        = string
+}

@@ -1,0 +1,29 @@
+# MySQL (MariaDB) shard pairs: mysql001a in the first zone, mysql001b in the
+# second, so a pair never shares a zone. Which member is master is the shard
+# map's business; the first layout makes "a" the master.
+
+locals {
+  pairs = [for i in range(1, var.pair_count + 1) : format("mysql%03d", i)]
+
+  hosts = merge([
+    for pair in local.pairs : {
+      "${pair}a" = var.private_subnet_ids[0]
+      "${pair}b" = var.private_subnet_ids[1]
+    }
+  ]...)
+}
+
+module "host" {
+  source   = "../host"
+  for_each = local.hosts
+
+  name               = each.key
+  role               = "mysql_shard"
+  bootstrap          = var.bootstrap
+  subnet_id          = each.value
+  security_group_ids = [var.security_group]
+  instance_type      = var.instance_type
+  instance_profile   = var.instance_profile
+  pre_puppet         = file("${path.module}/stripe-instance-store.sh")
+  extra_packages     = ["mdadm", "xfsprogs", "nvme-cli"]
+}

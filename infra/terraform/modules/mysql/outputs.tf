@@ -1,0 +1,18 @@
+output "pairs" {
+  description = "[{name, master = {name, address, zone}, replica = {name, address, zone}}], in pair order."
+  value = [
+    for pair in local.pairs : {
+      name = pair
+      master = {
+        name    = module.host["${pair}a"].name
+        address = module.host["${pair}a"].address
+        zone    = module.host["${pair}a"].zone
+      }
+      replica = {
+        name    = module.host["${pair}b"].name
+        address = module.host["${pair}b"].address
+        zone    = module.host["${pair}b"].zone
+      }
+    }
+  ]
+}

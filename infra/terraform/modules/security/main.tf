@@ -1,0 +1,110 @@
+# One security group per tier. Each port is open only to the tiers that use
+# it (the deploy contract's port list); nothing listens for SSH: operators use
+# SSM Session Manager. Instances may leave the VPC on 80/443 only (Debian
+# mirrors, S3, SSM and the other AWS APIs, through the NAT gateways).
+
+locals {
+  tiers = {
+    alb       = "Load balancer: HTTPS (and HTTP to redirect) from the internet"
+    web       = "Web hosts: nginx behind the load balancer"
+    worker    = "Celery worker hosts: no inbound traffic"
+    mysql     = "MySQL shard hosts"
+    memcached = "Memcached pool hosts"
+    redis     = "Redis pairs and the Celery broker"
+    zookeeper = "ZooKeeper ensemble"
+  }
+
+  # Traffic between tiers: each entry opens `port` on `to` for `from` (an
+  # ingress rule on `to` and the matching egress rule on `from`).
+  flows = {
+    alb_to_web          = { from = "alb", to = "web", port = 80, what = "HTTP from the load balancer to nginx" }
+    web_to_mysql        = { from = "web", to = "mysql", port = 3306, what = "MySQL from web hosts" }
+    worker_to_mysql     = { from = "worker", to = "mysql", port = 3306, what = "MySQL from worker hosts" }
+    mysql_to_mysql      = { from = "mysql", to = "mysql", port = 3306, what = "MySQL replication between shard hosts" }
+    web_to_memcached    = { from = "web", to = "memcached", port = 11211, what = "memcached from web hosts" }
+    worker_to_memcached = { from = "worker", to = "memcached", port = 11211, what = "memcached from worker hosts" }
+    web_to_redis        = { from = "web", to = "redis", port = 6379, what = "Redis (graph, feeds, broker) from web hosts" }
+    worker_to_redis     = { from = "worker", to = "redis", port = 6379, what = "Redis (graph, feeds, broker) from worker hosts" }
+    redis_to_redis      = { from = "redis", to = "redis", port = 6379, what = "Redis replication between primary and replica" }
+    web_to_zk           = { from = "web", to = "zookeeper", port = 2181, what = "ZooKeeper clients on web hosts" }
+    worker_to_zk        = { from = "worker", to = "zookeeper", port = 2181, what = "ZooKeeper clients on worker hosts" }
+    zk_quorum           = { from = "zookeeper", to = "zookeeper", port = 2888, what = "ZooKeeper followers to the leader" }
+    zk_election         = { from = "zookeeper", to = "zookeeper", port = 3888, what = "ZooKeeper leader election" }
+  }
+
+  # Every instance reaches Debian mirrors (HTTP) and AWS APIs (HTTPS).
+  outbound = {
+    for pair in setproduct(["web", "worker", "mysql", "memcached", "redis", "zookeeper"], [80, 443]) :
+    "${pair[0]}_out_${pair[1]}" => { tier = pair[0], port = pair[1] }
+  }
+}
+
+resource "aws_security_group" "this" {
+  #checkov:skip=CKV2_AWS_5:Attached in the tier modules (load balancer, launch templates, instances) through module outputs, which the check does not follow.
+  for_each = local.tiers
+
+  name        = "${var.name_prefix}-${each.key}"
+  description = each.value
+  vpc_id      = var.vpc_id
+
+  tags = {
+    Name = "${var.name_prefix}-${each.key}"
+  }
+
+  lifecycle {
+    create_before_destroy = true
+  }
+}
+
+resource "aws_vpc_security_group_ingress_rule" "flow" {
+  #checkov:skip=CKV_AWS_260:Every flow admits one security group (referenced_security_group_id), never 0.0.0.0/0; the check does not read that argument.
+  for_each = local.flows
+
+  security_group_id            = aws_security_group.this[each.value.to].id
+  referenced_security_group_id = aws_security_group.this[each.value.from].id
+  ip_protocol                  = "tcp"
+  from_port                    = each.value.port
+  to_port                      = each.value.port
+  description                  = each.value.what
+}
+
+resource "aws_vpc_security_group_egress_rule" "flow" {
+  for_each = local.flows
+
+  security_group_id            = aws_security_group.this[each.value.from].id
+  referenced_security_group_id = aws_security_group.this[each.value.to].id
+  ip_protocol                  = "tcp"
+  from_port                    = each.value.port
+  to_port                      = each.value.port
+  description                  = each.value.what
+}
+
+resource "aws_vpc_security_group_egress_rule" "outbound" {
+  for_each = local.outbound
+
+  security_group_id = aws_security_group.this[each.value.tier].id
+  cidr_ipv4         = "0.0.0.0/0"
+  ip_protocol       = "tcp"
+  from_port         = each.value.port
+  to_port           = each.value.port
+  description       = each.value.port == 443 ? "HTTPS to AWS APIs (S3, SSM) and package sources" : "HTTP to Debian package mirrors"
+}
+
+resource "aws_vpc_security_group_ingress_rule" "alb_https" {
+  security_group_id = aws_security_group.this["alb"].id
+  cidr_ipv4         = "0.0.0.0/0"
+  ip_protocol       = "tcp"
+  from_port         = 443
+  to_port           = 443
+  description       = "HTTPS from the internet"
+}
+
+resource "aws_vpc_security_group_ingress_rule" "alb_http" {
+  #checkov:skip=CKV_AWS_260:Port 80 only answers with a redirect to HTTPS (the listener never forwards).
+  security_group_id = aws_security_group.this["alb"].id
+  cidr_ipv4         = "0.0.0.0/0"
+  ip_protocol       = "tcp"
+  from_port         = 80
+  to_port           = 80
+  description       = "HTTP from the internet, redirected to HTTPS"
+}

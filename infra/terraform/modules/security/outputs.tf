@@ -1,0 +1,4 @@
+output "ids" {
+  description = "Security group ID of each tier: alb, web, worker, mysql, memcached, redis, zookeeper."
+  value       = { for tier, group in aws_security_group.this : tier => group.id }
+}

@@ -1,0 +1,67 @@
+# These names and shapes are the contract with infra/inventory.py, which turns
+# them into the generated Hiera file and the first config documents.
+
+output "environment" {
+  description = "Deployment environment."
+  value       = var.environment
+}
+
+output "region" {
+  description = "AWS region."
+  value       = var.region
+}
+
+output "site_url" {
+  description = "The site's public URL."
+  value       = module.web.site_url
+}
+
+output "alb_dns_name" {
+  description = "DNS name of the application load balancer."
+  value       = module.web.alb_dns_name
+}
+
+output "media_bucket" {
+  description = "S3 bucket of uploaded images."
+  value       = module.media.media_bucket
+}
+
+output "media_domain" {
+  description = "CloudFront domain name that serves the images."
+  value       = module.media.media_domain
+}
+
+output "artifacts_bucket" {
+  description = "S3 bucket of release artifacts (s3://<bucket>/<env>/puppet.tar.gz, deploy.yaml)."
+  value       = module.media.artifacts_bucket
+}
+
+output "ssm_prefix" {
+  description = "SSM path of the environment's SecureString parameters (secret_key, mysql_*_password)."
+  value       = local.ssm_prefix
+}
+
+output "mysql_pairs" {
+  description = "MySQL pairs: [{name, master = {name, address, zone}, replica = {name, address, zone}}]."
+  value       = module.mysql.pairs
+}
+
+output "redis_pairs" {
+  description = "Redis pairs: [{name, primary = {name, address, zone}, replica = {name, address, zone}}]."
+  value       = module.redis.pairs
+}
+
+output "broker" {
+  description = "The Redis instance that is Celery's broker: {name, address}."
+  value       = module.redis.broker
+}
+
+output "memcached_pools" {
+  description = "Memcached pools: pool name => [\"address:11211\", ...]."
+  value       = module.memcached.pools
+}
+
+output "zookeeper" {
+  description = "ZooKeeper ensemble: [{name, id, address, zone}]."
+  value       = module.zookeeper.nodes
+}
