@@ -1,0 +1,143 @@
+# @summary A MariaDB shard host (one member of a master/replica pair): the server with
+#   the replication settings the local cluster runs, production's durability, InnoDB sized
+#   from the host's memory, and its data on the instance-store NVMe drives striped as
+#   RAID 0.
+#
+# Every shard host starts read-only (the fence); replication, the accounts and opening a
+# master are the runbook's steps. A changed configuration does not restart the server:
+# an operator restarts it when the pair can take it (a restarted master stays read-only).
+#
+# @param datadir MariaDB's data directory, on the RAID 0 array.
+# @param mountpoint Where the array is mounted.
+# @param buffer_pool_percent The share of the host's memory for the InnoDB buffer pool.
+# @param max_connections MariaDB's max_connections.
+# @param innodb_log_file_size The redo log's size.
+# @param innodb_io_capacity Background flushing rate (IOPS the drives sustain).
+# @param table_open_cache Open tables cached (thousands of shard tables per host).
+# @param binlog_expire_days How long binary logs are kept (a rebuilt replica needs them).
+# @param host This host's name (the fact pinboard_host, e.g. mysql001a).
+# @param mysql_pairs The deploy's MySQL pairs.
+class profile::mysql_shard (
+  Pattern[/\A\//] $datadir,
+  Pattern[/\A\//] $mountpoint,
+  Integer[10, 90] $buffer_pool_percent,
+  Integer[1] $max_connections,
+  String[1] $innodb_log_file_size,
+  Integer[100] $innodb_io_capacity,
+  Integer[1] $table_open_cache,
+  Integer[1] $binlog_expire_days,
+  String[1] $host = $facts['pinboard_host'],
+  Array[Struct[{ master => String[1], replica => String[1] }], 1] $mysql_pairs = lookup('pinboard::mysql_pairs'),
+) {
+  include profile::base
+
+  $pair = $mysql_pairs.filter |$p| { $host in [$p['master'], $p['replica']] }
+  if $pair.empty {
+    fail("${host} is in no MySQL pair of pinboard::mysql_pairs")
+  }
+  $deploy_role = $pair[0]['master'] ? { $host => 'master', default => 'replica' }
+
+  package { ['mariadb-server', 'mdadm', 'xfsprogs']:
+    ensure => installed,
+  }
+
+  file { $mountpoint:
+    ensure => directory,
+  }
+
+  # The instance-store NVMe drives (EC2 names their model so), striped into one array.
+  $drives = $facts['disks'].lest || { {} }.filter |$name, $disk| { String($disk['model']) =~ /Instance Storage/ }.keys.sort
+  if $drives.empty {
+    warning("No instance-store drive on ${host}: ${datadir} stays on the root volume")
+  } else {
+    $devices = $drives.map |$d| { "/dev/${d}" }.join(' ')
+    exec { 'mysql data array':
+      command => "mdadm --create /dev/md/mysql --run --level=0 --raid-devices=${drives.length} ${devices}",
+      unless  => 'test -e /dev/md/mysql',
+      path    => ['/usr/sbin', '/usr/bin', '/sbin', '/bin'],
+      require => Package['mdadm'],
+    }
+    exec { 'mysql data filesystem':
+      command => 'mkfs.xfs -L mysqldata /dev/md/mysql',
+      unless  => 'blkid /dev/md/mysql',
+      path    => ['/usr/sbin', '/usr/bin', '/sbin', '/bin'],
+      require => [Exec['mysql data array'], Package['xfsprogs']],
+    }
+    # A systemd mount unit (named after the path) by filesystem label: md device names
+    # change between boots. MariaDB waits for it (RequiresMountsFor).
+    $mount_unit = "${mountpoint[1, -1].regsubst('/', '-', 'G')}.mount"
+    file { "/etc/systemd/system/${mount_unit}":
+      ensure  => file,
+      content => @("UNIT"),
+        [Unit]
+        Description=MariaDB data (instance-store RAID 0)
+        [Mount]
+        What=/dev/disk/by-label/mysqldata
+        Where=${mountpoint}
+        Type=xfs
+        Options=noatime,nofail
+        [Install]
+        WantedBy=multi-user.target
+        | UNIT
+    }
+    service { $mount_unit:
+      ensure  => running,
+      enable  => true,
+      require => [Exec['mysql data filesystem'], File["/etc/systemd/system/${mount_unit}", $mountpoint]],
+      before  => File[$datadir],
+    }
+    file { '/etc/systemd/system/mariadb.service.d':
+      ensure => directory,
+    }
+    file { '/etc/systemd/system/mariadb.service.d/pinboard-data.conf':
+      ensure  => file,
+      content => "[Unit]\nRequiresMountsFor=${mountpoint}\n",
+      before  => Service['mariadb'],
+    }
+  }
+
+  file { $datadir:
+    ensure  => directory,
+    owner   => 'mysql',
+    group   => 'mysql',
+    mode    => '0750',
+    require => Package['mariadb-server'],
+  }
+
+  file { '/etc/mysql/mariadb.conf.d/60-pinboard.cnf':
+    ensure  => file,
+    owner   => 'root',
+    group   => 'root',
+    mode    => '0644',
+    content => epp('profile/my.cnf.epp', {
+        'host'                 => $host,
+        'deploy_role'          => $deploy_role,
+        'ipv4'                 => $facts['networking']['ip'],
+        'memory_bytes'         => $facts['memory']['system']['total_bytes'],
+        'buffer_pool_percent'  => $buffer_pool_percent,
+        'datadir'              => $datadir,
+        'max_connections'      => $max_connections,
+        'innodb_log_file_size' => $innodb_log_file_size,
+        'innodb_io_capacity'   => $innodb_io_capacity,
+        'table_open_cache'     => $table_open_cache,
+        'binlog_expire_days'   => $binlog_expire_days,
+    }),
+    require => Package['mariadb-server'],
+  }
+
+  # The system tables in the new data directory, once.
+  exec { 'mysql data directory':
+    command => "mariadb-install-db --user=mysql --datadir=${datadir} --skip-test-db",
+    creates => "${datadir}/mysql",
+    path    => ['/usr/bin', '/bin'],
+    require => File[$datadir, '/etc/mysql/mariadb.conf.d/60-pinboard.cnf'],
+  }
+
+  # Debian's package starts MariaDB on its own data directory before this configuration
+  # exists: restart it once, when the new data directory is made (it holds no data yet).
+  service { 'mariadb':
+    ensure    => running,
+    enable    => true,
+    subscribe => Exec['mysql data directory'],
+  }
+}

@@ -1,0 +1,129 @@
+# @summary The site's release under /opt/pinboard with its virtualenv, and the environment
+#   file /etc/pinboard/env that gunicorn and Celery read.
+#
+# The release archive (the project tree) comes from the artifacts bucket; it is unpacked
+# into /opt/pinboard/releases/<release>, gets its own virtualenv, and /opt/pinboard/current
+# points at it. The secrets (SSM SecureStrings) never pass through Puppet: pinboard-env
+# reads them with the AWS CLI at apply time and writes them beside the rest of the
+# environment, so they appear in no catalog, report or log.
+#
+# @param operator Whether this host runs operator commands (failover, splits, long jobs'
+#   chunks): only then does its environment carry PINBOARD_MYSQL_ADMIN. Workers do; web
+#   hosts never hold the operators' MySQL password.
+# @param environment staging or production.
+# @param release The release to run.
+# @param artifacts_bucket Where releases are: s3://<bucket>/<environment>/releases/.
+# @param region The AWS region of SSM and S3.
+# @param ssm_prefix The SSM path of this environment's parameters.
+# @param site_domain The site's domain (ALLOWED_HOSTS).
+# @param media_domain CloudFront's domain for pin images.
+# @param broker_address The Celery broker's address.
+# @param zookeeper The ZooKeeper ensemble.
+class profile::pinboard::app (
+  Boolean $operator = $facts['pinboard_role'] == 'worker',
+  Enum['staging', 'production'] $environment = $facts['pinboard_environment'],
+  String[1] $release = lookup('pinboard::release'),
+  String[1] $artifacts_bucket = lookup('pinboard::artifacts_bucket'),
+  String[1] $region = lookup('pinboard::region'),
+  Pattern[/\A\/.*\/\z/] $ssm_prefix = lookup('pinboard::ssm_prefix'),
+  String[1] $site_domain = lookup('pinboard::site_domain'),
+  String[1] $media_domain = lookup('pinboard::media_domain'),
+  String[1] $broker_address = lookup('pinboard::broker_address'),
+  Array[Struct[{ name => String[1], id => Integer[1, 255], address => String[1] }], 1] $zookeeper = lookup('pinboard::zookeeper'),
+) {
+  include profile::base
+
+  $root = '/opt/pinboard'
+  $release_dir = "${root}/releases/${release}"
+  $archive = "s3://${artifacts_bucket}/${environment}/releases/pinboard-${release}.tar.gz"
+
+  # mysqlclient is built from source against MariaDB's client library.
+  package { ['build-essential', 'pkg-config', 'python3-dev', 'libmariadb-dev']:
+    ensure => installed,
+  }
+
+  file { [$root, "${root}/releases"]:
+    ensure => directory,
+    owner  => 'root',
+    group  => 'root',
+    mode   => '0755',
+  }
+
+  # Unpacked beside its final name and renamed, so a half-unpacked release is never run.
+  $unpack = [
+    "rm -rf ${release_dir}.new",
+    "mkdir ${release_dir}.new",
+    "aws --region ${region} s3 cp ${archive} - | tar -xzf - -C ${release_dir}.new",
+    "mv ${release_dir}.new ${release_dir}",
+  ].join('; ')
+  exec { "pinboard release ${release}":
+    command => "/bin/sh -ec '${unpack}'",
+    creates => $release_dir,
+    path    => ['/usr/bin', '/bin'],
+    require => [File["${root}/releases"], Package['awscli']],
+  }
+
+  $requirements = "-r ${release_dir}/requirements.txt -r ${release_dir}/requirements-mysql.txt"
+  exec { "pinboard virtualenv ${release}":
+    command => "/bin/sh -ec 'python3 -m venv ${release_dir}/venv; ${release_dir}/venv/bin/pip install --no-cache-dir ${requirements}'",
+    creates => "${release_dir}/venv/bin/gunicorn",
+    path    => ['/usr/bin', '/bin'],
+    timeout => 1800,
+    require => [
+      Exec["pinboard release ${release}"],
+      Package['python3-venv', 'build-essential', 'pkg-config', 'python3-dev', 'libmariadb-dev'],
+    ],
+  }
+
+  file { "${root}/current":
+    ensure  => link,
+    target  => $release_dir,
+    require => Exec["pinboard virtualenv ${release}"],
+  }
+
+  file { '/etc/pinboard':
+    ensure => directory,
+    owner  => 'root',
+    group  => 'pinboard',
+    mode   => '0750',
+  }
+
+  # Everything but the secrets; pinboard-env appends those and installs /etc/pinboard/env.
+  $topology = $zookeeper.map |$server| { "${server['address']}:2181" }.join(',')
+  file { '/etc/pinboard/env.public':
+    ensure  => file,
+    owner   => 'root',
+    group   => 'pinboard',
+    mode    => '0640',
+    content => epp('profile/env.epp', {
+        'topology'     => "zk://${topology}/pinboard",
+        'broker_url'   => "redis://${broker_address}:6379/0",
+        'site_domain'  => $site_domain,
+        'media_domain' => $media_domain,
+    }),
+  }
+
+  file { '/usr/local/sbin/pinboard-env':
+    ensure => file,
+    owner  => 'root',
+    group  => 'root',
+    mode   => '0755',
+    source => 'puppet:///modules/profile/pinboard-env',
+  }
+
+  # Runs whenever /etc/pinboard/env differs from what it would write now (the public
+  # part, or a secret rotated in SSM): pinboard-env --check compares. Through /bin/sh, so that before pinboard-env is
+  # installed (a first noop run) the check fails instead of erroring.
+  $env_args = "/etc/pinboard/env.public /etc/pinboard/env ${region} ${ssm_prefix} ${operator}"
+  exec { 'pinboard environment file':
+    command   => "/bin/sh /usr/local/sbin/pinboard-env ${env_args}",
+    unless    => "/bin/sh /usr/local/sbin/pinboard-env --check ${env_args}",
+    path      => ['/usr/bin', '/bin'],
+    logoutput => false,
+    require   => [
+      File['/etc/pinboard/env.public', '/usr/local/sbin/pinboard-env'],
+      Package['awscli'],
+      Group['pinboard'],
+    ],
+  }
+}

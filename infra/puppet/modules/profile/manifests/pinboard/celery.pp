@@ -1,0 +1,28 @@
+# @summary The Celery worker (systemd unit pinboard-celery): fan-out to home feeds and
+#   the long jobs' chunks, from the broker named in /etc/pinboard/env.
+#
+# @param concurrency Worker processes (Celery's prefork pool).
+class profile::pinboard::celery (
+  Integer[1] $concurrency,
+) {
+  include profile::pinboard::app
+
+  file { '/etc/systemd/system/pinboard-celery.service':
+    ensure  => file,
+    owner   => 'root',
+    group   => 'root',
+    mode    => '0644',
+    content => epp('profile/celery.service.epp', {
+        'concurrency' => $concurrency,
+    }),
+  }
+
+  service { 'pinboard-celery':
+    ensure    => running,
+    enable    => true,
+    subscribe => [
+      File['/etc/systemd/system/pinboard-celery.service', '/opt/pinboard/current'],
+      Exec['pinboard environment file'],
+    ],
+  }
+}
