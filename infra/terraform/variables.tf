@@ -68,7 +68,7 @@ variable "mysql_pair_count" {
 }
 
 variable "mysql_instance_type" {
-  description = "Instance type of the shard hosts; must have NVMe instance-store drives (striped for /var/lib/mysql) and run x86_64."
+  description = "Instance type of the shard hosts; must have NVMe instance-store drives (striped for the MariaDB data directory) and run x86_64."
   type        = string
   default     = "i4i.2xlarge"
 

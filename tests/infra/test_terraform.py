@@ -1,0 +1,155 @@
+"""infra/terraform: every file parses, the modules are wired, instances are tagged, checkov
+passes; and each of those checks catches a copy broken on purpose."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import unavailable
+from tests.infra import terraform_checks as checks
+
+REPO = Path(__file__).resolve().parents[2]
+TERRAFORM = REPO / "infra" / "terraform"
+CHECKOV = REPO / ".venv" / "checkov" / "bin" / "checkov"
+
+
+def _checkov() -> Path:
+    if not CHECKOV.exists():
+        unavailable("checkov", f"{CHECKOV.relative_to(REPO)} is not installed")
+    return CHECKOV
+
+
+@pytest.mark.parametrize(
+    "path", checks.tf_files(TERRAFORM), ids=lambda p: str(p.relative_to(TERRAFORM))
+)
+def test_file_parses(path: Path) -> None:
+    assert checks.parse_error(path) is None
+
+
+def test_tree_has_every_module() -> None:
+    modules = {p.name for p in (TERRAFORM / "modules").iterdir() if p.is_dir()}
+    expected = {"network", "security", "iam", "media", "web", "worker", "mysql"}
+    expected |= {"memcached", "redis", "zookeeper", "host", "user_data"}
+    assert expected <= modules
+    assert (TERRAFORM / "bootstrap" / "main.tf").exists()
+    assert {p.name for p in (TERRAFORM / "environments").glob("*.tfvars")} == {
+        "staging.tfvars",
+        "production.tfvars",
+    }
+
+
+def test_modules_are_wired() -> None:
+    assert checks.wiring_problems(TERRAFORM) == []
+
+
+def test_root_outputs_are_the_contract() -> None:
+    assert checks.root_outputs(TERRAFORM) == checks.CONTRACT_OUTPUTS
+
+
+def test_instances_are_tagged() -> None:
+    assert checks.tag_problems(TERRAFORM) == []
+
+
+def test_checkov_passes() -> None:
+    report = checks.checkov_report(_checkov(), TERRAFORM)
+    failures = checks.checkov_failures(report)
+    assert failures == [], "checkov failed:\n" + "\n".join(failures)
+    assert report["summary"]["passed"] > 100  # it really scanned the modules
+
+
+@pytest.fixture
+def copy(tmp_path: Path) -> Path:
+    target = tmp_path / "terraform"
+    shutil.copytree(TERRAFORM, target, ignore=shutil.ignore_patterns(".terraform*"))
+    return target
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, f"{old!r} is not in {path}"
+    path.write_text(text.replace(old, new, 1))
+
+
+def test_a_missing_brace_is_caught(copy: Path) -> None:
+    broken = copy / "modules" / "network" / "outputs.tf"
+    text = broken.read_text().rstrip()
+    assert text.endswith("}")
+    broken.write_text(text[:-1])
+    errors = checks.parse_errors(copy)
+    assert len(errors) == 1 and errors[0].startswith(str(broken))
+
+
+@pytest.mark.parametrize(
+    ("file", "old", "new", "problem"),
+    [
+        pytest.param(
+            "modules/web/main.tf",
+            "var.instance_type",
+            "var.web_instance_typo",
+            "modules/web: var.web_instance_typo is used but not declared",
+            id="undeclared-variable",
+        ),
+        pytest.param(
+            "modules/mysql/main.tf",
+            "local.hosts",
+            "local.host_map",
+            "modules/mysql: local.host_map is used but not defined",
+            id="undefined-local",
+        ),
+        pytest.param(
+            "outputs.tf",
+            "module.web.alb_dns_name",
+            "module.web.alb_name",
+            ".: module.web.alb_name is not an output of web",
+            id="missing-module-output",
+        ),
+        pytest.param(
+            "main.tf",
+            "  vpc_id      = module.network.vpc_id\n",
+            "",
+            ".: module security does not pass required vpc_id",
+            id="required-argument-missing",
+        ),
+        pytest.param(
+            "modules/redis/main.tf",
+            '  data_volume        = local.data_volume\n}\n\nmodule "broker"',
+            '  data_volume        = local.data_volume\n  disk_size          = 10\n}\n\nmodule "broker"',
+            "modules/redis: module host passes disk_size, not a variable of it",
+            id="unknown-argument",
+        ),
+    ],
+)
+def test_a_wiring_mistake_is_caught(
+    copy: Path, file: str, old: str, new: str, problem: str
+) -> None:
+    _edit(copy / file, old, new)
+    assert problem in checks.wiring_problems(copy)
+
+
+def test_a_missing_role_tag_is_caught(copy: Path) -> None:
+    host = "  tags = {\n    Name = var.name\n    Role = var.role\n  }\n\n  volume_tags"
+    _edit(copy / "modules" / "host" / "main.tf", host, host.replace("    Role = var.role\n", ""))
+    _edit(copy / "modules" / "worker" / "main.tf", '      Role        = "worker"\n', "")
+    assert checks.tag_problems(copy) == [
+        "modules/host: aws_instance.this has no Role tag",
+        "modules/worker: aws_launch_template.worker tags no instance with a Role",
+    ]
+
+
+def test_missing_default_tags_are_caught(copy: Path) -> None:
+    _edit(copy / "providers.tf", "      Environment = var.environment\n", "")
+    assert checks.tag_problems(copy) == ["root: the aws provider's default_tags lack Environment"]
+
+
+def test_a_checkov_failure_is_reported(copy: Path) -> None:
+    # IMDSv1 allowed again on the web hosts: CKV_AWS_79.
+    _edit(
+        copy / "modules" / "web" / "main.tf",
+        'http_tokens                 = "required"',
+        'http_tokens                 = "optional"',
+    )
+    failures = checks.checkov_failures(checks.checkov_report(_checkov(), copy))
+    assert [f for f in failures if f.startswith("CKV_AWS_79 module.web.aws_launch_template.web")]
