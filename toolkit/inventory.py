@@ -1,12 +1,13 @@
 """From Terraform's outputs to what the fleet is configured with.
 
     terraform -chdir=infra/terraform output -json > outputs.json
-    python -m toolkit.inventory outputs.json --out build/staging
+    python -m toolkit.inventory outputs.json --release 2026.11.23-0a1b2c3 --out build/staging
 
 writes, in ``--out``:
 
 ``deploy.yaml``   Puppet's generated Hiera level (infra/puppet/hiera.yaml): the hosts by
-                  name, the MySQL pairs, the ZooKeeper ensemble, the broker, the domains;
+                  name, the MySQL pairs, the ZooKeeper ensemble, the broker, the domains,
+                  the artifacts bucket and the release web and worker hosts run;
 ``shards.json``   the first shard map: the 4096 shards in equal contiguous ranges over
                   the MySQL pairs (``mysql001a`` master, ``mysql001b`` its replica), all
                   open to new pinners; host addresses name no user or password (the site
@@ -98,7 +99,7 @@ def cache_pools(pools: Mapping[str, Sequence[str]]) -> dict[str, Any]:
     )
 
 
-def hiera(outputs: Mapping[str, Any]) -> dict[str, Any]:
+def hiera(outputs: Mapping[str, Any], release: str) -> dict[str, Any]:
     """The generated Hiera level: what Puppet needs to know of the rest of the fleet."""
     hosts: dict[str, str] = {}
     for pair in outputs["mysql_pairs"]:
@@ -121,6 +122,8 @@ def hiera(outputs: Mapping[str, Any]) -> dict[str, Any]:
         "pinboard::media_domain": outputs["media_domain"],
         "pinboard::media_bucket": outputs["media_bucket"],
         "pinboard::ssm_prefix": outputs["ssm_prefix"],
+        "pinboard::artifacts_bucket": outputs["artifacts_bucket"],
+        "pinboard::release": release,
         "pinboard::broker_address": broker["address"],
         "pinboard::zookeeper": [
             {"name": n["name"], "id": int(n["id"]), "address": n["address"]}
@@ -138,13 +141,13 @@ def hiera(outputs: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def build(outputs: Mapping[str, Any]) -> dict[str, Any]:
+def build(outputs: Mapping[str, Any], release: str) -> dict[str, Any]:
     """Every file ``--out`` receives, by name (``terraform output -json`` gives each output
     as ``{"value": ..., "type": ...}``; plain values are taken as they are)."""
     values = {k: v["value"] if isinstance(v, dict) and "value" in v else v for k, v in outputs.items()}  # fmt: skip
     try:
         return {
-            "deploy.yaml": hiera(values),
+            "deploy.yaml": hiera(values, release),
             "shards.json": shard_map(values["mysql_pairs"]),
             "redis.json": redis_map(values["redis_pairs"]),
             "caches.json": cache_pools(values["memcached_pools"]),
@@ -183,11 +186,12 @@ def _domain(url: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m toolkit.inventory", description=__doc__.split("\n\n")[0])  # fmt: skip
     parser.add_argument("outputs", type=Path, help="`terraform output -json` saved to a file ('-': stdin)")  # fmt: skip
+    parser.add_argument("--release", required=True, help="the release web and worker hosts run")
     parser.add_argument("--out", type=Path, required=True, help="the directory to write to")
     args = parser.parse_args(argv)
     text = sys.stdin.read() if str(args.outputs) == "-" else args.outputs.read_text()
     try:
-        files = build(json.loads(text))
+        files = build(json.loads(text), args.release)
     except (InventoryError, InvalidTopology, json.JSONDecodeError) as error:
         print(f"inventory: {error}", file=sys.stderr)
         return 1

@@ -15,6 +15,8 @@ from shardstore import Topology
 from shardstore.redis_shards import VSHARDS
 from toolkit.inventory import InventoryError, build, main, split_evenly
 
+RELEASE = "2026.11.23-0a1b2c3"
+
 
 def _member(name: str, address: str, zone: str) -> dict[str, str]:
     return {"name": name, "address": address, "zone": zone}
@@ -65,7 +67,7 @@ def outputs(mysql_pairs: int = 3) -> dict[str, Any]:
 
 
 def test_the_shards_are_spread_evenly_over_the_pairs_and_the_map_holds_no_secret() -> None:
-    files = build(outputs(mysql_pairs=3))
+    files = build(outputs(mysql_pairs=3), RELEASE)
     topology = Topology.from_json(files["shards.json"])
     assert topology.shard_count == 4096
     assert [(r.first, r.last, r.master, r.replica) for r in topology.ranges] == [
@@ -78,19 +80,23 @@ def test_the_shards_are_spread_evenly_over_the_pairs_and_the_map_holds_no_secret
 
 
 def test_the_redis_map_and_the_pools() -> None:
-    files = build(outputs())
+    files = build(outputs(), RELEASE)
     assert files["redis.json"]["ranges"] == [{"range": [0, VSHARDS - 1], "instance": "redis001a"}]
     assert files["redis.json"]["instances"] == {"redis001a": "redis://10.0.10.50:6379/0"}
     assert files["caches.json"]["pools"]["pins"] == ["10.0.10.72:11211", "10.0.11.72:11211"]
 
 
 def test_the_written_hiera_level_is_yaml_that_puppet_reads(tmp_path: Path) -> None:
-    assert main([_saved(tmp_path, outputs()), "--out", str(tmp_path / "out")]) == 0
+    assert (
+        main([_saved(tmp_path, outputs()), "--release", RELEASE, "--out", str(tmp_path / "out")])
+        == 0
+    )
     data = yaml.safe_load((tmp_path / "out" / "deploy.yaml").read_text())
     assert data["pinboard::site_domain"] == "staging.pinboard.example"
     assert data["pinboard::hosts"]["mysql001b"] == "10.0.11.1"
     assert data["pinboard::zookeeper"][2] == {"name": "zk3", "id": 3, "address": "10.0.11.93"}
     assert data["pinboard::mysql_pairs"][0] == {"master": "mysql001a", "replica": "mysql001b"}
+    assert data["pinboard::release"] == RELEASE
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
         "caches.json",
         "deploy.yaml",
@@ -125,8 +131,10 @@ def test_outputs_that_describe_no_sound_fleet_are_refused_and_nothing_is_written
     broken = copy.deepcopy(outputs())
     break_it(broken)
     with pytest.raises(InventoryError, match=message):
-        build(broken)
-    assert main([_saved(tmp_path, broken), "--out", str(tmp_path / "out")]) == 1
+        build(broken, RELEASE)
+    assert (
+        main([_saved(tmp_path, broken), "--release", RELEASE, "--out", str(tmp_path / "out")]) == 1
+    )
     assert message.split("'")[0] in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
 
