@@ -110,6 +110,9 @@ def hiera(outputs: Mapping[str, Any], release: str) -> dict[str, Any]:
             hosts[member["name"]] = member["address"]
     for node in outputs["zookeeper"]:
         hosts[node["name"]] = node["address"]
+    for pool, servers in outputs["memcached_pools"].items():  # named as Terraform names them
+        for n, server in enumerate(servers, 1):
+            hosts[f"memcached-{pool}-{n}"] = server.rpartition(":")[0]
     broker = outputs["broker"]
     hosts[broker["name"]] = broker["address"]
     zones = {node["zone"] for node in outputs["zookeeper"]}

@@ -94,6 +94,7 @@ def test_the_written_hiera_level_is_yaml_that_puppet_reads(tmp_path: Path) -> No
     data = yaml.safe_load((tmp_path / "out" / "deploy.yaml").read_text())
     assert data["pinboard::site_domain"] == "staging.pinboard.example"
     assert data["pinboard::hosts"]["mysql001b"] == "10.0.11.1"
+    assert data["pinboard::hosts"]["memcached-pins-2"] == "10.0.11.72"
     assert data["pinboard::zookeeper"][2] == {"name": "zk3", "id": 3, "address": "10.0.11.93"}
     assert data["pinboard::mysql_pairs"][0] == {"master": "mysql001a", "replica": "mysql001b"}
     assert data["pinboard::release"] == RELEASE
