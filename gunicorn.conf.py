@@ -18,7 +18,11 @@ import os
 
 def _int(name: str, default: int) -> int:
     value = os.environ.get(name, "").strip()
-    return int(value) if value else default
+    if not value:
+        return default
+    if not value.isdigit() or int(value) < 1:
+        raise ValueError(f"{name} must be a positive whole number, not {value!r}")
+    return int(value)
 
 
 bind = os.environ.get("PINBOARD_GUNICORN_BIND") or "127.0.0.1:8000"
