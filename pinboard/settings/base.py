@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
+from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
@@ -64,14 +66,35 @@ TEMPLATES = [
     },
 ]
 
-# The control plane: staff accounts, config history, audit log. Pinner data
-# never lives here; it lives in the shard store.
-DATABASES = {
-    "default": {
-        "ENGINE": "django.db.backends.sqlite3",
-        "NAME": VAR_DIR / "control.sqlite3",
+
+def _control_database(url: str | None) -> dict[str, object]:
+    """The control database: SQLite under VAR_DIR (one host), or the MySQL database that
+    PINBOARD_CONTROL_DATABASE names, ``mysql://user:password@host:port/name``, which every
+    web and worker host of a fleet shares."""
+    if not url:
+        return {"ENGINE": "django.db.backends.sqlite3", "NAME": VAR_DIR / "control.sqlite3"}
+    parts = urlsplit(url)
+    name = parts.path.strip("/")
+    if parts.scheme != "mysql" or not parts.hostname or not name:
+        raise ImproperlyConfigured(
+            "PINBOARD_CONTROL_DATABASE must look like mysql://user:password@host:port/name"
+        )
+    return {
+        "ENGINE": "django.db.backends.mysql",
+        "NAME": name,
+        "USER": unquote(parts.username or ""),
+        "PASSWORD": unquote(parts.password or ""),
+        "HOST": parts.hostname,
+        "PORT": parts.port or 3306,
+        "CONN_MAX_AGE": 60,
+        "CONN_HEALTH_CHECKS": True,
+        "OPTIONS": {"charset": "utf8mb4"},
     }
-}
+
+
+# The control plane: staff accounts, config history, audit log, long jobs. Pinner data
+# never lives here; it lives in the shard store.
+DATABASES = {"default": _control_database(os.environ.get("PINBOARD_CONTROL_DATABASE"))}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Pinner sessions live on the server, so logging out (or changing the password) ends

@@ -1,0 +1,77 @@
+"""The control database (staff accounts, the journal, long jobs): SQLite under the var
+directory on one host, or a MySQL database that a fleet's web and worker hosts share
+(``PINBOARD_CONTROL_DATABASE``)."""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import unavailable
+from tests.site.test_secret_key import REPO, deploy_environment
+
+_databases = itertools.count(1)
+
+
+def manage(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """``manage.py ARGS`` under the production settings, in a fresh process."""
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith("PINBOARD_")}
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=REPO,
+        env={
+            **inherited,
+            **deploy_environment(),
+            "DJANGO_SETTINGS_MODULE": "pinboard.settings.prod",
+            "PINBOARD_VAR_DIR": str(tmp_path / "var"),
+            **env,
+        },
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+
+
+def test_a_fleet_shares_a_control_database_on_mysql(mariadb_server: Any, tmp_path: Path) -> None:
+    if importlib.util.find_spec("MySQLdb") is None:
+        unavailable("mysqlclient", "the MySQLdb module is not installed")
+    import MySQLdb
+
+    name = f"control_{os.getpid()}_{next(_databases)}"
+    admin = MySQLdb.connect(host=mariadb_server.host, port=mariadb_server.port, user="root")
+    try:
+        cursor = admin.cursor()
+        cursor.execute(f"CREATE DATABASE {name}")
+        url = f"mysql://root@{mariadb_server.host}:{mariadb_server.port}/{name}"
+
+        done = manage(tmp_path, "migrate", "--verbosity", "0", PINBOARD_CONTROL_DATABASE=url)
+        assert done.returncode == 0, done.stderr
+        done = manage(tmp_path / "other-host", "ensure_operator", PINBOARD_CONTROL_DATABASE=url)
+        assert done.returncode == 0, done.stderr
+
+        cursor.execute(f"SELECT username, is_staff FROM {name}.auth_user")
+        assert cursor.fetchall() == (("operator", 1),)  # made once, where every host sees it
+        assert not (tmp_path / "var" / "control.sqlite3").exists()
+        assert not (tmp_path / "other-host" / "var" / "control.sqlite3").exists()
+    finally:
+        admin.cursor().execute(f"DROP DATABASE IF EXISTS {name}")
+        admin.close()
+
+
+@pytest.mark.parametrize(
+    "url", ["postgres://u:p@db/control", "mysql://u:p@db:3306/", "mysql:///control"]
+)
+def test_a_control_database_url_that_names_no_mysql_database_is_refused(
+    url: str, tmp_path: Path
+) -> None:
+    done = manage(tmp_path, "check", PINBOARD_CONTROL_DATABASE=url)
+    assert done.returncode != 0
+    assert "PINBOARD_CONTROL_DATABASE must look like mysql://" in done.stderr
