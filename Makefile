@@ -6,7 +6,7 @@ HOST_PORT ?= 127.0.0.1:8000
 # mysqlclient compiles against libmariadb; install it when the library is there.
 HAVE_MYSQL_LIB := $(shell pkg-config --exists libmariadb 2>/dev/null && echo yes)
 
-.PHONY: run test lint bench worker clean cluster cluster-stop cluster-status drills
+.PHONY: run test lint bench worker clean cluster cluster-stop cluster-status drills release
 
 $(VENV)/.run: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -73,8 +73,17 @@ cluster-status: $(VENV)/.run
 drills: $(VENV)/.mysql
 	$(PY) -m toolkit.drills $(DRILLS)
 
+# A release for the AWS deploy (docs/deploy.md): the project at HEAD, and the Puppet tree
+# the hosts apply, under build/. RELEASE=... names it (default: today's date and the commit).
+RELEASE ?= $(shell date -u +%Y.%m.%d)-$(shell git rev-parse --short HEAD)
+release:
+	mkdir -p build
+	git archive --format=tar.gz -o build/pinboard-$(RELEASE).tar.gz HEAD
+	git archive --format=tar.gz -o build/puppet.tar.gz HEAD infra/puppet
+	@echo "build/pinboard-$(RELEASE).tar.gz build/puppet.tar.gz (release $(RELEASE))"
+
 bench: $(VENV)/.dev
 	$(PY) bench/store.py
 
 clean:
-	rm -rf $(VENV) var .pytest_cache .ruff_cache .mypy_cache
+	rm -rf $(VENV) var build .pytest_cache .ruff_cache .mypy_cache
