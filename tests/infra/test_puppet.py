@@ -239,6 +239,11 @@ def test_nginx_passes_the_sites_upload_limit_and_the_load_balancers_scheme() -> 
     assert f"server {data['profile::pinboard::gunicorn::bind']};" in site
     # The load balancer's https, not nginx's own http, or Django would redirect forever.
     assert "proxy_set_header X-Forwarded-Proto $http_x_forwarded_proto;" in site
+    # The health check (the instance's address, plain HTTP) reaches the site as the site.
+    healthz = site[site.index("location = /healthz") :]
+    healthz = healthz[: healthz.index("}")]
+    assert f"proxy_set_header Host {data['pinboard::site_domain']};" in healthz
+    assert "proxy_set_header X-Forwarded-Proto https;" in healthz
 
 
 # -- the generated Hiera file -----------------------------------------------------------
@@ -279,7 +284,7 @@ ROLES = {
     ("redis", "production", "redis001a"): ({"service[redis-server]"}, set()),
     ("broker", "staging", "broker001"): ({"service[redis-server]"}, set()),
     ("zookeeper", "staging", "zk2"): (
-        {"service[zookeeper]", "file[/etc/zookeeper/conf/myid]"},
+        {"service[zookeeper]", "file[/var/lib/zookeeper/myid]"},
         set(),
     ),
 }

@@ -27,11 +27,11 @@ class profile::zookeeper (
     content => epp('profile/zoo.cfg.epp', { 'ensemble' => $ensemble }),
     require => Package['zookeeperd'],
   }
-  # Debian links /var/lib/zookeeper/myid here.
-  file { '/etc/zookeeper/conf/myid':
+  # In the data directory, where ZooKeeper reads it.
+  file { '/var/lib/zookeeper/myid':
     ensure  => file,
-    owner   => 'root',
-    group   => 'root',
+    owner   => 'zookeeper',
+    group   => 'zookeeper',
     mode    => '0644',
     content => "${me[0]['id']}\n",
     require => Package['zookeeperd'],
@@ -40,6 +40,6 @@ class profile::zookeeper (
   service { 'zookeeper':
     ensure    => running,
     enable    => true,
-    subscribe => File['/etc/zookeeper/conf/zoo.cfg', '/etc/zookeeper/conf/myid'],
+    subscribe => File['/etc/zookeeper/conf/zoo.cfg', '/var/lib/zookeeper/myid'],
   }
 }
