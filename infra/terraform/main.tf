@@ -101,6 +101,9 @@ module "iam" {
   media_bucket_arn     = module.media.media_bucket_arn
   artifacts_bucket_arn = module.media.artifacts_bucket_arn
   s3_kms_key_arn       = module.media.kms_key_arn
+
+  control_db_secret_arn         = module.control_db.database.secret_arn
+  control_db_secret_kms_key_arn = module.control_db.secret_kms_key_arn
 }
 
 module "web" {
@@ -181,4 +184,16 @@ module "zookeeper" {
   private_subnet_ids = module.network.private_subnet_ids
   security_group     = module.security.ids["zookeeper"]
   instance_profile   = module.iam.instance_profiles["data"]
+}
+
+module "control_db" {
+  source = "./modules/control_db"
+
+  name_prefix           = local.name_prefix
+  private_subnet_ids    = module.network.private_subnet_ids
+  security_group        = module.security.ids["control_db"]
+  instance_class        = var.control_db_instance_class
+  backup_retention_days = var.control_db_backup_retention_days
+  deletion_protection   = var.control_db_deletion_protection
+  log_retention_days    = var.log_retention_days
 }

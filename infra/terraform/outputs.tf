@@ -65,3 +65,8 @@ output "zookeeper" {
   description = "ZooKeeper ensemble: [{name, id, address, zone}]."
   value       = module.zookeeper.nodes
 }
+
+output "control_database" {
+  description = "The control database: {address, port, name, secret_arn}; the Secrets Manager secret holds {\"username\", \"password\"}."
+  value       = module.control_db.database
+}

@@ -179,6 +179,24 @@ variable "worker_desired_capacity" {
   default     = 2
 }
 
+variable "control_db_instance_class" {
+  description = "RDS instance class of the control database (staff accounts, config journal, long jobs)."
+  type        = string
+  default     = "db.m7g.large"
+}
+
+variable "control_db_backup_retention_days" {
+  description = "Days of automated backups (point-in-time recovery) of the control database."
+  type        = number
+  default     = 14
+}
+
+variable "control_db_deletion_protection" {
+  description = "Refuse to delete the control database (turn off only to tear an environment down)."
+  type        = bool
+  default     = true
+}
+
 variable "alb_deletion_protection" {
   description = "Refuse to delete the load balancer (turn off only to tear an environment down)."
   type        = bool

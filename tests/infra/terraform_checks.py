@@ -33,6 +33,7 @@ CONTRACT_OUTPUTS = frozenset(
         "broker",
         "memcached_pools",
         "zookeeper",
+        "control_database",
     }
 )
 

@@ -32,7 +32,7 @@ def test_file_parses(path: Path) -> None:
 def test_tree_has_every_module() -> None:
     modules = {p.name for p in (TERRAFORM / "modules").iterdir() if p.is_dir()}
     expected = {"network", "security", "iam", "media", "web", "worker", "mysql"}
-    expected |= {"memcached", "redis", "zookeeper", "host", "user_data"}
+    expected |= {"memcached", "redis", "zookeeper", "host", "user_data", "control_db"}
     assert expected <= modules
     assert (TERRAFORM / "bootstrap" / "main.tf").exists()
     assert {p.name for p in (TERRAFORM / "environments").glob("*.tfvars")} == {
@@ -47,6 +47,21 @@ def test_modules_are_wired() -> None:
 
 def test_root_outputs_are_the_contract() -> None:
     assert checks.root_outputs(TERRAFORM) == checks.CONTRACT_OUTPUTS
+
+
+def test_only_web_and_worker_hosts_reach_the_control_database() -> None:
+    security = checks.load_directory(TERRAFORM / "modules" / "security")
+    (flows,) = [b["flows"] for doc in security for b in doc.get("locals", []) if "flows" in b]
+    into = {
+        (flow["from"].strip('"'), flow["port"])
+        for flow in flows.values()
+        if flow["to"] == '"control_db"'
+    }
+    assert into == {("web", 3306), ("worker", 3306)}
+    iam = checks.load_directory(TERRAFORM / "modules" / "iam")
+    locals_ = [b for doc in iam for b in doc.get("locals", []) if "control_db_readers" in b]
+    (readers,) = [b["control_db_readers"] for b in locals_]
+    assert sorted(r.strip('"') for r in readers) == ["web", "worker"]
 
 
 def test_instances_are_tagged() -> None:

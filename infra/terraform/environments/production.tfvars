@@ -25,5 +25,9 @@ worker_min_size         = 2
 worker_max_size         = 8
 worker_desired_capacity = 2
 
+control_db_instance_class        = "db.m7g.large"
+control_db_backup_retention_days = 14
+control_db_deletion_protection   = true
+
 alb_deletion_protection = true
 log_retention_days      = 365

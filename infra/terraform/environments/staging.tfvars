@@ -24,6 +24,10 @@ worker_min_size         = 1
 worker_max_size         = 2
 worker_desired_capacity = 1
 
-# Staging is torn down and rebuilt; production keeps the default (true).
-alb_deletion_protection = false
-log_retention_days      = 90
+control_db_instance_class        = "db.t4g.small"
+control_db_backup_retention_days = 7
+
+# Staging is torn down and rebuilt; production keeps the defaults (true).
+alb_deletion_protection        = false
+control_db_deletion_protection = false
+log_retention_days             = 90

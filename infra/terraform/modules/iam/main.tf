@@ -2,8 +2,10 @@
 # environment's artifacts, and only the SSM parameters it needs. Only web
 # hosts may write the image bucket.
 #
-#   web     images (write), artifacts, every parameter under the prefix
-#   worker  artifacts, every parameter (it runs operator commands)
+#   web     images (write), artifacts, every parameter under the prefix,
+#           the control database's secret
+#   worker  artifacts, every parameter (it runs operator commands), the
+#           control database's secret
 #   mysql   artifacts, the MySQL passwords (app login, replication, admin)
 #   data    artifacts only (memcached, Redis, broker, ZooKeeper)
 
@@ -27,6 +29,9 @@ locals {
   }
 
   s3_via = "s3.${data.aws_region.current.id}.amazonaws.com"
+
+  # The hosts that connect to the control database.
+  control_db_readers = ["web", "worker"]
 }
 
 data "aws_iam_policy_document" "assume" {
@@ -108,6 +113,39 @@ data "aws_iam_policy_document" "this" {
         test     = "StringEquals"
         variable = "kms:ViaService"
         values   = [local.s3_via]
+      }
+    }
+  }
+
+  dynamic "statement" {
+    for_each = contains(local.control_db_readers, each.key) ? [1] : []
+
+    content {
+      sid       = "ReadControlDatabaseSecret"
+      actions   = ["secretsmanager:GetSecretValue"]
+      resources = [var.control_db_secret_arn]
+    }
+  }
+
+  # The secret's own key, only through Secrets Manager and only for that secret.
+  dynamic "statement" {
+    for_each = contains(local.control_db_readers, each.key) ? [1] : []
+
+    content {
+      sid       = "DecryptControlDatabaseSecret"
+      actions   = ["kms:Decrypt"]
+      resources = [var.control_db_secret_kms_key_arn]
+
+      condition {
+        test     = "StringEquals"
+        variable = "kms:ViaService"
+        values   = ["secretsmanager.${data.aws_region.current.id}.amazonaws.com"]
+      }
+
+      condition {
+        test     = "StringEquals"
+        variable = "kms:EncryptionContext:SecretARN"
+        values   = [var.control_db_secret_arn]
       }
     }
   }

@@ -27,3 +27,13 @@ variable "s3_kms_key_arn" {
   description = "ARN of the KMS key encrypting both buckets."
   type        = string
 }
+
+variable "control_db_secret_arn" {
+  description = "ARN of the control database's master user secret (web and worker hosts read it)."
+  type        = string
+}
+
+variable "control_db_secret_kms_key_arn" {
+  description = "ARN of the KMS key encrypting that secret."
+  type        = string
+}

@@ -5,31 +5,34 @@
 
 locals {
   tiers = {
-    alb       = "Load balancer: HTTPS (and HTTP to redirect) from the internet"
-    web       = "Web hosts: nginx behind the load balancer"
-    worker    = "Celery worker hosts: no inbound traffic"
-    mysql     = "MySQL shard hosts"
-    memcached = "Memcached pool hosts"
-    redis     = "Redis pairs and the Celery broker"
-    zookeeper = "ZooKeeper ensemble"
+    alb        = "Load balancer: HTTPS (and HTTP to redirect) from the internet"
+    web        = "Web hosts: nginx behind the load balancer"
+    worker     = "Celery worker hosts: no inbound traffic"
+    mysql      = "MySQL shard hosts"
+    memcached  = "Memcached pool hosts"
+    redis      = "Redis pairs and the Celery broker"
+    zookeeper  = "ZooKeeper ensemble"
+    control_db = "Control database (RDS MariaDB): MySQL from web and worker hosts"
   }
 
   # Traffic between tiers: each entry opens `port` on `to` for `from` (an
   # ingress rule on `to` and the matching egress rule on `from`).
   flows = {
-    alb_to_web          = { from = "alb", to = "web", port = 80, what = "HTTP from the load balancer to nginx" }
-    web_to_mysql        = { from = "web", to = "mysql", port = 3306, what = "MySQL from web hosts" }
-    worker_to_mysql     = { from = "worker", to = "mysql", port = 3306, what = "MySQL from worker hosts" }
-    mysql_to_mysql      = { from = "mysql", to = "mysql", port = 3306, what = "MySQL replication between shard hosts" }
-    web_to_memcached    = { from = "web", to = "memcached", port = 11211, what = "memcached from web hosts" }
-    worker_to_memcached = { from = "worker", to = "memcached", port = 11211, what = "memcached from worker hosts" }
-    web_to_redis        = { from = "web", to = "redis", port = 6379, what = "Redis (graph, feeds, broker) from web hosts" }
-    worker_to_redis     = { from = "worker", to = "redis", port = 6379, what = "Redis (graph, feeds, broker) from worker hosts" }
-    redis_to_redis      = { from = "redis", to = "redis", port = 6379, what = "Redis replication between primary and replica" }
-    web_to_zk           = { from = "web", to = "zookeeper", port = 2181, what = "ZooKeeper clients on web hosts" }
-    worker_to_zk        = { from = "worker", to = "zookeeper", port = 2181, what = "ZooKeeper clients on worker hosts" }
-    zk_quorum           = { from = "zookeeper", to = "zookeeper", port = 2888, what = "ZooKeeper followers to the leader" }
-    zk_election         = { from = "zookeeper", to = "zookeeper", port = 3888, what = "ZooKeeper leader election" }
+    alb_to_web           = { from = "alb", to = "web", port = 80, what = "HTTP from the load balancer to nginx" }
+    web_to_mysql         = { from = "web", to = "mysql", port = 3306, what = "MySQL from web hosts" }
+    worker_to_mysql      = { from = "worker", to = "mysql", port = 3306, what = "MySQL from worker hosts" }
+    mysql_to_mysql       = { from = "mysql", to = "mysql", port = 3306, what = "MySQL replication between shard hosts" }
+    web_to_memcached     = { from = "web", to = "memcached", port = 11211, what = "memcached from web hosts" }
+    worker_to_memcached  = { from = "worker", to = "memcached", port = 11211, what = "memcached from worker hosts" }
+    web_to_redis         = { from = "web", to = "redis", port = 6379, what = "Redis (graph, feeds, broker) from web hosts" }
+    worker_to_redis      = { from = "worker", to = "redis", port = 6379, what = "Redis (graph, feeds, broker) from worker hosts" }
+    redis_to_redis       = { from = "redis", to = "redis", port = 6379, what = "Redis replication between primary and replica" }
+    web_to_zk            = { from = "web", to = "zookeeper", port = 2181, what = "ZooKeeper clients on web hosts" }
+    worker_to_zk         = { from = "worker", to = "zookeeper", port = 2181, what = "ZooKeeper clients on worker hosts" }
+    zk_quorum            = { from = "zookeeper", to = "zookeeper", port = 2888, what = "ZooKeeper followers to the leader" }
+    zk_election          = { from = "zookeeper", to = "zookeeper", port = 3888, what = "ZooKeeper leader election" }
+    web_to_control_db    = { from = "web", to = "control_db", port = 3306, what = "MySQL from web hosts to the control database" }
+    worker_to_control_db = { from = "worker", to = "control_db", port = 3306, what = "MySQL from worker hosts to the control database" }
   }
 
   # Every instance reaches Debian mirrors (HTTP) and AWS APIs (HTTPS).
