@@ -49,7 +49,7 @@ def test_root_outputs_are_the_contract() -> None:
     assert checks.root_outputs(TERRAFORM) == checks.CONTRACT_OUTPUTS
 
 
-def test_only_web_and_worker_hosts_reach_the_control_database() -> None:
+def test_only_web_and_worker_hosts_reach_the_control_database_and_only_workers_its_secret() -> None:
     security = checks.load_directory(TERRAFORM / "modules" / "security")
     (flows,) = [b["flows"] for doc in security for b in doc.get("locals", []) if "flows" in b]
     into = {
@@ -61,7 +61,7 @@ def test_only_web_and_worker_hosts_reach_the_control_database() -> None:
     iam = checks.load_directory(TERRAFORM / "modules" / "iam")
     locals_ = [b for doc in iam for b in doc.get("locals", []) if "control_db_readers" in b]
     (readers,) = [b["control_db_readers"] for b in locals_]
-    assert sorted(r.strip('"') for r in readers) == ["web", "worker"]
+    assert sorted(r.strip('"') for r in readers) == ["worker"]  # the master secret
 
 
 def test_instances_are_tagged() -> None:

@@ -2,10 +2,10 @@
 # environment's artifacts, and only the SSM parameters it needs. Only web
 # hosts may write the image bucket.
 #
-#   web     images (write), artifacts, every parameter under the prefix,
-#           the control database's secret
-#   worker  artifacts, every parameter (it runs operator commands), the
-#           control database's secret
+#   web     images (write), artifacts, the site's parameters (secret key,
+#           MySQL and control database logins): never the operators' password
+#   worker  artifacts, every parameter and the control database's master
+#           secret (operators run their commands there)
 #   mysql   artifacts, the MySQL passwords (app login, replication, admin)
 #   data    artifacts only (memcached, Redis, broker, ZooKeeper)
 
@@ -19,7 +19,10 @@ locals {
   parameter_arn = "arn:${data.aws_partition.current.partition}:ssm:${data.aws_region.current.id}:${data.aws_caller_identity.current.account_id}:parameter${var.ssm_prefix}"
 
   parameters = {
-    web    = ["${local.parameter_arn}*"]
+    web = [
+      for name in ["secret_key", "mysql_app_password", "control_db_password"] :
+      "${local.parameter_arn}${name}"
+    ]
     worker = ["${local.parameter_arn}*"]
     mysql = [
       for name in ["mysql_app_password", "mysql_repl_password", "mysql_admin_password"] :
@@ -30,8 +33,9 @@ locals {
 
   s3_via = "s3.${data.aws_region.current.id}.amazonaws.com"
 
-  # The hosts that connect to the control database.
-  control_db_readers = ["web", "worker"]
+  # The hosts that may read the control database's master secret: the site itself logs
+  # in as its own user (control_db_password), operators set that user up from a worker.
+  control_db_readers = ["worker"]
 }
 
 data "aws_iam_policy_document" "assume" {
