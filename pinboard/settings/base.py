@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue
@@ -67,18 +67,24 @@ TEMPLATES = [
 ]
 
 
-def _control_database(url: str | None) -> dict[str, object]:
+def control_database(url: str | None) -> dict[str, object]:
     """The control database: SQLite under VAR_DIR (one host), or the MySQL database that
     PINBOARD_CONTROL_DATABASE names, ``mysql://user:password@host:port/name``, which every
-    web and worker host of a fleet shares."""
+    web and worker host of a fleet shares; ``?ssl_ca=/path/ca.pem`` connects over TLS,
+    checking the server's certificate against that CA (RDS requires TLS)."""
     if not url:
         return {"ENGINE": "django.db.backends.sqlite3", "NAME": VAR_DIR / "control.sqlite3"}
     parts = urlsplit(url)
     name = parts.path.strip("/")
-    if parts.scheme != "mysql" or not parts.hostname or not name:
+    query = parse_qs(parts.query)
+    if parts.scheme != "mysql" or not parts.hostname or not name or set(query) - {"ssl_ca"}:
         raise ImproperlyConfigured(
-            "PINBOARD_CONTROL_DATABASE must look like mysql://user:password@host:port/name"
+            "PINBOARD_CONTROL_DATABASE must look like"
+            " mysql://user:password@host:port/name[?ssl_ca=/path/ca.pem]"
         )
+    options: dict[str, object] = {"charset": "utf8mb4"}
+    if "ssl_ca" in query:
+        options["ssl"] = {"ca": query["ssl_ca"][0]}
     return {
         "ENGINE": "django.db.backends.mysql",
         "NAME": name,
@@ -88,13 +94,13 @@ def _control_database(url: str | None) -> dict[str, object]:
         "PORT": parts.port or 3306,
         "CONN_MAX_AGE": 60,
         "CONN_HEALTH_CHECKS": True,
-        "OPTIONS": {"charset": "utf8mb4"},
+        "OPTIONS": options,
     }
 
 
 # The control plane: staff accounts, config history, audit log, long jobs. Pinner data
 # never lives here; it lives in the shard store.
-DATABASES = {"default": _control_database(os.environ.get("PINBOARD_CONTROL_DATABASE"))}
+DATABASES = {"default": control_database(os.environ.get("PINBOARD_CONTROL_DATABASE"))}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Pinner sessions live on the server, so logging out (or changing the password) ends

@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.core.exceptions import ImproperlyConfigured
 
+from pinboard.settings.base import control_database
 from tests.conftest import unavailable
 from tests.site.test_secret_key import REPO, deploy_environment
 
@@ -40,7 +42,7 @@ def manage(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProces
     )
 
 
-def test_a_fleet_shares_a_control_database_on_mysql(mariadb_server: Any, tmp_path: Path) -> None:
+def test_a_fleet_shares_acontrol_database_on_mysql(mariadb_server: Any, tmp_path: Path) -> None:
     if importlib.util.find_spec("MySQLdb") is None:
         unavailable("mysqlclient", "the MySQLdb module is not installed")
     import MySQLdb
@@ -66,12 +68,28 @@ def test_a_fleet_shares_a_control_database_on_mysql(mariadb_server: Any, tmp_pat
         admin.close()
 
 
+def test_the_url_gives_the_login_the_database_and_the_tls_ca() -> None:
+    database = control_database("mysql://site:p%40ss%3Aw@db.example:3307/control?ssl_ca=/etc/ca.pem")  # fmt: skip
+    assert database["ENGINE"] == "django.db.backends.mysql"
+    assert (database["USER"], database["PASSWORD"]) == ("site", "p@ss:w")  # unquoted
+    assert (database["HOST"], database["PORT"], database["NAME"]) == ("db.example", 3307, "control")  # fmt: skip
+    assert database["OPTIONS"] == {"charset": "utf8mb4", "ssl": {"ca": "/etc/ca.pem"}}
+
+
 @pytest.mark.parametrize(
-    "url", ["postgres://u:p@db/control", "mysql://u:p@db:3306/", "mysql:///control"]
+    "url",
+    [
+        "postgres://u:p@db/control",
+        "mysql://u:p@db:3306/",
+        "mysql:///control",
+        "mysql://u:p@db/control?sslca=/etc/ca.pem",  # a misspelt option is not ignored
+    ],
 )
-def test_a_control_database_url_that_names_no_mysql_database_is_refused(
+def test_acontrol_database_url_that_names_no_mysql_database_is_refused(
     url: str, tmp_path: Path
 ) -> None:
     done = manage(tmp_path, "check", PINBOARD_CONTROL_DATABASE=url)
     assert done.returncode != 0
     assert "PINBOARD_CONTROL_DATABASE must look like mysql://" in done.stderr
+    with pytest.raises(ImproperlyConfigured):
+        control_database(url)
