@@ -337,15 +337,16 @@ PINBOARD_ENV = PUPPET_DIR / "modules" / "profile" / "files" / "pinboard-env"
 
 @pytest.fixture
 def fake_aws(tmp_path: Path) -> Path:
-    """An `aws` that answers `ssm get-parameter` from files in tmp_path/ssm (and fails for
-    a parameter that has none), and a `chgrp` that does nothing: no AWS, no pinboard group."""
+    """An `aws` that answers `ssm get-parameter --name N` and `secretsmanager
+    get-secret-value --secret-id N` from the file tmp_path/ssm/<N after its last / or :> (and fails
+    for one that has none), and a `chgrp` that does nothing: no AWS, no pinboard group."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (tmp_path / "ssm").mkdir()
     (bin_dir / "aws").write_text(
         "#!/bin/sh\n"
-        'while [ "$1" != "--name" ]; do shift; done\n'
-        f'cat "{tmp_path}/ssm/$(basename "$2")"\n'
+        'while [ "$1" != "--name" ] && [ "$1" != "--secret-id" ]; do shift; done\n'
+        f'cat "{tmp_path}/ssm/${{2##*[:/]}}"\n'
     )
     (bin_dir / "chgrp").write_text("#!/bin/sh\nexit 0\n")
     for program in bin_dir.iterdir():
@@ -353,10 +354,12 @@ def fake_aws(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _pinboard_env(workdir: Path, *options: str, operator: str = "false") -> int:
+def _pinboard_env(
+    workdir: Path, *options: str, operator: str = "false", control: tuple[str, ...] = ()
+) -> int:
     args = [str(workdir / "public"), str(workdir / "env"), "eu-west-1", "/pinboard/staging/"]
     return subprocess.run(
-        ["sh", str(PINBOARD_ENV), *options, *args, operator],
+        ["sh", str(PINBOARD_ENV), *options, *args, operator, *control],
         env={**os.environ, "PATH": f"{workdir / 'bin'}:{os.environ['PATH']}"},
         capture_output=True,
         check=False,
@@ -375,13 +378,33 @@ def test_environment_file_gets_the_secrets_from_ssm(fake_aws: Path) -> None:
     assert env.read_text() == (
         "DJANGO_SETTINGS_MODULE=pinboard.settings.prod\n"
         f"PINBOARD_SECRET_KEY={'k' * 50}\n"
-        "PINBOARD_MYSQL_PASSWORD=app-password\n"
+        "PINBOARD_MYSQL_LOGIN=pinboard:app-password\n"
     )
     assert stat.S_IMODE(env.stat().st_mode) == 0o640
     assert _pinboard_env(fake_aws, "--check") == 0
 
     (ssm / "mysql_app_password").write_text("rotated\n")
     assert _pinboard_env(fake_aws, "--check") != 0  # the next apply rewrites it
+
+
+def test_environment_file_names_the_control_database_with_a_quoted_login(
+    fake_aws: Path,
+) -> None:
+    ssm = fake_aws / "ssm"
+    (fake_aws / "public").write_text("DJANGO_SETTINGS_MODULE=pinboard.settings.prod\n")
+    (ssm / "secret_key").write_text("k" * 50 + "\n")
+    (ssm / "mysql_app_password").write_text("app-password\n")
+    (ssm / "mysql_admin_password").write_text("admin-password\n")
+    (ssm / "control-AbCdEf").write_text('{"username": "pinboard", "password": "p@ss/w:rd"}\n')
+    control = ("arn:aws:secretsmanager:eu-west-1:1:secret:control-AbCdEf", "db.example:3306/pb")
+
+    assert _pinboard_env(fake_aws, operator="true", control=control) == 0
+    lines = (fake_aws / "env").read_text().splitlines()
+    assert "PINBOARD_MYSQL_ADMIN=root:admin-password" in lines
+    assert "PINBOARD_CONTROL_DATABASE=mysql://pinboard:p%40ss%2Fw%3Ard@db.example:3306/pb" in lines
+    assert _pinboard_env(fake_aws, "--check", operator="true", control=control) == 0
+    # A host told of no control database would drop the line: not what is there now.
+    assert _pinboard_env(fake_aws, "--check", operator="true") != 0
 
 
 def test_environment_file_is_left_alone_when_ssm_fails(fake_aws: Path) -> None:

@@ -8,7 +8,7 @@
 # an operator restarts it when the pair can take it (a restarted master stays read-only).
 #
 # @param datadir MariaDB's data directory, on the RAID 0 array.
-# @param mountpoint Where the array is mounted.
+# @param mountpoint Where the array is mounted (by the instance's user_data).
 # @param buffer_pool_percent The share of the host's memory for the InnoDB buffer pool.
 # @param max_connections MariaDB's max_connections.
 # @param innodb_log_file_size The redo log's size.
@@ -37,63 +37,27 @@ class profile::mysql_shard (
   }
   $deploy_role = $pair[0]['master'] ? { $host => 'master', default => 'replica' }
 
-  package { ['mariadb-server', 'mdadm', 'xfsprogs']:
+  package { ['mariadb-server', 'mdadm']:
     ensure => installed,
   }
 
-  file { $mountpoint:
+  # The array itself is made before Puppet runs, by the instance's user_data (Terraform's
+  # modules/mysql/stripe-instance-store.sh): every instance-store NVMe drive striped as
+  # /dev/md/mysql, mounted on the mount point by /etc/fstab. Puppet only insists on it:
+  # on the root volume the data would be slow and the drives idle.
+  exec { 'mysql data on its array':
+    command => "/bin/sh -c 'echo \"${mountpoint} is not mounted: the instance-store array should be\" >&2; exit 1'",
+    unless  => "mountpoint -q ${mountpoint}",
+    path    => ['/usr/bin', '/bin'],
+  }
+  # After a reboot MariaDB waits for the mount.
+  file { '/etc/systemd/system/mariadb.service.d':
     ensure => directory,
   }
-
-  # The instance-store NVMe drives (EC2 names their model so), striped into one array.
-  $drives = $facts['disks'].lest || { {} }.filter |$name, $disk| { String($disk['model']) =~ /Instance Storage/ }.keys.sort
-  if $drives.empty {
-    warning("No instance-store drive on ${host}: ${datadir} stays on the root volume")
-  } else {
-    $devices = $drives.map |$d| { "/dev/${d}" }.join(' ')
-    exec { 'mysql data array':
-      command => "mdadm --create /dev/md/mysql --run --level=0 --raid-devices=${drives.length} ${devices}",
-      unless  => 'test -e /dev/md/mysql',
-      path    => ['/usr/sbin', '/usr/bin', '/sbin', '/bin'],
-      require => Package['mdadm'],
-    }
-    exec { 'mysql data filesystem':
-      command => 'mkfs.xfs -L mysqldata /dev/md/mysql',
-      unless  => 'blkid /dev/md/mysql',
-      path    => ['/usr/sbin', '/usr/bin', '/sbin', '/bin'],
-      require => [Exec['mysql data array'], Package['xfsprogs']],
-    }
-    # A systemd mount unit (named after the path) by filesystem label: md device names
-    # change between boots. MariaDB waits for it (RequiresMountsFor).
-    $mount_unit = "${mountpoint[1, -1].regsubst('/', '-', 'G')}.mount"
-    file { "/etc/systemd/system/${mount_unit}":
-      ensure  => file,
-      content => @("UNIT"),
-        [Unit]
-        Description=MariaDB data (instance-store RAID 0)
-        [Mount]
-        What=/dev/disk/by-label/mysqldata
-        Where=${mountpoint}
-        Type=xfs
-        Options=noatime,nofail
-        [Install]
-        WantedBy=multi-user.target
-        | UNIT
-    }
-    service { $mount_unit:
-      ensure  => running,
-      enable  => true,
-      require => [Exec['mysql data filesystem'], File["/etc/systemd/system/${mount_unit}", $mountpoint]],
-      before  => File[$datadir],
-    }
-    file { '/etc/systemd/system/mariadb.service.d':
-      ensure => directory,
-    }
-    file { '/etc/systemd/system/mariadb.service.d/pinboard-data.conf':
-      ensure  => file,
-      content => "[Unit]\nRequiresMountsFor=${mountpoint}\n",
-      before  => Service['mariadb'],
-    }
+  file { '/etc/systemd/system/mariadb.service.d/pinboard-data.conf':
+    ensure  => file,
+    content => "[Unit]\nRequiresMountsFor=${mountpoint}\n",
+    before  => Service['mariadb'],
   }
 
   file { $datadir:
@@ -101,7 +65,7 @@ class profile::mysql_shard (
     owner   => 'mysql',
     group   => 'mysql',
     mode    => '0750',
-    require => Package['mariadb-server'],
+    require => [Package['mariadb-server'], Exec['mysql data on its array']],
   }
 
   file { '/etc/mysql/mariadb.conf.d/60-pinboard.cnf':

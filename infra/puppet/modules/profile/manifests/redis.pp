@@ -24,9 +24,20 @@ class profile::redis (
     require => Package['redis-server'],
   }
 
+  # The data directory is the mount point of the host's EBS volume (mounted by user_data
+  # before the package existed): its owner is set here.
+  file { '/var/lib/redis':
+    ensure  => directory,
+    owner   => 'redis',
+    group   => 'redis',
+    mode    => '0750',
+    require => Package['redis-server'],
+  }
+
   service { 'redis-server':
     ensure    => running,
     enable    => true,
     subscribe => File['/etc/redis/redis.conf'],
+    require   => File['/var/lib/redis'],
   }
 }

@@ -37,9 +37,20 @@ class profile::zookeeper (
     require => Package['zookeeperd'],
   }
 
+  # The data directory is the mount point of the host's EBS volume (mounted by user_data
+  # before the package existed): its owner is set here.
+  file { '/var/lib/zookeeper':
+    ensure  => directory,
+    owner   => 'zookeeper',
+    group   => 'zookeeper',
+    mode    => '0750',
+    require => Package['zookeeperd'],
+  }
+
   service { 'zookeeper':
     ensure    => running,
     enable    => true,
     subscribe => File['/etc/zookeeper/conf/zoo.cfg', '/var/lib/zookeeper/myid'],
+    require   => File['/var/lib/zookeeper'],
   }
 }

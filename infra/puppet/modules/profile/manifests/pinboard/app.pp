@@ -17,6 +17,10 @@
 # @param ssm_prefix The SSM path of this environment's parameters.
 # @param site_domain The site's domain (ALLOWED_HOSTS).
 # @param media_domain CloudFront's domain for pin images.
+# @param media_bucket The S3 bucket of pin images (none: images on this host's disk).
+# @param control_database The control database every web and worker host shares
+#   ({address, port, name, secret_arn}; its login is the Secrets Manager secret's
+#   username and password). None: SQLite on this host, for a single host only.
 # @param broker_address The Celery broker's address.
 # @param zookeeper The ZooKeeper ensemble.
 class profile::pinboard::app (
@@ -28,6 +32,9 @@ class profile::pinboard::app (
   Pattern[/\A\/.*\/\z/] $ssm_prefix = lookup('pinboard::ssm_prefix'),
   String[1] $site_domain = lookup('pinboard::site_domain'),
   String[1] $media_domain = lookup('pinboard::media_domain'),
+  Optional[String[1]] $media_bucket = lookup('pinboard::media_bucket', Optional[String[1]], 'first', undef),
+  Optional[Struct[{ address => String[1], port => Integer[1], name => String[1], secret_arn => String[1] }]] $control_database =
+    lookup('pinboard::control_database', Optional[Hash], 'first', undef),
   String[1] $broker_address = lookup('pinboard::broker_address'),
   Array[Struct[{ name => String[1], id => Integer[1, 255], address => String[1] }], 1] $zookeeper = lookup('pinboard::zookeeper'),
 ) {
@@ -100,6 +107,8 @@ class profile::pinboard::app (
         'broker_url'   => "redis://${broker_address}:6379/0",
         'site_domain'  => $site_domain,
         'media_domain' => $media_domain,
+        'media_bucket' => $media_bucket,
+        'region'       => $region,
     }),
   }
 
@@ -112,9 +121,14 @@ class profile::pinboard::app (
   }
 
   # Runs whenever /etc/pinboard/env differs from what it would write now (the public
-  # part, or a secret rotated in SSM): pinboard-env --check compares. Through /bin/sh, so that before pinboard-env is
-  # installed (a first noop run) the check fails instead of erroring.
-  $env_args = "/etc/pinboard/env.public /etc/pinboard/env ${region} ${ssm_prefix} ${operator}"
+  # part, or a secret rotated in SSM): pinboard-env --check compares. Through /bin/sh,
+  # so that before pinboard-env is installed (a first noop run) the check fails instead
+  # of erroring.
+  $control = $control_database ? {
+    undef   => '',
+    default => " ${control_database['secret_arn']} ${control_database['address']}:${control_database['port']}/${control_database['name']}",
+  }
+  $env_args = "/etc/pinboard/env.public /etc/pinboard/env ${region} ${ssm_prefix} ${operator}${control}"
   exec { 'pinboard environment file':
     command   => "/bin/sh /usr/local/sbin/pinboard-env ${env_args}",
     unless    => "/bin/sh /usr/local/sbin/pinboard-env --check ${env_args}",
