@@ -19,9 +19,13 @@ from .errors import RateLimited
 
 
 def client_address(request: HttpRequest) -> str:
-    # Behind the load balancer the proxy sets REMOTE_ADDR through its own
-    # middleware; trusting X-Forwarded-For here would let clients pick their key.
-    return request.META.get("REMOTE_ADDR", "unknown")
+    """The client's address: REMOTE_ADDR, or the header ``CLIENT_ADDRESS_HEADER`` names
+    where a proxy on the same host sets it (production: nginx's X-Real-IP, which it
+    derives from the load balancer's X-Forwarded-For). A header a client could send
+    itself is never trusted otherwise: it would let clients pick their own key."""
+    header = getattr(settings, "CLIENT_ADDRESS_HEADER", None)
+    address = request.META.get(header) if header else None
+    return address or request.META.get("REMOTE_ADDR", "unknown")
 
 
 def check(request: HttpRequest, scope: str) -> None:

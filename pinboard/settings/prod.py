@@ -24,6 +24,10 @@ SECURE_HSTS_SECONDS = 365 * 24 * 3600
 # domain be submitted to browsers' built-in HSTS lists.
 SECURE_HSTS_INCLUDE_SUBDOMAINS = True
 SECURE_HSTS_PRELOAD = True
+# The client's address, for rate limits: nginx, on the same host and the only way in
+# (gunicorn listens on loopback), sets X-Real-IP from the load balancer's X-Forwarded-For
+# and overwrites whatever a client sent.
+CLIENT_ADDRESS_HEADER = "HTTP_X_REAL_IP"
 SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
 

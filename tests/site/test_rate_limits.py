@@ -132,3 +132,28 @@ def test_the_pin_limit_is_on_by_default(settings: Any) -> None:
     count, period = base.RATE_LIMITS["pin"]
     assert 0 < count <= 60 and period == 60
     assert "pin" in settings.RATE_LIMITS
+
+
+@pytest.mark.usefixtures("tight_limits")
+def test_behind_a_proxy_log_ins_are_counted_per_address_the_proxy_saw(
+    client: Client, settings: Any
+) -> None:
+    """Every request reaches gunicorn from nginx (one REMOTE_ADDR): with
+    CLIENT_ADDRESS_HEADER the limit is per client, as nginx's X-Real-IP says."""
+    settings.CLIENT_ADDRESS_HEADER = "HTTP_X_REAL_IP"
+
+    def log_in_from(address: str) -> int:
+        response = client.post(
+            "/api/v1/auth/token",
+            {"username": "nobody", "password": "wrong"},
+            content_type="application/json",
+            REMOTE_ADDR="127.0.0.1",
+            HTTP_X_REAL_IP=address,
+        )
+        return response.status_code
+
+    assert [log_in_from("203.0.113.7") for _ in range(3)][-1] == 429
+    assert log_in_from("198.51.100.2") != 429  # another client behind the same nginx
+    settings.CLIENT_ADDRESS_HEADER = None
+    # Without it the header is not believed: three "clients" are one address, limited.
+    assert [log_in_from(f"192.0.2.{n}") for n in (1, 2, 3)] == [401, 401, 429]
