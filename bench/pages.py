@@ -79,7 +79,7 @@ from bench.bulkload import (  # noqa: E402
     verify,
 )
 from shardstore import Topology  # noqa: E402
-from toolkit.servers import DIE_WITH_PARENT  # noqa: E402
+from toolkit.servers import DIE_WITH_PARENT, GUNICORN_CONF  # noqa: E402
 
 #: MariaDB options added to toolkit/servers.py's own (which run it in /dev/shm with
 #: innodb_flush_log_at_trx_commit=0, no doublewrite, no binlog).
@@ -124,6 +124,8 @@ class Gunicorn:
                 "-m",
                 "gunicorn",
                 "pinboard.wsgi",
+                "-c",
+                str(GUNICORN_CONF),
                 "-w",
                 str(workers),
                 "--threads",
@@ -134,7 +136,7 @@ class Gunicorn:
                 "warning",
             ],
             cwd=ROOT,
-            env=env,
+            env={"PINBOARD_GUNICORN_ACCESS_LOG": "", **env},  # no access log under load
             stdin=subprocess.DEVNULL,
             stdout=self._log,
             stderr=subprocess.STDOUT,

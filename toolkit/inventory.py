@@ -6,8 +6,9 @@
 writes, in ``--out``:
 
 ``deploy.yaml``   Puppet's generated Hiera level (infra/puppet/hiera.yaml): the hosts by
-                  name, the MySQL pairs, the ZooKeeper ensemble, the broker, the domains,
-                  the artifacts bucket and the release web and worker hosts run;
+                  name, the MySQL pairs, the ZooKeeper ensemble, the broker, the control
+                  database, the domains, the artifacts bucket and the release web and
+                  worker hosts run;
 ``shards.json``   the first shard map: the 4096 shards in equal contiguous ranges over
                   the MySQL pairs (``mysql001a`` master, ``mysql001b`` its replica), all
                   open to new pinners; host addresses name no user or password (the site
@@ -128,6 +129,9 @@ def hiera(outputs: Mapping[str, Any], release: str) -> dict[str, Any]:
         "pinboard::artifacts_bucket": outputs["artifacts_bucket"],
         "pinboard::release": release,
         "pinboard::broker_address": broker["address"],
+        "pinboard::control_database": {
+            key: outputs["control_database"][key] for key in ("address", "port", "name")
+        },
         "pinboard::zookeeper": [
             {"name": n["name"], "id": int(n["id"]), "address": n["address"]}
             for n in outputs["zookeeper"]

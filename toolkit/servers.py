@@ -894,6 +894,11 @@ class SiteProcess(Launched):
         return f"<{type(self).__name__} {state}>"
 
 
+#: gunicorn's settings, the same in production and here; the command line overrides the
+#: size and the address.
+GUNICORN_CONF = ROOT / "gunicorn.conf.py"
+
+
 class GunicornSite(SiteProcess):
     """The site under gunicorn on a loopback port (a free one unless ``port`` is given)."""
 
@@ -913,11 +918,12 @@ class GunicornSite(SiteProcess):
     ) -> None:
         self.port = port or _free_port()
         argv = [
-            sys.executable, "-m", "gunicorn", app,
+            sys.executable, "-m", "gunicorn", app, "-c", str(GUNICORN_CONF),
             "-w", str(workers), "--threads", str(threads),
             "-b", f"{HOST}:{self.port}", *extra_args,
         ]  # fmt: skip
-        super().__init__(argv, env, log, detached=detached)
+        # The production settings (gunicorn.conf.py), with no access log: not under load.
+        super().__init__(argv, {"PINBOARD_GUNICORN_ACCESS_LOG": "", **env}, log, detached=detached)
 
     def url(self, path: str) -> str:
         return f"http://{HOST}:{self.port}{path}"

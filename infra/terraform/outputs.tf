@@ -1,4 +1,4 @@
-# These names and shapes are the contract with infra/inventory.py, which turns
+# These names and shapes are the contract with toolkit/inventory.py, which turns
 # them into the generated Hiera file and the first config documents.
 
 output "environment" {

@@ -17,7 +17,7 @@ from typing import Any
 
 import hcl2
 
-# The root outputs infra/inventory.py reads (the deploy contract).
+# The root outputs toolkit/inventory.py reads (the deploy contract).
 CONTRACT_OUTPUTS = frozenset(
     {
         "environment",

@@ -49,6 +49,12 @@ def outputs(mysql_pairs: int = 3) -> dict[str, Any]:
             }
         ],
         "broker": {"name": "broker001", "address": "10.0.10.60"},
+        "control_database": {
+            "address": "pinboard-staging-control.abc.eu-west-1.rds.amazonaws.com",
+            "port": 3306,
+            "name": "pinboard_control",
+            "secret_arn": "arn:aws:secretsmanager:eu-west-1:1:secret:rds!db-1",
+        },
         "memcached_pools": {
             pool: [f"10.0.10.{70 + n}:11211", f"10.0.11.{70 + n}:11211"]
             for n, pool in enumerate(("users", "boards", "pins", "lists"))
@@ -98,6 +104,11 @@ def test_the_written_hiera_level_is_yaml_that_puppet_reads(tmp_path: Path) -> No
     assert data["pinboard::zookeeper"][2] == {"name": "zk3", "id": 3, "address": "10.0.11.93"}
     assert data["pinboard::mysql_pairs"][0] == {"master": "mysql001a", "replica": "mysql001b"}
     assert data["pinboard::release"] == RELEASE
+    assert data["pinboard::control_database"] == {  # no secret: the site has its own login
+        "address": "pinboard-staging-control.abc.eu-west-1.rds.amazonaws.com",
+        "port": 3306,
+        "name": "pinboard_control",
+    }
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
         "caches.json",
         "deploy.yaml",

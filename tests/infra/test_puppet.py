@@ -12,6 +12,7 @@ import shutil
 import stat
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -395,13 +396,16 @@ def test_environment_file_names_the_control_database_with_a_quoted_login(
     (ssm / "secret_key").write_text("k" * 50 + "\n")
     (ssm / "mysql_app_password").write_text("app-password\n")
     (ssm / "mysql_admin_password").write_text("admin-password\n")
-    (ssm / "control-AbCdEf").write_text('{"username": "pinboard", "password": "p@ss/w:rd"}\n')
-    control = ("arn:aws:secretsmanager:eu-west-1:1:secret:control-AbCdEf", "db.example:3306/pb")
+    (ssm / "control_db_password").write_text("p@ss/w:rd\n")
+    control = ("db.example:3306/pb",)
 
     assert _pinboard_env(fake_aws, operator="true", control=control) == 0
     lines = (fake_aws / "env").read_text().splitlines()
-    assert "PINBOARD_MYSQL_ADMIN=root:admin-password" in lines
-    assert "PINBOARD_CONTROL_DATABASE=mysql://pinboard:p%40ss%2Fw%3Ard@db.example:3306/pb" in lines
+    assert "PINBOARD_MYSQL_ADMIN=admin:admin-password" in lines
+    assert (
+        "PINBOARD_CONTROL_DATABASE=mysql://pinboard_site:p%40ss%2Fw%3Ard@db.example:3306/pb"
+        "?ssl_ca=/etc/pinboard/rds-ca.pem"
+    ) in lines
     assert _pinboard_env(fake_aws, "--check", operator="true", control=control) == 0
     # A host told of no control database would drop the line: not what is there now.
     assert _pinboard_env(fake_aws, "--check", operator="true") != 0
@@ -422,3 +426,69 @@ def test_environment_file_is_left_alone_when_ssm_fails(fake_aws: Path) -> None:
 
     assert (fake_aws / "env").read_text() == "before\n"
     assert sorted(p.name for p in fake_aws.iterdir()) == ["bin", "env", "public", "ssm"]
+
+
+# -- a shard host's accounts --------------------------------------------------------------
+
+MYSQL_ACCOUNTS = PUPPET_DIR / "modules" / "profile" / "files" / "pinboard-mysql-accounts"
+
+
+def _mysql_accounts(workdir: Path, server: Any, *options: str) -> int:
+    """The script against the test's MariaDB (the client's MYSQL_HOST/MYSQL_TCP_PORT), as
+    root, the accounts allowed from 127.0.0.1."""
+    args = ["eu-west-1", "/pinboard/staging/", "127.0.0.1"]
+    return subprocess.run(
+        ["sh", str(MYSQL_ACCOUNTS), *options, *args],
+        env={
+            **os.environ,
+            "PATH": f"{workdir / 'bin'}:{os.environ['PATH']}",
+            "MYSQL_HOST": server.host,
+            "MYSQL_TCP_PORT": str(server.port),
+            "USER": "root",
+        },
+        capture_output=True,
+        check=False,
+    ).returncode
+
+
+def test_shard_host_accounts_come_from_ssm_with_the_local_clusters_grants(
+    fake_aws: Path, mariadb_server: Any
+) -> None:
+    import MySQLdb
+
+    from toolkit.cluster_mysql import APP_GRANTS
+
+    ssm = fake_aws / "ssm"
+    (ssm / "mysql_app_password").write_text("app-password\n")
+    (ssm / "mysql_admin_password").write_text("admin-password\n")
+
+    def login(user: str, password: str) -> Any:
+        return MySQLdb.connect(
+            host=mariadb_server.host, port=mariadb_server.port, user=user, password=password
+        )
+
+    try:
+        assert _mysql_accounts(fake_aws, mariadb_server, "--check") != 0
+        assert _mysql_accounts(fake_aws, mariadb_server) == 0
+        assert _mysql_accounts(fake_aws, mariadb_server, "--check") == 0
+        site = login("pinboard", "app-password")
+        cursor = site.cursor()
+        cursor.execute("SHOW GRANTS")
+        grants = [row[0] for row in cursor.fetchall()]
+        site.close()
+        (on_shards,) = [g for g in grants if " ON `db%`.* " in g]
+        privileges = on_shards.removeprefix("GRANT ").partition(" ON ")[0].split(", ")
+        assert sorted(privileges) == sorted(APP_GRANTS.split(", "))
+        assert not any("SUPER" in g or "READ ONLY ADMIN" in g for g in grants)  # read_only binds it
+        login("admin", "admin-password").close()
+
+        (ssm / "mysql_app_password").write_text("rotated\n")
+        assert _mysql_accounts(fake_aws, mariadb_server, "--check") != 0  # the next apply runs it
+        assert _mysql_accounts(fake_aws, mariadb_server) == 0
+        login("pinboard", "rotated").close()
+        with pytest.raises(MySQLdb.OperationalError):
+            login("pinboard", "app-password")
+    finally:
+        root = MySQLdb.connect(host=mariadb_server.host, port=mariadb_server.port, user="root")
+        root.cursor().execute("DROP USER IF EXISTS 'pinboard'@'127.0.0.1', 'admin'@'127.0.0.1'")
+        root.close()

@@ -6,7 +6,7 @@
 #           MySQL and control database logins): never the operators' password
 #   worker  artifacts, every parameter and the control database's master
 #           secret (operators run their commands there)
-#   mysql   artifacts, the MySQL passwords (app login, replication, admin)
+#   mysql   artifacts, the passwords of its two accounts (site, admin)
 #   data    artifacts only (memcached, Redis, broker, ZooKeeper)
 
 data "aws_caller_identity" "current" {}
@@ -25,7 +25,7 @@ locals {
     ]
     worker = ["${local.parameter_arn}*"]
     mysql = [
-      for name in ["mysql_app_password", "mysql_repl_password", "mysql_admin_password"] :
+      for name in ["mysql_app_password", "mysql_admin_password"] :
       "${local.parameter_arn}${name}"
     ]
     data = []

@@ -3,8 +3,9 @@
 #   from the host's memory, and its data on the instance-store NVMe drives striped as
 #   RAID 0.
 #
-# Every shard host starts read-only (the fence); replication, the accounts and opening a
-# master are the runbook's steps. A changed configuration does not restart the server:
+# Every shard host starts read-only (the fence). Its two accounts (the site's pinboard and
+# the operators' admin) come from SSM; replication and opening a master are the control
+# plane's (`shardstore bring-up`, `open-range`). A changed configuration does not restart the server:
 # an operator restarts it when the pair can take it (a restarted master stays read-only).
 #
 # @param datadir MariaDB's data directory, on the RAID 0 array.
@@ -15,6 +16,9 @@
 # @param innodb_io_capacity Background flushing rate (IOPS the drives sustain).
 # @param table_open_cache Open tables cached (thousands of shard tables per host).
 # @param binlog_expire_days How long binary logs are kept (a rebuilt replica needs them).
+# @param clients The hosts the accounts may connect from (a MySQL host pattern: the VPC).
+# @param region The AWS region of SSM.
+# @param ssm_prefix The SSM path of this environment's parameters.
 # @param host This host's name (the fact pinboard_host, e.g. mysql001a).
 # @param mysql_pairs The deploy's MySQL pairs.
 class profile::mysql_shard (
@@ -26,6 +30,9 @@ class profile::mysql_shard (
   Integer[100] $innodb_io_capacity,
   Integer[1] $table_open_cache,
   Integer[1] $binlog_expire_days,
+  String[1] $clients,
+  String[1] $region = lookup('pinboard::region'),
+  Pattern[/\A\/.*\/\z/] $ssm_prefix = lookup('pinboard::ssm_prefix'),
   String[1] $host = $facts['pinboard_host'],
   Array[Struct[{ master => String[1], replica => String[1] }], 1] $mysql_pairs = lookup('pinboard::mysql_pairs'),
 ) {
@@ -103,5 +110,25 @@ class profile::mysql_shard (
     ensure    => running,
     enable    => true,
     subscribe => Exec['mysql data directory'],
+  }
+
+  file { '/usr/local/sbin/pinboard-mysql-accounts':
+    ensure => file,
+    owner  => 'root',
+    group  => 'root',
+    mode   => '0755',
+    source => 'puppet:///modules/profile/pinboard-mysql-accounts',
+  }
+
+  # Runs when an account is missing or SSM holds another password (rotated). Through
+  # /bin/sh, so that a first noop run (the script not installed yet) reports it instead
+  # of erroring.
+  $accounts_args = "${region} ${ssm_prefix} ${clients}"
+  exec { 'mysql accounts':
+    command   => "/bin/sh /usr/local/sbin/pinboard-mysql-accounts ${accounts_args}",
+    unless    => "/bin/sh /usr/local/sbin/pinboard-mysql-accounts --check ${accounts_args}",
+    path      => ['/usr/bin', '/bin'],
+    logoutput => false,
+    require   => [Service['mariadb'], File['/usr/local/sbin/pinboard-mysql-accounts'], Package['awscli']],
   }
 }

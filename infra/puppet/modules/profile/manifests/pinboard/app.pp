@@ -19,8 +19,10 @@
 # @param media_domain CloudFront's domain for pin images.
 # @param media_bucket The S3 bucket of pin images (none: images on this host's disk).
 # @param control_database The control database every web and worker host shares
-#   ({address, port, name, secret_arn}; its login is the Secrets Manager secret's
-#   username and password). None: SQLite on this host, for a single host only.
+#   ({address, port, name}; the site logs in as pinboard_site with SSM's
+#   control_db_password, over TLS). None: SQLite on this host, for a single host only.
+# @param hosts Every named host by name: the memcached servers among them hold the
+#   sessions, rate-limit and default caches (the per-kind pools are in ZooKeeper).
 # @param broker_address The Celery broker's address.
 # @param zookeeper The ZooKeeper ensemble.
 class profile::pinboard::app (
@@ -33,8 +35,9 @@ class profile::pinboard::app (
   String[1] $site_domain = lookup('pinboard::site_domain'),
   String[1] $media_domain = lookup('pinboard::media_domain'),
   Optional[String[1]] $media_bucket = lookup('pinboard::media_bucket', Optional[String[1]], 'first', undef),
-  Optional[Struct[{ address => String[1], port => Integer[1], name => String[1], secret_arn => String[1] }]] $control_database =
+  Optional[Struct[{ address => String[1], port => Integer[1], name => String[1] }]] $control_database =
     lookup('pinboard::control_database', Optional[Hash], 'first', undef),
+  Hash[String[1], String[1]] $hosts = lookup('pinboard::hosts'),
   String[1] $broker_address = lookup('pinboard::broker_address'),
   Array[Struct[{ name => String[1], id => Integer[1, 255], address => String[1] }], 1] $zookeeper = lookup('pinboard::zookeeper'),
 ) {
@@ -95,6 +98,9 @@ class profile::pinboard::app (
     mode   => '0750',
   }
 
+  $memcached = $hosts.filter |$name, $address| { $name =~ /\Amemcached-/ }
+    .map |$name, $address| { "${address}:11211" }.sort.join(',')
+
   # Everything but the secrets; pinboard-env appends those and installs /etc/pinboard/env.
   $topology = $zookeeper.map |$server| { "${server['address']}:2181" }.join(',')
   file { '/etc/pinboard/env.public':
@@ -109,7 +115,16 @@ class profile::pinboard::app (
         'media_domain' => $media_domain,
         'media_bucket' => $media_bucket,
         'region'       => $region,
+        'memcached'    => $memcached,
     }),
+  }
+
+  # RDS's certificate authorities (not in Debian's ca-certificates): the control
+  # database is reached over TLS, checked against them.
+  exec { 'RDS certificate bundle':
+    command => '/usr/bin/curl -fsSL -o /etc/pinboard/rds-ca.pem https://truststore.pki.rds.amazonaws.com/global/global-bundle.pem',
+    creates => '/etc/pinboard/rds-ca.pem',
+    require => [File['/etc/pinboard'], Package['curl']],
   }
 
   file { '/usr/local/sbin/pinboard-env':
@@ -126,7 +141,7 @@ class profile::pinboard::app (
   # of erroring.
   $control = $control_database ? {
     undef   => '',
-    default => " ${control_database['secret_arn']} ${control_database['address']}:${control_database['port']}/${control_database['name']}",
+    default => " ${control_database['address']}:${control_database['port']}/${control_database['name']}",
   }
   $env_args = "/etc/pinboard/env.public /etc/pinboard/env ${region} ${ssm_prefix} ${operator}${control}"
   exec { 'pinboard environment file':
