@@ -61,7 +61,11 @@ class NewPair:
                 if held:
                     raise HostError(f"{name} holds {len(held)} of the new shards already ({held[0]}, ...)")  # fmt: skip
                 status = host.replica_status()
-            if name == self.replica and status is not None and status.source != self._source():
+            if status is None:
+                continue
+            if name == self.master:
+                raise HostError(f"{name} replicates from {status.source}: not a new master")
+            if status.source != self._source():
                 raise HostError(f"{name} replicates from {status.source}, not from {self.master}")
         return "ready"
 

@@ -182,3 +182,12 @@ def _bring_up(servers: list[MariaDBServer], tmp_path: Path, monkeypatch: pytest.
 
     status, out = cli("bring-up")  # again: every master is open
     assert status == 1 and "nothing to bring up" in out
+    # A "new" master that follows another host is no new master: open-range refuses it.
+    with root(f"mysql://{servers[1].address}") as r:
+        r.query("STOP SLAVE")
+        r.query("SET GLOBAL read_only = 1")
+    status, out = cli(
+        "open-range", "--count", "4", "--master", "mysql003a",
+        "--master-address", f"mysql://{servers[1].address}",
+    )  # fmt: skip
+    assert status == 1 and "not a new master" in out, out
