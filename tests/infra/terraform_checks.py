@@ -40,6 +40,10 @@ CONTRACT_OUTPUTS = frozenset(
 # Arguments of a module block that are Terraform's, not the module's variables.
 META_ARGUMENTS = frozenset({"source", "version", "count", "for_each", "providers", "depends_on"})
 
+# Blocks naming resource addresses (module.hosts.aws_instance.this), not values: their
+# module.x.y is no use of an output.
+ADDRESS_BLOCKS = frozenset({"moved", "import", "removed"})
+
 _NAME = r"[A-Za-z_][A-Za-z0-9_-]*"
 _VAR_REF = re.compile(rf"\bvar\.({_NAME})")
 _LOCAL_REF = re.compile(rf"\blocal\.({_NAME})")
@@ -124,7 +128,7 @@ def wiring_problems(root: Path) -> list[str]:
     for directory in module_directories(root):
         where = directory.relative_to(root) if directory != root else Path(".")
         parsed = load_directory(directory)
-        text = json.dumps(parsed)
+        text = json.dumps([{k: v for k, v in d.items() if k not in ADDRESS_BLOCKS} for d in parsed])
         variables = set(_blocks(parsed, "variable"))
         for name in sorted(set(_VAR_REF.findall(text)) - variables):
             problems.append(f"{where}: var.{name} is used but not declared")

@@ -33,6 +33,7 @@ def test_tree_has_every_module() -> None:
     modules = {p.name for p in (TERRAFORM / "modules").iterdir() if p.is_dir()}
     expected = {"network", "security", "iam", "media", "web", "worker", "mysql"}
     expected |= {"memcached", "redis", "zookeeper", "host", "user_data", "control_db"}
+    expected |= {"autoscaled"}
     assert expected <= modules
     assert (TERRAFORM / "bootstrap" / "main.tf").exists()
     assert {p.name for p in (TERRAFORM / "environments").glob("*.tfvars")} == {
@@ -147,10 +148,10 @@ def test_a_wiring_mistake_is_caught(
 def test_a_missing_role_tag_is_caught(copy: Path) -> None:
     host = "  tags = {\n    Name = var.name\n    Role = var.role\n  }\n\n  volume_tags"
     _edit(copy / "modules" / "host" / "main.tf", host, host.replace("    Role = var.role\n", ""))
-    _edit(copy / "modules" / "worker" / "main.tf", '      Role        = "worker"\n', "")
+    _edit(copy / "modules" / "autoscaled" / "main.tf", "      Role        = var.role\n", "")
     assert checks.tag_problems(copy) == [
+        "modules/autoscaled: aws_launch_template.this tags no instance with a Role",
         "modules/host: aws_instance.this has no Role tag",
-        "modules/worker: aws_launch_template.worker tags no instance with a Role",
     ]
 
 
@@ -160,11 +161,15 @@ def test_missing_default_tags_are_caught(copy: Path) -> None:
 
 
 def test_a_checkov_failure_is_reported(copy: Path) -> None:
-    # IMDSv1 allowed again on the web hosts: CKV_AWS_79.
+    # IMDSv1 allowed again on the autoscaled hosts: CKV_AWS_79, once per tier.
     _edit(
-        copy / "modules" / "web" / "main.tf",
+        copy / "modules" / "autoscaled" / "main.tf",
         'http_tokens                 = "required"',
         'http_tokens                 = "optional"',
     )
     failures = checks.checkov_failures(checks.checkov_report(_checkov(), copy))
-    assert [f for f in failures if f.startswith("CKV_AWS_79 module.web.aws_launch_template.web")]
+    imdsv1 = sorted(f.split()[1] for f in failures if f.startswith("CKV_AWS_79 "))
+    assert imdsv1 == [
+        "module.web.module.hosts.aws_launch_template.this",
+        "module.worker.module.hosts.aws_launch_template.this",
+    ]

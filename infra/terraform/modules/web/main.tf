@@ -108,97 +108,29 @@ resource "aws_route53_record" "site" {
   }
 }
 
-module "user_data" {
-  source = "../user_data"
+module "hosts" {
+  source = "../autoscaled"
 
-  role             = "web"
-  environment      = var.bootstrap.environment
-  region           = var.bootstrap.region
-  artifacts_bucket = var.bootstrap.artifacts_bucket
+  name               = "${var.name_prefix}-web"
+  role               = "web"
+  bootstrap          = var.bootstrap
+  private_subnet_ids = var.private_subnet_ids
+  security_group     = var.web_security_group
+  instance_profile   = var.instance_profile
+  instance_type      = var.instance_type
+  min_size           = var.min_size
+  max_size           = var.max_size
+  desired_capacity   = var.desired_capacity
+  target_group_arns  = [aws_lb_target_group.web.arn]
 }
 
-resource "aws_launch_template" "web" {
-  name_prefix            = "${var.name_prefix}-web-"
-  image_id               = var.bootstrap.ami_id
-  instance_type          = var.instance_type
-  vpc_security_group_ids = [var.web_security_group]
-  user_data              = base64encode(module.user_data.cloud_config)
-  ebs_optimized          = true
-
-  iam_instance_profile {
-    name = var.instance_profile
-  }
-
-  metadata_options {
-    http_endpoint               = "enabled"
-    http_tokens                 = "required"
-    http_put_response_hop_limit = 1
-  }
-
-  monitoring {
-    enabled = true
-  }
-
-  block_device_mappings {
-    device_name = "/dev/xvda"
-
-    ebs {
-      volume_type           = "gp3"
-      volume_size           = 20
-      encrypted             = true
-      delete_on_termination = true
-    }
-  }
-
-  # default_tags do not reach instances an autoscaling group launches.
-  tag_specifications {
-    resource_type = "instance"
-
-    tags = {
-      Project     = "pinboard"
-      Environment = var.bootstrap.environment
-      Role        = "web"
-    }
-  }
-
-  tag_specifications {
-    resource_type = "volume"
-
-    tags = {
-      Project     = "pinboard"
-      Environment = var.bootstrap.environment
-      Role        = "web"
-    }
-  }
+# The hosts' resources before modules/autoscaled: moved, not replaced.
+moved {
+  from = aws_launch_template.web
+  to   = module.hosts.aws_launch_template.this
 }
 
-resource "aws_autoscaling_group" "web" {
-  name                      = "${var.name_prefix}-web"
-  vpc_zone_identifier       = var.private_subnet_ids
-  min_size                  = var.min_size
-  max_size                  = var.max_size
-  desired_capacity          = var.desired_capacity
-  target_group_arns         = [aws_lb_target_group.web.arn]
-  health_check_type         = "ELB"
-  health_check_grace_period = 600
-
-  launch_template {
-    id      = aws_launch_template.web.id
-    version = aws_launch_template.web.latest_version
-  }
-
-  # A new launch template version (new AMI, new bootstrap) rolls the hosts.
-  instance_refresh {
-    strategy = "Rolling"
-
-    preferences {
-      min_healthy_percentage = 50
-    }
-  }
-
-  tag {
-    key                 = "Name"
-    value               = "${var.name_prefix}-web"
-    propagate_at_launch = true
-  }
+moved {
+  from = aws_autoscaling_group.web
+  to   = module.hosts.aws_autoscaling_group.this
 }

@@ -1,95 +1,28 @@
 # Celery workers (feed fan-out, deletions) in an autoscaling group in the
 # private subnets. No load balancer: workers only take tasks from the broker.
 
-module "user_data" {
-  source = "../user_data"
+module "hosts" {
+  source = "../autoscaled"
 
-  role             = "worker"
-  environment      = var.bootstrap.environment
-  region           = var.bootstrap.region
-  artifacts_bucket = var.bootstrap.artifacts_bucket
+  name               = "${var.name_prefix}-worker"
+  role               = "worker"
+  bootstrap          = var.bootstrap
+  private_subnet_ids = var.private_subnet_ids
+  security_group     = var.security_group
+  instance_profile   = var.instance_profile
+  instance_type      = var.instance_type
+  min_size           = var.min_size
+  max_size           = var.max_size
+  desired_capacity   = var.desired_capacity
 }
 
-resource "aws_launch_template" "worker" {
-  name_prefix            = "${var.name_prefix}-worker-"
-  image_id               = var.bootstrap.ami_id
-  instance_type          = var.instance_type
-  vpc_security_group_ids = [var.security_group]
-  user_data              = base64encode(module.user_data.cloud_config)
-  ebs_optimized          = true
-
-  iam_instance_profile {
-    name = var.instance_profile
-  }
-
-  metadata_options {
-    http_endpoint               = "enabled"
-    http_tokens                 = "required"
-    http_put_response_hop_limit = 1
-  }
-
-  monitoring {
-    enabled = true
-  }
-
-  block_device_mappings {
-    device_name = "/dev/xvda"
-
-    ebs {
-      volume_type           = "gp3"
-      volume_size           = 20
-      encrypted             = true
-      delete_on_termination = true
-    }
-  }
-
-  # default_tags do not reach instances an autoscaling group launches.
-  tag_specifications {
-    resource_type = "instance"
-
-    tags = {
-      Project     = "pinboard"
-      Environment = var.bootstrap.environment
-      Role        = "worker"
-    }
-  }
-
-  tag_specifications {
-    resource_type = "volume"
-
-    tags = {
-      Project     = "pinboard"
-      Environment = var.bootstrap.environment
-      Role        = "worker"
-    }
-  }
+# The hosts' resources before modules/autoscaled: moved, not replaced.
+moved {
+  from = aws_launch_template.worker
+  to   = module.hosts.aws_launch_template.this
 }
 
-resource "aws_autoscaling_group" "worker" {
-  name                      = "${var.name_prefix}-worker"
-  vpc_zone_identifier       = var.private_subnet_ids
-  min_size                  = var.min_size
-  max_size                  = var.max_size
-  desired_capacity          = var.desired_capacity
-  health_check_type         = "EC2"
-  health_check_grace_period = 600
-
-  launch_template {
-    id      = aws_launch_template.worker.id
-    version = aws_launch_template.worker.latest_version
-  }
-
-  instance_refresh {
-    strategy = "Rolling"
-
-    preferences {
-      min_healthy_percentage = 50
-    }
-  }
-
-  tag {
-    key                 = "Name"
-    value               = "${var.name_prefix}-worker"
-    propagate_at_launch = true
-  }
+moved {
+  from = aws_autoscaling_group.worker
+  to   = module.hosts.aws_autoscaling_group.this
 }

@@ -1,0 +1,4 @@
+output "autoscaling_group" {
+  description = "Name of the autoscaling group."
+  value       = aws_autoscaling_group.this.name
+}
