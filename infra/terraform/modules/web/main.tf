@@ -123,14 +123,3 @@ module "hosts" {
   desired_capacity   = var.desired_capacity
   target_group_arns  = [aws_lb_target_group.web.arn]
 }
-
-# The hosts' resources before modules/autoscaled: moved, not replaced.
-moved {
-  from = aws_launch_template.web
-  to   = module.hosts.aws_launch_template.this
-}
-
-moved {
-  from = aws_autoscaling_group.web
-  to   = module.hosts.aws_autoscaling_group.this
-}

@@ -15,14 +15,3 @@ module "hosts" {
   max_size           = var.max_size
   desired_capacity   = var.desired_capacity
 }
-
-# The hosts' resources before modules/autoscaled: moved, not replaced.
-moved {
-  from = aws_launch_template.worker
-  to   = module.hosts.aws_launch_template.this
-}
-
-moved {
-  from = aws_autoscaling_group.worker
-  to   = module.hosts.aws_autoscaling_group.this
-}
