@@ -3,12 +3,17 @@
 ``fan_out_pin`` streams the board's followers from the Redis graph and queues
 one ``fan_out_batch`` per chunk; each batch is one script call per Redis
 instance (claim, then LPUSH + LTRIM per active follower), so a retried batch
-adds nothing twice. Both are acks_late and reject_on_worker_lost (a worker that
+adds nothing twice. A batch is named by the followers it holds, not by its
+place: a ``fan_out_pin`` run again after it died half-way may chunk a changed
+follower list differently, and a batch it makes anew must not find the claim of
+another that held other followers. Both are acks_late and reject_on_worker_lost (a worker that
 dies mid-task leaves it queued, and it is delivered again: see the broker's
 visibility timeout in settings) and retry with backoff on Redis and MySQL errors.
 """
 
 from __future__ import annotations
+
+import hashlib
 
 import redis
 from celery import shared_task
@@ -37,11 +42,16 @@ def fan_out_pin(pin_id: int, sequence: int) -> int:
         return 0
     fan_out_batch.delay(pin_id, sequence, "owner", [pin["owner_id"]])
     batches = 0
-    for batches, followers in enumerate(
-        get_graph().board_followers(pin["board_id"], pin["owner_id"], chunk=BATCH), 1
-    ):
-        fan_out_batch.delay(pin_id, sequence, str(batches), followers)
+    for followers in get_graph().board_followers(pin["board_id"], pin["owner_id"], chunk=BATCH):
+        fan_out_batch.delay(pin_id, sequence, batch_name(followers), followers)
+        batches += 1
     return batches
+
+
+def batch_name(user_ids: list[int]) -> str:
+    """A batch's name: a digest of the followers it holds, in any order."""
+    joined = ",".join(map(str, sorted(user_ids))).encode()
+    return hashlib.blake2b(joined, digest_size=12).hexdigest()
 
 
 @shared_task(**RETRY)

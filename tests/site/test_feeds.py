@@ -107,3 +107,32 @@ def test_a_warm_home_page_costs_no_sql(client, make_user):
     warm, response = get_counted(client, "/", warm=True)
     assert warm == 0 and response.content.count(b'class="pin"') == 3
     assert get_graph().shards.calls - calls == 2  # the visit mark and one LRANGE
+
+
+def test_a_fan_out_run_again_after_the_followers_changed_reaches_every_follower(
+    make_user, monkeypatch
+):
+    """A fan-out that died after one batch runs again once a follower has left: the list
+    is chunked differently, and every remaining follower still gets the pin."""
+    from pinboard.feeds import tasks
+
+    owner = make_user("owner")
+    fans = [make_user(f"fan{n}") for n in range(5)]
+    board = create_board(owner["id"], "Soup")
+    for fan in fans:
+        follow_user(fan["id"], owner["id"])
+    get_feeds().mark_seen(owner["id"])
+    new = pin(owner, board)  # no fan has visited yet: the fan-out skips them all
+    for fan in fans:
+        get_feeds().mark_seen(fan["id"])
+    sequence = get_feeds().entries(owner["id"])[0][0]
+
+    monkeypatch.setattr(tasks, "BATCH", 2)
+    first, *_ = get_graph().board_followers(board["id"], owner["id"], chunk=2)
+    tasks.fan_out_batch(new, sequence, tasks.batch_name(first), first)  # then the worker died
+    unfollow_user(first[0], owner["id"])  # the list shifts by one
+    tasks.fan_out_pin(new, sequence)  # delivered again
+
+    for fan in fans:
+        if fan["id"] != first[0]:
+            assert new in feed_ids(fan), fan["username"]
