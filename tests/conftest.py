@@ -29,6 +29,7 @@ from typing import NoReturn, TypeVar
 
 import pytest
 
+from shardstore.cache.health import forget
 from toolkit.servers import (
     MariaDBServer,
     MemcachedServer,
@@ -52,6 +53,8 @@ def _serve(server_class: type[_S]) -> Iterator[_S]:
     if not availability:
         unavailable(server_class.name, availability.reason)
     server = server_class().start()
+    if isinstance(server, MemcachedServer):
+        forget(server.address)  # a test's server stopped earlier may have had this port
     try:
         yield server
     finally:

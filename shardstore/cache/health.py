@@ -209,3 +209,10 @@ def health_of(address: str) -> ServerHealth:
         if health is None:
             health = _registry[address] = ServerHealth(address)
         return health
+
+
+def forget(address: str) -> None:
+    """A new server now answers at ``address`` (a replaced host, a test's own server on a
+    port another used before): nothing known of the old one applies to it."""
+    with _registry_lock:
+        _registry.pop(address, None)

@@ -27,7 +27,7 @@ from pymemcache.client.base import Client
 
 from shardstore import Store
 from shardstore.cache import CachedStore, MemcachePool
-from shardstore.cache.health import health_of
+from shardstore.cache.health import forget, health_of
 from shardstore.ids import shard_of
 from tests.conftest import unavailable
 from toolkit.cutoff import CutOff
@@ -49,6 +49,7 @@ def start_memcached() -> Iterator[Callable[[], MemcachedServer]]:
 
     def start() -> MemcachedServer:
         server = MemcachedServer().start()
+        forget(server.address)  # its port may have been another test's server's
         started.append(server)
         return server
 

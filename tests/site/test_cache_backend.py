@@ -4,7 +4,6 @@ made while a server was cut off does not come back with it."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -15,7 +14,8 @@ from django.test import Client, override_settings
 from pinboard.cache_backend import PoolCache, close_pools
 from pinboard.ratelimit import count_attempt
 from pinboard.sessions import SessionStore
-from shardstore.cache.health import health_of
+from shardstore.cache.health import forget, health_of
+from tests.conftest import unavailable
 from tests.site.pages import board_with_pins, log_in
 from toolkit.cutoff import CutOff
 from toolkit.servers import MemcachedServer
@@ -25,13 +25,12 @@ from toolkit.servers import MemcachedServer
 def start_memcached() -> Iterator[Callable[[], MemcachedServer]]:
     availability = MemcachedServer.available()
     if not availability:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI=true: memcached is required but {availability.reason}", pytrace=False)
-        pytest.skip(f"memcached is not available: {availability.reason}")
+        unavailable("memcached", availability.reason)
     started: list[MemcachedServer] = []
 
     def start() -> MemcachedServer:
         started.append(MemcachedServer().start())
+        forget(started[-1].address)  # its port may have been another test's server's
         return started[-1]
 
     yield start
