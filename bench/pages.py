@@ -79,7 +79,8 @@ from bench.bulkload import (  # noqa: E402
     verify,
 )
 from shardstore import Topology  # noqa: E402
-from toolkit.servers import DIE_WITH_PARENT, GUNICORN_CONF  # noqa: E402
+from toolkit.servers import DIE_WITH_PARENT  # noqa: E402
+from toolkit.site_processes import GUNICORN_CONF  # noqa: E402
 
 #: MariaDB options added to toolkit/servers.py's own (which run it in /dev/shm with
 #: innodb_flush_log_at_trx_commit=0, no doublewrite, no binlog).

@@ -26,14 +26,8 @@ from tests.config_documents import eventually
 from tests.conftest import unavailable
 from toolkit import cluster_mysql
 from toolkit.cluster import MARIADB, PAIRS, PROCESSES, Cluster, down, read_env, up
-from toolkit.servers import (
-    ROOT,
-    MariaDBServer,
-    MemcachedServer,
-    Pid,
-    RedisServer,
-    ZooKeeperServer,
-)
+from toolkit.servers import MariaDBServer, MemcachedServer, Pid, RedisServer, ZooKeeperServer
+from toolkit.site_processes import ROOT
 
 # It starts a dozen processes of its own: once per `make test` is enough.
 pytestmark = pytest.mark.skipif(

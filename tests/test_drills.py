@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from toolkit.drills.base import Result
-from toolkit.servers import ROOT
+from toolkit.site_processes import ROOT
 
 
 def drills(*args: str) -> subprocess.CompletedProcess[str]:

@@ -19,7 +19,7 @@ from shardstore import Store, Topology, init_shards
 from shardstore.control.sources import FileSource
 from tests.config_documents import eventually, sqlite_shard_map
 from toolkit.load import Load, Site, ensure_pinners, longest_gap
-from toolkit.servers import GunicornSite
+from toolkit.site_processes import GunicornSite
 
 
 @dataclass

@@ -14,7 +14,6 @@ import pytest
 
 from tests.config_documents import eventually
 from toolkit.servers import (
-    ROOT,
     MariaDBServer,
     MemcachedServer,
     Pid,
@@ -22,6 +21,7 @@ from toolkit.servers import (
     ServerStartError,
     ZooKeeperServer,
 )
+from toolkit.site_processes import ROOT
 
 
 def _unique(prefix: str) -> str:

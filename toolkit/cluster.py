@@ -63,18 +63,15 @@ from shardstore.redis_shards import VSHARDS
 from toolkit import cluster_mysql
 from toolkit.servers import (
     HOST,
-    ROOT,
-    CeleryWorker,
-    GunicornSite,
     Launched,
     MariaDBServer,
     MemcachedServer,
     Pid,
     RedisServer,
     Server,
-    SiteProcess,
     ZooKeeperServer,
 )
+from toolkit.site_processes import ROOT, CeleryWorker, GunicornSite, SiteProcess
 
 DEFAULT_DIR = ROOT / "var" / "cluster"
 ZK_ROOT = "/pinboard"

@@ -1,8 +1,8 @@
 """Real server processes for the tests, the benchmarks, the drills and the local cluster.
 
 Each class here starts one real server process (MariaDB, Redis, memcached,
-ZooKeeper) or one process of the site (gunicorn, a Celery worker). By default a
-server belongs to the test run alone:
+ZooKeeper); the site's own processes (gunicorn, a Celery worker) are in
+toolkit/site_processes.py. By default a server belongs to the test run alone:
 
 * it listens on 127.0.0.1 only, on a free port picked at start;
 * it keeps all of its data in a fresh temporary directory (under /dev/shm when
@@ -47,7 +47,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -340,7 +339,7 @@ class Server(Launched):
             if self.home is None:
                 self.tmpdir = _make_tmpdir(f"{self.name.lower()}-")
             if not fixed:
-                self.port = _free_port()
+                self.port = free_port()
             try:
                 self.prepare()
                 self._launch()
@@ -789,7 +788,7 @@ def _port_free(port: int) -> bool:
         return True
 
 
-def _free_port() -> int:
+def free_port() -> int:
     """A TCP port on HOST that nothing listens on right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind((HOST, 0))
@@ -823,157 +822,3 @@ def _signal_group(leader: int, sig: signal.Signals) -> None:
     """Signal the process group ``leader`` heads (it was started in a session of its own)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(leader, sig)
-
-
-# -- the site's own processes -------------------------------------------------------
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def manage(env: dict[str, str], *args: str) -> str:
-    """Run ``manage.py ARGS`` from the project's root with ``env``; its output, or
-    ``AssertionError`` with what it printed if it failed."""
-    done = subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, f"manage.py {' '.join(args)} failed:\n{done.stdout}{done.stderr}"
-    return done.stdout
-
-
-class SiteProcess(Launched):
-    """A process of the site itself (gunicorn, a Celery worker), run from the project's root
-    with the given environment, its output in ``log``; stopped by its own PID."""
-
-    #: How long ``stop()`` waits after SIGTERM (a worker finishes its tasks) before SIGKILL.
-    stop_timeout: ClassVar[float] = 30.0
-
-    def __init__(
-        self, argv: Sequence[str], env: dict[str, str], log: Path, *, detached: bool = False
-    ) -> None:
-        super().__init__(detached=detached)
-        self.argv, self.env, self.log = list(argv), env, Path(log)
-        self._log_offset = 0  # where this start's output begins in ``log``
-
-    def start(self) -> Self:
-        if self.alive:
-            raise RuntimeError(f"{self!r} is already running")
-        self._log_offset = self.log.stat().st_size if self.log.exists() else 0
-        self._spawn(self.argv, cwd=ROOT, log=self.log, env=self.env)
-        return self
-
-    def wait_ready(self, timeout: float = 60) -> None:
-        """Return once the process serves (subclasses say how); ServerStartError if not."""
-
-    def stop(self) -> None:
-        self._end(kill=False, timeout=self.stop_timeout)
-
-    def halt(self, *, kill: bool = False) -> None:
-        """Stop the process (SIGKILL with ``kill``: a crash); ``restart()`` runs it again."""
-        self._end(kill=kill, timeout=self.stop_timeout)
-
-    def restart(self) -> Self:
-        self.start().wait_ready()
-        return self
-
-    def output(self) -> str:
-        return self.log.read_text(errors="replace")
-
-    def _output_since_start(self) -> str:
-        with open(self.log, "rb") as log:
-            log.seek(self._log_offset)
-            return log.read().decode(errors="replace")
-
-    def __repr__(self) -> str:
-        state = f"pid {self.pid}" if self.running else "stopped"
-        return f"<{type(self).__name__} {state}>"
-
-
-#: gunicorn's settings, the same in production and here; the command line overrides the
-#: size and the address.
-GUNICORN_CONF = ROOT / "gunicorn.conf.py"
-
-
-class GunicornSite(SiteProcess):
-    """The site under gunicorn on a loopback port (a free one unless ``port`` is given)."""
-
-    signatures = ("gunicorn",)
-
-    def __init__(
-        self,
-        env: dict[str, str],
-        log: Path,
-        *,
-        workers: int = 2,
-        threads: int = 4,
-        port: int = 0,
-        app: str = "pinboard.wsgi",
-        extra_args: Sequence[str] = ("--log-level", "warning"),
-        detached: bool = False,
-    ) -> None:
-        self.port = port or _free_port()
-        argv = [
-            sys.executable, "-m", "gunicorn", app, "-c", str(GUNICORN_CONF),
-            "-w", str(workers), "--threads", str(threads),
-            "-b", f"{HOST}:{self.port}", *extra_args,
-        ]  # fmt: skip
-        # The production settings (gunicorn.conf.py), with no access log: not under load.
-        super().__init__(argv, {"PINBOARD_GUNICORN_ACCESS_LOG": "", **env}, log, detached=detached)
-
-    def url(self, path: str) -> str:
-        return f"http://{HOST}:{self.port}{path}"
-
-    def wait_ready(self, timeout: float = 60, path: str = "/healthz") -> None:
-        import urllib.request
-
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if not self.alive:
-                raise ServerStartError(f"gunicorn exited:\n{self._output_since_start()[-3000:]}")
-            try:
-                with urllib.request.urlopen(self.url(path), timeout=5) as response:
-                    if response.status == 200:
-                        return
-            except OSError:
-                pass
-            time.sleep(0.1)
-        raise ServerStartError(
-            f"gunicorn did not answer in time:\n{self._output_since_start()[-3000:]}"
-        )
-
-
-class CeleryWorker(SiteProcess):
-    """``celery -A pinboard worker``: one process (``--pool=solo``), or a prefork pool of
-    ``concurrency`` processes."""
-
-    signatures = ("celery",)
-
-    def __init__(
-        self,
-        env: dict[str, str],
-        log: Path,
-        *,
-        concurrency: int | None = None,
-        detached: bool = False,
-    ) -> None:
-        pool = ["--pool=solo"] if concurrency is None else [f"--concurrency={concurrency}"]
-        argv = [sys.executable, "-m", "celery", "-A", "pinboard", "worker", *pool, "--loglevel=info"]  # fmt: skip
-        super().__init__(argv, env, log, detached=detached)
-
-    def wait_ready(self, timeout: float = 60) -> None:
-        """Return once the worker has said ``ready.`` (connected to its broker)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if not self.alive:
-                raise ServerStartError(f"celery exited:\n{self._output_since_start()[-3000:]}")
-            if " ready." in self._output_since_start():
-                return
-            time.sleep(0.1)
-        raise ServerStartError(
-            f"celery did not say ready in time:\n{self._output_since_start()[-3000:]}"
-        )

@@ -26,7 +26,6 @@ import itertools
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -39,7 +38,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tests.conftest import unavailable
-from toolkit.servers import manage
+from toolkit.servers import free_port
+from toolkit.site_processes import manage
 
 if TYPE_CHECKING:
     from playwright.sync_api import (
@@ -70,12 +70,6 @@ SERVER_START_TIMEOUT = 30.0
 
 
 # -- the site -------------------------------------------------------------------
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _wait_until_up(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
@@ -127,7 +121,7 @@ def site_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 @contextlib.contextmanager
 def serve(env: dict[str, str], log_name: str) -> Iterator[str]:
     """A pinboard server (``runserver``) on ``env``'s data: its base URL, trailing slash."""
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}/"
     ARTIFACTS.mkdir(exist_ok=True)
     log = ARTIFACTS / log_name

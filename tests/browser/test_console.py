@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from toolkit.servers import manage
+from toolkit.site_processes import manage
 
 try:
     from playwright.sync_api import expect

@@ -14,7 +14,8 @@ import pytest
 
 from shardstore.control.sources import FileSource
 from tests.shardstore.replication import pair, publish_pair  # noqa: F401 - pair: a fixture
-from toolkit.servers import MariaDBServer, manage
+from toolkit.servers import MariaDBServer
+from toolkit.site_processes import manage
 
 from .conftest import serve
 

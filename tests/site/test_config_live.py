@@ -25,7 +25,7 @@ from shardstore import Store, Topology, init_shards
 from shardstore.control.sources import open_source
 from tests.config_documents import eventually, sqlite_shard_map
 from tests.site.conftest import PLANE
-from toolkit.servers import CeleryWorker, GunicornSite
+from toolkit.site_processes import CeleryWorker, GunicornSite
 
 # These start processes of their own on SQLite shards: whatever plane the run's site tests
 # use, once per `make test` is enough.

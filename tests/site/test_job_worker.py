@@ -29,7 +29,7 @@ from pinboard.store import get_store
 from tests.config_documents import eventually, sqlite_shard_map
 from tests.site.conftest import PLANE, SiteServers
 from tests.site.job_kinds import runs
-from toolkit.servers import ROOT, CeleryWorker, manage
+from toolkit.site_processes import ROOT, CeleryWorker, manage
 
 BROKER_DB = 13
 #: Short, so that the chunk of the killed worker is delivered again within seconds.

@@ -32,7 +32,8 @@ from tests.config_documents import sqlite_shard_map
 from tests.site.conftest import PLANE
 from tests.site.ops import config_dir_fixture, hidden_fields, operator_fixture, staff_fixture, text  # noqa: F401
 from tests.site.test_config_live import env_for, publish
-from toolkit.servers import GunicornSite, MariaDBServer, manage
+from toolkit.servers import MariaDBServer
+from toolkit.site_processes import GunicornSite, manage
 
 # These start servers and processes of their own: whatever plane the run's site tests use,
 # once per `make test` is enough.

@@ -21,7 +21,8 @@ from shardstore.control.mysql_hosts import HostError, MySQLHost, endpoint
 from shardstore.control.sources import ConfigSource, open_source
 from toolkit.cluster import Cluster
 from toolkit.load import Load, LoadReport, Pinner, Site, ensure_pinners
-from toolkit.servers import ROOT, Launched
+from toolkit.servers import Launched
+from toolkit.site_processes import ROOT
 
 #: Pinners the load writes for, on every master that takes new pinners.
 PINNERS_PER_MASTER = 4
