@@ -6,7 +6,7 @@ HOST_PORT ?= 127.0.0.1:8000
 # mysqlclient compiles against libmariadb; install it when the library is there.
 HAVE_MYSQL_LIB := $(shell pkg-config --exists libmariadb 2>/dev/null && echo yes)
 
-.PHONY: run test lint bench worker clean cluster cluster-stop cluster-status drills release
+.PHONY: run test lint bench bench-compare worker clean cluster cluster-stop cluster-status drills release
 
 $(VENV)/.run: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -84,6 +84,11 @@ release:
 
 bench: $(VENV)/.dev
 	$(PY) bench/store.py
+
+# pinboard against the plain Django-ORM build, 10k to 1M pins (docs/benchmarks.md): needs
+# MariaDB, memcached, Redis and wrk; about 45 minutes.
+bench-compare: $(VENV)/.dev $(VENV)/.mysql
+	$(PY) -m bench.compare.run
 
 clean:
 	rm -rf $(VENV) var build .pytest_cache .ruff_cache .mypy_cache

@@ -4,17 +4,17 @@ What it writes, as multi-row INSERTs on a few connections of its own (``Loader``
 pinners on random open shards (``load_pinners``: the user objects, their username
 and email lookups, boards with their slugs, the board-slug lookups and
 user_has_boards), and pins on given boards (``load_pins``: the pin objects,
-board_has_pins with its inverse pin_owned_by_board, and user_has_pins), plus the
-mapping_counts of every list. The rows and the object JSON are exactly what the
-site's actions (sign_up, create_board, create_pin) would write: objects colocated
-with their owner, local ids after the highest one each shard's table holds,
-sequences in microseconds since the epoch, timestamps as ``isoformat()``, and
-counts added as the dialect's add_to_count does. Only the cache pools are
-bypassed, so a caller empties them after a load. ``verify`` checks every mapping
-count against its rows and every board_has_pins row for its inverse;
-``table_sizes`` reports the biggest shard tables.
+board_has_pins with its inverse pin_owned_by_board, and user_has_pins), follows of
+pinners and boards (``load_follows``), likes and comments (``load_reactions``), plus
+the mapping_counts of every list. The rows and the object JSON are exactly what the
+site's actions (sign_up, create_board, create_pin, follow, like, add_comment) would
+write: objects colocated with their owner, local ids after the highest one each
+shard's table holds, sequences in microseconds since the epoch, timestamps as
+``isoformat()``, and counts added as the dialect's add_to_count does. Only the cache
+pools (and the Redis graph and feeds) are bypassed, so a caller empties the pools and
+rebuilds the graph after a load.
 
-Used by bench/pages.py, which puts the repository root on ``sys.path`` first.
+Used by bench/compare/dataset.py.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import MySQLdb
 from shardstore import Topology, compose, shard_of
 from shardstore.modshard import bucket
 
-PIN, BOARD, USER = 1, 2, 3  # type ids (shardstore.catalog.CATALOG)
+PIN, BOARD, USER, COMMENT = 1, 2, 3, 4  # type ids (shardstore.catalog.CATALOG)
 SECOND = 1_000_000  # sequences are microseconds since the epoch
 DAY = 86_400 * SECOND
 
@@ -54,6 +54,7 @@ LINKS = [
     "https://example.com/recipes/{n}", "https://blog.example.org/posts/{n}-ideas",
     "https://www.example.net/gallery/{n}", "https://shop.example.com/item/{n}?ref=pin",
 ]  # fmt: skip
+COMMENTS = ["Love this!", "Saving for later.", "So good.", "Where is this?", "Trying it tonight."]
 
 
 def sql_string(text: str) -> str:
@@ -169,8 +170,9 @@ def load_pinners(
     boards_per_user: int,
     password: str,
     now: int,
-) -> dict[int, int]:
-    """Pinners on random open shards, each with boards on their shard: ``{board_id: owner_id}``.
+) -> tuple[dict[int, int], dict[int, str]]:
+    """Pinners on random open shards, each with boards on their shard: ``{board_id: owner_id}``
+    and ``{user_id: username}``.
 
     Rows as sign_up and create_board write them: the user object, its username and
     email lookups, boards (with their slug), board-slug lookups, user_has_boards + count.
@@ -182,6 +184,7 @@ def load_pinners(
         by_shard[topology.random_open_shard(rng)].append(n)
     lookups: dict[tuple[int, str], list[tuple[str, int]]] = defaultdict(list)
     owner_of: dict[int, int] = {}
+    usernames: dict[int, str] = {}
 
     def lookup(table: str, key: str, object_id: int) -> None:
         key = key.strip().casefold()
@@ -194,6 +197,7 @@ def load_pinners(
             username, email = f"pinner{n:05d}", f"pinner{n:05d}@example.com"
             local = loader.next_local(shard, "users")
             user_id = compose(shard, USER, local)
+            usernames[user_id] = username
             user_rows.append((local, encode({
                 "username": username, "email": email, "password": password, "about": "",
                 "created_at": iso(joined),
@@ -220,7 +224,7 @@ def load_pinners(
     for (shard, table), rows in sorted(lookups.items()):
         loader.lookups(shard, table, rows)
     loader.wait()
-    return owner_of
+    return owner_of, usernames
 
 
 def load_pins(
@@ -232,17 +236,18 @@ def load_pins(
     *,
     window: tuple[int, int],
     label: str,
-) -> int:
+) -> list[int]:
     """``plan[board_id]`` pins on each board, as create_pin writes them.
 
     Per pin: the pin object on the board's shard, board_has_pins and its inverse
     pin_owned_by_board (one sequence), user_has_pins (a later sequence), and
-    their mapping_counts. Returns the number of pins made.
+    their mapping_counts. Returns the IDs of the pins made.
     """
     by_shard: dict[int, list[int]] = defaultdict(list)
     for board_id in plan:
         by_shard[shard_of(board_id)].append(board_id)
     total, done, started = sum(plan.values()), 0, time.monotonic()
+    made: list[int] = []
     shown = started
     for shard, boards in sorted(by_shard.items()):
         pins, has_pins, owned_by, user_pins = [], [], [], []
@@ -253,6 +258,7 @@ def load_pins(
                 created = rng.randrange(*window)
                 local = loader.next_local(shard, "pins")
                 pin_id = compose(shard, PIN, local)
+                made.append(pin_id)
                 n = rng.randrange(10**6)
                 description = " ".join(rng.sample(WORDS, rng.randint(2, 6))).capitalize()
                 pins.append((local, encode({
@@ -280,51 +286,91 @@ def load_pins(
             rate = done / max(now - started, 1e-9)
             print(f"  {label}: {done:,}/{total:,} pins ({rate:,.0f}/s)", file=sys.stderr)
     loader.wait()
-    return total
+    return made
 
 
-def verify(loader: Loader, topology: Topology) -> list[str]:
-    """Every mapping count equals its rows, and every board_has_pins row has its inverse."""
-    problems = []
-    cursor = loader.conn.cursor()
-    relations = ["user_has_boards", "board_has_pins", "pin_owned_by_board", "user_has_pins"]
-    totals = Counter()
-    for shard in range(topology.shard_count):
-        db = f"db{shard:05d}"
-        for relation in relations:
-            cursor.execute(
-                f"SELECT COUNT(*) FROM (SELECT from_id, COUNT(*) c FROM {db}.{relation}"
-                f" GROUP BY from_id) r LEFT JOIN {db}.mapping_counts m ON m.from_id = r.from_id"
-                f" AND m.relation = %s WHERE m.n IS NULL OR m.n <> r.c",
-                (relation,),
-            )
-            bad = cursor.fetchone()[0]
-            cursor.execute(
-                f"SELECT COUNT(*) FROM {db}.mapping_counts m WHERE m.relation = %s AND m.n <> 0"
-                f" AND NOT EXISTS (SELECT 1 FROM {db}.{relation} r WHERE r.from_id = m.from_id)",
-                (relation,),
-            )
-            bad += cursor.fetchone()[0]
-            if bad:
-                problems.append(f"{db}.{relation}: {bad} lists whose count differs from their rows")
-        cursor.execute(
-            f"SELECT COUNT(*) FROM {db}.board_has_pins b LEFT JOIN {db}.pin_owned_by_board p"
-            f" ON p.from_id = b.to_id AND p.to_id = b.from_id WHERE p.from_id IS NULL"
-        )
-        if missing := cursor.fetchone()[0]:
-            problems.append(f"{db}: {missing} board_has_pins rows without their inverse")
-        for table in ("pins", "board_has_pins", "pin_owned_by_board", "user_has_pins"):
-            cursor.execute(f"SELECT COUNT(*) FROM {db}.{table}")
-            totals[table] += cursor.fetchone()[0]
-    if len(set(totals.values())) != 1:
-        problems.append(f"row totals differ: {dict(totals)}")
-    return problems
+def load_follows(
+    loader: Loader,
+    rng: random.Random,
+    followers: list[int],
+    pinners: list[int],
+    boards: dict[int, int],
+    *,
+    follows: int,
+    board_follows: int,
+    window: tuple[int, int],
+) -> None:
+    """Each of ``followers`` follows ``follows`` of ``pinners`` and ``board_follows`` of
+    ``boards`` (``{board_id: owner_id}``), as the follow actions write them: each edge on
+    both ends' shards, and the counts. Never themselves, and never a board of a pinner
+    they follow (that board is followed already) or their own."""
+    edges = Edges(rng, window)
+    board_ids = list(boards)
+    for user_id in followers:
+        others = [p for p in rng.sample(pinners, min(follows + 1, len(pinners))) if p != user_id]
+        followed = set(others[:follows])
+        for other in followed:
+            edges.add("user_follows_users", "user_followed_by_users", user_id, other)
+        candidates = rng.sample(board_ids, min(board_follows * 3, len(board_ids)))
+        chosen = [b for b in candidates if boards[b] not in followed and boards[b] != user_id]
+        for board_id in chosen[:board_follows]:
+            edges.add("user_follows_boards", "board_followed_by_users", user_id, board_id)
+    edges.write(loader)
 
 
-def table_sizes(loader: Loader) -> str:
-    cursor = loader.conn.cursor()
-    cursor.execute(
-        "SELECT table_name, SUM(data_length + index_length) FROM information_schema.tables"
-        " WHERE table_schema LIKE 'db%' GROUP BY table_name ORDER BY 2 DESC LIMIT 6"
-    )
-    return ", ".join(f"{name} {int(size) / 2**20:,.0f} MB" for name, size in cursor.fetchall())
+def load_reactions(
+    loader: Loader,
+    rng: random.Random,
+    usernames: dict[int, str],
+    pin_ids: list[int],
+    *,
+    likes: int,
+    comments: int,
+    window: tuple[int, int],
+) -> None:
+    """About ``likes`` likes (repeats dropped) and ``comments`` comments on random pins by
+    random pinners, as the like and comment actions write them."""
+    edges = Edges(rng, window)
+    pinners = list(usernames)
+    for pair in {(rng.choice(pinners), rng.choice(pin_ids)) for _ in range(likes)}:
+        edges.add("user_likes_pins", "pin_liked_by_users", *pair)
+    by_shard: dict[int, list[tuple[int, str]]] = defaultdict(list)
+    for _ in range(comments):
+        author, pin_id = rng.choice(pinners), rng.choice(pin_ids)
+        shard = shard_of(pin_id)
+        local = loader.next_local(shard, "comments")
+        created = rng.randrange(*window)
+        by_shard[shard].append((local, encode({
+            "pin_id": pin_id, "author_id": author, "author_username": usernames[author],
+            "text": rng.choice(COMMENTS), "created_at": iso(created),
+        })))  # fmt: skip
+        edges.one_way("pin_has_comments", pin_id, compose(shard, COMMENT, local), created + 500)
+    for shard, rows in sorted(by_shard.items()):
+        loader.objects(shard, "comments", rows)
+    edges.write(loader)
+
+
+class Edges:
+    """Mapping rows and counts gathered by shard, then written in multi-row INSERTs."""
+
+    def __init__(self, rng: random.Random, window: tuple[int, int]) -> None:
+        self.rng, self.window = rng, window
+        self.rows: dict[tuple[int, str], list[tuple[int, int, int]]] = defaultdict(list)
+        self.counts: dict[int, Counter] = defaultdict(Counter)
+
+    def one_way(self, relation: str, from_id: int, to_id: int, sequence: int) -> None:
+        self.rows[(shard_of(from_id), relation)].append((from_id, to_id, sequence))
+        self.counts[shard_of(from_id)][(from_id, relation)] += 1
+
+    def add(self, forward: str, inverse: str, a: int, b: int) -> None:
+        """An edge and its inverse, with one sequence (as MappingTable.add writes them)."""
+        sequence = self.rng.randrange(*self.window)
+        self.one_way(forward, a, b, sequence)
+        self.one_way(inverse, b, a, sequence)
+
+    def write(self, loader: Loader) -> None:
+        for (shard, relation), rows in sorted(self.rows.items()):
+            loader.mappings(shard, relation, rows)
+        for shard, counts in sorted(self.counts.items()):
+            loader.counts(shard, counts)
+        loader.wait()

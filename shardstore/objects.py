@@ -5,8 +5,8 @@ local id. Update is read-modify-write in one transaction with the row locked.
 Delete is soft (``"active": false``, hidden from reads) unless ``hard=True``.
 
 Reads can bring an object's mapping counts along (``counts=("board_has_pins",)``)
-in the same round trip, as sub-queries on the object's own shard: a board and
-its pin count cost one query, not two.
+in the same round trip, as one sub-query per object on its own shard (its count
+rows, aggregated): a board and its pin count cost one query, not two.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+
+import orjson
 
 from .catalog import ObjectType
 from .exceptions import NotFound, ObjectTooLarge
@@ -44,9 +46,18 @@ def _encode(data: Mapping[str, Any], object_id: int | None = None) -> str:
 
 
 def _decode(object_id: int, text: str | bytes) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(text)
+    data: dict[str, Any] = orjson.loads(text)
     data["id"] = object_id
     return data
+
+
+def _counts(count_list: str | bytes | None, wanted: Sequence[str]) -> dict[str, int]:
+    """The ``wanted`` counts from a "relation n,relation n" list (0 for a relation with
+    no row: nothing was ever added to it)."""
+    if isinstance(count_list, bytes):
+        count_list = count_list.decode()
+    rows = dict(item.split(" ") for item in count_list.split(",")) if count_list else {}
+    return {relation: int(rows.get(relation, 0)) for relation in wanted}
 
 
 def is_active(data: Mapping[str, Any]) -> bool:
@@ -62,10 +73,10 @@ class ObjectTable:
         table = object_type.table
         self._insert = f"INSERT INTO {{db}}.{table} (data) VALUES (%s)"
         self._select_one = f"SELECT data FROM {{db}}.{table} WHERE local_id = %s"
-        # A sub-query on the object's own shard: the count row of (this object's ID, relation).
-        self._count_column = (
-            ", (SELECT n FROM {db}.mapping_counts c"
-            f" WHERE c.from_id = %s + {table}.local_id AND c.relation = %s)"
+        # A sub-query on the object's own shard: its count rows, as "relation n,relation n".
+        self._counts_column = (
+            ", (SELECT {count_list} FROM {db}.mapping_counts c"
+            f" WHERE c.from_id = %s + {table}.local_id)"
         )
         self._update = f"UPDATE {{db}}.{table} SET data = %s WHERE local_id = %s"
         self._delete = f"DELETE FROM {{db}}.{table} WHERE local_id = %s"
@@ -101,25 +112,41 @@ class ObjectTable:
             if self._store.catalog.relation(relation).from_type != self.type.name:
                 raise ValueError(f"{relation} does not map from {self.type.name}")
         found: dict[int, dict[str, Any]] = {}
-        type_id = self.type.type_id
-        for shard_id, ids in group_by_shard(wanted).items():
-            local_ids = [object_id & MAX_LOCAL_ID for object_id in ids]
-            base = compose(shard_id, type_id, 0)
-            columns = "".join(self._count_column for _ in counts)
-            sql = f"SELECT local_id, data{columns} FROM {{db}}.{self.type.table} WHERE local_id IN "
-            params = [value for relation in counts for value in (base, relation)] + local_ids
-            with self._store.session(shard_id) as session:
-                rows = session.query(sql + "(" + ",".join(["%s"] * len(local_ids)) + ")", params)
-            for local_id, text, *row_counts in rows:
-                object_id = base + local_id
+        by_shard = group_by_shard(wanted)
+        for shards in self._store.read_groups(by_shard):
+            with self._store.session(shards[0]) as session:
+                parts, params = [], []
+                for shard_id in shards:
+                    sql, shard_params = self._select_many(
+                        shard_id, by_shard[shard_id], session.dialect.count_list if counts else ""
+                    )
+                    parts.append(sql)
+                    params += shard_params
+                rows = session.query(" UNION ALL ".join(parts), params)
+            for object_id, text, *count_list in rows:
                 data = _decode(object_id, text)
                 if counts:
-                    data["counts"] = {
-                        r: int(n or 0) for r, n in zip(counts, row_counts, strict=True)
-                    }
+                    data["counts"] = _counts(count_list[0], counts)
                 if include_inactive or is_active(data):
                     found[object_id] = data
         return [found[object_id] for object_id in wanted if object_id in found]
+
+    def _select_many(self, shard_id: int, ids: list[int], count_list: str) -> tuple[str, list[Any]]:
+        """A SELECT of these objects of one shard (full ID, data, and with ``count_list``,
+        the dialect's aggregate, their counts), naming its database, so that several shards
+        of a host can be read in one UNION ALL."""
+        base = compose(shard_id, self.type.type_id, 0)
+        db = self._store.database(shard_id)
+        columns = ""
+        if count_list:
+            columns = self._counts_column.replace("{db}", db).replace("{count_list}", count_list)
+        marks = ",".join(["%s"] * len(ids))
+        sql = (
+            f"SELECT %s + local_id, data{columns} FROM {db}.{self.type.table}"
+            f" WHERE local_id IN ({marks})"
+        )
+        params = [base, base] if count_list else [base]
+        return sql, params + [object_id & MAX_LOCAL_ID for object_id in ids]
 
     def update(self, object_id: int | str, changes: Changes) -> dict[str, Any]:
         """Read-modify-write in one transaction; ``changes`` is a dict to merge or a function

@@ -814,7 +814,7 @@ def _exchange(host: str, port: int, request: bytes | None, timeout: float = 1.0)
 # pytest's fixtures do). util-linux's setpriv sets that flag and then execs the
 # server; a preexec_fn would run Python in the forked child, whose thread-exit
 # cleanup can close the parent's other threads' database connections.
-# bench/pages.py starts gunicorn behind it for the same reasons.
+# toolkit/site_processes.py starts gunicorn behind it for the same reasons.
 DIE_WITH_PARENT = ["setpriv", "--pdeathsig", "SIGTERM", "--"] if shutil.which("setpriv") else []
 
 

@@ -122,8 +122,10 @@ class GunicornSite(SiteProcess):
         while time.monotonic() < deadline:
             if not self.alive:
                 raise ServerStartError(f"gunicorn exited:\n{self._output_since_start()[-3000:]}")
+            # As the load balancer forwards it: production settings redirect plain HTTP.
+            request = urllib.request.Request(self.url(path), headers={"X-Forwarded-Proto": "https"})
             try:
-                with urllib.request.urlopen(self.url(path), timeout=5) as response:
+                with urllib.request.urlopen(request, timeout=5) as response:
                     if response.status == 200:
                         return
             except OSError:

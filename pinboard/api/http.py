@@ -15,9 +15,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import orjson
 from django.core.exceptions import BadRequest as DjangoBadRequest
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, UnreadablePostError
+from django.http import Http404, HttpRequest, HttpResponse, UnreadablePostError
 from django.http.multipartparser import MultiPartParserError
 from django.views.decorators.csrf import csrf_exempt
 
@@ -59,23 +60,24 @@ Handler = Callable[..., HttpResponse]
 # -- responses ----------------------------------------------------------------
 
 
-def ok(payload: dict[str, Any], status: int = 200) -> JsonResponse:
-    return JsonResponse(payload, status=status)
+def ok(payload: dict[str, Any], status: int = 200) -> HttpResponse:
+    """JSON by orjson: several times faster than the json module on a page of 50 pins."""
+    return HttpResponse(orjson.dumps(payload), status=status, content_type="application/json")
 
 
-def created(payload: dict[str, Any]) -> JsonResponse:
-    return JsonResponse(payload, status=201)
+def created(payload: dict[str, Any]) -> HttpResponse:
+    return ok(payload, status=201)
 
 
 def no_content() -> HttpResponse:
     return HttpResponse(status=204)
 
 
-def error_response(error: DomainError) -> JsonResponse:
+def error_response(error: DomainError) -> HttpResponse:
     body: dict[str, Any] = {"code": error.code, "message": error.message}
     if error.field:
         body["field"] = error.field
-    response = JsonResponse({"error": body}, status=error.status)
+    response = ok({"error": body}, status=error.status)
     if error.retry_after is not None:
         response["Retry-After"] = str(error.retry_after)
     return response
@@ -269,7 +271,7 @@ def page_params(request: HttpRequest) -> tuple[int, str | None]:
     return limit, cursor
 
 
-def page(items: list[dict[str, Any]], cursor: str | None) -> JsonResponse:
+def page(items: list[dict[str, Any]], cursor: str | None) -> HttpResponse:
     return ok({"items": items, "next": cursor})
 
 
@@ -277,7 +279,7 @@ def server_error(request: HttpRequest) -> HttpResponse:
     """The 500 handler: JSON for API clients, Django's page for browsers."""
     if request.path.startswith("/api/"):
         body = {"error": {"code": "server_error", "message": "an unexpected error occurred"}}
-        return JsonResponse(body, status=500)
+        return ok(body, status=500)
     from django.views.defaults import server_error as page
 
     return page(request)

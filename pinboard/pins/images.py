@@ -15,10 +15,13 @@ import hashlib
 import io
 import secrets
 import warnings
+from functools import lru_cache
 from typing import Any
 
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from ..errors import InvalidField, TooLarge
@@ -62,8 +65,18 @@ def store_image(upload: Any) -> dict[str, Any]:
     }
 
 
+@lru_cache(maxsize=50_000)
 def image_url(key: str) -> str:
+    """The public URL of a stored file. Files are never rewritten and URLs carry no
+    signature (prod: ``querystring_auth`` off), so a key's URL never changes: remembered,
+    since a page of 50 pins would otherwise build 100 URLs through the storage."""
     return default_storage.url(key)
+
+
+@receiver(setting_changed)
+def _storage_changed(*, setting: str, **kwargs: Any) -> None:
+    if setting in ("STORAGES", "MEDIA_URL"):
+        image_url.cache_clear()
 
 
 def _too_many_pixels(declared: str) -> InvalidField:

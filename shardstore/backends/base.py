@@ -36,6 +36,7 @@ class Dialect:
     for_update: str  # row lock on a read inside a write transaction
     begin: str  # start a write transaction
     add_to_count: str  # upsert into mapping_counts: (from_id, relation, delta)
+    count_list: str  # an aggregate of a group of mapping_counts rows: "relation n,relation n"
 
 
 class Session:
@@ -207,6 +208,9 @@ class Backend(ABC):
     """One physical host. Subclasses: ``mysql.MySQLBackend``, ``sqlite.SQLiteBackend``."""
 
     dialect: Dialect
+    #: Whether one connection reaches every shard database of the host, so that one
+    #: statement can read several shards (MySQL: databases on one server; SQLite: a file each).
+    spans_shards: bool = False
 
     def __init__(
         self, host: str, address: str, *, on_query: Callable[[str], None], max_idle: int
@@ -215,7 +219,6 @@ class Backend(ABC):
         self.address = address
         self.on_query = on_query
         self._pool = ConnectionPool(self._connect, max_idle=max_idle)
-        self._rendered: dict[tuple[str, int], str] = {}
 
     # -- what each backend provides -----------------------------------------
 
@@ -266,14 +269,7 @@ class Backend(ABC):
 
     def render(self, sql: str, shard_id: int) -> str:
         """``sql`` with the shard's database and the driver's placeholders filled in."""
-        key = (sql, shard_id)
-        rendered = self._rendered.get(key)
-        if rendered is None:
-            if len(self._rendered) >= 20_000:  # bound it: IN lists make many shapes
-                self._rendered.clear()
-            rendered = self._render_params(sql.replace("{db}", self.database(shard_id)))
-            self._rendered[key] = rendered
-        return rendered
+        return self._render_params(sql.replace("{db}", self.database(shard_id)))
 
     def unavailable(self, shard_id: int, reason: object) -> ShardUnavailable:
         return ShardUnavailable(shard_id, self.host, str(reason))

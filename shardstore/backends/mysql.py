@@ -32,6 +32,7 @@ _SERVER_GONE, _LOST_DURING_QUERY, _LOST_ON_WRITE = 2006, 2013, 2055
 
 
 class MySQLBackend(Backend):
+    spans_shards = True
     dialect = Dialect(
         insert_ignore="INSERT IGNORE",
         max_union=1000,
@@ -41,6 +42,7 @@ class MySQLBackend(Backend):
             "INSERT INTO {db}.mapping_counts (from_id, relation, n) VALUES (%s, %s, %s)"
             " ON DUPLICATE KEY UPDATE n = n + VALUES(n)"
         ),
+        count_list="GROUP_CONCAT(relation, ' ', n)",
     )
 
     def __init__(

@@ -10,8 +10,8 @@ the key (objects, counts) or appends to it (lists): a deleted claim makes the
 reader's ``cas`` impossible, so nothing stale is stored; appends made while
 the reader was away are kept and merged by the reader.
 
-A warm read costs one multi-get per pool; a cold one also a batch of claims,
-one multi-get of the claims' tokens and a batch of fills per pool. Claims are
+A warm read costs one multi-get; a cold one also a batch of claims, one
+multi-get of the claims' tokens and a batch of fills. Claims are
 awaited (one round trip per server for the batch): a claim still on its way
 when the database is read could land after a writer's delete and hold the
 key for a value read before the write. Fills go without waiting for replies.
@@ -42,45 +42,25 @@ def read_through(
     """The cached value of each key; misses are loaded (``load(missing) -> {key: value}``,
     one batch) and stored. With ``merge``, appends that landed on a claim while it was
     being filled are merged into the loaded value (``merge(loaded, appended)``)."""
-    return read_through_pools({pool: keys}, load, expire=expire, merge=merge)
-
-
-def read_through_pools(
-    requests: Mapping[CachePool, Sequence[str]],
-    load: Callable[[list[str]], Mapping[str, bytes]],
-    *,
-    expire: int = 0,
-    merge: Callable[[bytes, bytes], bytes] | None = None,
-) -> dict[str, bytes]:
-    """``read_through`` over keys in several pools with one ``load`` for all their misses
-    (an object and its counts, say, read from the database in one query)."""
-    found: dict[str, bytes] = {}
-    missing: dict[CachePool, list[str]] = {}
-    for pool, keys in requests.items():
-        got = pool.get_many(keys)
-        found.update(got)
-        absent = [k for k in keys if got.get(k, FILLING).startswith(FILLING)]
-        if absent:
-            missing[pool] = absent
+    found = pool.get_many(keys)
+    missing = [k for k in keys if found.get(k, FILLING).startswith(FILLING)]
     if not missing:
         return found
     claim = FILLING + secrets.token_bytes(8)
-    for pool, keys in missing.items():
-        pool.add_many(dict.fromkeys(keys, claim), FILL_SECONDS)
-    loaded = load([key for keys in missing.values() for key in keys])
-    for pool, keys in missing.items():
-        current = pool.gets_many(keys)
-        fills = []
-        for key in keys:
-            value = loaded[key]
-            held = current.get(key)
-            if held is not None and held[0].startswith(claim):  # our claim, still standing
-                appended = held[0][len(claim) :]
-                if appended and merge is not None:
-                    value = merge(value, appended)
-                fills.append((key, value, held[1]))
-            found[key] = value
-        pool.cas_many(fills, expire)
+    pool.add_many(dict.fromkeys(missing, claim), FILL_SECONDS)
+    loaded = load(missing)
+    current = pool.gets_many(missing)
+    fills = []
+    for key in missing:
+        value = loaded[key]
+        held = current.get(key)
+        if held is not None and held[0].startswith(claim):  # our claim, still standing
+            appended = held[0][len(claim) :]
+            if appended and merge is not None:
+                value = merge(value, appended)
+            fills.append((key, value, held[1]))
+        found[key] = value
+    pool.cas_many(fills, expire)
     return found
 
 

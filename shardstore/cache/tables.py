@@ -5,9 +5,10 @@ then invalidate (or append to) the cache after they commit."""
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+
+import orjson
 
 from ..catalog import Relation
 from ..interface import Page
@@ -16,7 +17,7 @@ from ..mappings import MappingTable, check_limit, now_sequence
 from ..objects import ObjectTable, is_active
 from . import lists
 from .pools import CachePool
-from .readthrough import invalidate, key_for, read_through, read_through_pools
+from .readthrough import invalidate, key_for, read_through
 
 if TYPE_CHECKING:
     from .store import CachedStore
@@ -28,7 +29,10 @@ ABSENT = b"null"
 
 
 class CachedObjects:
-    """``pin:%d`` keys holding each object's stored JSON (``null`` when absent)."""
+    """``pin:%d`` keys holding each object's stored JSON and every count of the mappings
+    from it (``null`` when absent): a page of 50 pins and their counts is one multi-get of
+    50 keys. A write to the object, or to a mapping that changes one of its counts, drops
+    the key (``forget``)."""
 
     def __init__(self, cached: CachedStore, table: ObjectTable, pool: CachePool) -> None:
         self._cached = cached
@@ -36,6 +40,10 @@ class CachedObjects:
         self._pool = pool
         self.type = table.type
         self._template = f"{table.type.name}:%d"
+        #: Every count an object of this type has, so one cached value serves every reader.
+        self._counts = tuple(
+            name for name, r in cached.catalog.relations.items() if r.from_type == self.type.name
+        )
 
     def key(self, object_id: int) -> str:
         return key_for(self._template, VERSION, object_id)
@@ -53,74 +61,60 @@ class CachedObjects:
         include_inactive: bool = False,
         counts: Sequence[str] = (),
     ) -> list[dict[str, Any]]:
-        """Objects (and their counts) from the pools; what misses is read in one query per
-        shard, object and counts together, as ``ObjectTable.get_many`` does."""
+        """Objects (and the ``counts`` asked for) from the pool; what misses is read in one
+        query per shard, objects and all their counts together (``ObjectTable.get_many``)."""
         wanted = self._cached.catalog.expect_all(object_ids, self.type.name)
-        unique = list(dict.fromkeys(wanted))
-        object_keys = {object_id: self.key(object_id) for object_id in unique}
-        count_keys = {
-            (object_id, relation): self._cached.mapping(relation).count_key(object_id)
-            for object_id in unique
-            for relation in counts
-        }
+        for relation in counts:
+            if relation not in self._counts:
+                raise ValueError(f"{relation} does not map from {self.type.name}")
+        keys = {object_id: self.key(object_id) for object_id in dict.fromkeys(wanted)}
+        by_key = {key: object_id for object_id, key in keys.items()}
 
         def load(missing: list[str]) -> dict[str, bytes]:
-            lost = set(missing)
-            ids = [
-                object_id
-                for object_id in unique
-                if object_keys[object_id] in lost
-                or any(count_keys[(object_id, r)] in lost for r in counts)
-            ]
-            rows = {
-                o["id"]: o for o in self._table.get_many(ids, include_inactive=True, counts=counts)
-            }
-            values = {}
-            for object_id in ids:
-                row = rows.get(object_id)
-                values[object_keys[object_id]] = _dump(row)
-                for relation in counts:
-                    n = row["counts"][relation] if row else 0
-                    values[count_keys[(object_id, relation)]] = str(n).encode()
-            return values
+            ids = [by_key[key] for key in missing]
+            rows = self._table.get_many(ids, include_inactive=True, counts=self._counts)
+            found = {row["id"]: row for row in rows}
+            return {keys[object_id]: _dump(found.get(object_id)) for object_id in ids}
 
-        requests: dict[CachePool, list[str]] = {self._pool: list(object_keys.values())}
-        if counts:
-            requests.setdefault(self._cached.pools["lists"], []).extend(count_keys.values())
-        values = read_through_pools(requests, load)
+        values = read_through(self._pool, list(keys.values()), load)
         objects = []
         for object_id in wanted:
-            data = json.loads(values[object_keys[object_id]])
+            data = orjson.loads(values[keys[object_id]])
             if data is None or not (include_inactive or is_active(data)):
                 continue
             data["id"] = object_id
+            stored_counts = data.pop("counts", {})
             if counts:
-                data["counts"] = {r: int(values[count_keys[(object_id, r)]]) for r in counts}
+                data["counts"] = {r: stored_counts.get(r, 0) for r in counts}
             objects.append(data)
         return objects
 
     def create(self, shard_id: int, data: Mapping[str, Any]) -> int:
         object_id = self._table.create(shard_id, data)
-        invalidate(self._pool, [self.key(object_id)])  # a read may have cached it as absent
+        self.forget([object_id])  # a read may have cached it as absent
         return object_id
 
     def update(self, object_id: int | str, changes: Any) -> dict[str, Any]:
         data = self._table.update(object_id, changes)
-        invalidate(self._pool, [self.key(data["id"])])
+        self.forget([data["id"]])
         return data
 
     def delete(self, object_id: int | str, *, hard: bool = False) -> bool:
         object_id = self._cached.catalog.expect(object_id, self.type.name)
         deleted = self._table.delete(object_id, hard=hard)
-        invalidate(self._pool, [self.key(object_id)])
+        self.forget([object_id])
         return deleted
+
+    def forget(self, object_ids: Iterable[int]) -> None:
+        """After a write that changed these objects or their counts has committed."""
+        invalidate(self._pool, [self.key(object_id) for object_id in object_ids])
 
 
 def _dump(data: dict[str, Any] | None) -> bytes:
+    """The cached value: the stored JSON with the counts, without the ID (the key has it)."""
     if data is None:
         return ABSENT
-    stored = {k: v for k, v in data.items() if k not in ("id", "counts")}
-    return json.dumps(stored, separators=(",", ":")).encode()
+    return orjson.dumps({k: v for k, v in data.items() if k != "id"})
 
 
 class CachedMapping:
@@ -263,6 +257,8 @@ class CachedMapping:
             keys += [mapping.count_key(a), mapping.edge_key(a, b)]
             if lists_too:
                 keys.append(mapping.list_key(a))
+            # The object at this end caches its counts with it.
+            self._cached.objects(mapping.relation.from_type).forget([a])
         invalidate(self._pool, keys)
 
 

@@ -302,6 +302,10 @@ def report() -> Iterator[None]:
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 def test_api_conforms_to_its_openapi_document(case: schemathesis.Case, cast: Cast) -> None:
+    # A generated Host header is the deployment's to refuse (ALLOWED_HOSTS: Django's 400
+    # page for any path), not an input of the operation under test.
+    for name in [n for n in case.headers or {} if n.lower() == "host"]:
+        del case.headers[name]
     use_real_ids(case, cast)
     malformed = malform(case, cast)
     token = cast.token

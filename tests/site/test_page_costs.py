@@ -13,8 +13,10 @@ from pinboard.follows.actions import follow_user
 from pinboard.likes.actions import like
 from pinboard.pins.actions import add_comment, save_pin
 from pinboard.pins.queries import board_pins_page
+from pinboard.store import get_store
+from pinboard.users.tokens import issue_token
 from shardstore import shard_of
-from tests.site.pages import board_url, board_with_pins, get_counted, log_in
+from tests.site.pages import board_url, board_with_pins, clear_caches, get_counted, log_in
 
 PROFILE = 6  # username lookup + user, user_has_boards, boards, board_has_pins, cover pins
 SIGNED_IN = 1  # the session's pinner (follow state is read from Redis)
@@ -98,3 +100,24 @@ def test_pin_page_cost_does_not_grow_with_likes_saves_and_comments(client, make_
     assert quiet_cost == busy_cost == 5 + 4
     warm_cost, _ = get_counted(client, f"/pin/{busy}/", warm=True)
     assert warm_cost == 0
+
+
+def test_a_cold_home_feed_reads_its_pins_in_one_statement_per_host(client, make_user):
+    viewer = make_user("viewer")
+    authors = [make_user("author") for _ in range(12)]  # on shards of their own
+    for author in authors:
+        board_with_pins(author, "Mine", 4)
+        follow_user(viewer["id"], author["id"])  # merges their pins into the feed
+    shards = {shard_of(author["id"]) for author in authors}
+    assert len(shards) > 2
+    token = issue_token(viewer)["token"]
+    client.get("/api/v1/feed", HTTP_AUTHORIZATION=f"Token {token}")  # the visit is noted
+    clear_caches()
+    with get_store().count_queries() as queries:
+        response = client.get("/api/v1/feed", HTTP_AUTHORIZATION=f"Token {token}")
+    assert response.status_code == 200 and len(response.json()["items"]) == 48
+    store = get_store().store
+    hosts = {store.topology.master_of(shard) for shard in shards}
+    spans = all(backend.spans_shards for backend in store.backends().values())
+    # the token, the pinner, then the pins: one UNION ALL per host, or one query per shard
+    assert queries.count == 2 + (len(hosts) if spans else len(shards)), queries.statements

@@ -216,6 +216,28 @@ def test_board_page_shows_pins_counts_and_follow_button(client, cast):
     assert f'action="/boards/{recipes["id"]}/follow/"' in page
 
 
+def test_grid_cards_escape_and_shorten_descriptions(client, make_user):
+    from pinboard.boards.actions import create_board
+    from pinboard.pins.actions import create_pin
+
+    ann = make_user("ann")
+    board = create_board(ann["id"], "Cards")
+    long = "Tomatoes & basil <b>bold</b> " + "x" * 100
+    create_pin(ann["id"], board["id"], image_file(), long)
+    create_pin(ann["id"], board["id"], image_file(), "")
+    page = text(client.get(board_url(ann, board)))
+    cards = page.split('<div class="grid"')[1].split("</div>")[0]
+    assert "<b>" not in cards and "Tomatoes &amp; basil &lt;b&gt;bold&lt;/b&gt;" in cards
+    caption = cards.split('<span class="pin-caption">')[1].split("</span>")[0]
+    assert (
+        caption.endswith("\u2026")
+        and len(caption.replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">")) == 90
+    )  # truncatechars:90
+    assert cards.count('class="pin-caption"') == 1  # no caption without a description
+    assert 'alt="Pin"' in cards  # ...but an alt text
+    assert cards.count('width="') == 2 and 'width=""' not in cards
+
+
 def test_board_page_scrolls_50_at_a_time(client, make_user):
     ann = make_user("ann")
     board = board_with_pins(ann, "Lots", 53)

@@ -1,0 +1,66 @@
+"""pinboard's JSON for pinners, boards, pins and comments, field for field.
+
+IDs are decimal strings (they exceed 2^53, where JavaScript numbers lose digits); times
+are ISO 8601 in UTC with microseconds, as pinboard stores them. Counts come from the
+annotations of queries.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .models import Board, Comment, Pin, Pinner
+
+
+def pinner(user: Pinner) -> dict[str, Any]:
+    return {
+        "id": str(user.pk),
+        "username": user.username,
+        "about": user.about,
+        "follower_count": user.follower_count,
+        "following_count": user.following_count,
+        "board_count": user.board_count,
+        "pin_count": user.pin_count,
+    }
+
+
+def board(item: Board) -> dict[str, Any]:
+    return {
+        "id": str(item.pk),
+        "owner_id": str(item.owner_id),
+        "name": item.name,
+        "slug": item.slug,
+        "description": item.description,
+        "pin_count": item.pin_count,
+        "follower_count": item.follower_count,
+    }
+
+
+def pin(item: Pin) -> dict[str, Any]:
+    return {
+        "id": str(item.pk),
+        "board_id": str(item.board_id),
+        "owner_id": str(item.owner_id),
+        "description": item.description,
+        "link": item.link,
+        "image_url": item.image_url,
+        "thumbnail_url": item.thumbnail_url,
+        "width": item.width,
+        "height": item.height,
+        "like_count": item.like_count,
+        "save_count": item.save_count,
+        "comment_count": item.comment_count,
+        "saved_from": None if item.saved_from_id is None else str(item.saved_from_id),
+        "created_at": item.created_at.isoformat(),
+    }
+
+
+def comment(item: Comment) -> dict[str, Any]:
+    """``item.author`` must carry its counts (a Prefetch of queries.pinners_with_counts)."""
+    return {
+        "id": str(item.pk),
+        "pin_id": str(item.pin_id),
+        "author": pinner(item.author),
+        "text": item.text,
+        "created_at": item.created_at.isoformat(),
+    }

@@ -1,0 +1,342 @@
+"""pinboard against the plain Django-ORM build of the same site, side by side, on one machine.
+
+    python -m bench.compare.run                     # 10k, 100k and 1M pins (about 45 minutes)
+    python -m bench.compare.run --sizes 10000 50000 --seconds 3 --mixed-minutes 1   # quick
+
+What it does, in one run:
+
+1. Starts a private MariaDB, memcached and Redis (bench/compare/stack.py); pinboard gets
+   64 shards on that MariaDB, the ORM build (bench/compare/orm) a database beside them.
+2. Loads the data (bench/compare/dataset.py) at the first size, copies it into the ORM
+   build's tables (bench/compare/copy.py: same rows, same IDs), issues the same API tokens
+   on both sides, and starts both under gunicorn from gunicorn.conf.py (2 workers x 4
+   threads, no worker recycling, so the CPU and memory figures are the workers').
+3. At every size: p50 and p99 of each operation on the probes' entities (the same content
+   at every size), one request at a time, warm and cold (cache pools emptied before every
+   request). Checks first that both builds return the same JSON items for the same path.
+4. At the largest size, for each operation and build: wrk with 16 connections over random
+   entities, warm (after a pass over the same paths) and cold (pools emptied, then every
+   request a different entity): req/s, p50, p99, errors, server CPU-ms per request,
+   response bytes; and the SQL statements of one request cold and warm (MariaDB's count).
+5. The mixed workload (bench/compare/mixed.py) on both builds, and a pinboard worker's RSS
+   over it.
+6. Writes the figures (JSON), the plots (PNG) and the tables in docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from bench.compare import load, probe  # noqa: E402
+from bench.compare.dataset import Dataset  # noqa: E402
+from bench.compare.operations import OPERATIONS, Tokens, sample_paths  # noqa: E402
+from bench.compare.stack import ORM_DATABASE, Stack, start_stack  # noqa: E402
+from toolkit.site_processes import GunicornSite  # noqa: E402
+
+SIDES = ("pinboard", "orm")
+#: The hand-built pages (bench/compare/raw.py): the floor for a warm HTML page.
+RAW_SETTINGS = "bench.compare.raw_settings"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    parser.add_argument("--pinners", type=int, default=5_000)
+    parser.add_argument("--boards-per-pinner", type=int, default=4)
+    parser.add_argument("--probes", type=int, default=100, help="pinners whose pages never change")
+    parser.add_argument("--shards", type=int, default=64)
+    parser.add_argument("--requests", type=int, default=200, help="per operation, one at a time")
+    parser.add_argument("--seconds", type=float, default=8, help="per wrk run")
+    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--mixed-minutes", type=float, default=10)
+    parser.add_argument("--settings", default="pinboard.settings.prod")
+    parser.add_argument("--seed", type=int, default=2012)
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "benchmarks",
+                        help="where results.json and the plots go")  # fmt: skip
+    parser.add_argument("--doc", type=Path, default=ROOT / "docs" / "benchmarks.md",
+                        help="the page whose results section is rewritten ('' for none)")  # fmt: skip
+    parser.add_argument("--only", nargs="*", help="operations to run (default: all)")
+    args = parser.parse_args()
+    args.sizes.sort()
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="pinboard-compare-") as tmp, ExitStack() as servers:
+        stack = start_stack(Path(tmp), servers, shards=args.shards, settings=args.settings)
+        results = Bench(stack, args).run(servers)
+    results["seconds"] = round(time.monotonic() - started)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
+    from bench.compare import report
+
+    report.write(results, args.out, args.doc if str(args.doc) else None)
+    print(report.summary(results))
+    return 0
+
+
+class Bench:
+    def __init__(self, stack: Stack, args: argparse.Namespace) -> None:
+        self.stack, self.args = stack, args
+        self.rng = random.Random(args.seed)
+        self.operations = [o for o in OPERATIONS if not args.only or o.name in args.only]
+        self.servers: dict[str, GunicornSite] = {}
+        self.tokens: Tokens = {}
+
+    def run(self, servers: ExitStack) -> dict[str, Any]:
+        import MySQLdb
+
+        stack, args = self.stack, self.args
+        os.environ.update(stack.pinboard_env)  # this process reads and writes as pinboard does
+        import django
+
+        django.setup()
+        data = self._first_size(args.sizes[0])
+        self.mysql = MySQLdb.connect(**stack.mysql)
+        results: dict[str, Any] = {"setup": self._setup(), "sizes": {}}
+        for size in args.sizes:
+            data.grow(size)
+            self._serve(servers, data)
+            results["sizes"][str(size)] = self._sweep(data)
+            print(f"{size:,} pins: {json.dumps(results['sizes'][str(size)])}", file=sys.stderr)
+        results["throughput"] = self._throughput(data)
+        results["statements"] = self._statements(data)
+        if args.mixed_minutes > 0:
+            from bench.compare import mixed
+
+            results["mixed"] = mixed.run(self, data)
+        return results
+
+    # -- data and servers -----------------------------------------------------------
+
+    def _first_size(self, pins: int) -> Dataset:
+        from django.core.files.uploadedfile import SimpleUploadedFile
+
+        from bench.bulkload import Loader
+        from pinboard.pins.demo_images import demo_image
+        from pinboard.pins.images import store_image
+
+        picture = demo_image(random.Random(self.args.seed), "bench.png").read()
+        image = store_image(SimpleUploadedFile("bench.png", picture, content_type="image/png"))
+        loader = Loader(dict(self.stack.mysql), batch=5_000, threads=2)
+        data = Dataset(self.stack, self.rng, image, loader)
+        args = self.args
+        started = time.monotonic()
+        data.first(
+            pinners=args.pinners, boards_per_pinner=args.boards_per_pinner, probes=args.probes,
+            pins=pins,
+        )  # fmt: skip
+        print(f"loaded {pins:,} pins in {time.monotonic() - started:.0f}s", file=sys.stderr)
+        return data
+
+    def _serve(self, servers: ExitStack, data: Dataset) -> None:
+        """(Re)start both builds on the data as it is now: the ORM build's tables copied
+        afresh from pinboard's shards, the same tokens on both sides."""
+        for server in self.servers.values():
+            server.stop()
+        self._copy_to_orm()
+        self._issue_tokens(data)
+        self._rebuild_feeds()
+        print(f"settle: {self.stack.settle()}", file=sys.stderr)
+        apps = {
+            "pinboard": "pinboard.wsgi",
+            "orm": "bench.compare.orm.wsgi",
+            "raw": "pinboard.wsgi",
+        }
+        envs = {
+            "pinboard": self.stack.pinboard_env,
+            "orm": self.stack.orm_env,
+            "raw": {**self.stack.pinboard_env, "DJANGO_SETTINGS_MODULE": RAW_SETTINGS},
+        }
+        for side in (*SIDES, "raw"):
+            server = GunicornSite(
+                envs[side], self.stack.tmp / f"gunicorn-{side}.log", app=apps[side],
+                workers=self.args.workers, threads=self.args.threads,
+                extra_args=("--log-level", "warning", "--max-requests", "0"),
+            )  # fmt: skip
+            server.start()
+            servers.callback(server.stop)
+            server.wait_ready(
+                path="/healthz" if side == "raw" else f"/api/v1/users/{data.probes[0]}"
+            )
+            self.servers[side] = server
+        self._check_same_answers(data)
+
+    def _copy_to_orm(self) -> None:
+        from bench.compare.copy import copy_into_orm
+        from shardstore.topology import database_name
+
+        self.stack.empty_orm_database()
+        started = time.monotonic()
+        shards = [database_name(n) for n in range(self.stack.topology.shard_count)]
+        rows = copy_into_orm(self.mysql, shards, ORM_DATABASE)
+        print(f"copied into the ORM build in {time.monotonic() - started:.0f}s: {rows}",
+              file=sys.stderr)  # fmt: skip
+        if self.tokens:
+            self._orm_tokens()
+
+    def _issue_tokens(self, data: Dataset) -> None:
+        """API tokens for the probes and 2,000 other pinners (the feed's viewers), once."""
+        if self.tokens:
+            return
+        from pinboard.users.queries import get_users
+        from pinboard.users.tokens import issue_token
+
+        others = [p for p in data.usernames if p not in set(data.probes)]
+        viewers = data.probes + self.rng.sample(others, min(2_000, len(others)))
+        for user in get_users(viewers):
+            self.tokens[user["id"]] = issue_token(user)["token"]
+        self._orm_tokens()
+
+    def _rebuild_feeds(self) -> None:
+        """The home feeds of every viewer, from MySQL: the bulk load goes around Redis."""
+        from pinboard.feeds.actions import rebuild
+
+        started = time.monotonic()
+        for viewer in self.tokens:
+            rebuild(viewer)
+        print(f"rebuilt {len(self.tokens):,} feeds in {time.monotonic() - started:.0f}s",
+              file=sys.stderr)  # fmt: skip
+
+    def _orm_tokens(self) -> None:
+        from bench.compare.copy import add_tokens
+
+        add_tokens(self.mysql, ORM_DATABASE, self.tokens)
+
+    def _check_same_answers(self, data: Dataset) -> None:
+        """Both builds answer each API read with the same items (fields and values), and
+        the hand-built pages are the site's, byte for byte."""
+        for op in self.operations:
+            lines = [
+                line
+                for probes in (True, False)
+                for line in sample_paths(op, data, self.tokens, self.rng, 4, probes=probes)
+            ]
+            for line in lines:
+                path = line.split("\t")[0]
+                sides = ("pinboard", "raw") if op.page else SIDES
+                bodies = [self._get(side, line) for side in sides]  # the site first: it fills
+                if not op.page:
+                    bodies = [json.loads(body) for body in bodies]
+                    bodies = [found.get("items", found) for found in bodies]
+                if bodies[0] != bodies[1]:
+                    raise SystemExit(
+                        f"{sides[0]} and {sides[1]} differ on {path}:\n"
+                        f"{str(bodies[0])[:600]}\n{str(bodies[1])[:600]}"
+                    )
+
+    def _get(self, side: str, line: str) -> bytes:
+        client = probe.Client(self.servers[side].port)
+        try:
+            status, body, _ = client.get(line)
+        finally:
+            client.close()
+        if status != 200:
+            raise SystemExit(f"{side}: GET {line.split(chr(9))[0]} answered {status}")
+        return body
+
+    def _setup(self) -> dict[str, Any]:
+        cursor = self.mysql.cursor()
+        cursor.execute("SELECT VERSION()")
+        return {
+            "mariadb": cursor.fetchone()[0],
+            "cpus": os.cpu_count(),
+            "gunicorn": f"{self.args.workers} workers x {self.args.threads} threads",
+            "connections": self.args.connections,
+            "pinners": self.args.pinners,
+            "boards": self.args.pinners * self.args.boards_per_pinner,
+            "shards": self.args.shards,
+        }
+
+    # -- measurements ----------------------------------------------------------------
+
+    def _sweep(self, data: Dataset) -> dict[str, Any]:
+        """p50/p99 of each operation on the probes, one request at a time, warm and cold."""
+        found: dict[str, Any] = {}
+        for op in self.operations:
+            lines = sample_paths(op, data, self.tokens, self.rng, self.args.requests, probes=True)
+            found[op.name] = {}
+            for side in SIDES:
+                port = self.servers[side].port
+                probe.latencies(port, lines[:20])  # connections, caches
+                found[op.name][side] = {
+                    "warm": probe.latencies(port, lines),
+                    "cold": probe.latencies(port, lines, before_each=self.stack.clear_caches),
+                }
+        return found
+
+    def _throughput(self, data: Dataset) -> dict[str, Any]:
+        """wrk on each operation and build: warm, then cold."""
+        found: dict[str, Any] = {}
+        for op in self.operations:
+            warm = sample_paths(op, data, self.tokens, self.rng, 1_000, probes=False)
+            cold = sample_paths(
+                op, data, self.tokens, self.rng, 20_000, probes=False, distinct=True
+            )
+            found[op.name] = {}
+            for side in SIDES:
+                server = self.servers[side]
+                self._drive(server, warm, once=True)  # fills the caches
+                warm_run = self._drive(server, warm, once=False)
+                self.stack.clear_caches()
+                cold_run = self._drive(server, cold, once=True)
+                found[op.name][side] = {"warm": as_dict(warm_run), "cold": as_dict(cold_run)}
+                print(f"{op.name:<14} {side:<8} warm {warm_run.rps:8.0f}/s "
+                      f"cold {cold_run.rps:8.0f}/s", file=sys.stderr)  # fmt: skip
+            if op.page:  # the hand-built page, on the caches the site just filled
+                self._drive(self.servers["pinboard"], warm, once=True)
+                raw = self._drive(self.servers["raw"], warm, once=False)
+                found[op.name]["raw"] = {"warm": as_dict(raw)}
+        return found
+
+    def _drive(self, server: GunicornSite, paths: list[str], *, once: bool) -> load.Run:
+        assert server.pid is not None
+        return load.drive(
+            server.port, load.write_paths(self.stack.tmp / "paths.txt", paths),
+            seconds=self.args.seconds, connections=self.args.connections, once=once,
+            server_pid=server.pid,
+        )  # fmt: skip
+
+    def _statements(self, data: Dataset) -> dict[str, Any]:
+        """SQL statements of one request, cold and warm, the fewest of three tries."""
+        found: dict[str, Any] = {}
+        for op in self.operations:
+            line = sample_paths(op, data, self.tokens, self.rng, 1, probes=False)[0]
+            found[op.name] = {}
+            for side in SIDES:
+                port = self.servers[side].port
+                cold = [
+                    probe.statements(self.mysql, port, line, before=self.stack.clear_caches)
+                    for _ in range(3)
+                ]
+                warm = [probe.statements(self.mysql, port, line, before=None) for _ in range(3)]
+                found[op.name][side] = {"cold": min(cold), "warm": min(warm)}
+        return found
+
+
+def as_dict(run: load.Run) -> dict[str, Any]:
+    return {
+        "rps": round(run.rps, 1),
+        "rps_by": "Little's law" if run.exhausted else "wrk",
+        "p50_ms": run.p50_ms,
+        "p99_ms": run.p99_ms,
+        "errors": run.errors,
+        "requests": run.requests,
+        "cpu_ms": round(run.cpu_ms, 2),
+        "bytes": round(run.bytes_per_request),
+    }
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,457 @@
+"""The plain Django-ORM build (bench/compare/orm) against pinboard, on the same data.
+
+A private MariaDB holds pinboard's shards, filled through pinboard's own actions (a small
+cast: pins over two pages, a save, likes, comments, follows of pinners and of boards, a
+board unfollow, a deleted pin), and the ORM build's database beside them, filled by
+``copy_into_orm``. pinboard answers in this process; the ORM build, which has settings of
+its own, in a subprocess (``python -m bench.compare.orm fetch``). Every read endpoint must
+give the same items with the same fields and values, page after page (cursors differ),
+the pages the same HTML, and the writes the same statuses and counts.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+from PIL import Image
+
+from tests.conftest import unavailable
+from toolkit.servers import MariaDBServer
+
+ROOT = Path(__file__).resolve().parents[2]
+SHARDS = 4
+ORM_DATABASE = "orm"
+PASSWORD = "plum-orchard-42"
+
+
+# -- servers and data ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def mariadb() -> Iterator[MariaDBServer]:
+    """A MariaDB of this module alone: pinboard's shards and the ORM database side by side."""
+    if importlib.util.find_spec("MySQLdb") is None:
+        unavailable("MariaDB", "the MySQLdb module is not installed (requirements-mysql.txt)")
+    availability = MariaDBServer.available()
+    if not availability:
+        unavailable("MariaDB", availability.reason)
+    with MariaDBServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def plane(mariadb: MariaDBServer) -> Iterator[Any]:
+    """pinboard's data plane on the module's MariaDB: 4 shards, in-process caches and Redis."""
+    from pinboard.store import POOLS, build, use
+    from shardstore import Store, Topology, init_shards
+    from shardstore.cache import LocalPool
+    from shardstore.redis_shards import RedisTopology
+
+    topology = Topology.single_host(f"mysql://root@{mariadb.address}", shard_count=SHARDS)
+    store = Store(topology)
+    init_shards(store)
+    built = build(
+        store, {name: LocalPool(name) for name in POOLS}, RedisTopology.single("memory://orm")
+    )
+    previous = use(built)
+    yield built
+    use(previous)
+    built.close()
+
+
+@dataclass
+class Cast:
+    """Who and what the tests read, by name: pinners, boards and pins are pinboard's dicts."""
+
+    users: dict[str, dict[str, Any]]
+    boards: dict[str, dict[str, Any]]
+    pins: dict[str, dict[str, Any]]
+    tokens: dict[str, str]
+    deleted_pin: int
+
+    def id(self, name: str) -> str:
+        for kind in (self.users, self.boards, self.pins):
+            if name in kind:
+                return str(kind[name]["id"])
+        raise KeyError(name)
+
+
+def image() -> SimpleUploadedFile:
+    """A small PNG, drawn in memory, as an upload."""
+    out = io.BytesIO()
+    Image.new("RGB", (40, 30), (200, 40, 90)).save(out, "PNG")
+    return SimpleUploadedFile("pin.png", out.getvalue(), content_type="image/png")
+
+
+@pytest.fixture(scope="module")
+def cast(plane: Any) -> Cast:
+    """ann's Recipes (55 pins), Garden (3) and an empty board; bob follows ann but unfollowed
+    Garden, saved a recipe and has 2 pins of his own; cat follows Garden alone; dan follows
+    bob; bob, cat and dan like and comment on one recipe; ann deleted another. wendy and
+    xavier are for the writes."""
+    from pinboard.boards.actions import create_board
+    from pinboard.follows.actions import follow_board, follow_user, unfollow_board
+    from pinboard.likes.actions import like
+    from pinboard.pins.actions import add_comment, create_pin, delete_pin, save_pin
+    from pinboard.users.actions import sign_up, update_profile
+    from pinboard.users.tokens import issue_token
+
+    names = ("ann", "bob", "cat", "dan", "wendy", "xavier")
+    users = {n: sign_up(n, f"{n}@example.com", PASSWORD) for n in names}
+    update_profile(users["ann"]["id"], about='Cooks & gardens, "mostly" ñ 😀\nTwo lines')
+    uid = {n: u["id"] for n, u in users.items()}
+
+    def board(owner: str, name: str, description: str = "") -> dict[str, Any]:
+        return create_board(uid[owner], name, description)
+
+    boards = {
+        "recipes": board("ann", "Recipes", "Things to cook"),
+        "garden": board("ann", "Garden"),
+        "empty": board("ann", "Empty board"),
+        "bobs": board("bob", "Bob things"),
+        "cats": board("cat", "Cat stuff"),
+        "x1": board("xavier", "Xavier one"),
+        "x2": board("xavier", "Xavier two"),
+        "wendys": board("wendy", "Wendy saves"),
+    }
+
+    def pin(owner: str, board_name: str, description: str, link: str = "") -> dict[str, Any]:
+        return create_pin(uid[owner], boards[board_name]["id"], image(), description, link)
+
+    recipes = [
+        pin("ann", "recipes", f"Recipe {n}", f"https://example.com/r/{n}" if n % 3 else "")
+        for n in range(55)
+    ]
+    pins = {f"recipe{n}": p for n, p in enumerate(recipes)}
+    pins["tomatoes"] = pin("ann", "garden", "Tomatoes\nand basil ✓")
+    pins["fence"] = pin("ann", "garden", "")
+    pins["roses"] = pin("ann", "garden", "Roses <b>red</b> & 'white'")
+    pins["bob1"] = pin("bob", "bobs", "Bob one")
+    pins["bob2"] = pin("bob", "bobs", "Bob two")
+    pins["cat1"] = pin("cat", "cats", "Cat one")
+    pins["x1a"] = pin("xavier", "x1", "Xavier one a")
+    pins["x1b"] = pin("xavier", "x1", "Xavier one b")
+    pins["x2a"] = pin("xavier", "x2", "Xavier two a")
+    pins["saved"] = save_pin(uid["bob"], recipes[10]["id"], boards["bobs"]["id"])
+    liked = recipes[10]["id"]
+    for n, fan in enumerate(("bob", "cat", "dan")):
+        like(uid[fan], liked)
+        add_comment(uid[fan], liked, ["Love this!", "Saving for later ✓", "So <good>"][n])
+    follow_user(uid["bob"], uid["ann"])
+    unfollow_board(uid["bob"], boards["garden"]["id"])
+    follow_board(uid["cat"], boards["garden"]["id"])
+    follow_user(uid["dan"], uid["bob"])
+    follow_board(uid["wendy"], boards["x1"]["id"])
+    delete_pin(uid["ann"], recipes[1]["id"])
+    del pins["recipe1"]
+    tokens = {n: issue_token(users[n])["token"] for n in ("bob", "cat", "dan", "wendy")}
+    return Cast(users, boards, pins, tokens, recipes[1]["id"])
+
+
+@dataclass
+class OrmBuild:
+    """The ORM build's database, filled from pinboard's shards; requests go to a subprocess."""
+
+    env: dict[str, str]
+    mysql: dict[str, Any]  # MySQLdb.connect's arguments
+    copied: dict[str, int]
+
+    def fetch(self, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        done = subprocess.run(
+            [sys.executable, "-m", "bench.compare.orm", "fetch", "--requests", "-"],
+            cwd=ROOT,
+            env=self.env,
+            input=json.dumps(requests),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    def get(self, path: str, token: str | None = None) -> dict[str, Any]:
+        return self.fetch([{"path": path, "token": token}])[0]
+
+
+@pytest.fixture(scope="module")
+def orm(mariadb: MariaDBServer, cast: Cast) -> OrmBuild:
+    """The ORM database, migrated, filled by copy_into_orm, with the cast's tokens."""
+    import MySQLdb
+
+    from bench.compare.copy import add_tokens, copy_into_orm
+    from shardstore.topology import database_name
+
+    mysql = {"host": mariadb.host, "port": mariadb.port, "user": "root", "charset": "utf8mb4"}
+    env = {**os.environ, "COMPARE_ORM_DATABASE": f"mysql://root@{mariadb.address}/{ORM_DATABASE}"}
+    conn = MySQLdb.connect(**mysql)
+    try:
+        conn.cursor().execute(f"CREATE DATABASE {ORM_DATABASE} CHARACTER SET utf8mb4")
+        migrate = [sys.executable, "-m", "bench.compare.orm", "migrate", "--verbosity", "0"]
+        subprocess.run(migrate, cwd=ROOT, env=env, check=True, timeout=120)
+        copied = copy_into_orm(conn, [database_name(n) for n in range(SHARDS)], ORM_DATABASE)
+        add_tokens(conn, ORM_DATABASE, {cast.users[n]["id"]: t for n, t in cast.tokens.items()})
+    finally:
+        conn.close()
+    return OrmBuild(env, mysql, copied)
+
+
+def pinboard(method: str, path: str, token: str | None = None, body: Any = None) -> tuple[int, Any]:
+    """pinboard's answer, in this process: (status, JSON or HTML)."""
+    headers = {"Authorization": f"Token {token}"} if token else {}
+    content = {"data": json.dumps(body), "content_type": "application/json"} if body else {}
+    response = Client().generic(method, path, headers=headers, **content)
+    if response.get("Content-Type") == "application/json":
+        return response.status_code, response.json()
+    return response.status_code, response.content.decode()
+
+
+# -- reads ----------------------------------------------------------------------------------
+
+
+def read_paths(cast: Cast) -> list[tuple[str, str | None]]:
+    """(path, viewer's token) of every read endpoint, on the cast's pinners, boards and pins."""
+    ann, bob, cat, dan = (cast.id(n) for n in ("ann", "bob", "cat", "dan"))
+    recipes, garden, empty, bobs = (cast.id(n) for n in ("recipes", "garden", "empty", "bobs"))
+    liked, saved, tomatoes = cast.id("recipe10"), cast.id("saved"), cast.id("tomatoes")
+    token = cast.tokens
+    return [
+        *((f"/api/v1/users/{u}", None) for u in (ann, bob, cat, dan)),
+        (f"/api/v1/users/{ann}/boards", None),
+        (f"/api/v1/users/{ann}/boards?limit=2", None),
+        (f"/api/v1/users/{bob}/boards", None),
+        *((f"/api/v1/boards/{b}", None) for b in (recipes, garden, empty, bobs)),
+        (f"/api/v1/boards/{recipes}/pins", None),
+        (f"/api/v1/boards/{recipes}/pins?limit=20", None),
+        (f"/api/v1/boards/{garden}/pins", None),
+        (f"/api/v1/boards/{empty}/pins", None),
+        *((f"/api/v1/pins/{p}", None) for p in (liked, saved, tomatoes)),
+        (f"/api/v1/pins/{liked}/comments", None),
+        (f"/api/v1/pins/{liked}/comments?limit=2", None),
+        (f"/api/v1/pins/{tomatoes}/comments", None),
+        (f"/api/v1/pins/{liked}/likes", None),
+        (f"/api/v1/pins/{liked}/likes?limit=2", None),
+        (f"/api/v1/pins/{saved}/likes", None),
+        ("/api/v1/feed", token["bob"]),
+        ("/api/v1/feed?limit=20", token["bob"]),
+        ("/api/v1/feed", token["cat"]),
+        ("/api/v1/feed", token["dan"]),
+    ]
+
+
+def next_page(path: str, cursor: str) -> str:
+    return f"{path}{'&' if '?' in path else '?'}cursor={cursor}"
+
+
+def orm_pages(orm: OrmBuild, paths: list[tuple[str, str | None]]) -> list[list[dict[str, Any]]]:
+    """Every page of each path, from the ORM build: one subprocess per round of pages."""
+    pages: list[list[dict[str, Any]]] = [[] for _ in paths]
+    pending = {n: path for n, (path, _) in enumerate(paths)}
+    while pending:
+        found = orm.fetch([{"path": p, "token": paths[n][1]} for n, p in pending.items()])
+        following = {}
+        for (n, path), answer in zip(pending.items(), found, strict=True):
+            assert answer["status"] == 200, (path, answer)
+            pages[n].append(answer["json"])
+            if answer["json"].get("next"):
+                following[n] = next_page(paths[n][0], answer["json"]["next"])
+        pending = following
+    return pages
+
+
+def pinboard_pages(path: str, token: str | None) -> list[dict[str, Any]]:
+    pages = []
+    current: str | None = path
+    while current is not None:
+        status, body = pinboard("GET", current, token)
+        assert status == 200, (current, body)
+        pages.append(body)
+        current = next_page(path, body["next"]) if body.get("next") else None
+    return pages
+
+
+def test_every_read_endpoint_answers_as_pinboard_does(cast: Cast, orm: OrmBuild) -> None:
+    paths = read_paths(cast)
+    for (path, token), theirs in zip(paths, orm_pages(orm, paths), strict=True):
+        ours = pinboard_pages(path, token)
+        # The same items on each page, and the last page where pinboard's ends.
+        assert [page.get("items", page) for page in theirs] == [
+            page.get("items", page) for page in ours
+        ], path
+        assert [page.get("next") is None for page in theirs] == [
+            page.get("next") is None for page in ours
+        ], path
+
+
+def test_the_cast_covers_what_the_endpoints_must_get_right(cast: Cast, orm: OrmBuild) -> None:
+    """The comparison above means something: pages, counts and feeds are not trivial."""
+    recipes = orm.get(f"/api/v1/boards/{cast.id('recipes')}/pins")["json"]
+    assert len(recipes["items"]) == 50 and recipes["next"]
+    assert str(cast.deleted_pin) not in {p["id"] for p in recipes["items"]}
+    liked = orm.get(f"/api/v1/pins/{cast.id('recipe10')}")["json"]
+    assert (liked["like_count"], liked["save_count"], liked["comment_count"]) == (3, 1, 3)
+    garden = orm.get(f"/api/v1/boards/{cast.id('garden')}")["json"]
+    assert garden["follower_count"] == 1  # ann's follower bob unfollowed it; cat follows it
+    feed = orm.get("/api/v1/feed?limit=100", cast.tokens["bob"])["json"]["items"]
+    boards = {p["board_id"] for p in feed}
+    assert cast.id("recipes") in boards and cast.id("garden") not in boards
+    assert cast.id("saved") in {p["id"] for p in feed}  # his own pins are in it too
+
+
+def test_unknown_and_malformed_ids_are_json_404s(cast: Cast, orm: OrmBuild) -> None:
+    paths = [
+        f"/api/v1/pins/{cast.id('recipes')}",  # a board's ID
+        f"/api/v1/pins/{cast.deleted_pin}",
+        f"/api/v1/pins/{cast.deleted_pin}/comments",
+        "/api/v1/users/0123",
+        "/api/v1/users/99999999999999999999999",
+        "/api/v1/boards/not-an-id/pins",
+        f"/api/v1/pins/{cast.id('ann')}/likes",
+        "/api/v1/no/such/endpoint",
+    ]
+    for path, answer in zip(paths, orm.fetch([{"path": p} for p in paths]), strict=True):
+        status, body = pinboard("GET", path)
+        assert (answer["status"], status) == (404, 404), path
+        assert answer["json"]["error"]["code"] == body["error"]["code"] == "not_found", path
+
+
+#: SQL queries per read: the object with its counts, its page, and a page's authors.
+QUERIES = {
+    "/api/v1/users/{ann}": 1,
+    "/api/v1/users/{ann}/boards": 2,
+    "/api/v1/boards/{recipes}": 1,
+    "/api/v1/boards/{recipes}/pins": 2,
+    "/api/v1/pins/{recipe10}": 1,
+    "/api/v1/pins/{recipe10}/comments": 3,
+    "/api/v1/pins/{recipe10}/likes": 3,
+    "/api/v1/feed": 3,
+    "/ann/": 2,
+    "/ann/recipes/": 2,
+    "/pin/{recipe10}/": 2,
+}
+
+
+def test_reads_cost_a_few_queries_whatever_the_page_size(cast: Cast, orm: OrmBuild) -> None:
+    token = cast.tokens["bob"]
+    names = {n: cast.id(n) for n in ("ann", "recipes", "recipe10")}
+    paths = [template.format(**names) for template in QUERIES]
+    requests = [{"path": p, "token": token} for p in paths]
+    requests += [{"path": f"{p}?limit=2", "token": token} for p in paths]
+    found = orm.fetch(requests)
+    full, small = found[: len(paths)], found[len(paths) :]
+    for template, at_50, at_2 in zip(QUERIES, full, small, strict=True):
+        assert at_50["status"] == at_2["status"] == 200, at_50["path"]
+        assert at_50["queries"] == at_2["queries"] == QUERIES[template], at_50["path"]
+
+
+# -- pages ------------------------------------------------------------------------------------
+
+_CURSORS = re.compile(r'(data-next=")[^"]*(")|((?:cursor|comments)=)[^"#&]+')
+
+
+def without_cursors(html: str) -> str:
+    """The page with its paging cursors blanked: each build has cursors of its own."""
+    return _CURSORS.sub(lambda m: (m.group(1) or m.group(3)) + "CURSOR" + (m.group(2) or ""), html)
+
+
+def test_pages_send_pinboards_html(cast: Cast, orm: OrmBuild) -> None:
+    saved, liked = cast.id("saved"), cast.id("recipe10")
+    paths = ["/ann/", "/bob/", "/ann/recipes/", "/ann/empty-board/", f"/pin/{liked}/"]
+    paths += [f"/pin/{saved}/", f"/pin/{cast.id('tomatoes')}/", "/ann/recipes/?partial=1"]
+    for path, answer in zip(paths, orm.fetch([{"path": p} for p in paths]), strict=True):
+        status, html = pinboard("GET", path)
+        assert (answer["status"], status) == (200, 200), path
+        assert without_cursors(answer["html"]) == without_cursors(html), path
+    board = orm.get("/ann/recipes/")["html"]
+    assert board.count('class="pin"') == 50 and "More pins" in board
+    assert orm.get("/ann/")["html"].count('class="board-card"') == 3
+    assert orm.get("/nobody/")["status"] == orm.get(f"/pin/{cast.deleted_pin}/")["status"] == 404
+
+
+# -- writes and the copy ----------------------------------------------------------------------
+
+
+def test_writes_answer_and_count_as_pinboards_do(cast: Cast, orm: OrmBuild) -> None:
+    """wendy likes, saves and comments on a pin of xavier's, then follows him (whose board
+    x1 she followed alone): both builds answer alike, then report the same counts."""
+    pin, xavier, x1, x2 = (cast.id(n) for n in ("x1a", "xavier", "x1", "x2"))
+    token = cast.tokens["wendy"]
+    body = {"board_id": cast.id("wendys")}
+    writes = [
+        ("PUT", f"/api/v1/pins/{pin}/like", None),
+        ("PUT", f"/api/v1/pins/{pin}/like", None),  # again: nothing changes
+        ("POST", f"/api/v1/pins/{pin}/save", body),
+        ("POST", f"/api/v1/pins/{pin}/comments", {"text": "  Lovely ✓  "}),
+        ("PUT", f"/api/v1/users/{xavier}/follow", None),
+        ("PUT", f"/api/v1/users/{cast.id('wendy')}/follow", None),  # herself: refused
+        ("POST", f"/api/v1/pins/{pin}/comments", {"text": "   "}),  # blank: refused
+        ("POST", f"/api/v1/pins/{pin}/save", {"board_id": cast.id("x1")}),  # not hers
+        ("PUT", f"/api/v1/pins/{cast.deleted_pin}/like", None),
+    ]
+    requests = [
+        {"method": m, "path": p, "token": token, "body": json.dumps(b) if b else None}
+        for m, p, b in writes
+    ]
+    reads = [f"/api/v1/pins/{pin}", f"/api/v1/users/{xavier}", f"/api/v1/boards/{x1}"]
+    reads += [f"/api/v1/boards/{x2}", f"/api/v1/pins/{pin}/comments", f"/api/v1/pins/{pin}/likes"]
+    found = orm.fetch([*requests, *({"path": p} for p in reads)])
+    for (method, path, body_sent), answer in zip(writes, found[: len(writes)], strict=True):
+        status, body_back = pinboard(method, path, token, body_sent)
+        assert answer["status"] == status, (method, path, answer)
+        if status >= 400:
+            assert answer["json"]["error"]["code"] == body_back["error"]["code"], path
+        elif status == 201:
+            assert _without_new_ids(answer["json"]) == _without_new_ids(body_back), path
+    for path, answer in zip(reads, found[len(writes) :], strict=True):
+        theirs, (_, ours) = answer["json"], pinboard("GET", path)
+        if "items" in ours:  # the new comment: its own ID and time on each side
+            theirs, ours = _without_new_ids(theirs), _without_new_ids(ours)
+        assert theirs == ours, path
+    liked = found[len(writes)]["json"]
+    assert (liked["like_count"], liked["save_count"], liked["comment_count"]) == (1, 1, 1)
+    assert found[len(writes) + 1]["json"]["follower_count"] == 1
+    # Following xavier replaced wendy's follow of x1 alone, and follows x2 too.
+    assert [found[len(writes) + n]["json"]["follower_count"] for n in (2, 3)] == [1, 1]
+
+
+def _without_new_ids(body: dict[str, Any]) -> Any:
+    """A body without the IDs and times of what the writes made (each side makes its own)."""
+    if "items" in body:
+        return [_without_new_ids(item) for item in body["items"]]
+    return {k: v for k, v in body.items() if k not in ("id", "created_at")}
+
+
+def test_the_copy_takes_every_live_row_once(cast: Cast, orm: OrmBuild) -> None:
+    from bench.compare.copy import copy_into_orm
+
+    assert orm.copied == {
+        "orm_pinner": 6,
+        "orm_board": 8,
+        "orm_pin": 54 + 3 + 2 + 1 + 3 + 1,  # less the deleted recipe; the save
+        "orm_comment": 3,
+        "orm_like": 3,
+        "orm_userfollow": 2,
+        "orm_boardfollow": 2,
+        "orm_boardunfollow": 1,
+    }
+    import MySQLdb
+
+    conn = MySQLdb.connect(**orm.mysql)
+    try:
+        with pytest.raises(ValueError, match="freshly migrated"):
+            copy_into_orm(conn, ["db00000"], ORM_DATABASE)
+    finally:
+        conn.close()
