@@ -7,11 +7,14 @@ from typing import Any
 from celery import Celery
 from celery.signals import task_postrun, task_prerun, worker_process_init, worker_ready
 
+from .ledger import Sweep
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pinboard.settings.dev")
 
 app = Celery("pinboard")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+app.steps["worker"].add(Sweep)  # sends again what a lost message left undone
 
 
 @task_prerun.connect

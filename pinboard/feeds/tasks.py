@@ -20,11 +20,13 @@ from celery import shared_task
 
 from shardstore import ShardUnavailable, WriteConflict
 
+from ..ledger import Ledgered
 from ..store import get_feeds, get_graph, get_store
 
 BATCH = 1000
 RETRY_ON = (redis.RedisError, ShardUnavailable, WriteConflict)
 RETRY = {
+    "base": Ledgered,
     "acks_late": True,
     "reject_on_worker_lost": True,
     "autoretry_for": RETRY_ON,

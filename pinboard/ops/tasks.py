@@ -7,6 +7,7 @@ from typing import Any
 from celery import shared_task
 from django.db import DatabaseError
 
+from ..ledger import Ledgered
 from . import jobs
 from .health import report
 
@@ -18,6 +19,7 @@ def config_report() -> dict[str, Any]:
 
 
 @shared_task(
+    base=Ledgered,
     acks_late=True,
     reject_on_worker_lost=True,
     ignore_result=True,

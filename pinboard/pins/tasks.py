@@ -18,11 +18,13 @@ from celery import shared_task
 
 from shardstore import ShardUnavailable, WriteConflict
 
+from ..ledger import Ledgered
 from ..store import get_store
 from .images import delete_image
 
 BATCH = 500
 RETRY = {
+    "base": Ledgered,
     "acks_late": True,
     "autoretry_for": (ShardUnavailable, WriteConflict, OSError),  # OSError: the file storage
     "retry_backoff": True,

@@ -240,6 +240,8 @@ CELERY_RESULT_BACKEND = None
 # running would be handed to a second worker: a fan-out batch waits up to 600 s for a
 # retry (Celery's retry_backoff_max) and a long job's chunk (one shard) takes seconds to
 # minutes, so 20 minutes. (RabbitMQ redelivers as soon as the worker's connection drops.)
+# A message Redis handed to a worker that died before writing it down as held is not
+# restored at all: pinboard/ledger.py sends such tasks again.
 BROKER_VISIBILITY_TIMEOUT = int(os.environ.get("PINBOARD_BROKER_VISIBILITY_TIMEOUT", 1200))
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": BROKER_VISIBILITY_TIMEOUT,

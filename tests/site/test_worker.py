@@ -15,9 +15,11 @@ from pathlib import Path
 
 import kombu.pools
 import pytest
+import redis
+from celery.app.routes import prepare as prepare_routes
 from django.conf import settings
 
-from pinboard import celery_app
+from pinboard import celery_app, ledger
 from pinboard.boards.actions import create_board
 from pinboard.follows.actions import follow_user
 from pinboard.pins.actions import create_pin
@@ -92,3 +94,35 @@ def test_a_new_pin_reaches_followers_feeds_through_a_worker(worker, make_user):
     assert all(feed.count(pin["id"]) == 1 for feed in feeds)
     assert "fan_out_batch" in worker.read_text()  # done by the worker, not eagerly here
     assert settings.CELERY_TASK_ALWAYS_EAGER  # the rest of the suite stays eager
+
+
+def test_a_fan_out_whose_message_is_lost_is_sent_again_by_the_sweep(worker, make_user):
+    """A message the broker lost (here: sent to a queue no worker reads) stays in the
+    ledger; once due, the worker's sweep sends it again and the pin reaches the feeds."""
+    owner, fan = make_user("owner"), make_user("fan")
+    board = create_board(owner["id"], "Lost message board")
+    follow_user(fan["id"], owner["id"])
+    get_feeds().mark_seen(fan["id"])
+    broker = redis.Redis.from_url(celery_app.conf.broker_url)
+    before = set(broker.zrange(ledger.DUE, 0, -1))
+    router = celery_app.amqp.router  # (made once: the setting is read no more)
+    routes, router.routes = router.routes, prepare_routes({"pinboard.feeds.tasks.fan_out_pin": {"queue": "lost"}})  # fmt: skip
+    try:
+        pin = create_pin(owner["id"], board["id"], image_file(), "Its message is lost")
+    finally:
+        router.routes = routes
+    written = set(broker.zrange(ledger.DUE, 0, -1)) - before
+    assert len(written) == 1 and broker.llen("lost") == 1
+    time.sleep(1)
+    assert pin["id"] not in [p for _, p in get_feeds().entries(fan["id"])]
+    broker.zadd(ledger.DUE, dict.fromkeys(written, 0))  # due now
+    deadline = time.monotonic() + 60
+    while pin["id"] not in [p for _, p in get_feeds().entries(fan["id"])]:
+        if time.monotonic() > deadline:
+            pytest.fail("the sweep did not send the task again:\n" + worker.read_text()[-3000:])
+        time.sleep(0.2)
+    deadline = time.monotonic() + 30
+    while broker.zcard(ledger.DUE) or broker.hlen(ledger.TASKS):  # every task crossed out
+        assert time.monotonic() < deadline, broker.hgetall(ledger.TASKS)
+        time.sleep(0.2)
+    assert "sent again" in worker.read_text()

@@ -12,8 +12,10 @@ the fan-out on the broker) from a thread, and kills the worker as soon as the fi
 them reaches a follower's feed: the fan-out is under way, more is queued, and the tasks
 the worker held are unacknowledged. The worker is started again. Its tasks come back once
 the broker's visibility timeout has passed since they were taken
-(``PINBOARD_BROKER_VISIBILITY_TIMEOUT``, then up to ``unacked_restore_interval``): the
-drill waits for that, bounded. Then every follower's feed must hold each of the pins
+(``PINBOARD_BROKER_VISIBILITY_TIMEOUT``, then up to ``unacked_restore_interval``), and a
+task the broker lost outright (taken off its queue, not yet written down as held, when the
+worker died) is sent again by the task ledger's sweep (pinboard/ledger.py) a little later:
+the drill waits for that, bounded. Then every follower's feed must hold each of the pins
 exactly once (a batch run twice, once by the killed worker and again after, must not push
 twice: each batch claims itself in Redis).
 """
@@ -43,7 +45,8 @@ SERVER = "worker"
 FIRST_PUSH_SECONDS = 60.0
 #: How long the drill waits, once the fan-out has begun, for the worker to hold a task.
 HELD_SECONDS = 5.0
-#: Beyond the visibility timeout and the restore interval, how long the fan-out may take.
+#: Beyond the visibility timeout and the restore interval, how long the fan-out may take
+#: (a lost task is sent again by the ledger's sweep within its margin of these).
 FINISH_SECONDS = 120.0
 #: The longest visibility timeout the drill waits out.
 MAX_VISIBILITY = 300
