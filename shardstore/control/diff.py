@@ -6,12 +6,12 @@ Each table is summarised by ``COUNT(*)`` and ``BIT_XOR(CRC32(...))`` of its rows
 table of a shard in one round trip, inside a consistent-snapshot transaction.
 
 When host B replicates from host A, the two are compared at the same GTID
-position while A keeps taking writes: B's replication is stopped; A opens its
-snapshot and names its position (``binlog_snapshot_*``, ``BINLOG_GTID_POS``);
-B replicates up to exactly that position, opens its own snapshot, and
-resumes. (With semi-synchronous replication A's commits wait for B's
-acknowledgement meanwhile: a pause of the catch-up's length, not the diff's.)
-Any difference is then real, not replication lag.
+position while A keeps taking writes: B's applier (SQL thread) is stopped; A
+opens its snapshot and names its position (``binlog_snapshot_*``,
+``BINLOG_GTID_POS``); B applies up to exactly that position, opens its own
+snapshot, and resumes. B's I/O thread runs throughout, so A's semi-synchronous
+commits are acknowledged as ever: A's writers never notice the diff. Any
+difference is then real, not replication lag.
 """
 
 from __future__ import annotations
@@ -82,22 +82,28 @@ def diff_hosts(
         follows = status is not None and status.source == "{}:{}".format(*endpoint(a))
         position = ""
         if follows:
-            # MariaDB runs UNTIL master_gtid_pos only on a stopped replica; it is stopped
-            # for as long as it takes to reach A's snapshot, then follows A again.
-            admin_b.query("STOP SLAVE")
+            # Only B's applier stops, up to A's snapshot: its I/O thread goes on receiving
+            # (and acknowledging) A's writes, so A's semi-synchronous commits never wait.
+            # (MariaDB's UNTIL master_gtid_pos would need the I/O thread stopped too, so
+            # the applier stops at A's binary-log coordinates instead: the same point.)
+            admin_b.query("STOP SLAVE SQL_THREAD")
             try:
                 reader_a.query("START TRANSACTION WITH CONSISTENT SNAPSHOT")
-                position = reader_a.snapshot_position()
-                if position:
-                    admin_b.query("START SLAVE UNTIL master_gtid_pos = %s", (position,))
+                snapshot = reader_a.snapshot_position()
+                if snapshot is not None:
+                    position = snapshot.gtid
+                    admin_b.query(
+                        "START SLAVE SQL_THREAD UNTIL MASTER_LOG_FILE = %s, MASTER_LOG_POS = %s",
+                        (snapshot.file, snapshot.offset),
+                    )
                     if not admin_b.wait_for(position, catch_up_seconds):
                         status = admin_b.replica_status()
                         why = status.last_error if status and status.last_error else "too slow"
                         raise HostError(f"{names[1]} did not reach {position}: {why}")
                 reader_b.query("START TRANSACTION WITH CONSISTENT SNAPSHOT")
             finally:
-                admin_b.query("STOP SLAVE")
-                admin_b.query("START SLAVE")
+                admin_b.query("STOP SLAVE SQL_THREAD")
+                admin_b.query("START SLAVE SQL_THREAD")
         else:
             reader_a.query("START TRANSACTION WITH CONSISTENT SNAPSHOT")
             reader_b.query("START TRANSACTION WITH CONSISTENT SNAPSHOT")

@@ -46,6 +46,15 @@ class ReplicaStatus:
         return self.io_running and self.sql_running and not self.last_error
 
 
+@dataclass(frozen=True)
+class SnapshotPosition:
+    """Where a consistent snapshot reads, in the master's binary log and as GTIDs."""
+
+    file: str
+    offset: int
+    gtid: str
+
+
 def admin(credentials: str | None) -> Callable[[str], MySQLHost]:
     """Operators' connections as ``user:password`` (the site's own user in the shard map
     has no privilege that ``read_only`` lets through, so it cannot fail a host over);
@@ -152,17 +161,19 @@ class MySQLHost:
         """What this server has written to its binary log (its own and replicated writes)."""
         return str(self.value("SELECT @@global.gtid_binlog_pos") or "")
 
-    def snapshot_position(self) -> str:
-        """The GTID position that the consistent snapshot open on this connection reads at
-        (after ``START TRANSACTION WITH CONSISTENT SNAPSHOT``)."""
+    def snapshot_position(self) -> SnapshotPosition | None:
+        """Where the consistent snapshot open on this connection reads (after ``START
+        TRANSACTION WITH CONSISTENT SNAPSHOT``); None without a binary log."""
         status = {
             str(r["Variable_name"]).lower(): r["Value"]
             for r in self.query("SHOW STATUS LIKE 'binlog_snapshot_%'")
         }
         file, offset = status.get("binlog_snapshot_file"), status.get("binlog_snapshot_position")
         if not file:
-            return ""
-        return str(self.value("SELECT BINLOG_GTID_POS(%s, %s)", (file, int(offset or 0))) or "")
+            return None
+        offset = int(offset or 0)
+        gtid = self.value("SELECT BINLOG_GTID_POS(%s, %s)", (file, offset))
+        return SnapshotPosition(str(file), offset, str(gtid or ""))
 
     def gtid_current_pos(self) -> str:
         return str(self.value("SELECT @@global.gtid_current_pos") or "")

@@ -11,6 +11,7 @@ import pytest
 
 from shardstore import InvalidTopology, Store, Topology, init_shards, jobs
 from shardstore.control.diff import diff_hosts, plan_diff
+from shardstore.control.mysql_hosts import MySQLHost
 from shardstore.control.plans import FileLocks, MemoryJournal, Outcome, Plan, run
 from shardstore.control.sources import FileSource
 from shardstore.control.split import halves, plan_cleanup, plan_split, plan_split_revert
@@ -178,3 +179,34 @@ def test_a_process_that_does_not_follow_the_read_only_map_abandons_the_split(
         status = r.replica_status()
         assert status is not None and status.healthy  # still A's replica: nothing moved
     assert {"db00002", "db00003"} <= databases(master)
+
+
+def test_the_masters_writes_are_acknowledged_while_the_diff_reads(
+    pair: tuple[MariaDBServer, MariaDBServer],
+) -> None:
+    """A write on the master while the diff holds the replica at its snapshot still gets
+    the replica's semi-synchronous acknowledgement: the diff stops only the applier."""
+    master, replica = pair
+    a, b = f"mysql://{master.address}", f"mysql://{replica.address}"
+    with root(a) as m:
+        m.query("CREATE DATABASE IF NOT EXISTS diffwrites")
+        m.query("CREATE TABLE IF NOT EXISTS diffwrites.t (n INT)")
+    wait_caught_up(master, replica)
+
+    def semi_sync(name: str) -> int:
+        with root(a) as m:
+            return int(m.query(f"SHOW STATUS LIKE 'Rpl_semi_sync_master_{name}'")[0]["Value"])
+
+    before = semi_sync("no_tx"), semi_sync("yes_tx")
+
+    class WriteWhenBSnapshots(MySQLHost):
+        def query(self, sql: str, params: tuple[object, ...] = ()) -> list[dict[str, object]]:
+            if sql.startswith("START TRANSACTION") and self.port == replica.port:
+                with root(a) as m:  # commits once the replica acknowledges (or times out)
+                    m.query("INSERT INTO diffwrites.t VALUES (1)")
+            return super().query(sql, params)
+
+    report = diff_hosts(lambda address: WriteWhenBSnapshots(address, user="root", password=""), a, b, [0])  # fmt: skip
+    assert report.clean and report.position
+    assert semi_sync("no_tx") == before[0]  # no commit waited out the timeout
+    assert semi_sync("yes_tx") > before[1]
