@@ -78,8 +78,11 @@ class Ledgered(Task):  # type: ignore[misc]
         client = _client(self.app)
         if client is not None:
             task_id = task_id or str(uuid.uuid4())
-            wait = float(options.get("countdown") or 0)
-            write(client, task_id, self.name, args, kwargs, time.time() + wait + grace(self.app))
+            due = time.time() + float(options.get("countdown") or 0) + grace(self.app)
+            try:
+                write(client, task_id, self.name, args, kwargs, due)
+            except redis.RedisError as error:  # the broker is down: sending fails in its own way
+                log.warning("task %s (%s) not written in the ledger: %s", task_id, self.name, error)
         return super().apply_async(args, kwargs, task_id=task_id, **options)
 
     def on_success(self, retval: Any, task_id: str, args: Any, kwargs: Any) -> None:
@@ -97,9 +100,13 @@ def write(client: redis.Redis, task_id: str, name: str, args: Any, kwargs: Any, 
 
 def cross_out(app: Any, task_id: str | None) -> None:
     client = _client(app)
-    if client is not None and task_id:
+    if client is None or not task_id:
+        return
+    try:
         with client.pipeline(transaction=True) as pipe:
             pipe.zrem(DUE, task_id).hdel(TASKS, task_id).hdel(SENDS, task_id).execute()
+    except redis.RedisError as error:  # the task is sent again when due: it is idempotent
+        log.warning("task %s not crossed out of the ledger: %s", task_id, error)
 
 
 def sweep(app: Any, *, now: float | None = None) -> int:
