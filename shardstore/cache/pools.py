@@ -41,9 +41,10 @@ class CachePool(Protocol):
     def get_many(self, keys: Sequence[str]) -> dict[str, bytes]: ...
     def gets_many(self, keys: Sequence[str]) -> dict[str, tuple[bytes, Any]]: ...
     def add(self, key: str, value: bytes, expire: int) -> bool: ...
-    def add_many(self, items: Mapping[str, bytes], expire: int) -> None:
-        """``add`` each item, and return once the server has applied them (one round trip):
-        a fill's claim must be in place before it reads the database."""
+    def claim_many(self, items: Mapping[str, bytes], expire: int) -> dict[str, tuple[bytes, Any]]:
+        """``add`` each item, then ``gets`` the keys (one round trip): what each key holds
+        once the adds are applied, with its token. A fill's claim must be in place before it
+        reads the database; the token lets it fill only if nothing touched the key since."""
 
     def cas(self, key: str, value: bytes, token: Any, expire: int) -> bool: ...
     def cas_many(self, items: Sequence[tuple[str, bytes, Any]], expire: int) -> None:
@@ -201,22 +202,23 @@ class MemcachePool:
         )
 
     # memcached has no multi-add or multi-cas: these go back to back on this thread's
-    # connection to each server, in one write, without waiting for replies (noreply) but
-    # the last add's. A server runs a connection's commands in order, so that reply says
-    # every add was applied: a claim must be in place before the filler reads the
-    # database, or a writer's delete could land before it and the filler store what it
-    # read before the write. Fills (cas) need no wait: a cas whose claim a delete removed
-    # fails. One write, not one per key: a cold page of 50 pins claims and fills 50 keys.
-    def add_many(self, items: Mapping[str, bytes], expire: int) -> None:
-        if items:
-            self.stats.calls += 1
-            for address, keys in self._by_server(items).items():
-                last = len(keys) - 1
-                commands = [
-                    _command(b"add", key, items[key], expire, reply=n == last)
-                    for n, key in enumerate(keys)
-                ]
-                self._run(address, partial(_send, commands=commands, reply=True), None, fill=True)
+    # connection to each server, in one write, without waiting for replies (noreply). The
+    # claims are followed by a ``gets`` of their keys: a server runs a connection's commands
+    # in order, so its answer comes once every add was applied (a claim must be in place
+    # before the filler reads the database, or a writer's delete could land before it and
+    # the filler store what it read before the write), and it carries the token the fill's
+    # cas will need. Fills need no wait: a cas whose claim was deleted or changed fails.
+    # One write, not one per key: a cold page of 50 pins claims and fills 50 keys.
+    def claim_many(self, items: Mapping[str, bytes], expire: int) -> dict[str, tuple[bytes, Any]]:
+        if not items:
+            return {}
+        self.stats.calls += 1
+        found: dict[str, tuple[bytes, Any]] = {}
+        for address, keys in self._by_server(items).items():
+            adds = [_command(b"add", key, items[key], expire) for key in keys]
+            claim = partial(_claim, commands=adds, keys=keys)
+            found.update(self._run(address, claim, {}, fill=True))
+        return found
 
     def cas_many(self, items: Sequence[tuple[str, bytes, Any]], expire: int) -> None:
         if items:
@@ -227,7 +229,7 @@ class MemcachePool:
                     _command(b"cas", key, by_key[key][0], expire, token=by_key[key][1])
                     for key in keys
                 ]
-                self._run(address, partial(_send, commands=commands, reply=False), None, fill=True)
+                self._run(address, partial(_send, commands=commands), None, fill=True)
 
     def append(self, key: str, value: bytes) -> bool:
         """Append to a cached list; a lost append is replayed as a delete of the list."""
@@ -358,9 +360,13 @@ class LocalPool:
             self._store(key, value, expire)
             return True
 
-    def add_many(self, items: Mapping[str, bytes], expire: int) -> None:
-        for key, value in items.items():
-            self.add(key, value, expire)
+    def claim_many(self, items: Mapping[str, bytes], expire: int) -> dict[str, tuple[bytes, Any]]:
+        with self._lock:
+            self.stats.calls += 1
+            for key, value in items.items():
+                if self._live(key) is None:
+                    self._store(key, value, expire)
+            return {k: (item[0], item[1]) for k in items if (item := self._live(k)) is not None}
 
     def cas_many(self, items: Sequence[tuple[str, bytes, Any]], expire: int) -> None:
         for key, value, token in items:
@@ -396,32 +402,27 @@ def pools_from_config(config: Mapping[str, Mapping[str, Any]]) -> dict[str, Cach
     return pools
 
 
-def _command(
-    verb: bytes, key: str, value: bytes, expire: int, *, token: Any = None, reply: bool = False
-) -> bytes:
+def _command(verb: bytes, key: str, value: bytes, expire: int, *, token: Any = None) -> bytes:
     """A storage command in memcached's text protocol, as pymemcache writes one for bytes
-    (flags 0); ``noreply`` unless ``reply``."""
+    (flags 0), with ``noreply``."""
     if token is None:
         cas = b""
     else:  # pymemcache's gets returns the token as bytes
         cas = b" " + (token if isinstance(token, bytes) else str(token).encode())
-    noreply = b"" if reply else b" noreply"
-    head = b"%s %s 0 %d %d%s%s\r\n" % (verb, key.encode(), expire, len(value), cas, noreply)
+    head = b"%s %s 0 %d %d%s noreply\r\n" % (verb, key.encode(), expire, len(value), cas)
     return head + value + b"\r\n"
 
 
-def _send(client: Any, *, commands: list[bytes], reply: bool) -> None:
-    """``commands`` in one write on pymemcache ``client``'s connection; with ``reply``, wait
-    for the one reply they ask for (STORED or NOT_STORED: a claim already held is fine)."""
+def _send(client: Any, *, commands: list[bytes]) -> None:
+    """``commands`` (noreply) in one write on pymemcache ``client``'s connection."""
     if client.sock is None:
         client._connect()
     client.sock.sendall(b"".join(commands))
-    if reply:
-        line = b""
-        while not line.endswith(b"\r\n"):
-            chunk = client.sock.recv(64)
-            if not chunk:
-                raise ConnectionError("memcached closed the connection")
-            line += chunk
-        if line not in (b"STORED\r\n", b"NOT_STORED\r\n"):
-            raise ConnectionError(f"memcached answered {line[:80]!r}")
+
+
+def _claim(client: Any, *, commands: list[bytes], keys: list[str]) -> dict[str, tuple[bytes, Any]]:
+    """The adds ``commands`` then a ``gets`` of ``keys``, whose reply comes once they are
+    applied: one round trip."""
+    _send(client, commands=commands)
+    found: dict[str, tuple[bytes, Any]] = client.gets_many(keys)
+    return found

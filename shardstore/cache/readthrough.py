@@ -10,11 +10,14 @@ the key (objects, counts) or appends to it (lists): a deleted claim makes the
 reader's ``cas`` impossible, so nothing stale is stored; appends made while
 the reader was away are kept and merged by the reader.
 
-A warm read costs one multi-get; a cold one also a batch of claims, one
-multi-get of the claims' tokens and a batch of fills. Claims are
-awaited (one round trip per server for the batch): a claim still on its way
-when the database is read could land after a writer's delete and hold the
-key for a value read before the write. Fills go without waiting for replies.
+A warm read costs one multi-get. A cold one also costs one round trip for the
+claims (a batch of adds, then a ``gets`` of their keys, whose answer says the
+claims are in place: a claim still on its way when the database is read could
+land after a writer's delete and hold the key for a value read before the
+write), and a batch of fills sent without waiting for replies, each a ``cas``
+on the token its claim was given, which fails if anything touched the key
+since. A list (``merge``) reads its claim again after loading instead, to merge
+the appends that landed on it meanwhile.
 """
 
 from __future__ import annotations
@@ -47,18 +50,23 @@ def read_through(
     if not missing:
         return found
     claim = FILLING + secrets.token_bytes(8)
-    pool.add_many(dict.fromkeys(missing, claim), FILL_SECONDS)
-    loaded = load(missing)
-    current = pool.gets_many(missing)
+    held = pool.claim_many(dict.fromkeys(missing, claim), FILL_SECONDS)
+    # A key another reader filled between our get and our claim: its value stands.
+    filled = {k: held[k][0] for k in missing if k in held and not held[k][0].startswith(FILLING)}
+    found.update(filled)
+    missing = [k for k in missing if k not in filled]
+    loaded = load(missing) if missing else {}
+    if merge is not None:
+        held = pool.gets_many(missing)
     fills = []
     for key in missing:
         value = loaded[key]
-        held = current.get(key)
-        if held is not None and held[0].startswith(claim):  # our claim, still standing
-            appended = held[0][len(claim) :]
+        current = held.get(key)
+        if current is not None and current[0].startswith(claim):  # our claim, still standing
+            appended = current[0][len(claim) :]
             if appended and merge is not None:
                 value = merge(value, appended)
-            fills.append((key, value, held[1]))
+            fills.append((key, value, current[1]))
         found[key] = value
     pool.cas_many(fills, expire)
     return found

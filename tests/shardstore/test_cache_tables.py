@@ -364,6 +364,37 @@ def test_write_during_fill_is_not_overwritten_by_the_stale_read(pools: dict[str,
     assert pool.get_many([key]) == {key: b"new"}
 
 
+def test_a_cold_read_is_three_calls_and_a_fill_landing_before_the_claim_is_taken(
+    pools: dict[str, Any],
+) -> None:
+    """A miss costs the get, one call that claims and reads the claims back, and the fills.
+    A key another reader fills between the get and the claim is not loaded again."""
+    pool = pools["pins"]
+    ours, theirs = _key(), _key()
+    real_claim = pool.claim_many
+
+    def claim_after_their_fill(items: dict[str, bytes], expire: int) -> dict[str, Any]:
+        pool.add(theirs, b"filled by another reader", 0)  # lands just before our claim
+        return real_claim(items, expire)
+
+    loaded: list[list[str]] = []
+
+    def load(missing: list[str]) -> dict[str, bytes]:
+        loaded.append(missing)
+        return {key: b"from the database" for key in missing}
+
+    pool.claim_many = claim_after_their_fill
+    try:
+        calls = pool.stats.calls
+        got = read_through(pool, [ours, theirs], load)
+    finally:
+        del pool.claim_many
+    assert pool.stats.calls - calls == 4  # get, claim (+ the other reader's add), fill
+    assert loaded == [[ours]]
+    assert got == {ours: b"from the database", theirs: b"filled by another reader"}
+    assert pool.get_many([ours, theirs]) == got
+
+
 def test_a_reclaimed_key_does_not_take_the_first_readers_stale_value(
     pools: dict[str, Any],
 ) -> None:
