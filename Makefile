@@ -52,7 +52,7 @@ test: $(VENV)/.dev $(VENV)/.infra lint
 worker: $(VENV)/.run
 	$(VENV)/bin/celery -A pinboard worker --loglevel=info
 
-# The local cluster (toolkit/cluster.py): MariaDB masters with replicas, Redis, memcached,
+# The local cluster (toolkit/cluster/): MariaDB masters with replicas, Redis, memcached,
 # ZooKeeper, a Celery worker and gunicorn on loopback, data under var/cluster/. `make cluster`
 # again starts only what is not running; cluster-stop stops exactly what it started.
 $(VENV)/.mysql: $(VENV)/.run requirements-mysql.txt
@@ -83,7 +83,7 @@ release:
 	@echo "build/pinboard-$(RELEASE).tar.gz build/puppet.tar.gz (release $(RELEASE))"
 
 bench: $(VENV)/.dev
-	$(PY) bench/store.py
+	$(PY) bench/store_throughput.py
 
 # pinboard against the plain Django-ORM build, 10k to 1M pins (docs/benchmarks.md): needs
 # MariaDB, memcached, Redis and wrk; about 45 minutes.

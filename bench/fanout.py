@@ -2,11 +2,11 @@
 
 What it does:
 
-1. Starts a private Redis (toolkit/servers.py) and, in a temporary directory, a small
+1. Starts a private Redis (toolkit/servers/) and, in a temporary directory, a small
    embedded SQLite topology (8 shards; ``PINBOARD_TOPOLOGY`` + ``PINBOARD_VAR_DIR``),
    then ``django.setup()`` with ``pinboard.settings.dev`` (no broker: Celery runs
    tasks eagerly in this process) and builds the data plane with
-   ``pinboard.store.build`` + ``use`` on that Redis and local-memory cache pools.
+   ``pinboard.data_plane.build`` + ``use`` on that Redis and local-memory cache pools.
 2. Makes the owner, the board and, each round, a fresh pin through the real actions
    (``sign_up``, ``create_board``, ``create_pin`` with a small Pillow image). The
    board gets ``--followers`` followers (default 100,000) written straight into the
@@ -43,12 +43,10 @@ The Redis server and the temporary directory are removed at the end.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -58,7 +56,8 @@ from unittest import mock
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from toolkit.servers import RedisServer  # noqa: E402
+from toolkit.servers.redis import RedisServer  # noqa: E402
+from toolkit.site_processes import CeleryWorker  # noqa: E402
 
 BATCH = 1000  # lists per raw pipeline (and followers per fan-out batch, tasks.BATCH)
 USER_TYPE = 3  # shardstore.catalog: the user type id (follower IDs look like real ones)
@@ -93,26 +92,18 @@ def setup_django(tmp: Path, redis_url: str, broker: str | None) -> None:
 
 
 def build_plane(redis_url: str):
-    from pinboard.store import POOLS, build, topology_from_settings, use
+    from pinboard.catalog import CATALOG
+    from pinboard.data_plane import POOLS, build, topology_from_settings, use
     from shardstore import Store, init_shards
     from shardstore.cache import LocalPool
     from shardstore.redis_shards import RedisTopology
 
-    store = Store(topology_from_settings())
+    store = Store(topology_from_settings(), catalog=CATALOG)
     init_shards(store)
     plane = build(store, {name: LocalPool(name) for name in POOLS}, RedisTopology.single(redis_url))
     plane.graph_ready = True  # a real Redis: nothing to derive
     use(plane)
     return plane
-
-
-def image():
-    from django.core.files.uploadedfile import SimpleUploadedFile
-    from PIL import Image
-
-    out = io.BytesIO()
-    Image.new("RGB", (40, 30), (200, 40, 90)).save(out, "PNG")
-    return SimpleUploadedFile("pin.png", out.getvalue(), content_type="image/png")
 
 
 def write_graph(client, owner: int, board: int, followers: list[int], board_share: float) -> None:
@@ -140,10 +131,11 @@ def new_pin(owner: int, board: int, n: int) -> tuple[int, int]:
     """A pin made by the real create_pin, its publish (the fan-out) held back: (id, sequence)."""
     import pinboard.feeds.actions as feed_actions
     from pinboard.pins.actions import create_pin
+    from toolkit.images import image_upload
 
     published: list[tuple[int, int]] = []
     with mock.patch.object(feed_actions, "publish", lambda p, s: published.append((p["id"], s))):
-        create_pin(owner, board, image(), f"Fan-out pin {n}")
+        create_pin(owner, board, image_upload(), f"Fan-out pin {n}")
     assert len(published) == 1
     return published[0]
 
@@ -208,14 +200,13 @@ def verify(client, followers: list[int], pins: list[int]) -> tuple[int, int]:
     return good, bad
 
 
-def start_worker(tmp: Path, redis_url: str, broker: str, processes: int) -> subprocess.Popen:
+def start_worker(tmp: Path, broker: str, processes: int) -> CeleryWorker:
+    """A Celery worker (solo, or a prefork pool of ``processes``) on ``broker``."""
     env = {**os.environ, "PINBOARD_BROKER_URL": broker}
-    pool = ["--pool=solo"] if processes <= 1 else ["--pool=prefork", f"--concurrency={processes}"]
-    log = open(tmp / "worker.log", "w")  # noqa: SIM115 - the child keeps it; closed with tmp
-    return subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "pinboard", "worker", *pool, "--loglevel=warning"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
+    concurrency = None if processes <= 1 else processes
+    return CeleryWorker(
+        env, tmp / "worker.log", concurrency=concurrency, log_level="warning"
+    ).start()
 
 
 def run(args: argparse.Namespace, redis: RedisServer, tmp: Path) -> int:
@@ -244,7 +235,7 @@ def run(args: argparse.Namespace, redis: RedisServer, tmp: Path) -> int:
 
     worker = None
     if args.worker:
-        worker = start_worker(tmp, redis.url, broker, args.worker_processes)
+        worker = start_worker(tmp, broker, args.worker_processes)
     try:
         pins: list[int] = []
         # Warm-up (untimed): the script is loaded, connections made, the worker started.
@@ -272,8 +263,7 @@ def run(args: argparse.Namespace, redis: RedisServer, tmp: Path) -> int:
             )
     finally:
         if worker is not None:
-            worker.terminate()
-            worker.wait(timeout=30)
+            worker.stop()
 
     good, bad = verify(client, followers, pins)
     n = args.followers

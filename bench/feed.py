@@ -2,12 +2,12 @@
 
 What it does:
 
-1. Starts a private Redis and a private memcached (toolkit/servers.py) and, in a
+1. Starts a private Redis and a private memcached (toolkit/servers/) and, in a
    temporary directory, a small embedded SQLite topology (8 shards;
    ``PINBOARD_TOPOLOGY`` + ``PINBOARD_VAR_DIR``), then ``django.setup()`` (settings
    ``pinboard.settings.prod`` by default: DEBUG off; ``--settings
    pinboard.settings.dev`` for DEBUG on) with no broker, so Celery runs the
-   fan-out eagerly here. The data plane is built with ``pinboard.store.build`` +
+   fan-out eagerly here. The data plane is built with ``pinboard.data_plane.build`` +
    ``use``: the shards behind ``MemcachePool``s (users, boards, pins, lists) on the
    memcached, the follower graph and home feeds on the Redis.
 2. Through the real actions: a reader and ``--owners`` pinners with a board each;
@@ -34,7 +34,6 @@ The servers and the temporary directory are removed at the end.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import secrets
@@ -49,7 +48,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from toolkit.servers import MemcachedServer, RedisServer  # noqa: E402
+from toolkit.servers.memcached import MemcachedServer  # noqa: E402
+from toolkit.servers.redis import RedisServer  # noqa: E402
 
 SHARDS = 8
 ROUND = 100  # requests per page and round
@@ -78,12 +78,13 @@ def setup_django(tmp: Path, redis_url: str, memcached: str, settings_module: str
 
 
 def build_plane(redis_url: str, memcached: str):
-    from pinboard.store import POOLS, build, topology_from_settings, use
+    from pinboard.catalog import CATALOG
+    from pinboard.data_plane import POOLS, build, topology_from_settings, use
     from shardstore import Store, init_shards
     from shardstore.cache import MemcachePool
     from shardstore.redis_shards import RedisTopology
 
-    store = Store(topology_from_settings())
+    store = Store(topology_from_settings(), catalog=CATALOG)
     init_shards(store)
     pools = {name: MemcachePool(name, [memcached]) for name in POOLS}
     plane = build(store, pools, RedisTopology.single(redis_url))
@@ -92,21 +93,13 @@ def build_plane(redis_url: str, memcached: str):
     return plane
 
 
-def image():
-    from django.core.files.uploadedfile import SimpleUploadedFile
-    from PIL import Image
-
-    out = io.BytesIO()
-    Image.new("RGB", (40, 30), (200, 40, 90)).save(out, "PNG")
-    return SimpleUploadedFile("pin.png", out.getvalue(), content_type="image/png")
-
-
 def make_feed(plane, owners: int, pins: int) -> dict:
     """A reader whose home feed has ``pins`` pins, all made and fanned out by the real actions."""
     from pinboard.boards.actions import create_board
     from pinboard.follows.actions import follow_user
     from pinboard.pins.actions import create_pin
     from pinboard.users.actions import sign_up
+    from toolkit.images import image_upload
 
     reader = sign_up("feed_reader", "feed_reader@example.com", "plum-orchard-42")
     posters = [
@@ -118,7 +111,9 @@ def make_feed(plane, owners: int, pins: int) -> dict:
     plane.feeds.mark_seen(reader["id"])  # an active pinner: fan-out reaches them
     for n in range(pins):
         poster, board = posters[n % owners], boards[n % owners]
-        create_pin(poster["id"], board["id"], image(), f"Feed pin {n}", f"https://example.com/{n}")
+        create_pin(
+            poster["id"], board["id"], image_upload(), f"Feed pin {n}", f"https://example.com/{n}"
+        )
     return reader
 
 

@@ -33,21 +33,8 @@ from django.core.cache.backends.base import (
 
 from shardstore.cache import MemcachePool
 
-#: CACHES backends whose LOCATION names memcached servers.
-MEMCACHED_BACKENDS = (
-    "pinboard.cache_backend.PoolCache",
-    "django.core.cache.backends.memcached.PyMemcacheCache",
-)
 _PICKLED = b"\x80"  # how pickle protocol 2 and later begins
 _THIRTY_DAYS = 30 * 24 * 3600  # memcached reads a longer expiry as a Unix time
-
-
-def memcached_servers(entry: Mapping[str, Any]) -> list[str]:
-    """The memcached servers of a CACHES entry (none for a cache in process memory)."""
-    if entry["BACKEND"] not in MEMCACHED_BACKENDS:
-        return []
-    location = entry["LOCATION"]
-    return list(location) if isinstance(location, list | tuple) else location.split(",")
 
 
 _pools: dict[tuple[str, tuple[str, ...]], MemcachePool] = {}
@@ -89,7 +76,7 @@ class PoolCache(BaseCache):
 
     def __init__(self, location: str | list[str], params: dict[str, Any]) -> None:
         super().__init__(params)
-        servers = memcached_servers({"BACKEND": MEMCACHED_BACKENDS[0], "LOCATION": location})
+        servers = location.split(",") if isinstance(location, str) else location
         self.pool = _shared_pool(self.key_prefix or "django", tuple(servers))
 
     def get_backend_timeout(self, timeout: Any = DEFAULT_TIMEOUT) -> int:

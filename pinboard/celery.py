@@ -19,8 +19,8 @@ app.steps["worker"].add(Sweep)  # sends again what a lost message left undone
 
 @task_prerun.connect
 def _pin_plane(task_id: str | None = None, **_: object) -> None:
-    """A task runs on one version of the config, like a request (pinboard/store.py)."""
-    from .store import pin
+    """A task runs on one version of the config, like a request (pinboard/data_plane.py)."""
+    from .data_plane import pin
 
     _unpins[task_id] = pin()
 
@@ -38,7 +38,7 @@ _unpins: dict[str | None, Callable[[], None]] = {}
 @worker_process_init.connect
 def _plane_in_child(**_: object) -> None:
     """A pool's child process follows the config from its start (built after the fork)."""
-    from .store import plane
+    from .data_plane import plane
 
     plane()
 
@@ -47,6 +47,6 @@ def _plane_in_child(**_: object) -> None:
 def _plane_in_solo_worker(sender: Any = None, **_: object) -> None:
     """A worker that runs tasks in its own process (``--pool=solo`` or threads) likewise."""
     if "prefork" not in type(getattr(sender, "pool", None)).__module__:
-        from .store import plane
+        from .data_plane import plane
 
         plane()

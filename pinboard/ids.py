@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from shardstore import CATALOG, InvalidId, UnknownShard, shard_of
+from shardstore import InvalidId, UnknownShard, shard_of
 
+from .catalog import CATALOG
+from .data_plane import cached_store
 from .errors import NotFoundError
-from .store import get_store
 
 
 def parse_id(value: object, type_name: str) -> int:
@@ -14,7 +15,7 @@ def parse_id(value: object, type_name: str) -> int:
         raise NotFoundError(f"no such {type_name}")
     try:
         object_id = CATALOG.expect(value, type_name)
-        get_store().topology.range_of(shard_of(object_id))  # a shard no host serves: no object
+        cached_store().topology.range_of(shard_of(object_id))  # a shard no host serves: no object
     except (InvalidId, UnknownShard):
         raise NotFoundError(f"no such {type_name}: {str(value)[:40]!r}") from None
     return object_id

@@ -23,11 +23,12 @@ import json
 import logging
 import time
 import uuid
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
 import redis
-from celery import Task, bootsteps
+from celery import Task, bootsteps, shared_task
 
 log = logging.getLogger(__name__)
 
@@ -65,10 +66,10 @@ return out
 """
 
 
-class Ledgered(Task):  # type: ignore[misc]
+class Ledgered(Task[Any, Any]):
     """A Celery task sent at least once, even by a broker that can lose a message."""
 
-    def apply_async(
+    def apply_async(  # type: ignore[override]  # the options pass through as they came
         self,
         args: Any = None,
         kwargs: Any = None,
@@ -92,10 +93,28 @@ class Ledgered(Task):  # type: ignore[misc]
         cross_out(self.app, task_id)
 
 
+def ledgered_task(
+    *, retry_on: tuple[type[Exception], ...], reject_on_worker_lost: bool = False
+) -> Callable[[Callable[..., Any]], Ledgered]:
+    """A task sent at least once (``Ledgered``), acknowledged when done, and retried with a
+    jittered backoff, up to ten times, on the errors a later try can get past."""
+    return shared_task(
+        base=Ledgered,
+        acks_late=True,
+        reject_on_worker_lost=reject_on_worker_lost,
+        autoretry_for=retry_on,
+        retry_backoff=True,
+        retry_jitter=True,
+        max_retries=10,
+    )
+
+
 def write(client: redis.Redis, task_id: str, name: str, args: Any, kwargs: Any, due: float) -> None:
     task = json.dumps({"name": name, "args": list(args or ()), "kwargs": dict(kwargs or {})})
     with client.pipeline(transaction=True) as pipe:
-        pipe.hset(TASKS, task_id, task).zadd(DUE, {task_id: due}).execute()
+        pipe.hset(TASKS, task_id, task)
+        pipe.zadd(DUE, {task_id: due})
+        pipe.execute()
 
 
 def cross_out(app: Any, task_id: str | None) -> None:
@@ -104,7 +123,10 @@ def cross_out(app: Any, task_id: str | None) -> None:
         return
     try:
         with client.pipeline(transaction=True) as pipe:
-            pipe.zrem(DUE, task_id).hdel(TASKS, task_id).hdel(SENDS, task_id).execute()
+            pipe.zrem(DUE, task_id)
+            pipe.hdel(TASKS, task_id)
+            pipe.hdel(SENDS, task_id)
+            pipe.execute()
     except redis.RedisError as error:  # the task is sent again when due: it is idempotent
         log.warning("task %s not crossed out of the ledger: %s", task_id, error)
 
@@ -145,10 +167,10 @@ def _redis(url: str) -> redis.Redis | None:
     return redis.Redis.from_url(url) if url.startswith(("redis://", "rediss://")) else None
 
 
-class Sweep(bootsteps.StartStopStep):  # type: ignore[misc]
+class Sweep(bootsteps.StartStopStep):
     """The worker's ledger sweep, on its timer."""
 
-    requires = {"celery.worker.components:Timer"}
+    requires = ("celery.worker.components:Timer",)
 
     def __init__(self, worker: Any, **_: Any) -> None:
         self.timer_ref: Any = None

@@ -25,7 +25,7 @@ def client_address(request: HttpRequest) -> str:
     itself is never trusted otherwise: it would let clients pick their own key."""
     header = getattr(settings, "CLIENT_ADDRESS_HEADER", None)
     address = request.META.get(header) if header else None
-    return address or request.META.get("REMOTE_ADDR", "unknown")
+    return str(address or request.META.get("REMOTE_ADDR", "unknown"))
 
 
 def check(request: HttpRequest, scope: str) -> None:

@@ -20,6 +20,6 @@ class SessionStore(CacheSessionStore):
         try:
             super().save(must_create=must_create)
         except UpdateError:
-            serves: Any = getattr(self._cache, "serves", None)
+            serves: Any = getattr(self._cache, "serves", None)  # type: ignore[attr-defined]
             if serves is None or serves(self.cache_key):
                 raise

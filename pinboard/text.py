@@ -5,7 +5,8 @@ libraries and logs, and the others can hide or rewrite text in terminals and
 feeds. Multi-line fields (descriptions, comments, about) keep line breaks and
 tabs; one-line fields (names, titles, usernames, emails, links) keep none.
 Lone surrogates are not text at all (JSON's ``\\u`` escapes can spell them).
-Each ``clean_*`` function of the apps' actions passes its field through here.
+Each ``clean_*`` function of the apps' actions passes its field through here; a
+board's and a pin's description share one cleaner, ``clean_description``.
 """
 
 from __future__ import annotations
@@ -34,6 +35,16 @@ def multi_line(value: str, field: str) -> str:
     if match:
         raise _refusal(match.group(), field)
     return value
+
+
+def clean_description(description: object, *, most: int) -> str:
+    """A board's or a pin's description: multi-line, at most ``most`` characters, without
+    the whitespace around it. None (a form or body without one) is the empty one."""
+    if description is None:
+        return ""
+    if not isinstance(description, str) or len(description) > most:
+        raise InvalidField(f"description must be at most {most} characters", field="description")
+    return multi_line(description, "description").strip()
 
 
 def _refusal(char: str, field: str) -> InvalidField:

@@ -8,6 +8,6 @@ from django.core.wsgi import get_wsgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pinboard.settings.dev")
 application = get_wsgi_application()
 
-from pinboard.store import plane  # noqa: E402 - after Django is set up
+from pinboard.data_plane import plane  # noqa: E402 - after Django is set up
 
 plane()

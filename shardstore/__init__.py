@@ -1,7 +1,13 @@
 """shardstore: Pinterest-style ID-sharded storage on MySQL (or embedded SQLite).
 
-    >>> from shardstore import Store, Topology
-    >>> store = Store(Topology.single_host("sqlite:///var/shards/db1", shard_count=16))
+    >>> from shardstore import Catalog, ObjectType, Relation, Store, Topology
+    >>> catalog = Catalog(                                   # the user's data model
+    ...     types=[ObjectType("user", 1, "users"), ObjectType("board", 2, "boards")],
+    ...     relations=[Relation("user_has_boards", "user", "board")],
+    ...     lookups=[],
+    ... )
+    >>> topology = Topology.single_host("sqlite:///var/shards/db1", shard_count=16)
+    >>> store = Store(topology, catalog=catalog)
     >>> init_shards(store)                                   # create every shard's tables
     >>> user = store.objects("user").create(store.new_user_shard(), {"username": "ada"})
     >>> board = store.objects("board").create(shard_of(user), {"name": "Recipes"})
@@ -9,11 +15,11 @@
     >>> store.mapping("user_has_boards").page(user).ids
     [board]
 
-No Django here: a web process, a Celery worker or a script each build a Store
-from a Topology and use it alone.
+No Django here, and no data model of its own: a web process, a Celery worker or a
+script each build a Store from a Topology and the site's Catalog, and use it alone.
 """
 
-from .catalog import CATALOG, Catalog, Lookup, ObjectType, Relation
+from .catalog import Catalog, Lookup, ObjectType, Relation, inverse_pair
 from .exceptions import (
     DuplicateKey,
     InvalidCursor,
@@ -37,14 +43,14 @@ from .interface import (
     MappingTableInterface,
     ObjectTableInterface,
     Page,
+    QueryCount,
     StoreInterface,
 )
 from .schema import init_shards
-from .store import QueryCount, Store
+from .store import Store
 from .topology import ShardRange, Topology
 
 __all__ = [
-    "CATALOG",
     "Catalog",
     "DuplicateKey",
     "InvalidCursor",
@@ -78,5 +84,6 @@ __all__ = [
     "decompose",
     "group_by_shard",
     "init_shards",
+    "inverse_pair",
     "shard_of",
 ]

@@ -1,7 +1,8 @@
-"""The one place where object types, mapping tables and lookups are declared.
+"""How a user of the library declares its data: object types, mapping tables and lookups.
 
-Every shard holds every table named here. A new relation is a new entry (and so
-a new table on every shard, made by ``shardstore init``), never an ALTER.
+A site declares one ``Catalog`` and hands it to every ``Store`` it opens. Every shard
+holds every table the catalog names. A new relation is a new entry (and so a new table
+on every shard, made by ``shardstore init``), never an ALTER.
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ from .ids import MAX_OBJECT_ID, MAX_TYPE_ID, TYPE_SHIFT, decompose, parse
 
 @dataclass(frozen=True)
 class ObjectType:
-    """An object kind: its number in IDs and its table on every shard."""
+    """An object kind: its number in IDs, its table on every shard, and the cache pool
+    (``CachedStore``) that holds its objects and the lookups that lead to them."""
 
     name: str
     type_id: int
     table: str
+    pool: str = "objects"
 
 
 @dataclass(frozen=True)
@@ -148,40 +151,9 @@ class Catalog:
         )
 
 
-def _pair(forward: str, inverse: str, from_type: str, to_type: str) -> list[Relation]:
+def inverse_pair(forward: str, inverse: str, from_type: str, to_type: str) -> list[Relation]:
+    """A mapping table and the read-only inverse the store keeps with it."""
     return [
         Relation(forward, from_type, to_type, inverse=inverse),
         Relation(inverse, to_type, from_type, inverse_of=forward),
     ]
-
-
-#: pinboard's data model.
-CATALOG = Catalog(
-    types=[
-        ObjectType("pin", 1, "pins"),
-        ObjectType("board", 2, "boards"),
-        ObjectType("user", 3, "users"),
-        ObjectType("comment", 4, "comments"),
-        ObjectType("token", 5, "tokens"),  # API tokens: a hash of the secret, an expiry
-    ],
-    relations=[
-        Relation("user_has_boards", "user", "board"),
-        Relation("user_has_pins", "user", "pin"),
-        *_pair("board_has_pins", "pin_owned_by_board", "board", "pin"),
-        *_pair("user_likes_pins", "pin_liked_by_users", "user", "pin"),
-        *_pair("user_follows_users", "user_followed_by_users", "user", "user"),
-        *_pair("user_follows_boards", "board_followed_by_users", "user", "board"),
-        *_pair("user_unfollows_boards", "board_unfollowed_by_users", "user", "board"),
-        Relation("pin_has_comments", "pin", "comment"),
-        Relation("pin_saved_as_pins", "pin", "pin"),
-        Relation("user_has_tokens", "user", "token"),
-        # The pin that uploaded an image -> every pin showing it (itself and its saves):
-        # the files go when the last of them is deleted.
-        Relation("pin_image_used_by_pins", "pin", "pin"),
-    ],
-    lookups=[
-        Lookup("username", "user"),
-        Lookup("email", "user"),
-        Lookup("board_slug", "board"),  # "<owner id>:<slug>", so each pinner has their own slugs
-    ],
-)

@@ -1,17 +1,19 @@
 """The ``shardstore`` command line: shards, mappings, IDs, and the control plane.
 
-    python -m shardstore --topology topology.json init
-    python -m shardstore --topology topology.json reconcile [RELATION ...] [--check]
-    python -m shardstore decode 241294492511762325
+    python -m shardstore --catalog mysite.catalog:CATALOG --topology topology.json init
+    python -m shardstore --catalog mysite.catalog:CATALOG --topology t.json reconcile [--check]
+    python -m shardstore --catalog mysite.catalog:CATALOG decode 241294492511762325
     python -m shardstore bucket 1.2.3.4
     python -m shardstore --topology zk://127.0.0.1:2181/pinboard topology history
 
-``--topology`` is a config directory, a shard-map file or ``zk://hosts/root``;
+``--catalog`` names the site's data model (``MODULE:NAME`` of a ``Catalog``), which a
+command that opens a store needs; ``--topology`` is a config directory, a shard-map
+file or ``zk://hosts/root``;
 the control commands (``topology ...``, ``open-range``, ``close-range``,
 ``host-service``, ``cache-server``, ``redis-move``, ``failover``...) are in
 control/cli.py; operators' MySQL connections (failover) log in as
 ``SHARDSTORE_MYSQL_ADMIN`` (``user:password``). ``python manage.py shardstore ...``
-runs the same commands on the site's store, config source and journal.
+runs the same commands on the site's catalog, store, config source and journal.
 """
 
 from __future__ import annotations
@@ -19,13 +21,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import getpass
+import importlib
 import os
 import sys
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
-from .catalog import CATALOG
+from .catalog import Catalog
 from .control import cli as control_cli
 from .control.mysql_hosts import admin
 from .control.plans import MemoryJournal, locks_for
@@ -61,6 +64,9 @@ class ProgressLine:
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="shardstore", description=__doc__.split("\n\n")[0])
     top.add_argument(
+        "--catalog", help="the data model, MODULE:NAME of a shardstore.Catalog (-m only)"
+    )
+    top.add_argument(
         "--topology", help="config directory, shard-map file or zk://hosts/root (-m only)"
     )
     commands = top.add_subparsers(dest="command", required=True)
@@ -81,19 +87,28 @@ def parser() -> argparse.ArgumentParser:
 def main(
     argv: Sequence[str] | None = None,
     *,
+    catalog: Catalog | None = None,
     store_factory: Callable[[], StoreInterface] | None = None,
     control_factory: Callable[[], control_cli.Control] | None = None,
     out: TextIO = sys.stdout,
     err: TextIO = sys.stderr,
 ) -> int:
     args = parser().parse_args(argv)
+    if catalog is None and args.catalog:
+        try:
+            catalog = named_catalog(args.catalog)
+        except ValueError as exc:
+            err.write(f"shardstore: {exc}\n")
+            return 2
     if args.command == "decode":
+        types = catalog.types_by_id if catalog else {}
         for object_id in args.ids:
             fields = decompose(object_id)
-            kind = CATALOG.types_by_id.get(fields.type_id)
+            kind = types.get(fields.type_id)
+            name = kind.name if kind else "unregistered" if catalog else "no --catalog"
             out.write(
                 f"{object_id}: shard {fields.shard_id}, type {fields.type_id}"
-                f" ({kind.name if kind else 'unregistered'}), local {fields.local_id}\n"
+                f" ({name}), local {fields.local_id}\n"
             )
         return 0
     if args.command == "bucket":
@@ -107,7 +122,10 @@ def main(
             if not args.topology:
                 err.write("shardstore: --topology is required for this command\n")
                 return 2
-            control = _standalone(open_source(args.topology), standalone)
+            if catalog is None and not is_control:
+                err.write("shardstore: --catalog is required for this command\n")
+                return 2
+            control = _standalone(open_source(args.topology), catalog, standalone)
             store_factory, control_factory = control.store, lambda: control
         try:
             if is_control:
@@ -136,22 +154,42 @@ def _data_plane(args: argparse.Namespace, store: StoreInterface, out: TextIO, er
     return 0
 
 
-def _standalone(source: Any, closing: contextlib.ExitStack) -> control_cli.Control:
+def named_catalog(name: str) -> Catalog:
+    """The ``Catalog`` that ``MODULE:NAME`` names."""
+    module_name, _, attribute = name.partition(":")
+    try:
+        found = getattr(importlib.import_module(module_name), attribute or "CATALOG")
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"--catalog {name}: {exc}") from None
+    if not isinstance(found, Catalog):
+        raise ValueError(f"--catalog {name}: a {type(found).__name__}, not a Catalog")
+    return found
+
+
+def _standalone(
+    source: Any, catalog: Catalog | None, closing: contextlib.ExitStack
+) -> control_cli.Control:
     """The control of ``python -m shardstore``: the source's shard map, its locks, and a
-    journal kept for this run only (the site keeps the lasting one)."""
+    journal kept for this run only (the site keeps the lasting one). Without a catalog,
+    only the commands that open no store can run."""
     closing.callback(source.close)
     opened: list[Store] = []
 
+    def open_store(topology: Topology) -> Store:
+        if catalog is None:
+            raise ShardStoreError("this command opens a store: give --catalog MODULE:NAME")
+        return Store(topology, catalog=catalog)
+
     def store_factory() -> Store:
         if not opened:
-            opened.append(Store(Topology.from_json(source.current("shards").document)))
+            opened.append(open_store(Topology.from_json(source.current("shards").document)))
             closing.callback(opened[0].close)
         return opened[0]
 
     return control_cli.Control(
         source,
         store_factory,
-        Store,
+        open_store,
         MemoryJournal(),
         locks_for(source),
         getpass.getuser(),

@@ -16,15 +16,27 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from .backends import Backend, Session, TableSet
     from .catalog import Catalog, Lookup, ObjectType, Relation
-    from .store import QueryCount
     from .topology import Topology
 
 T = TypeVar("T")
+
+
+@dataclass
+class QueryCount:
+    """SQL round trips seen inside ``Store.count_queries()``."""
+
+    statements: list[str] = field(default_factory=list)
+
+    @property
+    def count(self) -> int:
+        return len(self.statements)
+
 
 #: What ``ObjectTableInterface.update`` takes: a dict to merge, or a function
 #: that edits the data in place (run again if the transaction is retried).

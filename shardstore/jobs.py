@@ -47,7 +47,7 @@ Params = Mapping[str, Any]
 Summary = dict[str, int]
 
 #: Modules that register more job kinds, imported by ``kinds()`` (after this one).
-KIND_MODULES: tuple[str, ...] = ("shardstore.control.split",)
+KIND_MODULES: tuple[str, ...] = ("shardstore.control.split_cleanup",)
 
 #: Shards per chunk unless a job says otherwise: one shard is a few seconds of work on a
 #: full shard, and a chunk that fails or is re-run costs no more than that.

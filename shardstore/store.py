@@ -13,31 +13,21 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .backends import Backend, Session, TableSet, batched, open_backend
-from .catalog import CATALOG, Catalog
+from .catalog import Catalog
 from .exceptions import WriteConflict
 from .fence import WriteFence
 from .ids import shard_of
+from .interface import QueryCount
 from .lookups import LookupTable
 from .mappings import MappingTable
 from .objects import ObjectTable
 from .topology import Topology
 
 T = TypeVar("T")
-
-
-@dataclass
-class QueryCount:
-    """SQL round trips seen inside ``Store.count_queries()``."""
-
-    statements: list[str] = field(default_factory=list)
-
-    @property
-    def count(self) -> int:
-        return len(self.statements)
 
 
 @dataclass(frozen=True)
@@ -53,7 +43,7 @@ class Store:
         self,
         topology: Topology,
         *,
-        catalog: Catalog = CATALOG,
+        catalog: Catalog,
         backend_options: dict[str, Any] | None = None,
     ) -> None:
         self.catalog = catalog
@@ -247,4 +237,4 @@ if TYPE_CHECKING:
     _interface: type[StoreInterface] = Store  # checked by mypy: Store is a StoreInterface
     _access: type[ShardAccess] = Store
 
-__all__ = ["QueryCount", "Session", "Store"]
+__all__ = ["Session", "Store"]

@@ -3,7 +3,7 @@
 Real servers
 ------------
 ``mariadb_server``, ``redis_server``, ``memcached_server`` and
-``zookeeper_server`` each start one private server (see toolkit/servers.py) on
+``zookeeper_server`` each start one private server (see toolkit/servers/) on
 127.0.0.1, on a free port, with its data in a temporary directory.  A server is
 started the first time a test asks for its fixture, is shared by every test of
 the session, and is stopped at the end.  Tests must therefore not rely on a
@@ -17,7 +17,7 @@ from requirements-mysql.txt, is missing) the tests that need it are skipped,
 unless the environment says ``CI=true``: in CI a missing server is an error,
 so that a broken machine cannot pass by skipping everything.
 
-Keep this file to fixtures; server start-up logic belongs in toolkit/servers.py.
+Keep this file to fixtures; server start-up logic belongs in toolkit/servers/.
 """
 
 from __future__ import annotations
@@ -30,13 +30,11 @@ from typing import NoReturn, TypeVar
 import pytest
 
 from shardstore.cache.health import forget
-from toolkit.servers import (
-    MariaDBServer,
-    MemcachedServer,
-    RedisServer,
-    Server,
-    ZooKeeperServer,
-)
+from toolkit.servers.base import Server
+from toolkit.servers.mariadb import MariaDBServer
+from toolkit.servers.memcached import MemcachedServer
+from toolkit.servers.redis import RedisServer
+from toolkit.servers.zookeeper import ZooKeeperServer
 
 _S = TypeVar("_S", bound=Server)
 

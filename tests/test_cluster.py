@@ -1,4 +1,4 @@
-"""The local cluster (toolkit/cluster.py), small (64 shards, no demo data) in the test's own
+"""The local cluster (toolkit/cluster/), small (64 shards, no demo data) in the test's own
 directory: every process answers, the replicas follow their masters with GTIDs and semi-sync,
 the site's MySQL user is fenced by ``read_only``, ``up`` again changes nothing, a killed
 process comes back alone on its port, and ``down`` leaves none of its processes alive.
@@ -24,9 +24,16 @@ import pytest
 
 from tests.config_documents import eventually
 from tests.conftest import unavailable
-from toolkit import cluster_mysql
-from toolkit.cluster import MARIADB, PAIRS, PROCESSES, Cluster, down, read_env, up
-from toolkit.servers import MariaDBServer, MemcachedServer, Pid, RedisServer, ZooKeeperServer
+from toolkit.cluster import mysql
+from toolkit.cluster.commands import down, up
+from toolkit.cluster.files import read_env
+from toolkit.cluster.plan import MARIADB, PAIRS, PROCESSES
+from toolkit.cluster.state import Cluster
+from toolkit.processes import Pid
+from toolkit.servers.mariadb import MariaDBServer
+from toolkit.servers.memcached import MemcachedServer
+from toolkit.servers.redis import RedisServer
+from toolkit.servers.zookeeper import ZooKeeperServer
 from toolkit.site_processes import ROOT
 
 # It starts a dozen processes of its own: once per `make test` is enough.
@@ -64,9 +71,9 @@ def _pids(directory: Path) -> dict[str, Pid]:
 
 def _sql(cluster: Cluster, name: str, sql: str, *, user: str = "root") -> list[dict[str, Any]]:
     password = cluster.secrets["root" if user == "root" else "pinboard"]
-    connection = cluster_mysql.connect(cluster.port(name), user=user, password=password)
+    connection = mysql.connect(cluster.port(name), user=user, password=password)
     try:
-        return cluster_mysql.query(connection, sql)
+        return mysql.query(connection, sql)
     finally:
         connection.close()
 

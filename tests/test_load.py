@@ -1,4 +1,4 @@
-"""The drills' load (toolkit/load.py) against the real site under gunicorn, on SQLite shards
+"""The drills' load (toolkit/load/) against the real site under gunicorn, on SQLite shards
 followed from a config directory: every acknowledged write is found again, a write lost
 behind its back is counted, and writes the site refuses (503 + Retry-After while the
 shards are read-only) are counted as refused and retried until they land."""
@@ -15,10 +15,14 @@ from typing import Any
 
 import pytest
 
+from pinboard.catalog import CATALOG
 from shardstore import Store, Topology, init_shards
-from shardstore.control.sources import FileSource
+from shardstore.control.file_source import FileSource
 from tests.config_documents import eventually, sqlite_shard_map
-from toolkit.load import Load, Site, ensure_pinners, longest_gap
+from toolkit.load.api import Site
+from toolkit.load.pinners import ensure_pinners
+from toolkit.load.report import longest_gap
+from toolkit.load.traffic import Load
 from toolkit.site_processes import GunicornSite
 
 
@@ -48,7 +52,7 @@ class Deployment:
 @pytest.fixture
 def deployment(tmp_path: Path) -> Iterator[Deployment]:
     shards = sqlite_shard_map(tmp_path / "shards")
-    store = Store(Topology.from_json({**shards, "version": 1}))
+    store = Store(Topology.from_json({**shards, "version": 1}), catalog=CATALOG)
     init_shards(store)
     source = FileSource(tmp_path / "config")
     source.publish("shards", shards, author="test", reason="first")

@@ -13,14 +13,11 @@ from typing import Any
 import pytest
 
 from tests.config_documents import eventually
-from toolkit.servers import (
-    MariaDBServer,
-    MemcachedServer,
-    Pid,
-    RedisServer,
-    ServerStartError,
-    ZooKeeperServer,
-)
+from toolkit.processes import Pid, ServerStartError
+from toolkit.servers.mariadb import MariaDBServer
+from toolkit.servers.memcached import MemcachedServer
+from toolkit.servers.redis import RedisServer
+from toolkit.servers.zookeeper import ZooKeeperServer
 from toolkit.site_processes import ROOT
 
 
@@ -144,7 +141,7 @@ def test_start_failure_quotes_the_server_log(redis_server: RedisServer) -> None:
 _LAUNCHER = """
 import json, sys, time
 from pathlib import Path
-from toolkit.servers import RedisServer
+from toolkit.servers.redis import RedisServer
 home = Path(sys.argv[1])
 detached = RedisServer(["--appendonly", "yes", "--appendfsync", "always"], home=home, detached=True)
 attached = RedisServer()

@@ -1,7 +1,8 @@
-"""The site's own processes for the tests, the drills and the local cluster: gunicorn, a
-Celery worker, ``manage.py``. Each runs from the project's root with the environment it is
-given, and is stopped by its own PID like the servers of toolkit/servers.py, whose
-``Launched`` life cycle (temporary or detached, adopted again by PID) it shares."""
+"""The site's own processes for the tests, the benchmarks, the drills and the local cluster:
+gunicorn, ``manage.py runserver``, a Celery worker, ``manage.py``. Each runs from the
+project's root with the environment it is given, and is stopped by its own PID like the
+servers of toolkit/servers/, whose ``Launched`` life cycle (toolkit/processes.py: temporary
+or detached, adopted again by PID) it shares."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar, Self
 
-from toolkit.servers import HOST, Launched, ServerStartError, free_port
+from toolkit.processes import HOST, Launched, ServerStartError, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -81,15 +82,56 @@ class SiteProcess(Launched):
         return f"<{type(self).__name__} {state}>"
 
 
+class WebProcess(SiteProcess):
+    """The site serving HTTP on ``port`` of HOST: ``wait_ready`` asks it for a page until it
+    answers 200."""
+
+    #: The page ``wait_ready`` asks for unless told another.
+    ready_path: ClassVar[str] = "/"
+
+    def __init__(
+        self, argv: Sequence[str], env: dict[str, str], log: Path, *, port: int, detached: bool
+    ) -> None:
+        super().__init__(argv, env, log, detached=detached)
+        self.port = port
+
+    def url(self, path: str) -> str:
+        return f"http://{HOST}:{self.port}{path}"
+
+    def wait_ready(self, timeout: float = 60, path: str | None = None) -> None:
+        import urllib.request
+
+        program = self.signatures[0]
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not self.alive:
+                raise ServerStartError(f"{program} exited:\n{self._output_since_start()[-3000:]}")
+            # As the load balancer forwards it: production settings redirect plain HTTP.
+            request = urllib.request.Request(
+                self.url(path or self.ready_path), headers={"X-Forwarded-Proto": "https"}
+            )
+            try:
+                with urllib.request.urlopen(request, timeout=5) as response:
+                    if response.status == 200:
+                        return
+            except OSError:
+                pass
+            time.sleep(0.1)
+        raise ServerStartError(
+            f"{program} did not answer in time:\n{self._output_since_start()[-3000:]}"
+        )
+
+
 #: gunicorn's settings, the same in production and here; the command line overrides the
 #: size and the address.
 GUNICORN_CONF = ROOT / "gunicorn.conf.py"
 
 
-class GunicornSite(SiteProcess):
+class GunicornSite(WebProcess):
     """The site under gunicorn on a loopback port (a free one unless ``port`` is given)."""
 
     signatures = ("gunicorn",)
+    ready_path = "/healthz"
 
     def __init__(
         self,
@@ -103,37 +145,29 @@ class GunicornSite(SiteProcess):
         extra_args: Sequence[str] = ("--log-level", "warning"),
         detached: bool = False,
     ) -> None:
-        self.port = port or free_port()
+        port = port or free_port()
         argv = [
             sys.executable, "-m", "gunicorn", app, "-c", str(GUNICORN_CONF),
             "-w", str(workers), "--threads", str(threads),
-            "-b", f"{HOST}:{self.port}", *extra_args,
+            "-b", f"{HOST}:{port}", *extra_args,
         ]  # fmt: skip
         # The production settings (gunicorn.conf.py), with no access log: not under load.
-        super().__init__(argv, {"PINBOARD_GUNICORN_ACCESS_LOG": "", **env}, log, detached=detached)
+        env = {"PINBOARD_GUNICORN_ACCESS_LOG": "", **env}
+        super().__init__(argv, env, log, port=port, detached=detached)
 
-    def url(self, path: str) -> str:
-        return f"http://{HOST}:{self.port}{path}"
 
-    def wait_ready(self, timeout: float = 60, path: str = "/healthz") -> None:
-        import urllib.request
+class DevServer(WebProcess):
+    """``manage.py runserver`` (no reloader) on a loopback port (a free one unless ``port`` is
+    given): the site as ``make run`` serves it, static files and all."""
 
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if not self.alive:
-                raise ServerStartError(f"gunicorn exited:\n{self._output_since_start()[-3000:]}")
-            # As the load balancer forwards it: production settings redirect plain HTTP.
-            request = urllib.request.Request(self.url(path), headers={"X-Forwarded-Proto": "https"})
-            try:
-                with urllib.request.urlopen(request, timeout=5) as response:
-                    if response.status == 200:
-                        return
-            except OSError:
-                pass
-            time.sleep(0.1)
-        raise ServerStartError(
-            f"gunicorn did not answer in time:\n{self._output_since_start()[-3000:]}"
-        )
+    signatures = ("runserver",)
+
+    def __init__(
+        self, env: dict[str, str], log: Path, *, port: int = 0, detached: bool = False
+    ) -> None:
+        port = port or free_port()
+        argv = [sys.executable, "manage.py", "runserver", "--noreload", f"{HOST}:{port}"]
+        super().__init__(argv, env, log, port=port, detached=detached)
 
 
 class CeleryWorker(SiteProcess):
@@ -148,14 +182,16 @@ class CeleryWorker(SiteProcess):
         log: Path,
         *,
         concurrency: int | None = None,
+        log_level: str = "info",
         detached: bool = False,
     ) -> None:
         pool = ["--pool=solo"] if concurrency is None else [f"--concurrency={concurrency}"]
-        argv = [sys.executable, "-m", "celery", "-A", "pinboard", "worker", *pool, "--loglevel=info"]  # fmt: skip
+        argv = [sys.executable, "-m", "celery", "-A", "pinboard", "worker", *pool, f"--loglevel={log_level}"]  # fmt: skip
         super().__init__(argv, env, log, detached=detached)
 
     def wait_ready(self, timeout: float = 60) -> None:
-        """Return once the worker has said ``ready.`` (connected to its broker)."""
+        """Return once the worker has said ``ready.`` (connected to its broker; an info line,
+        so not below ``log_level="info"``)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if not self.alive:

@@ -26,7 +26,8 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from shardstore import CATALOG, compose
+from pinboard.catalog import CATALOG
+from shardstore import compose
 
 _SHARD_DATABASE = re.compile(r"db(\d{5})")
 

@@ -18,15 +18,16 @@ import statistics
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor, wait
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from toolkit.site_processes import GunicornSite
+
+from .dataset import Dataset
 from .load import rss_mb, tree
+from .operations import OPERATIONS, Tokens
 from .probe import BEHIND_TLS, percentile
-
-if TYPE_CHECKING:
-    from .dataset import Dataset
-    from .run import Bench
 
 #: Operation -> weight (percent). Reads first; the writes add up to 10.
 MIX = {
@@ -40,12 +41,10 @@ WRITES = ("like", "save", "comment", "follow")
 class Requests:
     """Random requests of the mix, as (operation, method, path, token, JSON body)."""
 
-    def __init__(self, bench: Bench, data: Dataset, rng: random.Random) -> None:
-        from .operations import OPERATIONS
-
-        self.rng, self.data, self.tokens = rng, data, bench.tokens
+    def __init__(self, data: Dataset, tokens: Tokens, rng: random.Random) -> None:
+        self.rng, self.data, self.tokens = rng, data, tokens
         self.reads = {op.name: op for op in OPERATIONS}
-        self.viewers = list(bench.tokens)
+        self.viewers = list(tokens)
         self.boards_of: dict[int, list[int]] = defaultdict(list)
         for board, owner in data.owner_of.items():
             self.boards_of[owner].append(board)
@@ -130,22 +129,24 @@ def drive(port: int, requests: Requests, *, seconds: float, clients: int) -> dic
     }
 
 
-def run(bench: Bench, data: Dataset) -> dict[str, Any]:
-    """The mix on each build: pinboard for ``--mixed-minutes`` with its workers' RSS sampled
-    each minute, the ORM build for up to 3 minutes (its percentiles; its RSS is not the
-    question here)."""
+def run(
+    servers: Mapping[str, GunicornSite], data: Dataset, tokens: Tokens, *, minutes: float,
+    clients: int, seed: int,
+) -> dict[str, Any]:  # fmt: skip
+    """The mix on each build: pinboard for ``minutes`` with its workers' RSS sampled each
+    minute, the ORM build for up to 3 minutes (its percentiles; its RSS is not the question
+    here), from ``clients`` closed-loop clients."""
     found: dict[str, Any] = {}
-    minutes = bench.args.mixed_minutes
     for side, length in (("pinboard", minutes), ("orm", min(minutes, 3))):
-        server = bench.servers[side]
+        server = servers[side]
         assert server.pid is not None
         workers = tree(server.pid)[1:]
-        requests = Requests(bench, data, random.Random(bench.args.seed))
+        requests = Requests(data, tokens, random.Random(seed))
         rss: list[dict[str, float]] = []
         started = time.monotonic()
         with ThreadPoolExecutor(1) as pool:
             running = pool.submit(
-                drive, server.port, requests, seconds=length * 60, clients=bench.args.connections
+                drive, server.port, requests, seconds=length * 60, clients=clients
             )
             while not running.done():
                 wait([running], timeout=min(60, length * 60))

@@ -54,10 +54,10 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
 
 
-def latencies(
+def timings(
     port: int, lines: list[str], *, before_each: Callable[[], None] | None = None
-) -> dict[str, float]:
-    """p50 and p99 in ms over ``lines`` in turn; ``before_each`` (untimed) e.g. empties caches."""
+) -> list[float]:
+    """Milliseconds of each of ``lines`` in turn; ``before_each`` (untimed) e.g. empties caches."""
     client = Client(port)
     times = []
     try:
@@ -70,6 +70,10 @@ def latencies(
             times.append(ms)
     finally:
         client.close()
+    return times
+
+
+def summary(times: list[float]) -> dict[str, float]:
     return {"p50": statistics.median(times), "p99": percentile(times, 0.99)}
 
 

@@ -25,8 +25,9 @@ from pymemcache.client.base import Client
 
 from pinboard import urls as site_urls
 from pinboard.boards.queries import follower_count
-from pinboard.pages import pin_item, pin_items, user_stats
-from pinboard.store import get_store
+from pinboard.data_plane import cached_store
+from pinboard.grid import pin_item, pin_items
+from pinboard.users.queries import user_stats
 from shardstore.cache import lists
 
 _local = threading.local()
@@ -67,15 +68,15 @@ def get(*keys: str) -> list[bytes]:
 
 
 def key(type_name: str, object_id: int) -> str:
-    return get_store().objects(type_name).key(object_id)
+    return cached_store().objects(type_name).key(object_id)
 
 
 def list_key(relation: str, from_id: int) -> str:
-    return get_store().mapping(relation).list_key(from_id)
+    return cached_store().mapping(relation).list_key(from_id)
 
 
 def lookup_key(name: str, value: str) -> str:
-    return get_store().lookup(name).key(value)
+    return cached_store().lookup(name).key(value)
 
 
 def decode(object_id: int, value: bytes) -> dict[str, Any]:

@@ -58,6 +58,9 @@ def main() -> int:
     parser.add_argument("--probes", type=int, default=100, help="pinners whose pages never change")
     parser.add_argument("--shards", type=int, default=64)
     parser.add_argument("--requests", type=int, default=200, help="per operation, one at a time")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="rounds of each one-at-a-time measurement and of each page "
+                        "against the hand-built one")  # fmt: skip
     parser.add_argument("--seconds", type=float, default=8, help="per wrk run")
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--workers", type=int, default=2)
@@ -67,7 +70,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=2012)
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "benchmarks",
                         help="where results.json and the plots go")  # fmt: skip
-    parser.add_argument("--doc", type=Path, default=ROOT / "docs" / "benchmarks.md",
+    parser.add_argument("--doc", default=str(ROOT / "docs" / "benchmarks.md"),
                         help="the page whose results section is rewritten ('' for none)")  # fmt: skip
     parser.add_argument("--only", nargs="*", help="operations to run (default: all)")
     args = parser.parse_args()
@@ -81,7 +84,7 @@ def main() -> int:
     (args.out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
     from bench.compare import report
 
-    report.write(results, args.out, args.doc if str(args.doc) else None)
+    report.write(results, args.out, Path(args.doc) if args.doc else None)
     print(report.summary(results))
     return 0
 
@@ -115,7 +118,10 @@ class Bench:
         if args.mixed_minutes > 0:
             from bench.compare import mixed
 
-            results["mixed"] = mixed.run(self, data)
+            results["mixed"] = mixed.run(
+                self.servers, data, self.tokens, minutes=args.mixed_minutes,
+                clients=args.connections, seed=args.seed,
+            )  # fmt: skip
         return results
 
     # -- data and servers -----------------------------------------------------------
@@ -262,18 +268,25 @@ class Bench:
     # -- measurements ----------------------------------------------------------------
 
     def _sweep(self, data: Dataset) -> dict[str, Any]:
-        """p50/p99 of each operation on the probes, one request at a time, warm and cold."""
+        """p50/p99 of each operation on the probes, one request at a time, warm and cold.
+
+        Every path is asked for once before a warm pass, so a warm request finds its values
+        cached (the paths repeat entities: a first visit would be a cold one). The rounds
+        alternate warm and cold and their samples are pooled, so a passing disturbance of
+        the machine weighs on both alike."""
         found: dict[str, Any] = {}
         for op in self.operations:
             lines = sample_paths(op, data, self.tokens, self.rng, self.args.requests, probes=True)
             found[op.name] = {}
             for side in SIDES:
                 port = self.servers[side].port
-                probe.latencies(port, lines[:20])  # connections, caches
-                found[op.name][side] = {
-                    "warm": probe.latencies(port, lines),
-                    "cold": probe.latencies(port, lines, before_each=self.stack.clear_caches),
-                }
+                warm: list[float] = []
+                cold: list[float] = []
+                for _ in range(self.args.rounds):
+                    probe.timings(port, lines)  # fills the caches: every path once
+                    warm += probe.timings(port, lines)
+                    cold += probe.timings(port, lines, before_each=self.stack.clear_caches)
+                found[op.name][side] = {"warm": probe.summary(warm), "cold": probe.summary(cold)}
         return found
 
     def _throughput(self, data: Dataset) -> dict[str, Any]:
@@ -294,11 +307,22 @@ class Bench:
                 found[op.name][side] = {"warm": as_dict(warm_run), "cold": as_dict(cold_run)}
                 print(f"{op.name:<14} {side:<8} warm {warm_run.rps:8.0f}/s "
                       f"cold {cold_run.rps:8.0f}/s", file=sys.stderr)  # fmt: skip
-            if op.page:  # the hand-built page, on the caches the site just filled
-                self._drive(self.servers["pinboard"], warm, once=True)
-                raw = self._drive(self.servers["raw"], warm, once=False)
-                found[op.name]["raw"] = {"warm": as_dict(raw)}
+            if op.page:
+                found[op.name]["raw"] = self._against_raw(warm)
         return found
+
+    def _against_raw(self, paths: list[str]) -> dict[str, Any]:
+        """The site's warm page and the hand-built one (which reads the caches the site
+        fills), in alternating runs; the run of median req/s of each."""
+        self._drive(self.servers["pinboard"], paths, once=True)
+        runs: dict[str, list[load.Run]] = {"site": [], "warm": []}
+        for _ in range(self.args.rounds):
+            runs["site"].append(self._drive(self.servers["pinboard"], paths, once=False))
+            runs["warm"].append(self._drive(self.servers["raw"], paths, once=False))
+        return {
+            key: as_dict(sorted(taken, key=lambda run: run.rps)[len(taken) // 2])
+            for key, taken in runs.items()
+        }
 
     def _drive(self, server: GunicornSite, paths: list[str], *, once: bool) -> load.Run:
         assert server.pid is not None

@@ -20,12 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shardstore import Topology
-from toolkit.servers import MariaDBServer, MemcachedServer, RedisServer
+from toolkit.servers.mariadb import MariaDBServer
+from toolkit.servers.memcached import MemcachedServer
+from toolkit.servers.redis import RedisServer
 from toolkit.site_processes import ROOT
 
-#: MariaDB options added to toolkit/servers.py's own (which run it in /dev/shm with
-#: innodb_flush_log_at_trx_commit=0, no doublewrite, no binlog). A buffer pool that holds
-#: the whole data set at 1M pins, as a production host's would.
+#: MariaDB options added to toolkit/servers/mariadb.py's own (which run it in /dev/shm
+#: with innodb_flush_log_at_trx_commit=0, no doublewrite, no binlog). A buffer pool that
+#: holds the whole data set at 1M pins, as a production host's would.
 MARIADB_ARGS = [
     "--innodb-buffer-pool-size=3G",
     "--innodb-log-file-size=512M",

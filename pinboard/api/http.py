@@ -10,17 +10,20 @@ cursor) are converted here, in one place, so none can surface as a 500.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, TypedDict, TypeVar, cast
 
+import msgspec.inspect
 import orjson
 from django.core.exceptions import BadRequest as DjangoBadRequest
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import Http404, HttpRequest, HttpResponse, UnreadablePostError
 from django.http.multipartparser import MultiPartParserError
 from django.views.decorators.csrf import csrf_exempt
+from msgspec import Meta
 
 from shardstore import (
     InvalidCursor,
@@ -44,6 +47,7 @@ from ..errors import (
 )
 from ..ids import parse_id
 from ..users.tokens import pinner_of_token
+from .schemas import Error, ErrorDetail
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 100
@@ -55,17 +59,18 @@ _PAGE_SIZE = re.compile(r"[1-9][0-9]{0,2}", re.ASCII)
 _BRACKET_OR_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
 
 Handler = Callable[..., HttpResponse]
+Body = TypeVar("Body")
 
 
 # -- responses ----------------------------------------------------------------
 
 
-def ok(payload: dict[str, Any], status: int = 200) -> HttpResponse:
+def ok(payload: Any, status: int = 200) -> HttpResponse:
     """JSON by orjson: several times faster than the json module on a page of 50 pins."""
     return HttpResponse(orjson.dumps(payload), status=status, content_type="application/json")
 
 
-def created(payload: dict[str, Any]) -> HttpResponse:
+def created(payload: Any) -> HttpResponse:
     return ok(payload, status=201)
 
 
@@ -74,10 +79,11 @@ def no_content() -> HttpResponse:
 
 
 def error_response(error: DomainError) -> HttpResponse:
-    body: dict[str, Any] = {"code": error.code, "message": error.message}
+    detail: ErrorDetail = {"code": error.code, "message": error.message}
     if error.field:
-        body["field"] = error.field
-    response = ok({"error": body}, status=error.status)
+        detail["field"] = error.field
+    body: Error = {"error": detail}
+    response = ok(body, status=error.status)
     if error.retry_after is not None:
         response["Retry-After"] = str(error.retry_after)
     return response
@@ -111,9 +117,12 @@ def as_domain_error(exc: Exception) -> DomainError | None:
 def endpoint(**handlers: Handler) -> Callable[..., HttpResponse]:
     """One API resource: ``handlers`` by HTTP method, errors rendered as JSON.
 
-    HEAD is answered wherever GET is, by the GET handler: the same status and
-    headers; the server sends no body (RFC 9110 9.3.2).
+    Each handler declares its operation (operations.py); the view keeps them as
+    ``view.handlers`` for the OpenAPI document. HEAD is answered wherever GET is,
+    by the GET handler: the same status and headers; the server sends no body
+    (RFC 9110 9.3.2).
     """
+    documented = handlers  # HEAD is GET's, not an operation of its own
     if "GET" in handlers:
         handlers = {**handlers, "HEAD": handlers["GET"]}
     allowed = ", ".join(sorted(handlers))
@@ -135,6 +144,7 @@ def endpoint(**handlers: Handler) -> Callable[..., HttpResponse]:
                 raise
             return error_response(error)
 
+    view.handlers = documented  # type: ignore[attr-defined]
     return view
 
 
@@ -149,7 +159,7 @@ def not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
 
 def token_of(request: HttpRequest) -> str | None:
     """The token of ``Authorization: Token <token>``; None without the header."""
-    header = request.META.get("HTTP_AUTHORIZATION")
+    header: str | None = request.META.get("HTTP_AUTHORIZATION")
     if header is None:
         return None
     keyword, _, token = header.strip().partition(" ")
@@ -179,10 +189,9 @@ def require_pinner(request: HttpRequest) -> dict[str, Any]:
 # -- request bodies and parameters --------------------------------------------
 
 
-def json_body(
-    request: HttpRequest, *, required: tuple[str, ...] = (), optional: tuple[str, ...] = ()
-) -> dict[str, Any]:
-    """The request's JSON object; 400 if it is not JSON, misses ``required`` or has unknown keys."""
+def json_body(request: HttpRequest, schema: type[Body]) -> Body:
+    """The request's JSON object; 400 if it is not JSON, misses a field ``schema`` requires
+    or has one it does not know. The fields' values are the actions' to check (422)."""
     content_type = request.content_type or ""
     if content_type != "application/json":
         raise BadRequest("send the body as application/json")
@@ -213,13 +222,24 @@ def json_body(
         json.dumps(data, ensure_ascii=False).encode()
     except UnicodeEncodeError:
         raise BadRequest("the body holds a string that is not valid Unicode") from None
+    required, known = schema_fields(cast(type, schema))  # a TypedDict class: hashable
     for name in required:
         if name not in data:
             raise BadRequest(f"{name} is required", field=name)
-    unknown = sorted(set(data) - set(required) - set(optional))
+    unknown = sorted(set(data) - known)
     if unknown:
         raise BadRequest(f"unknown field {unknown[0]!r}", field=unknown[0])
-    return data
+    return cast(Body, data)
+
+
+@functools.cache
+def schema_fields(schema: type) -> tuple[tuple[str, ...], frozenset[str]]:
+    """A TypedDict's required fields, in the order declared, and all its fields. (msgspec
+    reads ``NotRequired[...]``, which typing misses under postponed annotations.)"""
+    fields = msgspec.inspect.type_info(schema).fields  # type: ignore[attr-defined]
+    required = {field.name for field in fields if field.required}
+    in_order = tuple(name for name in schema.__annotations__ if name in required)
+    return in_order, frozenset(field.name for field in fields)
 
 
 def nested_deeper_than(text: str, limit: int) -> bool:
@@ -244,7 +264,7 @@ def nested_deeper_than(text: str, limit: int) -> bool:
     return False
 
 
-def id_field(data: dict[str, Any], name: str, type_name: str) -> int:
+def id_field(data: Mapping[str, Any], name: str, type_name: str) -> int:
     """A body field holding an ID: it must be a decimal string (IDs exceed 2^53)."""
     value = data.get(name)
     if not isinstance(value, str):
@@ -253,6 +273,21 @@ def id_field(data: dict[str, Any], name: str, type_name: str) -> int:
         return parse_id(value, type_name)
     except NotFoundError:
         raise NotFoundError(f"no such {type_name}: {value[:40]!r}", field=name) from None
+
+
+class PageQuery(TypedDict, total=False):
+    limit: Annotated[
+        int,
+        Meta(
+            ge=1,
+            le=MAX_LIMIT,
+            description=f"Page size, 1 to {MAX_LIMIT} (default {DEFAULT_LIMIT}).",
+        ),
+    ]
+    # shardstore's cursors are at most 64 characters.
+    cursor: Annotated[
+        str, Meta(min_length=1, max_length=64, description="The `next` of the previous page.")
+    ]
 
 
 def page_params(request: HttpRequest) -> tuple[int, str | None]:
@@ -271,7 +306,7 @@ def page_params(request: HttpRequest) -> tuple[int, str | None]:
     return limit, cursor
 
 
-def page(items: list[dict[str, Any]], cursor: str | None) -> HttpResponse:
+def page(items: list[Any], cursor: str | None) -> HttpResponse:
     return ok({"items": items, "next": cursor})
 
 

@@ -1,4 +1,4 @@
-"""The JSON a client sees for users, boards, pins and comments.
+"""The JSON a client sees for users, boards, pins and comments (shapes: schemas.py).
 
 IDs are decimal strings: they exceed 2^53, past which a JavaScript number
 loses digits. Stored fields a client must never see (a password hash, the
@@ -11,15 +11,16 @@ from typing import Any
 
 from ..boards.queries import follower_count
 from ..pins.images import image_url
+from .schemas import Board, Comment, Me, Pin, User
 
 
 def _id(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def user(data: dict[str, Any], *, with_email: bool = False) -> dict[str, Any]:
+def user(data: dict[str, Any]) -> User:
     counts = data.get("counts", {})
-    out = {
+    return {
         "id": str(data["id"]),
         "username": data["username"],
         "about": data.get("about", ""),
@@ -28,12 +29,13 @@ def user(data: dict[str, Any], *, with_email: bool = False) -> dict[str, Any]:
         "board_count": counts.get("user_has_boards", 0),
         "pin_count": counts.get("user_has_pins", 0),
     }
-    if with_email:
-        out["email"] = data["email"]
-    return out
 
 
-def board(data: dict[str, Any], owner_follower_count: int) -> dict[str, Any]:
+def me(data: dict[str, Any]) -> Me:
+    return {**user(data), "email": data["email"]}
+
+
+def board(data: dict[str, Any], owner_follower_count: int) -> Board:
     """``owner_follower_count``: following a pinner follows their boards (seed 004)."""
     return {
         "id": str(data["id"]),
@@ -46,7 +48,7 @@ def board(data: dict[str, Any], owner_follower_count: int) -> dict[str, Any]:
     }
 
 
-def pin(data: dict[str, Any]) -> dict[str, Any]:
+def pin(data: dict[str, Any]) -> Pin:
     counts = data["counts"]
     image = data["image"]
     return {
@@ -67,7 +69,7 @@ def pin(data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def comment(data: dict[str, Any], author: dict[str, Any] | None) -> dict[str, Any]:
+def comment(data: dict[str, Any], author: dict[str, Any] | None) -> Comment:
     """``author``: the author's user object with counts (None if the account is gone)."""
     return {
         "id": str(data["id"]),

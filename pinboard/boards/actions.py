@@ -9,10 +9,11 @@ from django.utils.text import slugify
 
 from shardstore import DuplicateKey, shard_of
 
-from ..errors import Forbidden, InvalidField, NotFoundError
-from ..store import get_store
-from ..text import multi_line, one_line
-from .queries import get_board, slug_key
+from ..data_plane import cached_store
+from ..errors import InvalidField
+from ..pins.actions import delete_pins_of_board
+from ..text import clean_description, one_line
+from .queries import get_board, owned_board, slug_key
 
 MAX_NAME = 100
 MAX_DESCRIPTION = 500
@@ -29,20 +30,10 @@ def clean_name(name: object) -> str:
     return one_line(name, "name").strip()
 
 
-def clean_description(description: object) -> str:
-    if description is None:
-        return ""
-    if not isinstance(description, str) or len(description) > MAX_DESCRIPTION:
-        raise InvalidField(
-            f"description must be at most {MAX_DESCRIPTION} characters", field="description"
-        )
-    return multi_line(description, "description")
-
-
 def _claim_slug(owner_id: int, name: str, board_id: int) -> str:
     """The first free slug for ``name`` among the owner's boards, claimed for ``board_id``."""
     base = slugify(name)[:80]
-    slugs = get_store().lookup("board_slug")
+    slugs = cached_store().lookup("board_slug")
     for n in range(1, 1000):
         slug = base if n == 1 else f"{base}-{n}"
         if slug in RESERVED_SLUGS:
@@ -56,8 +47,8 @@ def _claim_slug(owner_id: int, name: str, board_id: int) -> str:
 
 
 def create_board(owner_id: int, name: object, description: object = "") -> dict[str, Any]:
-    name, description = clean_name(name), clean_description(description)
-    store = get_store()
+    name, description = clean_name(name), clean_description(description, most=MAX_DESCRIPTION)
+    store = cached_store()
     data = {
         "owner_id": owner_id,
         "name": name,
@@ -73,21 +64,11 @@ def create_board(owner_id: int, name: object, description: object = "") -> dict[
     return board
 
 
-def owned_board(actor_id: int, board_id: int) -> dict[str, Any]:
-    """The board, if ``actor_id`` owns it; NotFoundError or Forbidden otherwise."""
-    board = get_board(board_id)
-    if board is None:
-        raise NotFoundError("no such board")
-    if int(board["owner_id"]) != actor_id:
-        raise Forbidden("this board is not yours")
-    return board
-
-
 def update_board(actor_id: int, board_id: int, changes: dict[str, object]) -> dict[str, Any]:
     board = owned_board(actor_id, board_id)
     updates: dict[str, Any] = {}
     if "description" in changes:
-        updates["description"] = clean_description(changes["description"])
+        updates["description"] = clean_description(changes["description"], most=MAX_DESCRIPTION)
     if "name" in changes:
         name = clean_name(changes["name"])
         if name != board["name"]:
@@ -96,9 +77,9 @@ def update_board(actor_id: int, board_id: int, changes: dict[str, object]) -> di
                 updates["slug"] = _claim_slug(actor_id, name, board_id)
     if not updates:
         return board
-    get_store().objects("board").update(board_id, updates)
+    cached_store().objects("board").update(board_id, updates)
     if "slug" in updates:
-        get_store().lookup("board_slug").delete(slug_key(actor_id, board["slug"]), board_id)
+        cached_store().lookup("board_slug").delete(slug_key(actor_id, board["slug"]), board_id)
     updated = get_board(board_id)
     assert updated is not None
     return updated
@@ -106,10 +87,8 @@ def update_board(actor_id: int, board_id: int, changes: dict[str, object]) -> di
 
 def delete_board(actor_id: int, board_id: int) -> None:
     """Soft-delete a board and its pins, and take them off the owner's lists."""
-    from ..pins.actions import delete_pins_of_board
-
     board = owned_board(actor_id, board_id)
-    store = get_store()
+    store = cached_store()
     delete_pins_of_board(actor_id, board_id)
     store.mapping("user_has_boards").remove(actor_id, board_id)
     store.lookup("board_slug").delete(slug_key(actor_id, board["slug"]), board_id)

@@ -1,12 +1,16 @@
-"""Reading boards: one board, a pinner's boards, a board by its owner's slug."""
+"""Reading boards: one board, the board an actor owns, a pinner's boards (with their
+covers), a board by its owner's slug."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from shardstore import InvalidKey, Page
+from shardstore.mappings import all_ids
 
-from ..store import get_store
+from ..data_plane import cached_store
+from ..errors import Forbidden, NotFoundError
+from ..grid import pin_item
 
 #: The counts a board carries. Its follower count also needs the owner's
 #: follower count (seed 004: following a pinner follows all their boards).
@@ -14,21 +18,36 @@ BOARD_COUNTS = ("board_has_pins", "board_followed_by_users", "board_unfollowed_b
 
 
 def get_board(board_id: int) -> dict[str, Any] | None:
-    return get_store().objects("board").get(board_id, counts=BOARD_COUNTS)
+    return cached_store().objects("board").get(board_id, counts=BOARD_COUNTS)
 
 
 def get_boards(board_ids: list[int]) -> list[dict[str, Any]]:
-    return get_store().objects("board").get_many(board_ids, counts=BOARD_COUNTS)
+    return cached_store().objects("board").get_many(board_ids, counts=BOARD_COUNTS)
+
+
+def owned_board(actor_id: int, board_id: int) -> dict[str, Any]:
+    """The board, if ``actor_id`` owns it; NotFoundError or Forbidden otherwise."""
+    board = get_board(board_id)
+    if board is None:
+        raise NotFoundError("no such board")
+    if int(board["owner_id"]) != actor_id:
+        raise Forbidden("this board is not yours")
+    return board
 
 
 def boards_page(user_id: int, *, limit: int = 50, cursor: str | None = None) -> Page:
     """A pinner's board IDs, newest first."""
-    return get_store().mapping("user_has_boards").page(user_id, limit=limit, cursor=cursor)
+    return cached_store().mapping("user_has_boards").page(user_id, limit=limit, cursor=cursor)
+
+
+def all_board_ids(user_id: int) -> list[int]:
+    """Every board ID of a pinner, newest first (a pinner has few: one list, read whole)."""
+    return all_ids(cached_store().mapping("user_has_boards"), user_id)
 
 
 def board_id_by_slug(owner_id: int, slug: str) -> int | None:
     try:
-        return get_store().lookup("board_slug").get(slug_key(owner_id, slug))
+        return cached_store().lookup("board_slug").get(slug_key(owner_id, slug))
     except InvalidKey:
         return None
 
@@ -45,8 +64,41 @@ def follower_count(board: dict[str, Any], owner_follower_count: int) -> int:
     unfollow the board), so the sum is exact.
     """
     counts = board["counts"]
-    return (
+    return int(
         counts["board_followed_by_users"]
         + owner_follower_count
         - counts["board_unfollowed_by_users"]
     )
+
+
+def board_items(
+    owner: dict[str, Any], *, cursor: str | None = None
+) -> tuple[list[dict[str, Any]], str | None]:
+    """A page of a pinner's boards, each with its newest pin as cover and its counts.
+
+    The seeds' "Loading a Page": user_has_boards, boards by IN (with counts),
+    board_has_pins for every board in one query, cover pins by IN. Four round
+    trips on the owner's shard, however many boards and pins. ``owner`` must
+    carry its counts (a board's followers include its owner's).
+    """
+    page = boards_page(owner["id"], cursor=cursor)
+    boards = get_boards(page.ids)
+    store = cached_store()
+    covers = store.mapping("board_has_pins").page_many([b["id"] for b in boards], limit=1)
+    cover_ids = [covers[b["id"]].ids[0] for b in boards if covers[b["id"]].ids]
+    cover_pins = {pin["id"]: pin for pin in store.objects("pin").get_many(cover_ids)}
+    owner_followers = owner["counts"]["user_followed_by_users"]
+    items = []
+    for board in boards:
+        first = covers[board["id"]].ids[:1]
+        cover = cover_pins.get(first[0]) if first else None
+        items.append(
+            {
+                **board,
+                "owner_username": owner["username"],
+                "cover": pin_item(cover) if cover else None,
+                "pin_count": board["counts"]["board_has_pins"],
+                "follower_count": follower_count(board, owner_followers),
+            }
+        )
+    return items, page.cursor

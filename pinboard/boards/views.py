@@ -12,13 +12,14 @@ from django.views.decorators.http import require_POST
 from ..errors import DomainError
 from ..follows.actions import follow_board, unfollow_board
 from ..follows.queries import follows_board
+from ..grid import pin_items
 from ..ids import parse_id
-from ..pages import act, form_errors, page_errors, parse_cursor, pin_items, pinner_required
 from ..pins.queries import board_pins_page, get_pins
-from ..users.auth import get_pinner
+from ..users.auth import get_pinner, signed_in_pinner
 from ..users.queries import get_user, user_id_for
-from .actions import create_board, delete_board, owned_board, update_board
-from .queries import board_id_by_slug, follower_count, get_board
+from ..views_common import act, form_errors, page_errors, parse_cursor, pinner_required
+from .actions import create_board, delete_board, update_board
+from .queries import board_id_by_slug, follower_count, get_board, owned_board
 
 
 def board_url(username: str, board: dict[str, Any]) -> str:
@@ -56,7 +57,7 @@ def detail(request: HttpRequest, username: str, slug: str) -> HttpResponse:
 
 @pinner_required
 def create(request: HttpRequest) -> HttpResponse:
-    pinner = get_pinner(request)
+    pinner = signed_in_pinner(request)
     errors: dict[str, str] = {}
     status = 200
     if request.method == "POST":
@@ -74,7 +75,7 @@ def create(request: HttpRequest) -> HttpResponse:
 @pinner_required
 @page_errors
 def edit(request: HttpRequest, board_id: str) -> HttpResponse:
-    pinner = get_pinner(request)
+    pinner = signed_in_pinner(request)
     board = owned_board(pinner["id"], parse_id(board_id, "board"))
     errors: dict[str, str] = {}
     status = 200
@@ -96,7 +97,7 @@ def edit(request: HttpRequest, board_id: str) -> HttpResponse:
 @pinner_required
 @page_errors
 def delete(request: HttpRequest, board_id: str) -> HttpResponse:
-    pinner = get_pinner(request)
+    pinner = signed_in_pinner(request)
     delete_board(pinner["id"], parse_id(board_id, "board"))
     return redirect("profile", pinner["username"])
 
@@ -105,7 +106,7 @@ def delete(request: HttpRequest, board_id: str) -> HttpResponse:
 @pinner_required
 @page_errors
 def follow(request: HttpRequest, board_id: str) -> HttpResponse:
-    me, board = get_pinner(request)["id"], parse_id(board_id, "board")
+    me, board = signed_in_pinner(request)["id"], parse_id(board_id, "board")
     return act(request, lambda: follow_board(me, board), "/")
 
 
@@ -113,5 +114,5 @@ def follow(request: HttpRequest, board_id: str) -> HttpResponse:
 @pinner_required
 @page_errors
 def unfollow(request: HttpRequest, board_id: str) -> HttpResponse:
-    me, board = get_pinner(request)["id"], parse_id(board_id, "board")
+    me, board = signed_in_pinner(request)["id"], parse_id(board_id, "board")
     return act(request, lambda: unfollow_board(me, board), "/")

@@ -14,7 +14,8 @@ from typing import Any
 from shardstore.feed_sync import rebuild_feed
 from shardstore.feeds import FEED_LENGTH
 
-from ..store import get_feeds, get_store
+from ..data_plane import cached_store, get_feeds
+from .tasks import fan_out_pin
 
 #: How many recent pins of a pinner or board a new follow merges in: all a feed can hold.
 MERGE_PINS = FEED_LENGTH
@@ -22,14 +23,12 @@ MERGE_PINS = FEED_LENGTH
 
 def publish(pin: dict[str, Any], sequence: int) -> None:
     """A pin was created or saved: fan it out to the followers of its board (Celery)."""
-    from .tasks import fan_out_pin
-
     fan_out_pin.delay(pin["id"], sequence)
 
 
 def _entries(relation: str, from_ids: list[int], limit: int) -> list[tuple[int, int]]:
     """(sequence, pin_id) of the newest pins of each list."""
-    rows = get_store().mapping(relation).rows_many(from_ids, limit=limit)
+    rows = cached_store().mapping(relation).rows_many(from_ids, limit=limit)
     return [(sequence, pin_id) for entries in rows.values() for pin_id, sequence in entries]
 
 
@@ -44,7 +43,7 @@ def merge_board(actor_id: int, board_id: int) -> None:
 def _drop(actor_id: int, field: str, value: int) -> None:
     feeds = get_feeds()
     pin_ids = [pin_id for _, pin_id in feeds.entries(actor_id)]
-    pins = get_store().objects("pin").get_many(pin_ids, include_inactive=True)
+    pins = cached_store().objects("pin").get_many(pin_ids, include_inactive=True)
     doomed = {pin["id"] for pin in pins if pin.get(field) == value}
     if doomed and len(pin_ids) >= feeds.length:
         rebuild(actor_id)  # full: older pins of other boards now make the cut
@@ -65,4 +64,4 @@ def drop_board(actor_id: int, board_id: int) -> None:
 def rebuild(user_id: int) -> None:
     """The feed from MySQL: the pins of every board followed (explicitly or through its
     owner, less unfollowed boards) and the pinner's own, newest first."""
-    rebuild_feed(get_store(), get_feeds(), user_id)
+    rebuild_feed(cached_store(), get_feeds(), user_id)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..data_plane import get_feeds
 from ..pins.queries import get_pins
-from ..store import get_feeds
 from .actions import rebuild
 
 

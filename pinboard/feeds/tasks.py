@@ -16,30 +16,20 @@ from __future__ import annotations
 import hashlib
 
 import redis
-from celery import shared_task
 
 from shardstore import ShardUnavailable, WriteConflict
 
-from ..ledger import Ledgered
-from ..store import get_feeds, get_graph, get_store
+from ..data_plane import cached_store, get_feeds, get_graph
+from ..ledger import ledgered_task
 
 BATCH = 1000
 RETRY_ON = (redis.RedisError, ShardUnavailable, WriteConflict)
-RETRY = {
-    "base": Ledgered,
-    "acks_late": True,
-    "reject_on_worker_lost": True,
-    "autoretry_for": RETRY_ON,
-    "retry_backoff": True,
-    "retry_jitter": True,
-    "max_retries": 10,
-}
 
 
-@shared_task(**RETRY)
+@ledgered_task(retry_on=RETRY_ON, reject_on_worker_lost=True)
 def fan_out_pin(pin_id: int, sequence: int) -> int:
     """Queue the batches of a pin's fan-out; returns how many."""
-    pin = get_store().objects("pin").get(pin_id)
+    pin = cached_store().objects("pin").get(pin_id)
     if pin is None:  # deleted before its fan-out ran
         return 0
     fan_out_batch.delay(pin_id, sequence, "owner", [pin["owner_id"]])
@@ -56,7 +46,7 @@ def batch_name(user_ids: list[int]) -> str:
     return hashlib.blake2b(joined, digest_size=12).hexdigest()
 
 
-@shared_task(**RETRY)
+@ledgered_task(retry_on=RETRY_ON, reject_on_worker_lost=True)
 def fan_out_batch(pin_id: int, sequence: int, batch: str, user_ids: list[int]) -> int:
     """Push one pin to up to ~1,000 feeds; returns how many got it."""
     return get_feeds().push(pin_id, sequence, user_ids, batch=batch)

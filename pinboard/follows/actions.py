@@ -21,17 +21,17 @@ edits the actor's home feed.
 
 from __future__ import annotations
 
-from shardstore.mappings import all_ids, now_sequence
+from collections.abc import Callable
 
-from ..boards.queries import get_board
+from shardstore.feed_sync import FeedReport, sync_feeds
+from shardstore.graph_sync import SyncReport, sync_graph
+from shardstore.mappings import now_sequence
+
+from ..boards.queries import all_board_ids, get_board
+from ..data_plane import cached_store, get_feeds, get_graph
 from ..errors import InvalidField, NotFoundError
 from ..feeds import actions as feeds
-from ..store import get_graph, get_store
 from ..users.queries import get_user
-
-
-def boards_of(user_id: int) -> list[int]:
-    return all_ids(get_store().mapping("user_has_boards"), user_id)
 
 
 def follow_user(actor_id: int, user_id: int) -> None:
@@ -39,30 +39,32 @@ def follow_user(actor_id: int, user_id: int) -> None:
         raise InvalidField("you cannot follow yourself", field="user_id")
     if get_user(user_id, counts=False) is None:
         raise NotFoundError("no such user")
-    store, sequence, edit = get_store(), now_sequence(), get_graph().edit()
+    store, sequence, edit = cached_store(), now_sequence(), get_graph().edit()
     if store.mapping("user_follows_users").add(actor_id, user_id, sequence=sequence):
-        edit.user_follow(actor_id, user_id, True, sequence)  # Redis scores = MySQL sequences
-    boards = boards_of(user_id)
+        edit.user_follow(
+            actor_id, user_id, on=True, score=sequence
+        )  # Redis scores = MySQL sequences
+    boards = all_board_ids(user_id)
     if boards:
         for board_id in store.mapping("user_follows_boards").filter(actor_id, boards):
             store.mapping("user_follows_boards").remove(actor_id, board_id)
-            edit.board_follow(actor_id, board_id, user_id, False, 0)
+            edit.board_follow(actor_id, board_id, user_id, on=False, score=0)
         for board_id in store.mapping("user_unfollows_boards").filter(actor_id, boards):
             store.mapping("user_unfollows_boards").remove(actor_id, board_id)
-            edit.board_unfollow(actor_id, board_id, user_id, False)
-    edit.implicit_follow(actor_id, user_id, False, 0).commit()  # explicit now
+            edit.board_unfollow(actor_id, board_id, user_id, on=False)
+    edit.implicit_follow(actor_id, user_id, on=False, score=0).commit()  # explicit now
     feeds.merge_pinner(actor_id, user_id)
 
 
 def unfollow_user(actor_id: int, user_id: int) -> None:
-    store = get_store()
+    store = cached_store()
     store.mapping("user_follows_users").remove(actor_id, user_id)
-    edit = get_graph().edit().user_follow(actor_id, user_id, False, 0)
-    boards = boards_of(user_id)
+    edit = get_graph().edit().user_follow(actor_id, user_id, on=False, score=0)
+    boards = all_board_ids(user_id)
     if boards:
         for board_id in store.mapping("user_unfollows_boards").filter(actor_id, boards):
             store.mapping("user_unfollows_boards").remove(actor_id, board_id)
-            edit.board_unfollow(actor_id, board_id, user_id, False)
+            edit.board_unfollow(actor_id, board_id, user_id, on=False)
     edit.commit()
     feeds.drop_pinner(actor_id, user_id)
 
@@ -74,15 +76,15 @@ def follow_board(actor_id: int, board_id: int) -> None:
     owner = board["owner_id"]
     if owner == actor_id:
         raise InvalidField("you cannot follow your own board", field="board_id")
-    store, sequence = get_store(), now_sequence()
+    store, sequence = cached_store(), now_sequence()
     edit = get_graph().edit()
     if store.mapping("user_follows_users").contains(actor_id, owner):
         store.mapping("user_unfollows_boards").remove(actor_id, board_id)
-        edit.board_unfollow(actor_id, board_id, owner, False)
+        edit.board_unfollow(actor_id, board_id, owner, on=False)
     elif store.mapping("user_follows_boards").add(actor_id, board_id, sequence=sequence):
-        edit.board_follow(actor_id, board_id, owner, True, sequence)
+        edit.board_follow(actor_id, board_id, owner, on=True, score=sequence)
         if not _follows_other_boards(actor_id, owner, board_id):  # the first: now implicit
-            edit.implicit_follow(actor_id, owner, True, sequence)
+            edit.implicit_follow(actor_id, owner, on=True, score=sequence)
     edit.commit()
     feeds.merge_board(actor_id, board_id)
 
@@ -92,19 +94,35 @@ def unfollow_board(actor_id: int, board_id: int) -> None:
     if board is None:
         raise NotFoundError("no such board")
     owner = board["owner_id"]
-    store = get_store()
+    store = cached_store()
     edit = get_graph().edit()
     if store.mapping("user_follows_users").contains(actor_id, owner):
         store.mapping("user_unfollows_boards").add(actor_id, board_id)
-        edit.board_unfollow(actor_id, board_id, owner, True)
+        edit.board_unfollow(actor_id, board_id, owner, on=True)
     elif store.mapping("user_follows_boards").remove(actor_id, board_id):
-        edit.board_follow(actor_id, board_id, owner, False, 0)
+        edit.board_follow(actor_id, board_id, owner, on=False, score=0)
         if not _follows_other_boards(actor_id, owner, board_id):
-            edit.implicit_follow(actor_id, owner, False, 0)
+            edit.implicit_follow(actor_id, owner, on=False, score=0)
     edit.commit()
     feeds.drop_board(actor_id, board_id)
 
 
 def _follows_other_boards(actor_id: int, owner: int, board_id: int) -> bool:
-    others = [b for b in boards_of(owner) if b != board_id]
-    return bool(others and get_store().mapping("user_follows_boards").filter(actor_id, others))
+    others = [b for b in all_board_ids(owner) if b != board_id]
+    return bool(others and cached_store().mapping("user_follows_boards").filter(actor_id, others))
+
+
+Progress = Callable[[int, int], None]  # (shards done, shards in all)
+
+
+def sync_redis(
+    *, repair: bool, wipe: bool, graph_progress: Progress | None = None,
+    feeds_progress: Progress | None = None,
+) -> tuple[SyncReport, FeedReport]:  # fmt: skip
+    """The Redis follower graph, then the home feeds, checked against MySQL: repaired with
+    ``repair``; rebuilt from nothing with ``wipe`` (which also writes every pinner's feed,
+    not only active pinners' that differ)."""
+    store = cached_store().store
+    graph = sync_graph(store, get_graph(), repair=repair, wipe=wipe, progress=graph_progress)
+    feeds = sync_feeds(store, get_feeds(), repair=repair, everyone=wipe, progress=feeds_progress)
+    return graph, feeds

@@ -6,7 +6,7 @@ from typing import Any
 
 from shardstore import Page
 
-from ..store import get_graph
+from ..data_plane import get_graph
 
 
 def follows_user(actor_id: int, user_id: int) -> bool:

@@ -7,10 +7,8 @@ from typing import Any
 
 from celery import shared_task
 
-from shardstore.feed_sync import sync_feeds
-from shardstore.graph_sync import sync_graph
-
-from ..store import get_feeds, get_graph, get_store
+from ..data_plane import cached_store
+from .actions import sync_redis
 
 
 @shared_task(bind=True, acks_late=True)
@@ -21,7 +19,7 @@ def sync_follower_graph(self: Any, *, repair: bool = True, wipe: bool = False) -
     Progress (shards done of total: the graph's pass, then the feeds') is reported as the
     task's PROGRESS state where a result backend is configured.
     """
-    shards = get_store().topology.shard_count
+    shards = cached_store().topology.shard_count
 
     def progress(done: int, total: int) -> None:
         if (
@@ -31,19 +29,10 @@ def sync_follower_graph(self: Any, *, repair: bool = True, wipe: bool = False) -
         ):
             self.update_state(state="PROGRESS", meta={"done": done, "total": total})
 
-    store = get_store().store
-    graph = sync_graph(
-        store,
-        get_graph(),
+    graph, feeds = sync_redis(
         repair=repair,
         wipe=wipe,
-        progress=lambda done, total: progress(done, 2 * total),
-    )
-    feeds = sync_feeds(
-        store,
-        get_feeds(),
-        repair=repair,
-        everyone=wipe,
-        progress=lambda done, total: progress(shards + done, 2 * total),
+        graph_progress=lambda done, total: progress(done, 2 * total),
+        feeds_progress=lambda done, total: progress(shards + done, 2 * total),
     )
     return {**asdict(graph), "feeds": asdict(feeds)}

@@ -6,8 +6,8 @@ from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_POST
 
 from ..ids import parse_id
-from ..pages import act, page_errors, pinner_required
-from ..users.auth import get_pinner
+from ..users.auth import signed_in_pinner
+from ..views_common import act, page_errors, pinner_required
 from .actions import follow_user, unfollow_user
 
 
@@ -15,7 +15,7 @@ from .actions import follow_user, unfollow_user
 @pinner_required
 @page_errors
 def follow(request: HttpRequest, user_id: str) -> HttpResponse:
-    me, target = get_pinner(request)["id"], parse_id(user_id, "user")
+    me, target = signed_in_pinner(request)["id"], parse_id(user_id, "user")
     return act(request, lambda: follow_user(me, target), "/")
 
 
@@ -23,5 +23,5 @@ def follow(request: HttpRequest, user_id: str) -> HttpResponse:
 @pinner_required
 @page_errors
 def unfollow(request: HttpRequest, user_id: str) -> HttpResponse:
-    me, target = get_pinner(request)["id"], parse_id(user_id, "user")
+    me, target = signed_in_pinner(request)["id"], parse_id(user_id, "user")
     return act(request, lambda: unfollow_user(me, target), "/")

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from shardstore import Page
 
-from ..store import get_store
+from ..data_plane import cached_store
 
 
 def likers_page(pin_id: int, *, limit: int = 50, cursor: str | None = None) -> Page:
-    return get_store().mapping("pin_liked_by_users").page(pin_id, limit=limit, cursor=cursor)
+    return cached_store().mapping("pin_liked_by_users").page(pin_id, limit=limit, cursor=cursor)
 
 
 def likes_pin(actor_id: int, pin_id: int) -> bool:
     """Whether the pinner likes the pin (an edge check, cached)."""
-    return get_store().mapping("user_likes_pins").contains(actor_id, pin_id)
+    return cached_store().mapping("user_likes_pins").contains(actor_id, pin_id)

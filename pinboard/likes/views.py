@@ -7,8 +7,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from ..ids import parse_id
-from ..pages import act, page_errors, pinner_required
-from ..users.auth import get_pinner
+from ..users.auth import signed_in_pinner
+from ..views_common import act, page_errors, pinner_required
 from .actions import like as like_pin
 from .actions import unlike as unlike_pin
 
@@ -17,7 +17,7 @@ from .actions import unlike as unlike_pin
 @pinner_required
 @page_errors
 def like(request: HttpRequest, pin_id: str) -> HttpResponse:
-    me, pin = get_pinner(request)["id"], parse_id(pin_id, "pin")
+    me, pin = signed_in_pinner(request)["id"], parse_id(pin_id, "pin")
     return act(request, lambda: like_pin(me, pin), reverse("pin", args=[pin]))
 
 
@@ -25,5 +25,5 @@ def like(request: HttpRequest, pin_id: str) -> HttpResponse:
 @pinner_required
 @page_errors
 def unlike(request: HttpRequest, pin_id: str) -> HttpResponse:
-    me, pin = get_pinner(request)["id"], parse_id(pin_id, "pin")
+    me, pin = signed_in_pinner(request)["id"], parse_id(pin_id, "pin")
     return act(request, lambda: unlike_pin(me, pin), reverse("pin", args=[pin]))

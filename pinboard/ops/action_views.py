@@ -14,8 +14,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_safe
 
 from shardstore import ShardStoreError
+from shardstore.control.config_source import SourceUnavailable, VersionConflict
 from shardstore.control.plans import HostsBusy, Plan
-from shardstore.control.sources import SourceUnavailable, VersionConflict
 
 from .access import staff_required
 from .actions import ACTIONS, Action, console_control, digest, dry_run, execute

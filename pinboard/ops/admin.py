@@ -9,7 +9,7 @@ from .models import JournalEntry
 
 
 @admin.register(JournalEntry)
-class JournalEntryAdmin(admin.ModelAdmin):
+class JournalEntryAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # not generic at run time
     list_display = ("started_at", "operator", "operation", "summary", "dry_run", "ok", "seconds")
     list_filter = ("operation", "dry_run", "ok")
     search_fields = ("summary", "operator", "result")

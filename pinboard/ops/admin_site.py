@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import update_wrapper
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from django.contrib.admin import AdminSite
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponseBase
 
 from .access import refusal, refused
+
+ViewType = TypeVar("ViewType", bound=Callable[..., HttpResponseBase])
 
 
 class OpsAdminSite(AdminSite):
@@ -18,15 +20,13 @@ class OpsAdminSite(AdminSite):
     index_title = "Operator accounts and the journal"
     site_url = "/ops/"  # "View site" leads to the console
 
-    def admin_view(
-        self, view: Callable[..., HttpResponse], cacheable: bool = False
-    ) -> Callable[..., HttpResponse]:
+    def admin_view(self, view: ViewType, cacheable: bool = False) -> ViewType:
         """Django's guard (staff only, else the log-in), with pinners refused outright."""
         guarded = super().admin_view(view, cacheable)
 
-        def refuse_pinners(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        def refuse_pinners(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
             if refused(request):
                 return refusal(request)
             return guarded(request, *args, **kwargs)
 
-        return update_wrapper(refuse_pinners, guarded)
+        return cast(ViewType, update_wrapper(refuse_pinners, guarded))

@@ -12,7 +12,8 @@ from shardstore.control.cli import Control
 from shardstore.control.mysql_hosts import admin
 from shardstore.control.plans import Plan, locks_for
 
-from ..store import get_store, open_config
+from ..catalog import CATALOG
+from ..data_plane import cached_store, open_config
 from .models import JournalEntry
 
 
@@ -40,7 +41,7 @@ class DatabaseJournal:
 
 def connect(topology: Topology) -> Store:
     """A store on another shard map (to create the shards of a new range)."""
-    return Store(topology, backend_options=settings.SHARDSTORE["BACKEND_OPTIONS"])
+    return Store(topology, catalog=CATALOG, backend_options=settings.SHARDSTORE["BACKEND_OPTIONS"])
 
 
 def control(operator: str | None = None) -> Control:
@@ -49,7 +50,7 @@ def control(operator: str | None = None) -> Control:
     who = operator or f"{getpass.getuser()} (shell)"
     return Control(
         source,
-        get_store,
+        cached_store,
         connect,
         DatabaseJournal(),
         locks_for(source),

@@ -13,7 +13,7 @@ from typing import Any
 
 from django.http import HttpRequest, JsonResponse
 
-from ..store import follower_status, plane
+from ..data_plane import follower_status, plane
 
 _names: dict[int, str] = {}
 

@@ -24,7 +24,7 @@ from typing import Any, TextIO
 
 from shardstore.jobs import JobError
 
-from . import jobs
+from . import job_kinds, jobs
 from .models import Job, JobChunk
 
 BAR = 30
@@ -81,7 +81,7 @@ def main(argv: list[str], *, out: TextIO, operator: str) -> int:
     args = parser().parse_args(argv)
     try:
         if args.verb == "kinds":
-            for kind in jobs.kinds().values():
+            for kind in job_kinds.kinds().values():
                 out.write(f"{kind.name}: {kind.title}\n")
                 for name, meaning in kind.params.items():
                     out.write(f"    --param {name}=...  {meaning}\n")

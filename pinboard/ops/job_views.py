@@ -16,7 +16,7 @@ from shardstore import ShardStoreError
 from shardstore.ids import MAX_SHARD_ID
 from shardstore.jobs import MAX_SHARDS_PER_CHUNK
 
-from . import jobs
+from . import job_kinds, jobs
 from .access import staff_required
 from .models import Job, JobChunk
 from .paging import page_of
@@ -43,7 +43,7 @@ class StartJobForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        choices = [(k.name, f"{k.name}: {k.title}") for k in jobs.kinds().values()]
+        choices = [(k.name, f"{k.name}: {k.title}") for k in job_kinds.kinds().values()]
         self.fields["kind"].choices = choices  # type: ignore[attr-defined]
 
     def clean(self) -> dict[str, Any]:
@@ -54,7 +54,7 @@ class StartJobForm(forms.Form):
         return data
 
     def params(self) -> dict[str, Any]:
-        data, params = self.cleaned_data, {}
+        data, params = self.cleaned_data, dict[str, Any]()
         if data["first"] is not None:
             params["shards"] = [data["first"], data["last"]]
         if data["per_chunk"] is not None:

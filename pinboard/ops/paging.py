@@ -19,7 +19,7 @@ from ..errors import BadRequest
 MAX_DIGITS = 9
 
 
-def page_of(request: HttpRequest, items: Sequence[Any] | QuerySet[Any], per_page: int) -> Page:
+def page_of(request: HttpRequest, items: Sequence[Any] | QuerySet[Any], per_page: int) -> Page[Any]:
     """The page of ``items`` that ``?page=`` names (the first by default)."""
     raw = request.GET.get("page", "1")
     if not (raw.isascii() and raw.isdigit()) or len(raw) > MAX_DIGITS or raw[0] == "0":

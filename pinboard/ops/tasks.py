@@ -8,7 +8,7 @@ from celery import shared_task
 from django.db import DatabaseError
 
 from ..ledger import Ledgered
-from . import jobs
+from . import chunks
 from .health import report
 
 
@@ -29,11 +29,11 @@ def config_report() -> dict[str, Any]:
     max_retries=10,
 )
 def run_job_chunk(chunk_id: int) -> str:
-    """One chunk of a long job (pinboard/ops/jobs.py): run unless done already.
+    """One chunk of a long job (pinboard/ops/chunks.py): run unless done already.
 
     Acknowledged only once it returns, and put back on the queue if its worker
     process dies: a chunk is never lost with a worker; run again, it is harmless.
     The control database busy or away (its own errors; a chunk's are recorded on
     the chunk) is retried: the chunk must not be left unmarked.
     """
-    return jobs.run(chunk_id)
+    return chunks.run(chunk_id)

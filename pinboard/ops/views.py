@@ -9,12 +9,12 @@ from django.views.decorators.http import require_safe
 
 from shardstore import Store
 from shardstore.control import documents
-from shardstore.control.sources import ConfigError, ConfigSource, NotPublished
+from shardstore.control.config_source import ConfigError, ConfigSource, NotPublished
 
 from ..celery import app as celery_app
+from ..data_plane import cached_store, follower_status, plane
 from ..errors import BadRequest
-from ..pages import page_errors
-from ..store import follower_status, get_store, plane
+from ..views_common import page_errors
 from .access import staff_required
 from .chart import bar_chart
 from .paging import page_of
@@ -26,7 +26,7 @@ MAX_ENTRY_DIGITS = 18  # the journal's ids fit a signed 64-bit integer
 
 def raw_store() -> Store:
     """The shard store of the plane in force, under its caches (the console reads the truth)."""
-    return get_store().store
+    return cached_store().store
 
 
 @staff_required
@@ -72,7 +72,7 @@ def host(request: HttpRequest, host: str) -> HttpResponse:
     if host not in store.topology.hosts:
         raise Http404(f"no host {host} in the shard map")
     page = page_of(request, shards.shards_of(store.topology, host), shards.SHARDS_PER_PAGE)
-    counted = shards.shard_counts(store, page.object_list)
+    counted = shards.shard_counts(store, list(page.object_list))
     context = {
         "row": hosts.host_row(store, host),
         "page": page,

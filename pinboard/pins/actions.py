@@ -22,30 +22,20 @@ from django.utils import timezone
 from shardstore import shard_of
 from shardstore.mappings import now_sequence
 
-from ..boards.actions import owned_board
-from ..errors import Forbidden, InvalidField, NotFoundError
+from ..boards.queries import owned_board
+from ..data_plane import cached_store
+from ..errors import InvalidField, NotFoundError
 from ..feeds import actions as feeds
-from ..store import get_store
-from ..text import multi_line, one_line
+from ..text import clean_description, multi_line, one_line
 from ..users.queries import get_user
 from .images import store_image
-from .queries import get_pin
+from .queries import get_pin, owned_pin
 from .tasks import purge_pin
 
 MAX_DESCRIPTION = 500
 MAX_LINK = 2048
 MAX_COMMENT = 500
 _url = URLValidator(schemes=["http", "https"])
-
-
-def clean_description(description: object) -> str:
-    if description is None:
-        return ""
-    if not isinstance(description, str) or len(description) > MAX_DESCRIPTION:
-        raise InvalidField(
-            f"description must be at most {MAX_DESCRIPTION} characters", field="description"
-        )
-    return multi_line(description, "description").strip()
 
 
 def clean_link(link: object) -> str:
@@ -62,7 +52,7 @@ def clean_link(link: object) -> str:
 
 
 def _publish(actor_id: int, board_id: int, data: dict[str, Any], *, upload: bool) -> dict[str, Any]:
-    store, sequence = get_store(), now_sequence()
+    store, sequence = cached_store(), now_sequence()
     data.update(board_id=board_id, owner_id=actor_id, created_at=timezone.now().isoformat())
     pin_id = store.objects("pin").create(shard_of(board_id), data)
     if upload:  # the image is this pin's own
@@ -83,7 +73,10 @@ def create_pin(
     actor_id: int, board_id: int, image: Any, description: object = "", link: object = ""
 ) -> dict[str, Any]:
     owned_board(actor_id, board_id)
-    data = {"description": clean_description(description), "link": clean_link(link)}
+    data: dict[str, Any] = {
+        "description": clean_description(description, most=MAX_DESCRIPTION),
+        "link": clean_link(link),
+    }
     data["image"] = store_image(image)
     return _publish(actor_id, board_id, data, upload=True)
 
@@ -99,31 +92,22 @@ def save_pin(
     data = {
         "description": source["description"]
         if description is None
-        else clean_description(description),
+        else clean_description(description, most=MAX_DESCRIPTION),
         "link": source["link"],
         "image": source["image"],
         "saved_from": pin_id,
     }
     pin = _publish(actor_id, board_id, data, upload=False)
-    get_store().mapping("pin_saved_as_pins").add(pin_id, pin["id"])
-    return pin
-
-
-def owned_pin(actor_id: int, pin_id: int) -> dict[str, Any]:
-    pin = get_pin(pin_id)
-    if pin is None:
-        raise NotFoundError("no such pin")
-    if pin["owner_id"] != actor_id:
-        raise Forbidden("this pin is not yours")
+    cached_store().mapping("pin_saved_as_pins").add(pin_id, pin["id"])
     return pin
 
 
 def update_pin(actor_id: int, pin_id: int, changes: dict[str, object]) -> dict[str, Any]:
     pin = owned_pin(actor_id, pin_id)
-    store = get_store()
+    store = cached_store()
     updates: dict[str, Any] = {}
     if "description" in changes:
-        updates["description"] = clean_description(changes["description"])
+        updates["description"] = clean_description(changes["description"], most=MAX_DESCRIPTION)
     if "link" in changes:
         updates["link"] = clean_link(changes["link"])
     new_board = changes.get("board_id")
@@ -141,7 +125,7 @@ def update_pin(actor_id: int, pin_id: int, changes: dict[str, object]) -> dict[s
 
 
 def _unpublish(pin: dict[str, Any]) -> None:
-    store = get_store()
+    store = cached_store()
     store.mapping("board_has_pins").remove(pin["board_id"], pin["id"])
     store.mapping("user_has_pins").remove(pin["owner_id"], pin["id"])
     if pin.get("saved_from"):
@@ -155,7 +139,7 @@ def delete_pin(actor_id: int, pin_id: int) -> None:
 
 
 def delete_pins_of_board(actor_id: int, board_id: int) -> None:
-    store = get_store()
+    store = cached_store()
     while True:
         page = store.mapping("board_has_pins").page(board_id, limit=100)
         if not page.ids:
@@ -181,7 +165,7 @@ def add_comment(actor_id: int, pin_id: int, text: object) -> dict[str, Any]:
     author = get_user(actor_id, counts=False)
     if author is None:
         raise NotFoundError("no such user")
-    store = get_store()
+    store = cached_store()
     data = {
         "pin_id": pin_id,
         "author_id": actor_id,

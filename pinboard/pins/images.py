@@ -100,7 +100,7 @@ def _open(raw: bytes) -> Image.Image:
                 f"{width}\N{MULTIPLICATION SIGN}{height} is {width * height / 1_000_000:.4g}"
             )
         probe.verify()  # checks the structure; the object cannot be used after
-        image = Image.open(io.BytesIO(raw))
+        image: Image.Image = Image.open(io.BytesIO(raw))
         image.load()
     except InvalidField:
         raise
@@ -124,7 +124,8 @@ def _fit(image: Image.Image, size: int, *, width_only: bool = False) -> Image.Im
     if scale >= 1:
         return image
     return image.resize(
-        (max(1, round(image.width * scale)), max(1, round(image.height * scale))), Image.LANCZOS
+        (max(1, round(image.width * scale)), max(1, round(image.height * scale))),
+        Image.Resampling.LANCZOS,
     )
 
 

@@ -1,4 +1,4 @@
-"""Reading pins and their comments."""
+"""Reading pins and their comments, and the pin an actor owns."""
 
 from __future__ import annotations
 
@@ -6,23 +6,34 @@ from typing import Any
 
 from shardstore import Page
 
-from ..store import get_store
+from ..data_plane import cached_store
+from ..errors import Forbidden, NotFoundError
 
 #: The counts a pin carries: likes, saves, comments.
 PIN_COUNTS = ("pin_liked_by_users", "pin_saved_as_pins", "pin_has_comments")
 
 
 def get_pin(pin_id: int) -> dict[str, Any] | None:
-    return get_store().objects("pin").get(pin_id, counts=PIN_COUNTS)
+    return cached_store().objects("pin").get(pin_id, counts=PIN_COUNTS)
+
+
+def owned_pin(actor_id: int, pin_id: int) -> dict[str, Any]:
+    """The pin, if ``actor_id`` owns it; NotFoundError or Forbidden otherwise."""
+    pin = get_pin(pin_id)
+    if pin is None:
+        raise NotFoundError("no such pin")
+    if pin["owner_id"] != actor_id:
+        raise Forbidden("this pin is not yours")
+    return pin
 
 
 def get_pins(pin_ids: list[int]) -> list[dict[str, Any]]:
-    return get_store().objects("pin").get_many(pin_ids, counts=PIN_COUNTS)
+    return cached_store().objects("pin").get_many(pin_ids, counts=PIN_COUNTS)
 
 
 def board_pins_page(board_id: int, *, limit: int = 50, cursor: str | None = None) -> Page:
     """A board's pin IDs, newest first."""
-    return get_store().mapping("board_has_pins").page(board_id, limit=limit, cursor=cursor)
+    return cached_store().mapping("board_has_pins").page(board_id, limit=limit, cursor=cursor)
 
 
 def comments_page(
@@ -31,7 +42,7 @@ def comments_page(
     """A pin's comments, oldest first, each with ``author`` (ID and username, kept in the
     comment when it was written: authors live on any shard, and a page of comments must
     not cost a query per shard of its authors)."""
-    store = get_store()
+    store = cached_store()
     page = store.mapping("pin_has_comments").page(
         pin_id, limit=limit, cursor=cursor, oldest_first=True
     )

@@ -14,29 +14,20 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from celery import shared_task
-
 from shardstore import ShardUnavailable, WriteConflict
 
-from ..ledger import Ledgered
-from ..store import get_store
+from ..data_plane import cached_store
+from ..ledger import ledgered_task
 from .images import delete_image
 
 BATCH = 500
-RETRY = {
-    "base": Ledgered,
-    "acks_late": True,
-    "autoretry_for": (ShardUnavailable, WriteConflict, OSError),  # OSError: the file storage
-    "retry_backoff": True,
-    "retry_jitter": True,
-    "max_retries": 10,
-}
+RETRY_ON = (ShardUnavailable, WriteConflict, OSError)  # OSError: the file storage
 
 
-@shared_task(**RETRY)
+@ledgered_task(retry_on=RETRY_ON)
 def purge_pin(pin_id: int) -> None:
     """Remove a deleted pin's likes, saves list, comments, and (if unused) its image files."""
-    store = get_store()
+    store = cached_store()
     pin = store.objects("pin").get(pin_id, include_inactive=True)
     if pin is None or pin.get("active", True) is not False:  # gone, or not deleted
         return
@@ -63,7 +54,7 @@ def _release_image(pin: dict[str, Any]) -> None:
         # Uploaded before images recorded their pin: content-addressed files that any
         # number of pins may share, so they are kept.
         return
-    users = get_store().mapping("pin_image_used_by_pins")
+    users = cached_store().mapping("pin_image_used_by_pins")
     users.remove(source_pin, pin["id"])
     if users.count(source_pin) == 0:
         delete_image(pin["image"])
@@ -71,7 +62,7 @@ def _release_image(pin: dict[str, Any]) -> None:
 
 def _pages(relation: str, from_id: int) -> Iterator[list[int]]:
     """A list's to-IDs, a page at a time; the cursor keeps its place while rows are removed."""
-    table = get_store().mapping(relation)
+    table = cached_store().mapping(relation)
     cursor = None
     while True:
         page = table.page(from_id, limit=BATCH, cursor=cursor)

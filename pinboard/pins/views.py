@@ -14,13 +14,14 @@ from django.views.decorators.http import require_POST
 from .. import ratelimit
 from ..boards.queries import boards_page, get_board, get_boards
 from ..errors import DomainError, Forbidden, InvalidField, NotFoundError, TooLarge
+from ..grid import pin_item
 from ..ids import parse_id
 from ..likes.queries import likes_pin
-from ..pages import act, next_url, page_errors, pin_item, pinner_required, with_retry_after
-from ..users.auth import get_pinner
+from ..users.auth import get_pinner, signed_in_pinner
 from ..users.queries import get_user
-from .actions import add_comment, create_pin, delete_pin, owned_pin, save_pin, update_pin
-from .queries import comments_page, get_pin
+from ..views_common import act, next_url, page_errors, pinner_required, with_retry_after
+from .actions import add_comment, create_pin, delete_pin, save_pin, update_pin
+from .queries import comments_page, get_pin, owned_pin
 
 #: The boards a save or create form offers: the pinner's newest this many.
 BOARD_CHOICES = 200
@@ -77,7 +78,7 @@ def _board_choice(value: object) -> int:
 
 @pinner_required
 def create(request: HttpRequest) -> HttpResponse:
-    pinner = get_pinner(request)
+    pinner = signed_in_pinner(request)
     errors: dict[str, str] = {}
     status, refusal = 200, None
     values: Any = request.GET
@@ -103,7 +104,7 @@ def create(request: HttpRequest) -> HttpResponse:
 @pinner_required
 @page_errors
 def edit(request: HttpRequest, pin_id: str) -> HttpResponse:
-    pinner = get_pinner(request)
+    pinner = signed_in_pinner(request)
     pin = owned_pin(pinner["id"], parse_id(pin_id, "pin"))
     errors: dict[str, str] = {}
     status = 200
@@ -134,7 +135,7 @@ def edit(request: HttpRequest, pin_id: str) -> HttpResponse:
 @pinner_required
 @page_errors
 def delete(request: HttpRequest, pin_id: str) -> HttpResponse:
-    pinner = get_pinner(request)
+    pinner = signed_in_pinner(request)
     delete_pin(pinner["id"], parse_id(pin_id, "pin"))
     messages.success(request, "Pin deleted.")
     return redirect(next_url(request, reverse("profile", args=[pinner["username"]])))
@@ -144,7 +145,7 @@ def delete(request: HttpRequest, pin_id: str) -> HttpResponse:
 @pinner_required
 @page_errors
 def save(request: HttpRequest, pin_id: str) -> HttpResponse:
-    me, pin = get_pinner(request)["id"], parse_id(pin_id, "pin")
+    me, pin = signed_in_pinner(request)["id"], parse_id(pin_id, "pin")
 
     def save_to_board() -> None:
         ratelimit.check_pinner(me, "pin")
@@ -165,7 +166,7 @@ def save(request: HttpRequest, pin_id: str) -> HttpResponse:
 @pinner_required
 @page_errors
 def comment(request: HttpRequest, pin_id: str) -> HttpResponse:
-    me, pin = get_pinner(request)["id"], parse_id(pin_id, "pin")
+    me, pin = signed_in_pinner(request)["id"], parse_id(pin_id, "pin")
     return act(
         request,
         lambda: add_comment(me, pin, request.POST.get("text")),

@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue
 
-BASE_DIR = Path(__file__).resolve().parent.parent.parent
-VAR_DIR = Path(os.environ.get("PINBOARD_VAR_DIR", BASE_DIR / "var"))
+from shardstore.control.documents import CACHE_POOLS
+
+from . import environment
+from .environment import BASE_DIR, VAR_DIR
+
 VAR_DIR.mkdir(parents=True, exist_ok=True)  # the embedded store's home: control DB, shards, media
 
 # SECRET_KEY: each mode sets its own (pinboard/settings/secret.py).
 DEBUG = False
-ALLOWED_HOSTS = os.environ.get("PINBOARD_ALLOWED_HOSTS", "127.0.0.1,localhost").split(",")
+ALLOWED_HOSTS = environment.ALLOWED_HOSTS
 
 INSTALLED_APPS = [
     "pinboard.ops.admin_app.OpsAdminConfig",  # django.contrib.admin: operators only
@@ -36,7 +38,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "pinboard.store.DataPlaneMiddleware",  # one version of the config per request
+    "pinboard.data_plane.DataPlaneMiddleware",  # one version of the config per request
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -100,7 +102,7 @@ def control_database(url: str | None) -> dict[str, object]:
 
 # The control plane: staff accounts, config history, audit log, long jobs. Pinner data
 # never lives here; it lives in the shard store.
-DATABASES = {"default": control_database(os.environ.get("PINBOARD_CONTROL_DATABASE"))}
+DATABASES = {"default": control_database(environment.CONTROL_DATABASE)}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Pinner sessions live on the server, so logging out (or changing the password) ends
@@ -130,7 +132,7 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 
 #: How long an API token stays valid (pinboard/users/tokens.py).
-API_TOKEN_SECONDS = int(os.environ.get("PINBOARD_API_TOKEN_SECONDS", 30 * 24 * 3600))
+API_TOKEN_SECONDS = environment.API_TOKEN_SECONDS
 
 # HTTP hardening for every mode (production adds HTTPS-only: settings/prod.py).
 SECURE_CONTENT_TYPE_NOSNIFF = True
@@ -154,17 +156,15 @@ CONTENT_SECURITY_POLICY = {
 
 
 def _cache(name: str) -> dict[str, object]:
-    """A cache pool: memcached servers from PINBOARD_MEMCACHED_<NAME> (or PINBOARD_MEMCACHED,
-    "host:port,host:port"), else local memory (one process only: the embedded default)."""
-    servers = os.environ.get(f"PINBOARD_MEMCACHED_{name.upper()}") or os.environ.get(
-        "PINBOARD_MEMCACHED"
-    )
+    """A Django cache on memcached servers (``environment.memcached``), else in local memory
+    (one process only: the embedded default)."""
+    servers = environment.memcached(name)
     if servers:
         # Not Django's PyMemcacheCache: see pinboard/cache_backend.py (a server down is a
         # miss, never a 500; what it missed is replayed before it serves again).
         return {
             "BACKEND": "pinboard.cache_backend.PoolCache",
-            "LOCATION": servers.split(","),
+            "LOCATION": servers,
             "KEY_PREFIX": name,
         }
     # Django's default of 300 entries would evict live sessions and rate-limit counters.
@@ -175,12 +175,14 @@ def _cache(name: str) -> dict[str, object]:
     }
 
 
-# One pool per kind of data (users, boards, pins, lists: see pinboard/store.py), each
-# sized and watched on its own; "ratelimit" counts attempts per client address;
-# "sessions" holds pinners' sessions.
+# Django's caches: "ratelimit" counts attempts per client address, "sessions" holds
+# pinners' sessions. Django requires a "default"; nothing of the site's uses it, so it
+# stays in process memory. (The shard store's cache pools are not Django caches:
+# SHARDSTORE["CACHE_POOLS"] below.)
 CACHES = {
-    name: _cache(name)
-    for name in ("default", "ratelimit", "sessions", "users", "boards", "pins", "lists")
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "ratelimit": _cache("ratelimit"),
+    "sessions": _cache("sessions"),
 }
 # (attempts, seconds): log-in and sign-up per client address, pins (new and saved) per pinner.
 RATE_LIMITS = {
@@ -192,39 +194,39 @@ RATE_LIMITS = {
 DATA_UPLOAD_MAX_MEMORY_SIZE = 11 * 1024 * 1024  # an image of up to 10 MB, plus the form
 
 # The shard store's config: PINBOARD_TOPOLOGY names a config directory, a shard-map file
-# or zk://host:port[,host:port]/root (pinboard/store.py); without it the embedded default
+# or zk://host:port[,host:port]/root (pinboard/data_plane.py); without it the embedded default
 # keeps its documents in var/config/ and all 4096 shards in SQLite files under var/shards/.
 # Each process mirrors the documents to MIRROR_DIR and boots from there if ZooKeeper is down.
 # The site logs in to MySQL hosts as PINBOARD_MYSQL_LOGIN (user:password) where the shard
 # map's address of a host names no user (so the map in ZooKeeper holds no password).
 # MYSQL_ADMIN (user:password) is how operations (failover, split) log in to MySQL hosts:
 # the site's own user has no privilege that read_only lets through.
-SHARDSTORE = {
-    "CONFIG": os.environ.get("PINBOARD_TOPOLOGY"),
+# CACHE_POOLS: the memcached servers of each of the store's cache pools (users, boards,
+# pins, lists: see pinboard/data_plane.py), each sized and watched on its own; none is process
+# memory. A caches document in the config source, once published, takes their place.
+SHARDSTORE: dict[str, Any] = {
+    "CONFIG": environment.TOPOLOGY,
     "CONFIG_DIR": VAR_DIR / "config",
     "MIRROR_DIR": VAR_DIR / "config-mirror",
     "EMBEDDED_DIR": VAR_DIR / "shards",
     "EMBEDDED_SHARDS": 4096,
-    "BACKEND_OPTIONS": (
-        {"mysql_login": os.environ["PINBOARD_MYSQL_LOGIN"]}
-        if os.environ.get("PINBOARD_MYSQL_LOGIN")
-        else {}
-    ),
-    "MYSQL_ADMIN": os.environ.get("PINBOARD_MYSQL_ADMIN"),
+    "BACKEND_OPTIONS": {"mysql_login": environment.MYSQL_LOGIN} if environment.MYSQL_LOGIN else {},
+    "MYSQL_ADMIN": environment.MYSQL_ADMIN,
+    "CACHE_POOLS": {pool: environment.memcached(pool) for pool in CACHE_POOLS},
 }
 
 # The follower graph and home feeds: one Redis instance (PINBOARD_REDIS_URL), or a
 # virtual-shard map over several (PINBOARD_REDIS_TOPOLOGY, a JSON file). The embedded
 # default is an in-process Redis.
-FOLLOWER_REDIS = {
-    "TOPOLOGY_FILE": os.environ.get("PINBOARD_REDIS_TOPOLOGY"),
-    "URL": os.environ.get("PINBOARD_REDIS_URL", "memory://pinboard"),
+FOLLOWER_REDIS: dict[str, Any] = {
+    "TOPOLOGY_FILE": environment.REDIS_TOPOLOGY,
+    "URL": environment.REDIS_URL or "memory://pinboard",
 }
 
 # Celery: a real broker when PINBOARD_BROKER_URL is set (Redis or RabbitMQ), else tasks
 # run eagerly in the calling process.
-CELERY_BROKER_URL = os.environ.get("PINBOARD_BROKER_URL", "memory://")
-CELERY_TASK_ALWAYS_EAGER = "PINBOARD_BROKER_URL" not in os.environ
+CELERY_BROKER_URL = environment.BROKER_URL or "memory://"
+CELERY_TASK_ALWAYS_EAGER = environment.BROKER_URL is None
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True  # a task a worker dies in is delivered again
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -242,7 +244,7 @@ CELERY_RESULT_BACKEND = None
 # minutes, so 20 minutes. (RabbitMQ redelivers as soon as the worker's connection drops.)
 # A message Redis handed to a worker that died before writing it down as held is not
 # restored at all: pinboard/ledger.py sends such tasks again.
-BROKER_VISIBILITY_TIMEOUT = int(os.environ.get("PINBOARD_BROKER_VISIBILITY_TIMEOUT", 1200))
+BROKER_VISIBILITY_TIMEOUT = environment.BROKER_VISIBILITY_TIMEOUT
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": BROKER_VISIBILITY_TIMEOUT,
     "unacked_restore_interval": min(10, BROKER_VISIBILITY_TIMEOUT),
@@ -255,7 +257,7 @@ CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_TASK_QUEUES = [Queue("celery"), Queue("jobs")]
 CELERY_TASK_ROUTES = {"pinboard.ops.tasks.run_job_chunk": {"queue": "jobs"}}
 # Modules that register more kinds of long job (shardstore/jobs.py), comma-separated.
-JOB_KIND_MODULES = [m for m in os.environ.get("PINBOARD_JOB_MODULES", "").split(",") if m]
+JOB_KIND_MODULES = environment.JOB_MODULES
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

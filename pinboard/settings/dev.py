@@ -1,8 +1,9 @@
 """The embedded default: SQLite shards, local-memory caches, eager tasks. Zero setup."""
 
+from . import environment
 from .base import *  # noqa: F403
-from .base import VAR_DIR
-from .secret import embedded_key
+from .secret import KEY_FILE_NAME, key_file
 
 DEBUG = True
-SECRET_KEY = embedded_key(VAR_DIR)  # PINBOARD_SECRET_KEY, else var/secret_key made on first run
+# PINBOARD_SECRET_KEY, else this install's key, made on first run.
+SECRET_KEY = environment.SECRET_KEY or key_file(environment.VAR_DIR / KEY_FILE_NAME)

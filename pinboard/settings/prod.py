@@ -1,18 +1,14 @@
-"""Production: MySQL shards from a topology file, secrets from the environment, HTTPS only.
+"""Production: MySQL shards from the config source, secrets from the environment, HTTPS only.
 
-Set PINBOARD_SECRET_KEY (50+ random characters), PINBOARD_ALLOWED_HOSTS,
-PINBOARD_TOPOLOGY, PINBOARD_REDIS_URL (or PINBOARD_REDIS_TOPOLOGY),
-PINBOARD_MEMCACHED (or one PINBOARD_MEMCACHED_<POOL> per pool, sessions included),
-PINBOARD_BROKER_URL, and PINBOARD_S3_BUCKET for pin images on S3.
+The README's table of environment variables says which production needs.
 """
 
-import os
-
+from . import environment
 from .base import *  # noqa: F403
 from .base import CONTENT_SECURITY_POLICY
 from .secret import production_key
 
-SECRET_KEY = production_key()  # refuses to start without a strong, unpublished key
+SECRET_KEY = production_key(environment.SECRET_KEY)  # refuses a weak or published key
 
 # HTTPS only. TLS ends at the load balancer, which forwards plain HTTP with
 # X-Forwarded-Proto; the app servers must be reachable only through it, or a
@@ -31,10 +27,10 @@ CLIENT_ADDRESS_HEADER = "HTTP_X_REAL_IP"
 SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
 
-if os.environ.get("PINBOARD_S3_BUCKET"):
-    _bucket = os.environ["PINBOARD_S3_BUCKET"]
-    _region = os.environ.get("PINBOARD_S3_REGION")
-    _media_domain = os.environ.get("PINBOARD_MEDIA_DOMAIN")  # e.g. CloudFront
+if environment.S3_BUCKET:
+    _bucket = environment.S3_BUCKET
+    _region = environment.S3_REGION
+    _media_domain = environment.MEDIA_DOMAIN  # e.g. CloudFront
     STORAGES = {
         "default": {
             "BACKEND": "storages.backends.s3.S3Storage",

@@ -18,7 +18,6 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
-ENVIRONMENT_VARIABLE = "PINBOARD_SECRET_KEY"
 KEY_FILE_NAME = "secret_key"
 MIN_LENGTH = 50
 MIN_DISTINCT = 5  # as Django's deploy check (security.W009) asks
@@ -53,17 +52,9 @@ def check_strong(key: str | None, origin: str) -> str:
     return key
 
 
-def production_key() -> str:
-    """Production's key: ``PINBOARD_SECRET_KEY``, checked; never a file or a default."""
-    return check_strong(os.environ.get(ENVIRONMENT_VARIABLE), ENVIRONMENT_VARIABLE)
-
-
-def embedded_key(var_dir: Path) -> str:
-    """``PINBOARD_SECRET_KEY`` if set, else this install's key file, made on first use."""
-    from_environment = os.environ.get(ENVIRONMENT_VARIABLE)
-    if from_environment:
-        return from_environment
-    return key_file(var_dir / KEY_FILE_NAME)
+def production_key(key: str | None) -> str:
+    """Production's key (``PINBOARD_SECRET_KEY``), checked; never a file or a default."""
+    return check_strong(key, "PINBOARD_SECRET_KEY")
 
 
 def key_file(path: Path) -> str:

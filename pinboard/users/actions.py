@@ -20,8 +20,8 @@ from django.utils import timezone
 
 from shardstore import DuplicateKey
 
+from ..data_plane import cached_store
 from ..errors import Conflict, InvalidField
-from ..store import get_store
 from ..text import multi_line, one_line
 from .queries import get_user, user_id_for
 from .tokens import revoke_tokens
@@ -73,7 +73,7 @@ def sign_up(username: object, email: object, password: object) -> dict[str, Any]
     """Create a pinner; Conflict if the username or email is taken (case-insensitively)."""
     username, email = clean_username(username), clean_email(email)
     password = clean_password(password, username=username, email=email)
-    store = get_store()
+    store = cached_store()
     users = store.objects("user")
     data = {
         "username": username,
@@ -121,7 +121,7 @@ def authenticate(login: object, password: object) -> dict[str, Any] | None:
 
 
 def _set_password_hash(user_id: int, encoded: str) -> dict[str, Any]:
-    return get_store().objects("user").update(user_id, {"password": encoded})
+    return cached_store().objects("user").update(user_id, {"password": encoded})
 
 
 def change_password(user_id: int, old_password: object, new_password: object) -> dict[str, Any]:
@@ -146,4 +146,4 @@ def change_password(user_id: int, old_password: object, new_password: object) ->
 def update_profile(user_id: int, *, about: object) -> dict[str, Any]:
     if not isinstance(about, str) or len(about) > 500:
         raise InvalidField("about must be at most 500 characters", field="about")
-    return get_store().objects("user").update(user_id, {"about": multi_line(about, "about")})
+    return cached_store().objects("user").update(user_id, {"about": multi_line(about, "about")})

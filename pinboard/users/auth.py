@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 from django.middleware.csrf import rotate_token
 from django.utils.crypto import constant_time_compare, salted_hmac
@@ -76,6 +77,14 @@ def get_pinner(request: HttpRequest) -> dict[str, Any] | None:
         pinner = pinner_of_session(request)
         request._pinner = pinner  # type: ignore[attr-defined]
     return pinner  # type: ignore[return-value]
+
+
+def signed_in_pinner(request: HttpRequest) -> dict[str, Any]:
+    """The pinner of a request that ``pinner_required`` let through."""
+    pinner = get_pinner(request)
+    if pinner is None:
+        raise PermissionDenied("sign in first")  # only a view without pinner_required gets here
+    return pinner
 
 
 def context(request: HttpRequest) -> dict[str, Any]:

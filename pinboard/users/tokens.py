@@ -22,9 +22,9 @@ from django.utils import timezone
 
 from shardstore import shard_of
 
+from ..data_plane import cached_store
 from ..errors import NotFoundError
 from ..ids import parse_id
-from ..store import get_store
 from .queries import get_user
 
 
@@ -39,7 +39,7 @@ def _expired(token: dict[str, Any], now: datetime) -> bool:
 def issue_token(user: dict[str, Any]) -> dict[str, str]:
     """A new token for ``user``, valid for ``settings.API_TOKEN_SECONDS``:
     ``{"token", "expires_at"}``, the only time the secret is seen."""
-    store = get_store()
+    store = cached_store()
     user_id = user["id"]
     prune_expired(user_id)
     now = timezone.now()
@@ -67,7 +67,7 @@ def _token_of(raw: str) -> dict[str, Any] | None:
         token_id = parse_id(raw_id, "token")
     except NotFoundError:
         return None
-    token = get_store().objects("token").get(token_id)
+    token = cached_store().objects("token").get(token_id)
     if token is None or not hmac.compare_digest(token["hash"], _digest(secret)):
         return None
     if _expired(token, timezone.now()):
@@ -85,7 +85,7 @@ def pinner_of_token(raw: str) -> dict[str, Any] | None:
 
 def _delete(user_id: int, token_id: int) -> None:
     # The object first: from then on the token is refused, whatever happens to the row.
-    store = get_store()
+    store = cached_store()
     store.objects("token").delete(token_id, hard=True)
     store.mapping("user_has_tokens").remove(user_id, token_id)
 
@@ -100,7 +100,7 @@ def revoke_token(raw: str) -> bool:
 
 
 def _token_ids(user_id: int) -> list[int]:
-    mapping = get_store().mapping("user_has_tokens")
+    mapping = cached_store().mapping("user_has_tokens")
     ids: list[int] = []
     cursor = None
     while True:
@@ -123,7 +123,7 @@ def prune_expired(user_id: int) -> None:
     token_ids = _token_ids(user_id)
     if not token_ids:
         return
-    live = {t["id"]: t for t in get_store().objects("token").get_many(token_ids)}
+    live = {t["id"]: t for t in cached_store().objects("token").get_many(token_ids)}
     now = timezone.now()
     for token_id in token_ids:
         token = live.get(token_id)

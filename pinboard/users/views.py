@@ -3,29 +3,30 @@ following."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from .. import ratelimit
+from ..boards.queries import board_items
 from ..errors import DomainError, InvalidField
 from ..feeds.queries import home_feed
 from ..follows.queries import followed_among, followers_page, following_page, follows_user
-from ..pages import (
-    board_items,
+from ..grid import pin_items
+from ..views_common import (
     form_errors,
     next_url,
     page_errors,
     parse_cursor,
-    pin_items,
     pinner_required,
-    user_stats,
     with_retry_after,
 )
 from .actions import authenticate, change_password, sign_up
 from .auth import get_pinner, keep_session_after_password_change, log_in, log_out
-from .queries import get_user_by_username, get_users
+from .queries import get_user_by_username, get_users, user_stats
 
 
 @page_errors
@@ -105,14 +106,14 @@ def password(request: HttpRequest) -> HttpResponse:
     return with_retry_after(response, refusal)
 
 
-def _profile_user(username: str) -> dict:
+def _profile_user(username: str) -> dict[str, Any]:
     user = get_user_by_username(username)
     if user is None:
         raise Http404("no such pinner")
     return user
 
 
-def _follow_state(request: HttpRequest, user: dict) -> bool | None:
+def _follow_state(request: HttpRequest, user: dict[str, Any]) -> bool | None:
     """Whether the visitor follows ``user``; None when there is no button to show."""
     pinner = get_pinner(request)
     if pinner is None or pinner["id"] == user["id"]:

@@ -1,6 +1,7 @@
 """Cache pools in front of the shard store (memcached, or process memory)."""
 
-from .pools import CachePool, LocalPool, MemcachePool, PoolStats, pools_from_config
+from .local_pool import LocalPool
+from .pools import CachePool, MemcachePool, PoolStats
 from .store import CachedStore
 
 __all__ = [
@@ -9,5 +10,4 @@ __all__ = [
     "LocalPool",
     "MemcachePool",
     "PoolStats",
-    "pools_from_config",
 ]

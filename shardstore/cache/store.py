@@ -2,8 +2,8 @@
 
 ``CachedStore(store, pools)`` hands out cached tables in place of the store's
 own, so code written against a Store runs unchanged, and a warm page costs no
-SQL. Pools by kind: ``users``, ``boards``, ``pins`` for objects (and their
-lookups), ``lists`` for mapping lists, counts and edge checks.
+SQL. Pools by name: each object type's ``pool`` (in the catalog) holds its objects
+and the lookups to them; ``lists`` holds mapping lists, counts and edge checks.
 """
 
 from __future__ import annotations
@@ -13,20 +13,12 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 from ..backends import Backend, TableSet
-from ..store import QueryCount, Store
+from ..interface import QueryCount
+from ..store import Store
 from ..topology import Topology
 from .pools import CachePool
 from .readthrough import read_through
 from .tables import CachedLookup, CachedMapping, CachedObjects
-
-#: Which pool holds each object type (and lookups to that type).
-POOL_OF_TYPE = {
-    "user": "users",
-    "token": "users",
-    "board": "boards",
-    "pin": "pins",
-    "comment": "pins",
-}
 
 
 class CachedStore:
@@ -36,21 +28,21 @@ class CachedStore:
         self.store = store
         self.catalog = store.catalog
         self.pools = dict(pools)
+        types = store.catalog.types
+        missing = {"lists", *(t.pool for t in types.values())} - self.pools.keys()
+        if missing:
+            raise ValueError(f"no cache pool named {', '.join(sorted(missing))}")
         lists = self.pools["lists"]
         self._objects = {
-            name: CachedObjects(
-                self, store.objects(name), self.pools[POOL_OF_TYPE.get(name, "pins")]
-            )
-            for name in store.catalog.types
+            name: CachedObjects(self, store.objects(name), self.pools[t.pool])
+            for name, t in types.items()
         }
         self._mappings = {
             name: CachedMapping(self, store.mapping(name), lists)
             for name in store.catalog.relations
         }
         self._lookups = {
-            name: CachedLookup(
-                store.lookup(name), self.pools[POOL_OF_TYPE.get(lookup.object_type, "users")]
-            )
+            name: CachedLookup(store.lookup(name), self.pools[types[lookup.object_type].pool])
             for name, lookup in store.catalog.lookups.items()
         }
 

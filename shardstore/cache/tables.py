@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import orjson
 
-from ..catalog import Relation
+from ..catalog import Catalog, Relation
 from ..interface import Page
 from ..lookups import LookupTable
 from ..mappings import MappingTable, check_limit, now_sequence
@@ -19,8 +19,19 @@ from . import lists
 from .pools import CachePool
 from .readthrough import invalidate, key_for, read_through
 
-if TYPE_CHECKING:
-    from .store import CachedStore
+
+class CachedTables(Protocol):
+    """What a cached table needs of its store (``CachedStore``): the catalog, its sibling
+    tables (an edge's inverse, the objects whose counts an edge changes), edge checks."""
+
+    catalog: Catalog
+
+    def objects(self, type_name: str) -> CachedObjects: ...
+
+    def mapping(self, name: str) -> CachedMapping: ...
+
+    def edges_exist(self, edges: Iterable[tuple[str, int, int]]) -> set[tuple[str, int, int]]: ...
+
 
 VERSION = 1
 #: How many entries of a list are cached (the newest); pages past them read MySQL.
@@ -34,7 +45,7 @@ class CachedObjects:
     50 keys. A write to the object, or to a mapping that changes one of its counts, drops
     the key (``forget``)."""
 
-    def __init__(self, cached: CachedStore, table: ObjectTable, pool: CachePool) -> None:
+    def __init__(self, cached: CachedTables, table: ObjectTable, pool: CachePool) -> None:
         self._cached = cached
         self._table = table
         self._pool = pool
@@ -120,7 +131,7 @@ def _dump(data: dict[str, Any] | None) -> bytes:
 class CachedMapping:
     """A mapping table whose lists, counts and edge checks are cached in the lists pool."""
 
-    def __init__(self, cached: CachedStore, table: MappingTable, pool: CachePool) -> None:
+    def __init__(self, cached: CachedTables, table: MappingTable, pool: CachePool) -> None:
         self._cached = cached
         self._table = table
         self._pool = pool

@@ -17,9 +17,9 @@ from typing import Any
 
 from ..exceptions import InvalidTopology
 from . import documents
+from .config_source import ConfigSource
 from .plans import Plan, Step
 from .publish import publish_step
-from .sources import ConfigSource
 
 
 def plan_cache_server(

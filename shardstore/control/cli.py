@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,7 @@ from ..topology import Topology
 from . import documents
 from .cache_servers import plan_cache_server
 from .close_range import plan_close_range
+from .config_source import ConfigError, ConfigSource
 from .diff import plan_diff
 from .failover import plan_emergency_failover, plan_failover
 from .host_service import plan_host_service
@@ -42,8 +44,8 @@ from .open_range import plan_open_range
 from .plans import Journal, Locks, Plan, run
 from .publish import plan_publish, plan_rollback
 from .redis_move import plan_redis_move
-from .sources import ConfigError, ConfigSource
-from .split import plan_cleanup, plan_split, plan_split_revert
+from .split import plan_split, plan_split_revert
+from .split_cleanup import plan_cleanup
 
 OPERATIONS = (
     "bring-up", "open-range", "close-range", "host-service", "cache-server", "redis-move", "failover",
@@ -230,8 +232,10 @@ def handle(args: argparse.Namespace, control: Control, out: TextIO) -> int:
     if "diff" in plan.params:
         out.write(plan.params["diff"] + "\n")
 
+    started = time.monotonic()
+
     def progress(index: int, total: int, name: str) -> None:
-        out.write(f"[{index}/{total}] {name}\n")
+        out.write(f"[{index}/{total}] {name} (at +{time.monotonic() - started:.2f}s)\n")
         out.flush()
 
     outcome = run(

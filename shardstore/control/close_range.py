@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from ..exceptions import InvalidTopology
 from . import documents
+from .config_source import ConfigSource
 from .plans import Plan
 from .publish import publish_step
-from .sources import ConfigSource
 
 
 def plan_close_range(source: ConfigSource, *, first: int, last: int, author: str) -> Plan:

@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from ..exceptions import InvalidTopology
 from ..topology import Topology, database_name
 from . import documents
+from .config_source import ConfigSource
 from .mysql_hosts import HostError, MySQLHost, endpoint
 from .plans import Plan, Step
-from .sources import ConfigSource
 
 Connect = Callable[[str], MySQLHost]
 #: A table's digest: (rows, checksum); None when the table is missing.

@@ -42,10 +42,10 @@ from typing import Any
 
 from ..exceptions import InvalidTopology
 from . import documents
+from .config_source import ConfigSource
 from .mysql_hosts import HostError, MySQLHost, endpoint, gtid_sequence
 from .plans import Plan, Step
 from .publish import publish_step
-from .sources import ConfigSource
 
 Connect = Callable[[str], MySQLHost]
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from ..exceptions import InvalidTopology
 from . import documents
-from .sources import ConfigError, ConfigSource, NotPublished, Revision, SourceUnavailable
+from .config_source import ConfigError, ConfigSource, NotPublished, Revision, SourceUnavailable
 
 log = logging.getLogger(__name__)
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from ..exceptions import InvalidTopology
 from . import documents
+from .config_source import ConfigSource
 from .plans import Plan
 from .publish import publish_step
-from .sources import ConfigSource
 
 
 def plan_host_service(source: ConfigSource, *, host: str, in_service: bool, author: str) -> Plan:

@@ -14,9 +14,9 @@ from collections.abc import Callable
 
 from ..topology import database_name
 from . import documents
+from .config_source import ConfigSource
 from .mysql_hosts import HostError, MySQLHost, endpoint
 from .plans import Plan, Step
-from .sources import ConfigSource
 
 #: How long a new replica may take to replay what its master was given.
 REPLICA_CATCH_UP_SECONDS = 600.0

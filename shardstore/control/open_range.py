@@ -29,11 +29,11 @@ from ..interface import StoreInterface
 from ..schema import init_shards
 from ..topology import Topology, database_name
 from . import documents
+from .config_source import ConfigSource
 from .mysql_hosts import MySQLHost
 from .new_pairs import NewPair
 from .plans import Plan, Step
 from .publish import publish_step
-from .sources import ConfigSource
 
 Connect = Callable[[Topology], StoreInterface]
 

@@ -230,7 +230,8 @@ class MemoryJournal:
 def locks_for(source: Any) -> Locks:
     """Host locks that every process using ``source`` sees: kazoo locks beside a ZooKeeper
     source's documents, file locks beside a directory's."""
-    from .sources import FileSource, ZooKeeperSource
+    from .file_source import FileSource
+    from .zookeeper_source import ZooKeeperSource
 
     if isinstance(source, ZooKeeperSource):
         return ZooKeeperLocks(source.client, source.root)

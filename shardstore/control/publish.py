@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import documents
+from .config_source import ConfigSource, NotPublished, Revision, VersionConflict
 from .plans import Plan, Step, StepFailed
-from .sources import ConfigSource, NotPublished, Revision, VersionConflict
 
 #: How each document is called in plans and notes.
 TITLES = {documents.SHARDS: "shard map", documents.REDIS: "redis map", documents.CACHES: "caches"}

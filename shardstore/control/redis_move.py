@@ -33,9 +33,9 @@ from ..graph_sync import sync_graph
 from ..interface import StoreInterface
 from ..redis_shards import VSHARDS, RedisShards, RedisTopology, vshard_of
 from . import documents
+from .config_source import ConfigSource
 from .plans import Plan, Step
 from .publish import publish_step
-from .sources import ConfigSource
 
 #: How long processes are given to swap in the new map (they take at most a second).
 SETTLE_SECONDS = 2.0

@@ -26,9 +26,8 @@ moving shards read-only again, copy them back from the replica to the host
 away. The replica has taken its own writes since, so it cannot simply follow
 the host again: it is left out of service until it is rebuilt as a replica.
 
-``plan_cleanup(source, split=9)`` drops the renamed copies on both hosts; the
-``cleanup`` long job does the same chunked by shard (``job start cleanup --param
-split=9``), on every MySQL host of the map, for when there are many.
+``plan_cleanup(source, split=9)`` (split_cleanup.py) drops the renamed copies on both
+hosts; the ``cleanup`` long job does the same chunked by shard.
 """
 
 from __future__ import annotations
@@ -37,15 +36,14 @@ from collections.abc import Callable
 from typing import Any
 
 from ..exceptions import InvalidTopology
-from ..jobs import Chunk, JobContext, JobError, JobKind, Params, Summary, register
 from ..topology import database_name
 from . import documents
+from .config_source import ConfigSource, NotPublished, Revision
 from .diff import diff_hosts
 from .failover import check_replica_step, master_and_replica
 from .mysql_hosts import HostError, MySQLHost
 from .plans import Plan, Step
 from .publish import followed_step, publish_step
-from .sources import ConfigSource, NotPublished, Revision
 
 Connect = Callable[[str], MySQLHost]
 SPLIT = "split {host} onto {replica}"  # the reason of the map a split publishes
@@ -237,7 +235,7 @@ def rename_shards(host: MySQLHost, shards: list[int], suffix: str) -> int:
     return renamed
 
 
-def _split_revision(source: ConfigSource, split: int) -> tuple[Revision, Revision]:
+def split_revision(source: ConfigSource, split: int) -> tuple[Revision, Revision]:
     """The map a split published as ``split`` and the one before its read-only window."""
     try:
         after, before = (source.revision(documents.SHARDS, v) for v in (split, split - 2))
@@ -248,7 +246,7 @@ def _split_revision(source: ConfigSource, split: int) -> tuple[Revision, Revisio
     return after, before
 
 
-def _renamed(host: MySQLHost, suffix: str) -> list[str]:
+def renamed_databases(host: MySQLHost, suffix: str) -> list[str]:
     return sorted(db for db in host.databases() if db.endswith(suffix))
 
 
@@ -261,7 +259,7 @@ def plan_split_revert(
     follow_seconds: float = 10.0,
 ) -> Plan:
     """The plan to give the shards of split ``split`` back to the host they left."""
-    after, _ = _split_revision(source, split)
+    after, _ = split_revision(source, split)
     current = source.current(documents.SHARDS)
     document = current.document
     words = after.reason.split()  # "split HOST onto REPLICA"
@@ -274,7 +272,7 @@ def plan_split_revert(
     addresses = document["hosts"]
     suffix = f"_split{split}"
     with connect(addresses[host]) as m:
-        if not _renamed(m, suffix):
+        if not renamed_databases(m, suffix):
             raise InvalidTopology(f"split {split} was cleaned up on {host}: it cannot be reverted")
     frozen = documents.validate(documents.SHARDS, {**document, "read_only": moved})
     ranges = [
@@ -363,35 +361,6 @@ def copy_shard(source: MySQLHost, target: MySQLHost, shard: int, *, template: st
     return rows
 
 
-def plan_cleanup(
-    source: ConfigSource, *, split: int, author: str, connect: Connect = MySQLHost
-) -> Plan:
-    """The plan to drop the copies split ``split`` left behind (after which it cannot be
-    reverted)."""
-    after, _ = _split_revision(source, split)
-    words = after.reason.split()
-    hosts = (words[1], words[3])
-    addresses = source.current(documents.SHARDS).document["hosts"]
-    suffixes = (f"_split{split}", f"_reverted{split}")
-
-    def drop(name: str) -> Callable[[], str]:
-        def run() -> str:
-            with connect(addresses[name]) as h:
-                dropped = [db for suffix in suffixes for db in _renamed(h, suffix)]
-                for db in dropped:
-                    h.query(f"DROP DATABASE {db}")
-            return f"{len(dropped)} databases dropped on {name}"
-
-        return run
-
-    return Plan(
-        "cleanup",
-        f"drop the shard copies split {split} left on {' and '.join(hosts)}",
-        [Step(f"drop db*_split{split} on {name}", (name,), drop(name)) for name in hosts],
-        {"split": split},
-    )
-
-
 def _master_of(document: dict[str, Any], shard: int) -> str | None:
     for entry in document["ranges"]:
         if entry["range"][0] <= shard <= entry["range"][1]:
@@ -414,34 +383,3 @@ def _merge(ranges: list[dict[str, Any]]) -> list[dict[str, Any]]:
         else:
             merged.append({**entry, "range": list(entry["range"])})
     return merged
-
-
-def _cleanup_chunk(context: JobContext, chunk: Chunk, params: Params) -> Summary:
-    """Drop the copies split ``params["split"]`` (and its revert) left of these shards, on
-    every MySQL host of the map: a drop that already happened is skipped."""
-    split = params.get("split")
-    if type(split) is not int or split < 1:
-        raise JobError("cleanup needs split=N, the shard-map version the split published")
-    connect = context.mysql or MySQLHost
-    dropped = 0
-    for address in context.store.topology.hosts.values():
-        if not address.startswith("mysql://"):
-            continue
-        with connect(address) as host:
-            present = host.databases()
-            for shard in chunk.shards:
-                for suffix in (f"_split{split}", f"_reverted{split}"):
-                    if f"{database_name(shard)}{suffix}" in present:
-                        host.query(f"DROP DATABASE {database_name(shard)}{suffix}")
-                        dropped += 1
-    return {"dropped": dropped}
-
-
-register(
-    JobKind(
-        "cleanup",
-        "Drop the shard copies a split (and its revert) renamed, after which it cannot be reverted",
-        _cleanup_chunk,
-        params={"split": "the shard-map version the split published"},
-    )
-)

@@ -16,7 +16,9 @@ from pathlib import Path
 
 from bench.compare.operations import OPERATIONS
 from tests.conftest import unavailable
-from toolkit.servers import MariaDBServer, MemcachedServer, RedisServer
+from toolkit.servers.mariadb import MariaDBServer
+from toolkit.servers.memcached import MemcachedServer
+from toolkit.servers.redis import RedisServer
 
 ROOT = Path(__file__).resolve().parents[2]
 

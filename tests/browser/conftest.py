@@ -26,11 +26,6 @@ import itertools
 import json
 import os
 import shutil
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -38,8 +33,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tests.conftest import unavailable
-from toolkit.servers import free_port
-from toolkit.site_processes import manage
+from toolkit.site_processes import DevServer, manage
 
 if TYPE_CHECKING:
     from playwright.sync_api import (
@@ -72,21 +66,6 @@ SERVER_START_TIMEOUT = 30.0
 # -- the site -------------------------------------------------------------------
 
 
-def _wait_until_up(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + SERVER_START_TIMEOUT
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"the site server exited with {process.returncode}:\n{log.read_text()}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                if response.status == 200:
-                    return
-        except (urllib.error.URLError, OSError):
-            pass
-        time.sleep(0.1)
-    pytest.fail(f"the site server did not answer {url} in {SERVER_START_TIMEOUT:.0f} s")
-
-
 @pytest.fixture(scope="session")
 def site_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """The environment of the site's server: ``manage(site_env, ...)`` acts on its data."""
@@ -107,7 +86,7 @@ def site_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     # Only our PINBOARD_* settings: no Redis, memcached or broker from the caller's
     # environment, so the server runs on the embedded defaults.
     inherited = {k: v for k, v in os.environ.items() if not k.startswith("PINBOARD_")}
-    env = {
+    return {
         **inherited,
         "DJANGO_SETTINGS_MODULE": "tests.browser.settings",
         "PINBOARD_VAR_DIR": str(var_dir),
@@ -115,35 +94,20 @@ def site_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         "PINBOARD_ALLOWED_HOSTS": "127.0.0.1",
         "PYTHONUNBUFFERED": "1",
     }
-    return env
 
 
 @contextlib.contextmanager
 def serve(env: dict[str, str], log_name: str) -> Iterator[str]:
     """A pinboard server (``runserver``) on ``env``'s data: its base URL, trailing slash."""
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/"
     ARTIFACTS.mkdir(exist_ok=True)
     log = ARTIFACTS / log_name
-    with log.open("wb") as log_file:
-        process = subprocess.Popen(
-            [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
-            cwd=REPO,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=log_file,
-            stderr=subprocess.STDOUT,
-        )
+    log.unlink(missing_ok=True)  # this run's output only
+    server = DevServer(env, log).start()
     try:
-        _wait_until_up(url, process, log)
-        yield url
+        server.wait_ready(SERVER_START_TIMEOUT)
+        yield server.url("/")
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        server.stop()
 
 
 @pytest.fixture(scope="session")

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from shardstore.control.sources import FileSource
+from shardstore.control.file_source import FileSource
 from tests.shardstore.replication import pair, publish_pair  # noqa: F401 - pair: a fixture
-from toolkit.servers import MariaDBServer
+from toolkit.servers.mariadb import MariaDBServer
 from toolkit.site_processes import manage
 
 from .conftest import serve

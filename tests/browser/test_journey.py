@@ -6,14 +6,14 @@ screenshot in test-artifacts/screenshots/ (see conftest.py).
 
 from __future__ import annotations
 
-import io
 import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from PIL import Image, ImageDraw
+
+from toolkit.images import numbered_png
 
 try:
     from playwright.sync_api import expect
@@ -27,19 +27,6 @@ pytestmark = pytest.mark.browser
 
 Shoot = Callable[["Page", str], Path]
 PASSWORD = "correct horse battery"
-
-
-def png(index: int, size: tuple[int, int] = (240, 320)) -> bytes:
-    """A small PNG with a colour and a shape of its own."""
-    colour = ((53 * index) % 256, (97 * index + 80) % 256, (151 * index + 160) % 256)
-    image = Image.new("RGB", size, colour)
-    draw = ImageDraw.Draw(image)
-    width, height = size
-    draw.ellipse((width // 5, height // 5, width * 4 // 5, height * 4 // 5), fill=(250, 250, 245))
-    draw.text((10, 10), f"pin {index}", fill=(20, 20, 20))
-    out = io.BytesIO()
-    image.save(out, "PNG")
-    return out.getvalue()
 
 
 def stat(page: Page, word: str) -> Locator:
@@ -115,7 +102,7 @@ def test_two_pinners_pin_like_comment_save_and_follow(
     expect(ada.get_by_label("Board")).to_have_value(re.compile(r"^\d+$"))
     expect(ada.locator("select[name=board] option:checked")).to_have_text("Sunny Recipes")
     image = tmp_path / "lemon.png"
-    image.write_bytes(png(1, (600, 450)))
+    image.write_bytes(numbered_png(1, (600, 450)))
     ada.locator("input[name=image]").set_input_files(image)
     ada.get_by_label("Description").fill("Lemon tart with a crisp crust")
     ada.get_by_label("Link").fill("https://example.com/lemon-tart")
@@ -277,7 +264,11 @@ def test_board_pages_load_more_pins_on_scroll(
                 multipart={
                     "board_id": board_id,
                     "description": f"Tall thing {n}",
-                    "image": {"name": f"{n}.png", "mimeType": "image/png", "buffer": png(n, size)},
+                    "image": {
+                        "name": f"{n}.png",
+                        "mimeType": "image/png",
+                        "buffer": numbered_png(n, size),
+                    },
                 },
                 headers=auth,
             )

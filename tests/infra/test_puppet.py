@@ -1,6 +1,6 @@
 """The Puppet half of the AWS deploy (infra/puppet): every manifest and template valid and
 lint-clean, the shard hosts' my.cnf equal to the local cluster's replication settings,
-every role compiling and applying in noop, and the environment file's secrets script."""
+every role compiling and applying in noop (its shell scripts: test_puppet_scripts.py)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,7 @@ import configparser
 import os
 import re
 import shutil
-import stat
-import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
@@ -20,7 +17,7 @@ import yaml
 from tests.conftest import unavailable
 from tests.infra import puppet_checks as checks
 from tests.infra.puppet_checks import EXAMPLE_DEPLOY, PUPPET_DIR, ROOT
-from toolkit.cluster_mysql import server_args
+from toolkit.cluster.mysql import server_args
 
 TEMPLATES = PUPPET_DIR / "modules" / "profile" / "templates"
 DATA = PUPPET_DIR / "data"
@@ -329,166 +326,3 @@ def test_zoo_cfg_lists_every_member_of_the_ensemble() -> None:
     )
     servers = re.findall(r"^server\.(\d+)=([\d.]+):2888:3888$", rendered, re.MULTILINE)
     assert servers == [("1", "10.0.1.40"), ("2", "10.0.2.40"), ("3", "10.0.1.41")]
-
-
-# -- the environment file's secrets ------------------------------------------------------
-
-PINBOARD_ENV = PUPPET_DIR / "modules" / "profile" / "files" / "pinboard-env"
-
-
-@pytest.fixture
-def fake_aws(tmp_path: Path) -> Path:
-    """An `aws` that answers `ssm get-parameter --name N` and `secretsmanager
-    get-secret-value --secret-id N` from the file tmp_path/ssm/<N after its last / or :> (and fails
-    for one that has none), and a `chgrp` that does nothing: no AWS, no pinboard group."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (tmp_path / "ssm").mkdir()
-    (bin_dir / "aws").write_text(
-        "#!/bin/sh\n"
-        'while [ "$1" != "--name" ] && [ "$1" != "--secret-id" ]; do shift; done\n'
-        f'cat "{tmp_path}/ssm/${{2##*[:/]}}"\n'
-    )
-    (bin_dir / "chgrp").write_text("#!/bin/sh\nexit 0\n")
-    for program in bin_dir.iterdir():
-        program.chmod(0o755)
-    return tmp_path
-
-
-def _pinboard_env(
-    workdir: Path, *options: str, operator: str = "false", control: tuple[str, ...] = ()
-) -> int:
-    args = [str(workdir / "public"), str(workdir / "env"), "eu-west-1", "/pinboard/staging/"]
-    return subprocess.run(
-        ["sh", str(PINBOARD_ENV), *options, *args, operator, *control],
-        env={**os.environ, "PATH": f"{workdir / 'bin'}:{os.environ['PATH']}"},
-        capture_output=True,
-        check=False,
-    ).returncode
-
-
-def test_environment_file_gets_the_secrets_from_ssm(fake_aws: Path) -> None:
-    ssm = fake_aws / "ssm"
-    (fake_aws / "public").write_text("DJANGO_SETTINGS_MODULE=pinboard.settings.prod\n")
-    (ssm / "secret_key").write_text("k" * 50 + "\n")
-    (ssm / "mysql_app_password").write_text("app-password\n")
-
-    assert _pinboard_env(fake_aws, "--check") != 0  # no file yet
-    assert _pinboard_env(fake_aws) == 0
-    env = fake_aws / "env"
-    assert env.read_text() == (
-        "DJANGO_SETTINGS_MODULE=pinboard.settings.prod\n"
-        f"PINBOARD_SECRET_KEY={'k' * 50}\n"
-        "PINBOARD_MYSQL_LOGIN=pinboard:app-password\n"
-    )
-    assert stat.S_IMODE(env.stat().st_mode) == 0o640
-    assert _pinboard_env(fake_aws, "--check") == 0
-
-    (ssm / "mysql_app_password").write_text("rotated\n")
-    assert _pinboard_env(fake_aws, "--check") != 0  # the next apply rewrites it
-
-
-def test_environment_file_names_the_control_database_with_a_quoted_login(
-    fake_aws: Path,
-) -> None:
-    ssm = fake_aws / "ssm"
-    (fake_aws / "public").write_text("DJANGO_SETTINGS_MODULE=pinboard.settings.prod\n")
-    (ssm / "secret_key").write_text("k" * 50 + "\n")
-    (ssm / "mysql_app_password").write_text("app-password\n")
-    (ssm / "mysql_admin_password").write_text("admin-password\n")
-    (ssm / "control_db_password").write_text("p@ss/w:rd\n")
-    control = ("db.example:3306/pb",)
-
-    assert _pinboard_env(fake_aws, operator="true", control=control) == 0
-    lines = (fake_aws / "env").read_text().splitlines()
-    assert "PINBOARD_MYSQL_ADMIN=admin:admin-password" in lines
-    assert (
-        "PINBOARD_CONTROL_DATABASE=mysql://pinboard_site:p%40ss%2Fw%3Ard@db.example:3306/pb"
-        "?ssl_ca=/etc/pinboard/rds-ca.pem"
-    ) in lines
-    assert _pinboard_env(fake_aws, "--check", operator="true", control=control) == 0
-    # A host told of no control database would drop the line: not what is there now.
-    assert _pinboard_env(fake_aws, "--check", operator="true") != 0
-
-
-def test_environment_file_is_left_alone_when_ssm_fails(fake_aws: Path) -> None:
-    ssm = fake_aws / "ssm"
-    (fake_aws / "public").write_text("DJANGO_SETTINGS_MODULE=pinboard.settings.prod\n")
-    (ssm / "secret_key").write_text("k" * 50 + "\n")
-    (ssm / "mysql_app_password").write_text("app-password\n")
-    (fake_aws / "env").write_text("before\n")
-
-    # An operator host also needs mysql_admin_password, which is missing.
-    assert _pinboard_env(fake_aws, operator="true") != 0
-    # systemd would unquote a value with a quote in it.
-    (ssm / "mysql_admin_password").write_text('pass"word\n')
-    assert _pinboard_env(fake_aws, operator="true") != 0
-
-    assert (fake_aws / "env").read_text() == "before\n"
-    assert sorted(p.name for p in fake_aws.iterdir()) == ["bin", "env", "public", "ssm"]
-
-
-# -- a shard host's accounts --------------------------------------------------------------
-
-MYSQL_ACCOUNTS = PUPPET_DIR / "modules" / "profile" / "files" / "pinboard-mysql-accounts"
-
-
-def _mysql_accounts(workdir: Path, server: Any, *options: str) -> int:
-    """The script against the test's MariaDB (the client's MYSQL_HOST/MYSQL_TCP_PORT), as
-    root, the accounts allowed from 127.0.0.1."""
-    args = ["eu-west-1", "/pinboard/staging/", "127.0.0.1"]
-    return subprocess.run(
-        ["sh", str(MYSQL_ACCOUNTS), *options, *args],
-        env={
-            **os.environ,
-            "PATH": f"{workdir / 'bin'}:{os.environ['PATH']}",
-            "MYSQL_HOST": server.host,
-            "MYSQL_TCP_PORT": str(server.port),
-            "USER": "root",
-        },
-        capture_output=True,
-        check=False,
-    ).returncode
-
-
-def test_shard_host_accounts_come_from_ssm_with_the_local_clusters_grants(
-    fake_aws: Path, mariadb_server: Any
-) -> None:
-    import MySQLdb
-
-    from toolkit.cluster_mysql import APP_GRANTS
-
-    ssm = fake_aws / "ssm"
-    (ssm / "mysql_app_password").write_text("app-password\n")
-    (ssm / "mysql_admin_password").write_text("admin-password\n")
-
-    def login(user: str, password: str) -> Any:
-        return MySQLdb.connect(
-            host=mariadb_server.host, port=mariadb_server.port, user=user, password=password
-        )
-
-    try:
-        assert _mysql_accounts(fake_aws, mariadb_server, "--check") != 0
-        assert _mysql_accounts(fake_aws, mariadb_server) == 0
-        assert _mysql_accounts(fake_aws, mariadb_server, "--check") == 0
-        site = login("pinboard", "app-password")
-        cursor = site.cursor()
-        cursor.execute("SHOW GRANTS")
-        grants = [row[0] for row in cursor.fetchall()]
-        site.close()
-        (on_shards,) = [g for g in grants if " ON `db%`.* " in g]
-        privileges = on_shards.removeprefix("GRANT ").partition(" ON ")[0].split(", ")
-        assert sorted(privileges) == sorted(APP_GRANTS.split(", "))
-        assert not any("SUPER" in g or "READ ONLY ADMIN" in g for g in grants)  # read_only binds it
-        login("admin", "admin-password").close()
-
-        (ssm / "mysql_app_password").write_text("rotated\n")
-        assert _mysql_accounts(fake_aws, mariadb_server, "--check") != 0  # the next apply runs it
-        assert _mysql_accounts(fake_aws, mariadb_server) == 0
-        login("pinboard", "rotated").close()
-        with pytest.raises(MySQLdb.OperationalError):
-            login("pinboard", "app-password")
-    finally:
-        root = MySQLdb.connect(host=mariadb_server.host, port=mariadb_server.port, user="root")
-        root.cursor().execute("DROP USER IF EXISTS 'pinboard'@'127.0.0.1', 'admin'@'127.0.0.1'")
-        root.close()

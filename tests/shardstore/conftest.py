@@ -18,7 +18,6 @@ No Django is needed here (run with ``-p no:django``).
 from __future__ import annotations
 
 import shutil
-import socket
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +28,9 @@ import pytest
 from shardstore import Store, Topology, init_shards
 from shardstore.cache import CachedStore, LocalPool
 from shardstore.interface import StoreInterface
+from toolkit.processes import free_port
 
+from .catalog import CATALOG
 from .replication import pair  # noqa: F401 - the replicated pair, for the operations' tests
 
 BACKENDS = ["sqlite", "mysql"]
@@ -64,13 +65,6 @@ def two_host_topology(address_a: str, address_b: str, *, version: int = 1) -> To
     )
 
 
-def closed_port() -> int:
-    """A loopback TCP port that nothing listens on (bound, then released)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @dataclass
 class Backend:
     """What a test may need besides the store: how to address hosts of this backend."""
@@ -84,7 +78,7 @@ class Backend:
 
     def make_store(self, topology: Topology, **options: Any) -> Store:
         """Another Store (closed at teardown)."""
-        store = Store(topology, **options)
+        store = Store(topology, **options, catalog=CATALOG)
         self.stores.append(store)
         return store
 
@@ -96,7 +90,7 @@ class _MySQLSchema:
         import MySQLdb
 
         self.address = f"mysql://root@{host}:{port}"
-        store = Store(two_host_topology(self.address, self.address))
+        store = Store(two_host_topology(self.address, self.address), catalog=CATALOG)
         try:
             init_shards(store)
         finally:
@@ -135,7 +129,10 @@ def mysql_schema(mariadb_server: Any) -> Iterator[_MySQLSchema]:
 def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Two initialized sqlite host directories, copied (fast) into each test's tmp_path."""
     root = tmp_path_factory.mktemp("sqlite-template")
-    store = Store(two_host_topology(f"sqlite://{root / 'hostA'}", f"sqlite://{root / 'hostB'}"))
+    store = Store(
+        two_host_topology(f"sqlite://{root / 'hostA'}", f"sqlite://{root / 'hostB'}"),
+        catalog=CATALOG,
+    )
     try:
         init_shards(store)
     finally:
@@ -163,7 +160,7 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
             "mysql",
             schema.address,
             schema.address,
-            unreachable=lambda: f"mysql://root@127.0.0.1:{closed_port()}",
+            unreachable=lambda: f"mysql://root@127.0.0.1:{free_port()}",
         )
     try:
         yield env
@@ -207,7 +204,7 @@ def plain(store: StoreInterface) -> Store:
 # Redis databases 1..4 belong to this suite (the site's tests use database 0);
 # each is emptied before and after a test that asks for it.
 
-SHARDSTORE_REDIS_DBS = (1, 2, 3, 4)
+SUITE_REDIS_DBS = (1, 2, 3, 4)
 
 
 @pytest.fixture
@@ -225,7 +222,7 @@ def redis_db(redis_server: Any) -> Iterator[Callable[[int], str]]:
             client.close()
 
     def make(db: int) -> str:
-        assert db in SHARDSTORE_REDIS_DBS, f"database {db} is not this suite's"
+        assert db in SUITE_REDIS_DBS, f"database {db} is not this suite's"
         url = f"redis://{redis_server.host}:{redis_server.port}/{db}"
         flush(url)
         used.append(url)

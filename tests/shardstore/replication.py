@@ -7,10 +7,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from shardstore.control.file_source import FileSource
 from shardstore.control.mysql_hosts import MySQLHost
-from shardstore.control.sources import FileSource
 from tests.conftest import unavailable
-from toolkit.servers import MariaDBServer
+from toolkit.servers.mariadb import MariaDBServer
 
 APP = "app:app-password"  # the store's user: no privilege that read_only lets through
 

@@ -31,8 +31,9 @@ from shardstore.cache.health import forget, health_of
 from shardstore.ids import shard_of
 from tests.conftest import unavailable
 from toolkit.cutoff import CutOff
-from toolkit.servers import MemcachedServer
+from toolkit.servers.memcached import MemcachedServer
 
+from .catalog import CATALOG
 from .conftest import two_host_topology
 
 POOL_NAMES = ("users", "boards", "pins", "lists")
@@ -63,7 +64,8 @@ def store(sqlite_template: Path, tmp_path: Path) -> Iterator[Store]:
     for host in ("hostA", "hostB"):
         shutil.copytree(sqlite_template / host, tmp_path / host)
     plain = Store(
-        two_host_topology(f"sqlite://{tmp_path / 'hostA'}", f"sqlite://{tmp_path / 'hostB'}")
+        two_host_topology(f"sqlite://{tmp_path / 'hostA'}", f"sqlite://{tmp_path / 'hostB'}"),
+        catalog=CATALOG,
     )
     yield plain
     plain.close()

@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 
-from shardstore.cache import LocalPool, PoolStats, pools_from_config
-from shardstore.cache.pools import MemcachePool
+from shardstore.cache import LocalPool, PoolStats
 
 _pool_names = itertools.count(1)
 
@@ -182,19 +181,3 @@ def test_clear_local() -> None:
     pool.add("a", b"1", 0)
     pool.clear()
     assert pool.get_many(["a"]) == {}
-
-
-def test_pools_from_config(memcached_server: Any) -> None:
-    pools = pools_from_config(
-        {"users": {}, "pins": {"servers": [f"{memcached_server.host}:{memcached_server.port}"]}}
-    )
-    try:
-        assert isinstance(pools["users"], LocalPool)
-        assert isinstance(pools["pins"], MemcachePool)
-        assert pools["pins"].name == "pins" and pools["users"].name == "users"
-        k = f"t{uuid.uuid4().hex}"
-        assert pools["pins"].add(k, b"v", 0) is True
-        assert pools["pins"].get_many([k]) == {k: b"v"}
-        assert pools["users"].get_many([k]) == {}
-    finally:
-        pools["pins"].close()  # type: ignore[attr-defined]

@@ -11,9 +11,11 @@ from typing import Any
 
 import pytest
 
+from shardstore.control.config_source import Revision
+from shardstore.control.file_source import FileSource
 from shardstore.control.follower import ConfigFollower
 from shardstore.control.publish import followed_step
-from shardstore.control.sources import FileSource, Revision, open_source
+from shardstore.control.sources import open_source
 from tests.config_documents import eventually, shard_map
 
 

@@ -18,16 +18,16 @@ from hypothesis import strategies as st
 
 from shardstore import InvalidTopology, Topology
 from shardstore.control import documents
-from shardstore.control.sources import (
+from shardstore.control.config_source import (
     ConfigError,
     ConfigSource,
-    FileSource,
     NotPublished,
     Revision,
     VersionConflict,
-    ZooKeeperSource,
-    open_source,
 )
+from shardstore.control.file_source import FileSource
+from shardstore.control.sources import open_source
+from shardstore.control.zookeeper_source import ZooKeeperSource
 from tests.config_documents import shard_map
 
 _roots = itertools.count(1)
@@ -178,7 +178,7 @@ def _one_redis() -> dict[str, Any]:
 
 
 def test_zookeeper_down_is_a_clear_error(tmp_path: Path) -> None:
-    from shardstore.control.sources import SourceUnavailable
+    from shardstore.control.config_source import SourceUnavailable
 
     with pytest.raises(SourceUnavailable, match="did not answer"):
         ZooKeeperSource("127.0.0.1:1", "nowhere", timeout=0.5)

@@ -9,6 +9,7 @@ import pytest
 
 from shardstore import ShardUnavailable, Store, compose
 
+from .catalog import CATALOG
 from .conftest import Backend, two_host_topology
 
 
@@ -116,14 +117,14 @@ def test_a_host_address_without_a_user_logs_in_with_the_mysql_login(
     bare = f"mysql://{mariadb_server.host}:{mariadb_server.port}"
     topology = two_host_topology(bare, bare)
 
-    store = Store(topology, backend_options={"mysql_login": "site:site-password"})
+    store = Store(topology, backend_options={"mysql_login": "site:site-password"}, catalog=CATALOG)
     try:
         user = store.objects("user").create(3, {"username": "no-password-in-the-map"})
         assert store.objects("user").get(user)["username"] == "no-password-in-the-map"
     finally:
         store.close()
 
-    wrong = Store(topology, backend_options={"mysql_login": "site:wrong"})
+    wrong = Store(topology, backend_options={"mysql_login": "site:wrong"}, catalog=CATALOG)
     try:
         with pytest.raises((ShardUnavailable, MySQLdb.OperationalError)):
             wrong.objects("user").get(user)

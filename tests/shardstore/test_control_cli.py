@@ -14,7 +14,9 @@ import pytest
 from shardstore.cli import main
 from shardstore.control.sources import open_source
 from tests.config_documents import shard_map
-from tests.shardstore.conftest import closed_port
+from toolkit.processes import free_port
+
+from .catalog import CATALOG
 
 _roots = itertools.count(1)
 
@@ -30,7 +32,7 @@ def spec(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 def cli(spec: str, *args: str) -> tuple[int, str]:
     """Exit status, and what was printed (standard output, then errors)."""
     out, err = io.StringIO(), io.StringIO()
-    status = main(["--topology", spec, *args], out=out, err=err)
+    status = main(["--topology", spec, *args], out=out, err=err, catalog=CATALOG)
     return status, out.getvalue() + err.getvalue()
 
 
@@ -105,7 +107,7 @@ def test_failover_prints_its_plan_and_refuses_an_emergency_with_no_replica_up(
     spec: str, tmp_path: Path
 ) -> None:
     document = shard_map(1)
-    closed = [f"mysql://127.0.0.1:{closed_port()}" for _ in range(2)]
+    closed = [f"mysql://127.0.0.1:{free_port()}" for _ in range(2)]
     document["hosts"] = {"db1": closed[0], "db2": closed[1]}
     document["ranges"][0]["slave"] = "db2"
     cli(spec, "topology", "publish", write(tmp_path, document), "--reason", "a pair")

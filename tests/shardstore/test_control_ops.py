@@ -11,6 +11,7 @@ import pytest
 
 from shardstore import InvalidTopology, Store, Topology, init_shards
 from shardstore.control.close_range import plan_close_range
+from shardstore.control.file_source import FileSource
 from shardstore.control.host_service import plan_host_service
 from shardstore.control.open_range import plan_open_range
 from shardstore.control.plans import (
@@ -22,7 +23,8 @@ from shardstore.control.plans import (
     ZooKeeperLocks,
     run,
 )
-from shardstore.control.sources import FileSource
+
+from .catalog import CATALOG, open_store
 
 
 @pytest.fixture
@@ -42,7 +44,7 @@ def source(tmp_path: Path) -> FileSource:
         author="setup",
         reason="first map",
     )
-    store = Store(Topology.from_json(source.current("shards").document))
+    store = Store(Topology.from_json(source.current("shards").document), catalog=CATALOG)
     init_shards(store)
     store.close()
     return source
@@ -134,11 +136,11 @@ def test_two_operations_never_hold_one_host(
 def test_open_range_creates_the_shards_and_sends_new_users_there(
     source: FileSource, tmp_path: Path
 ) -> None:
-    old = Store(Topology.from_json(source.current("shards").document))
+    old = Store(Topology.from_json(source.current("shards").document), catalog=CATALOG)
     pin = old.objects("pin").create(3, {"n": 1})
     plan = plan_open_range(
         source,
-        Store,
+        open_store,
         count=16,
         master="B",
         master_address=f"sqlite://{tmp_path / 'B'}",
@@ -158,7 +160,7 @@ def test_open_range_creates_the_shards_and_sends_new_users_there(
     assert topology.shard_count == 32 and topology.lookup_shards == 16
     assert topology.range_of(20).master == "B" and topology.range_of(20).replica == "B2"
     assert topology.open_ranges == ((16, 31),)
-    new = Store(topology)
+    new = Store(topology, catalog=CATALOG)
     assert all(16 <= new.new_user_shard() <= 31 for _ in range(50))
     user = new.objects("user").create(new.new_user_shard(), {"username": "newcomer"})
     assert new.objects("user").get(user)["username"] == "newcomer"  # type: ignore[index]
@@ -172,9 +174,14 @@ def test_open_range_refuses_hosts_in_the_map_and_stale_plans(
     source: FileSource, tmp_path: Path
 ) -> None:
     with pytest.raises(InvalidTopology, match="host A2 is in the map already"):
-        plan_open_range(source, Store, count=4, master="A2", master_address="sqlite:///x", author="a")  # fmt: skip
+        plan_open_range(source, open_store, count=4, master="A2", master_address="sqlite:///x", author="a")  # fmt: skip
     plan = plan_open_range(
-        source, Store, count=4, master="C", master_address=f"sqlite://{tmp_path / 'C'}", author="a"
+        source,
+        open_store,
+        count=4,
+        master="C",
+        master_address=f"sqlite://{tmp_path / 'C'}",
+        author="a",
     )
     plan_close_range(source, first=0, last=7, author="bob").steps[0].run()  # someone else
     outcome = run(plan, journal=MemoryJournal(), locks=FileLocks(tmp_path), operator="a")

@@ -117,7 +117,7 @@ def test_edit_is_one_multi_per_instance(graph: FollowerGraph, trips: Callable[[]
     with trips() as t:
         edit.commit()
     dbs = {db_of(graph, a), db_of(graph, owner)}
-    assert t.by_db == {db: 1 for db in dbs}
+    assert t.by_db == dict.fromkeys(dbs, 1)
     assert t.reported == len(dbs)
 
 

@@ -19,6 +19,8 @@ from shardstore.mappings import MappingTable
 from shardstore.objects import ObjectTable
 from shardstore.store import Store
 
+from .catalog import CATALOG
+
 IMPLEMENTATIONS = [
     (interface.StoreInterface, [Store, CachedStore]),
     (interface.ObjectTableInterface, [ObjectTable, CachedObjects]),
@@ -61,7 +63,7 @@ def test_every_method_is_written_out_with_the_same_signature(
 def test_a_cached_store_is_a_store_at_run_time(tmp_path: Any) -> None:
     from shardstore import Topology, init_shards
 
-    store = Store(Topology.single_host(f"sqlite://{tmp_path}", shard_count=4))
+    store = Store(Topology.single_host(f"sqlite://{tmp_path}", shard_count=4), catalog=CATALOG)
     cached = CachedStore(store, {n: LocalPool(n) for n in ("users", "boards", "pins", "lists")})
     init_shards(cached)  # schema creation needs only the interface
     assert cached.topology is store.topology
@@ -86,7 +88,7 @@ def test_a_pinned_thread_keeps_its_shard_map_while_another_is_swapped_in(tmp_pat
             }
         )
 
-    store = Store(topology(1, "A"))
+    store = Store(topology(1, "A"), catalog=CATALOG)
     cached = CachedStore(store, {n: LocalPool(n) for n in ("users", "boards", "pins", "lists")})
     seen_elsewhere = []
     with cached.pinned() as pinned:

@@ -14,12 +14,13 @@ import pytest
 
 from shardstore import Store, Topology, init_shards
 from shardstore.cli import main
+from shardstore.control.file_source import FileSource
 from shardstore.control.open_range import plan_open_range
 from shardstore.control.plans import FileLocks, MemoryJournal, Plan, run
-from shardstore.control.sources import FileSource
 from shardstore.ids import shard_of
-from toolkit.servers import MariaDBServer
+from toolkit.servers.mariadb import MariaDBServer
 
+from .catalog import CATALOG, open_store
 from .replication import APP, root, start_servers
 
 
@@ -56,7 +57,7 @@ def _source(tmp_path: Path, old: MariaDBServer) -> FileSource:
 def _plan(source: FileSource, master: MariaDBServer, replica: MariaDBServer) -> Plan:
     return plan_open_range(
         source,
-        Store,
+        open_store,
         count=4,
         master="mysql001a",
         master_address=f"mysql://{APP}@{master.address}",
@@ -93,7 +94,7 @@ def test_a_range_opens_on_a_new_read_only_pair(
         assert expected <= m.databases() and expected <= r.databases()
 
     topology = Topology.from_json(source.current("shards").document)
-    store = Store(topology)
+    store = Store(topology, catalog=CATALOG)
     try:
         user = store.objects("user").create(store.new_user_shard(), {"username": "first"})
     finally:
@@ -152,7 +153,7 @@ def _bring_up(servers: list[MariaDBServer], tmp_path: Path, monkeypatch: pytest.
 
     def cli(*args: str) -> tuple[int, str]:
         out = io.StringIO()
-        return main(["--topology", spec, *args], out=out, err=out), out.getvalue()
+        return main(["--topology", spec, *args], out=out, err=out, catalog=CATALOG), out.getvalue()
 
     status, out = cli("topology", "publish", str(tmp_path / "shards.json"), "--reason", "first map")  # fmt: skip
     assert status == 0, out
@@ -167,7 +168,7 @@ def _bring_up(servers: list[MariaDBServer], tmp_path: Path, monkeypatch: pytest.
         "6. open mysql002a for writes",
     ]
 
-    store = Store(Topology.from_json(document), backend_options={"mysql_login": "app:app-password"})  # fmt: skip
+    store = Store(Topology.from_json(document), backend_options={"mysql_login": "app:app-password"}, catalog=CATALOG)  # fmt: skip
     try:
         assert init_shards(store) == 8  # as the site's user: the masters are open
         pins = [store.objects("pin").create(shard, {"n": shard}) for shard in range(8)]

@@ -11,12 +11,14 @@ import pytest
 
 from shardstore import InvalidTopology, Store, Topology, init_shards, jobs
 from shardstore.control.diff import diff_hosts, plan_diff
+from shardstore.control.file_source import FileSource
 from shardstore.control.mysql_hosts import MySQLHost
 from shardstore.control.plans import FileLocks, MemoryJournal, Outcome, Plan, run
-from shardstore.control.sources import FileSource
-from shardstore.control.split import halves, plan_cleanup, plan_split, plan_split_revert
-from toolkit.servers import MariaDBServer
+from shardstore.control.split import halves, plan_split, plan_split_revert
+from shardstore.control.split_cleanup import plan_cleanup
+from toolkit.servers.mariadb import MariaDBServer
 
+from .catalog import CATALOG
 from .replication import publish_pair, root, wait_caught_up
 
 
@@ -52,7 +54,7 @@ def test_split_revert_and_cleanup(
     master, replica = pair
     source = FileSource(tmp_path / "config")
     publish_pair(source, master, replica)
-    old = Store(Topology.from_json(source.current("shards").document))
+    old = Store(Topology.from_json(source.current("shards").document), catalog=CATALOG)
     init_shards(old)
     written = [old.objects("pin").create(n % 4, {"n": n}) for n in range(40)]
     wait_caught_up(master, replica)
@@ -81,7 +83,7 @@ def test_split_revert_and_cleanup(
     assert "db00002" not in databases(master)
     assert databases(replica) >= {"db00002", "db00003", "db00000_split3", "db00001_split3"}
     assert "db00000" not in databases(replica)
-    new = Store(split)
+    new = Store(split, catalog=CATALOG)
     assert titles(new, written) == list(range(40))  # every row, from its new master
     after = [new.objects("pin").create(shard, {"n": f"after {shard}"}) for shard in (0, 3)]
     with root(f"mysql://{replica.address}") as r:
@@ -93,7 +95,7 @@ def test_split_revert_and_cleanup(
     reverted = Topology.from_json(source.current("shards").document)
     assert [(r.first, r.last, r.master) for r in reverted.ranges] == [(0, 3, "A")]
     assert reverted.out_of_service == ("B",)  # it must be rebuilt as a replica first
-    back = Store(reverted)
+    back = Store(reverted, catalog=CATALOG)
     assert titles(back, [*written, *after]) == [*range(40), "after 0", "after 3"]
 
     # The long job's chunks drop a shard's copies on every host; again, they find none.
@@ -120,7 +122,7 @@ def test_a_split_whose_diff_is_not_clean_changes_nothing(
     master, replica = pair
     source = FileSource(tmp_path / "config")
     publish_pair(source, master, replica)
-    store = Store(Topology.from_json(source.current("shards").document))
+    store = Store(Topology.from_json(source.current("shards").document), catalog=CATALOG)
     init_shards(store)
     store.objects("pin").create(3, {"n": 1})
     wait_caught_up(master, replica)  # else the stray row could collide with a replayed one
@@ -161,7 +163,7 @@ def test_a_process_that_does_not_follow_the_read_only_map_abandons_the_split(
     master, replica = pair
     source = FileSource(tmp_path / "config")
     publish_pair(source, master, replica)
-    init_shards(Store(Topology.from_json(source.current("shards").document)))
+    init_shards(Store(Topology.from_json(source.current("shards").document), catalog=CATALOG))
     wait_caught_up(master, replica)
     source.report("stuck-process", {"shards": 1})  # alive (our pid), and never swaps
 

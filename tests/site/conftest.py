@@ -17,7 +17,6 @@ pinners with fresh names instead of expecting an empty store.
 
 from __future__ import annotations
 
-import io
 import itertools
 import os
 from collections.abc import Callable, Iterator
@@ -25,17 +24,17 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
-from PIL import Image
 
 from pinboard.boards.actions import create_board
+from pinboard.catalog import CATALOG
+from pinboard.data_plane import POOLS, DataPlane, build, topology_from_settings, use
 from pinboard.pins.actions import create_pin
 from pinboard.pins.queries import board_pins_page
-from pinboard.store import POOLS, DataPlane, build, topology_from_settings, use
 from pinboard.users.actions import sign_up
 from shardstore import Store, Topology, init_shards
 from shardstore.cache import CachePool, LocalPool, MemcachePool
 from shardstore.redis_shards import RedisTopology
+from toolkit.images import image_upload
 
 _names = itertools.count(1)
 
@@ -91,11 +90,11 @@ def data_plane(request: pytest.FixtureRequest) -> Iterator[DataPlane]:
     pools: dict[str, CachePool]
     if PLANE == "servers":
         servers: SiteServers = request.getfixturevalue("site_servers")
-        store = Store(servers.topology)
+        store = Store(servers.topology, catalog=CATALOG)
         pools = {name: MemcachePool(name, [servers.memcached]) for name in POOLS}
         redis_topology = RedisTopology.single(servers.redis)
     else:
-        store = Store(topology_from_settings())
+        store = Store(topology_from_settings(), catalog=CATALOG)
         pools = {name: LocalPool(name) for name in POOLS}
         redis_topology = RedisTopology.single("memory://site-tests")
     init_shards(store)
@@ -130,27 +129,13 @@ def make_user(site_store: Store) -> Callable[..., dict[str, Any]]:
     return make
 
 
-def image_file(
-    name: str = "pin.png", *, size: tuple[int, int] = (40, 30), fmt: str = "PNG"
-) -> SimpleUploadedFile:
-    """A real image, drawn in memory."""
-    out = io.BytesIO()
-    Image.new("RGB", size, (200, 40, 90)).save(out, fmt)
-    return SimpleUploadedFile(name, out.getvalue(), content_type=f"image/{fmt.lower()}")
-
-
-@pytest.fixture
-def image() -> SimpleUploadedFile:
-    return image_file()
-
-
 @pytest.fixture
 def cast(make_user: Callable[..., dict[str, Any]]) -> dict[str, Any]:
     """ann owns a board "Recipes" with two pins; bob is another pinner with a board."""
     ann, bob = make_user("ann"), make_user("bob")
     recipes = create_board(ann["id"], "Recipes")
     for n in range(2):
-        create_pin(ann["id"], recipes["id"], image_file(), f"Recipes pin {n}")
+        create_pin(ann["id"], recipes["id"], image_upload(), f"Recipes pin {n}")
     bobs = create_board(bob["id"], "Bob things")
     pin_id = board_pins_page(recipes["id"]).ids[0]
     return {"ann": ann, "bob": bob, "recipes": recipes, "bobs": bobs, "pin": pin_id}

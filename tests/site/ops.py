@@ -19,9 +19,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from pinboard.store import get_store
+from pinboard.data_plane import cached_store
 from shardstore.control import documents
-from shardstore.control.sources import FileSource
+from shardstore.control.file_source import FileSource
 
 #: Every console page, as (route name, URL parameters) for reverse().
 OPS_ROUTES = [
@@ -43,7 +43,7 @@ def config_dir_fixture(tmp_path: Path, settings: Any) -> Iterator[Path]:
     """A config source of this test: the shard map in force, published as version 1."""
     root = tmp_path / "config"
     source = FileSource(root)
-    document = get_store().topology.as_json()
+    document = cached_store().topology.as_json()
     source.publish(documents.SHARDS, document, author="test", reason="the site's shard map")
     settings.SHARDSTORE = {**settings.SHARDSTORE, "CONFIG": str(root)}
     yield root

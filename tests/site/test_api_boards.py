@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 
 from tests.site.api_client import Api, error_of
-from tests.site.conftest import image_file
+from toolkit.images import image_upload
 
 BOARD_FIELDS = {"id", "owner_id", "name", "slug", "description", "pin_count", "follower_count"}
 
@@ -73,8 +73,8 @@ def test_patch_validates_fields(pinner: Callable[[str], Api]) -> None:
 def test_a_boards_pins_and_counts(anon: Api, pinner: Callable[[str], Api]) -> None:
     ada = pinner("ada")
     board = ada.new_board()
-    first = ada.new_pin(board["id"], image_file())
-    second = ada.new_pin(board["id"], image_file())
+    first = ada.new_pin(board["id"], image_upload())
+    second = ada.new_pin(board["id"], image_upload())
     pins = anon.get(f"/boards/{board['id']}/pins").json()
     assert [p["id"] for p in pins["items"]] == [second["id"], first["id"]]
     assert anon.get(f"/boards/{board['id']}").json()["pin_count"] == 2
@@ -84,7 +84,7 @@ def test_a_boards_pins_and_counts(anon: Api, pinner: Callable[[str], Api]) -> No
 def test_deleting_a_board_deletes_its_pins(anon: Api, pinner: Callable[[str], Api]) -> None:
     ada = pinner("ada")
     board = ada.new_board()
-    pin = ada.new_pin(board["id"], image_file())
+    pin = ada.new_pin(board["id"], image_upload())
     assert ada.delete(f"/boards/{board['id']}").status_code == 204
     assert error_of(anon.get(f"/pins/{pin['id']}"), 404)["code"] == "not_found"
     assert anon.get(f"/users/{ada.id}").json()["board_count"] == 0

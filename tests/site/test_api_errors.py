@@ -13,7 +13,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from pinboard.pins.actions import create_pin
 from shardstore import compose
 from tests.site.api_client import Api, error_of
-from tests.site.conftest import image_file
+from toolkit.images import image_upload
 
 
 @pytest.fixture
@@ -65,7 +65,7 @@ def test_unknown_api_paths_are_json_404(anon: Api, path: str) -> None:
 
 def test_ids_are_decimal_strings_beyond_2_53(ada: Api, anon: Api) -> None:
     board = ada.new_board()
-    pin = ada.new_pin(board["id"], image_file())
+    pin = ada.new_pin(board["id"], image_upload())
     for obj, fields in ((board, ("id", "owner_id")), (pin, ("id", "board_id", "owner_id"))):
         for field in fields:
             assert isinstance(obj[field], str) and obj[field].isdigit()
@@ -130,7 +130,9 @@ def test_write_endpoints_404_on_bad_ids(ada: Api) -> None:
 def test_cursor_pagination_walks_every_item_once(anon: Api, ada: Api) -> None:
     board = ada.new_board()
     assert ada.user is not None
-    pins = [str(create_pin(ada.user["id"], int(board["id"]), image_file())["id"]) for _ in range(5)]
+    pins = [
+        str(create_pin(ada.user["id"], int(board["id"]), image_upload())["id"]) for _ in range(5)
+    ]
     seen, cursor, pages = [], None, 0
     while True:
         params = {"limit": 2, **({"cursor": cursor} if cursor else {})}
@@ -201,3 +203,21 @@ def test_the_document_describes_every_route(anon: Api) -> None:
                 assert "401" in responses, (method, path)
             if "{" in path:
                 assert "404" in responses, (method, path)
+
+
+def test_every_route_and_method_has_an_operation_and_every_operation_a_route(anon: Api) -> None:
+    """The methods as the views answer them: the ``Allow`` of a 405 (HEAD goes with GET)."""
+    documented = {
+        path: set(operations)
+        for path, operations in json.loads(anon.get("/openapi.json").content)["paths"].items()
+    }
+    answered = {}
+    for route in _api_routes():
+        # Any value fills a path parameter: a wrong method is refused before it is read.
+        url = route.removeprefix("/api/v1").replace("{", "").replace("}", "")
+        response = anon.call("TRACE", url)
+        assert error_of(response, 405)["code"] == "method_not_allowed", route
+        allowed = set(response["Allow"].split(", "))
+        assert ("HEAD" in allowed) == ("GET" in allowed), (route, allowed)
+        answered[route] = {method.lower() for method in allowed - {"HEAD"}}
+    assert documented == answered

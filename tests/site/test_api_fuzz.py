@@ -23,7 +23,6 @@ with ``-s`` to see how the responses were spread over status codes.
 from __future__ import annotations
 
 import functools
-import io
 import itertools
 import os
 import re
@@ -35,10 +34,8 @@ from typing import Any
 
 import pytest
 import schemathesis
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.wsgi import get_wsgi_application
 from hypothesis import HealthCheck, settings
-from PIL import Image
 from schemathesis.checks import not_a_server_error
 from schemathesis.core.parameters import ParameterLocation
 from schemathesis.specs.openapi.checks import (
@@ -57,6 +54,7 @@ from pinboard.pins.actions import create_pin
 from pinboard.users.actions import sign_up
 from pinboard.users.tokens import issue_token
 from shardstore import Store
+from toolkit.images import image_bytes, image_upload
 
 app = get_wsgi_application()
 schema = schemathesis.openapi.from_wsgi("/api/v1/openapi.json", app)
@@ -78,12 +76,6 @@ PASSWORD = "plum-orchard-42"  # every fuzz pinner's
 SELF_REVOKING = {("DELETE", "/api/v1/auth/token"), ("POST", "/api/v1/me/password")}
 
 
-def png_bytes() -> bytes:
-    out = io.BytesIO()
-    Image.new("RGB", (24, 16), (30, 120, 200)).save(out, "PNG")
-    return out.getvalue()
-
-
 @dataclass
 class Cast:
     """The pinner whose token the fuzzer uses, their board and pin, and another pinner's."""
@@ -100,11 +92,7 @@ class Cast:
         return str(create_board(self.me["id"], f"Doomed {next(_names)}")["id"])
 
     def fresh_pin(self) -> str:
-        return str(create_pin(self.me["id"], int(self.board), _image())["id"])
-
-
-def _image() -> SimpleUploadedFile:
-    return SimpleUploadedFile("fuzz.png", png_bytes(), content_type="image/png")
+        return str(create_pin(self.me["id"], int(self.board), image_upload("fuzz.png"))["id"])
 
 
 def _pinner(name: str) -> dict[str, Any]:
@@ -121,10 +109,10 @@ def cast(site_store: Store) -> Cast:
         me=me,
         token=issue_token(me)["token"],
         board=str(board["id"]),
-        pin=str(create_pin(me["id"], board["id"], _image())["id"]),
+        pin=str(create_pin(me["id"], board["id"], image_upload("fuzz.png"))["id"]),
         other=str(other["id"]),
         other_board=str(other_board["id"]),
-        other_pin=str(create_pin(other["id"], other_board["id"], _image())["id"]),
+        other_pin=str(create_pin(other["id"], other_board["id"], image_upload("fuzz.png"))["id"]),
     )
 
 
@@ -165,7 +153,7 @@ def use_real_ids(case: schemathesis.Case, cast: Cast) -> None:
     if isinstance(body, dict) and "board_id" in body and _coin(body) == 1:
         body["board_id"] = cast.board
     if isinstance(body, dict) and "image" in body and _coin(body.get("image")) == 1:
-        body["image"] = png_bytes()
+        body["image"] = image_bytes()
     if case.path == "/api/v1/auth/token" and isinstance(body, dict) and _coin(body) == 1:
         body.update(username=cast.me["username"], password=PASSWORD)
     if case.path == "/api/v1/me/password" and isinstance(body, dict) and _coin(body) == 1:
@@ -191,7 +179,7 @@ PAGED = {
     (method.upper(), path)
     for path, operations in build()["paths"].items()
     for method, operation in operations.items()
-    if {"$ref": "#/components/parameters/cursor"} in operation.get("parameters", [])
+    if any(p["name"] == "cursor" and p["in"] == "query" for p in operation.get("parameters", []))
 }
 
 

@@ -13,7 +13,7 @@ from pinboard.api.http import MAX_JSON_BYTES, MAX_JSON_DEPTH
 from pinboard.api.openapi import build
 from pinboard.boards.queries import boards_page
 from tests.site.api_client import Api, error_of
-from tests.site.conftest import image_file
+from toolkit.images import image_upload
 
 
 @pytest.fixture
@@ -85,7 +85,7 @@ def test_every_json_operation_refuses_deep_and_large_bodies(
 ) -> None:
     assert ada.user is not None
     board = ada.new_board("Limits")
-    pin = ada.new_pin(board["id"], image_file())
+    pin = ada.new_pin(board["id"], image_upload())
     url = (
         path.removeprefix("/api/v1")
         .replace("{board_id}", board["id"])

@@ -10,7 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from tests.site.api_client import Api, error_of
-from tests.site.conftest import image_file
+from toolkit.images import image_upload
 
 PIN_FIELDS = {
     "id",
@@ -52,14 +52,14 @@ def board(ada: Api) -> dict[str, Any]:
 
 @pytest.fixture
 def pin(ada: Api, board: dict[str, Any]) -> dict[str, Any]:
-    return ada.new_pin(board["id"], image_file(), description="red", link="https://example.com/")
+    return ada.new_pin(board["id"], image_upload(), description="red", link="https://example.com/")
 
 
 def test_upload_a_pin(anon: Api, ada: Api, board: dict[str, Any]) -> None:
     response = ada.upload(
         {
             "board_id": board["id"],
-            "image": image_file("x.webp", size=(500, 300), fmt="WEBP"),
+            "image": image_upload("x.webp", size=(500, 300), fmt="WEBP"),
             "description": "  a red square ",
             "link": "https://example.com/a",
         }
@@ -77,20 +77,20 @@ def test_upload_a_pin(anon: Api, ada: Api, board: dict[str, Any]) -> None:
 
 
 def test_upload_errors(anon: Api, ada: Api, pinner: Callable[[str], Api], board: Any) -> None:
-    fields = {"board_id": board["id"], "image": image_file()}
+    fields = {"board_id": board["id"], "image": image_upload()}
     assert error_of(anon.upload(fields), 401)["code"] == "unauthenticated"
     as_json = ada.post("/pins", {"board_id": board["id"]})
     assert error_of(as_json, 400)["code"] == "bad_request"
-    assert error_of(ada.upload({"image": image_file()}), 400)["field"] == "board_id"
+    assert error_of(ada.upload({"image": image_upload()}), 400)["field"] == "board_id"
     assert error_of(ada.upload({"board_id": board["id"]}), 400)["field"] == "image"
     not_image = SimpleUploadedFile("evil.png", b"GIF89a not really", content_type="image/png")
     error = error_of(ada.upload({"board_id": board["id"], "image": not_image}), 422)
     assert (error["code"], error["field"]) == ("invalid", "image")
-    bad_link = {**fields, "image": image_file(), "link": "javascript:alert(1)"}
+    bad_link = {**fields, "image": image_upload(), "link": "javascript:alert(1)"}
     assert error_of(ada.upload(bad_link), 422)["field"] == "link"
     bob = pinner("bob")
-    assert error_of(bob.upload({**fields, "image": image_file()}), 403)["code"] == "forbidden"
-    wrong_type = {"board_id": ada.id, "image": image_file()}
+    assert error_of(bob.upload({**fields, "image": image_upload()}), 403)["code"] == "forbidden"
+    wrong_type = {"board_id": ada.id, "image": image_upload()}
     assert error_of(ada.upload(wrong_type), 404)["field"] == "board_id"
 
 

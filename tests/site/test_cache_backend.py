@@ -16,9 +16,9 @@ from pinboard.ratelimit import count_attempt
 from pinboard.sessions import SessionStore
 from shardstore.cache.health import forget, health_of
 from tests.conftest import unavailable
-from tests.site.pages import board_with_pins, log_in
+from tests.site.page_helpers import board_with_pins, log_in
 from toolkit.cutoff import CutOff
-from toolkit.servers import MemcachedServer
+from toolkit.servers.memcached import MemcachedServer
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from pinboard.catalog import CATALOG
 from shardstore import Store, Topology, init_shards
 from shardstore.control.sources import open_source
 from tests.config_documents import eventually, sqlite_shard_map
@@ -88,7 +89,12 @@ def cluster(
 ) -> Iterator[Callable[..., Any]]:
     """Start the site (and a worker) on a fresh config root in the suite's ZooKeeper."""
     spec = f"zk://{zookeeper_server.address}/live-{next(_roots)}"
-    init_shards(Store(Topology.from_json({**sqlite_shard_map(tmp_path / "shards"), "version": 1})))
+    init_shards(
+        Store(
+            Topology.from_json({**sqlite_shard_map(tmp_path / "shards"), "version": 1}),
+            catalog=CATALOG,
+        )
+    )
     publish(spec, sqlite_shard_map(tmp_path / "shards"), "first")
     started: list[Any] = []
 
@@ -128,7 +134,12 @@ def test_zookeeper_down_the_site_serves_and_boots_from_its_local_copy(
     private_zookeeper: Any, tmp_path: Path
 ) -> None:
     spec = f"zk://{private_zookeeper.address}/outage"
-    init_shards(Store(Topology.from_json({**sqlite_shard_map(tmp_path / "shards"), "version": 1})))
+    init_shards(
+        Store(
+            Topology.from_json({**sqlite_shard_map(tmp_path / "shards"), "version": 1}),
+            catalog=CATALOG,
+        )
+    )
     publish(spec, sqlite_shard_map(tmp_path / "shards"), "first")
     publish(spec, sqlite_shard_map(tmp_path / "shards", open_to=11), "second")
     env = env_for(tmp_path, spec)

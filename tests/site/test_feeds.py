@@ -7,12 +7,12 @@ from typing import Any
 from django.test import Client
 
 from pinboard.boards.actions import create_board
+from pinboard.data_plane import get_feeds, get_graph
 from pinboard.follows.actions import follow_board, follow_user, unfollow_board, unfollow_user
 from pinboard.pins.actions import create_pin, delete_pin
-from pinboard.store import get_feeds, get_graph
 from tests.site.api_client import Api, error_of
-from tests.site.conftest import image_file
-from tests.site.pages import get_counted, log_in
+from tests.site.page_helpers import get_counted, log_in
+from toolkit.images import image_upload
 
 
 def feed_ids(user: dict[str, Any]) -> list[int]:
@@ -20,7 +20,7 @@ def feed_ids(user: dict[str, Any]) -> list[int]:
 
 
 def pin(owner: dict[str, Any], board: dict[str, Any], text: str = "pin") -> int:
-    return create_pin(owner["id"], board["id"], image_file(), text)["id"]
+    return create_pin(owner["id"], board["id"], image_upload(), text)["id"]
 
 
 def test_a_new_pin_reaches_active_followers_of_its_board(make_user):

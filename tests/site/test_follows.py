@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pinboard.boards.actions import create_board
 from pinboard.boards.queries import follower_count, get_board
+from pinboard.data_plane import cached_store, get_graph
 from pinboard.follows.actions import follow_board, follow_user, unfollow_board, unfollow_user
 from pinboard.follows.queries import followed_among, follows_board, follows_user
-from pinboard.store import get_graph, get_store
 from pinboard.users.queries import get_user
 from shardstore.graph_sync import sync_graph
 
@@ -99,6 +99,6 @@ def test_live_follows_keep_the_redis_graph_equal_to_mysql(make_user):
     unfollow_board(ann["id"], travel["id"])
     follow_user(bob["id"], cid["id"])
     unfollow_user(bob["id"], cid["id"])
-    report = sync_graph(get_store().store, get_graph(), repair=False)
+    report = sync_graph(cached_store().store, get_graph(), repair=False)
     assert (report.keys_repaired, report.keys_removed, report.drift) == (0, 0, [])
     assert report.keys_checked > 0

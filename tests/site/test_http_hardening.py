@@ -18,9 +18,9 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from pinboard.api import http as api_http
+from pinboard.data_plane import cached_store
 from pinboard.settings.secret import new_key
-from pinboard.store import get_store
-from tests.site.pages import log_in
+from tests.site.page_helpers import log_in
 
 REPO = Path(__file__).resolve().parents[2]
 #: Headers a HEAD answer must share with the GET answer of the same URL.
@@ -66,7 +66,7 @@ def urls(cast: dict[str, Any]) -> dict[str, str]:
         "pin_id": str(cast["pin"]),
         "user_id": str(bob["id"]),
         # the operators' console and the admin (staff only: 302 or 403 here)
-        "host": next(iter(get_store().topology.hosts)),
+        "host": next(iter(cached_store().topology.hosts)),
         "entry_id": "1",
         "job_id": "1",
         "action": "close-range",

@@ -20,8 +20,8 @@ from PIL import Image
 from pinboard.pins.images import MAX_PIXELS
 from pinboard.pins.queries import board_pins_page
 from tests.site.api_client import Api, error_of
-from tests.site.conftest import image_file
-from tests.site.pages import log_in, text
+from tests.site.page_helpers import log_in, text
+from toolkit.images import image_upload
 
 
 def declared_png(width: int, height: int) -> bytes:
@@ -72,7 +72,7 @@ def test_a_tiny_png_declaring_6000x6000_is_refused_without_decoding(ada: Api) ->
     assert images_allocated() == before  # not one pixel was decoded
     assert board_pins_page(int(board["id"])).ids == []
     # The counter does see decodes: a small real image allocates.
-    ada.new_pin(board["id"], image_file())
+    ada.new_pin(board["id"], image_upload())
     assert images_allocated()[0] > before[0]
 
 

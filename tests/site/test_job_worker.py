@@ -14,7 +14,6 @@ import json
 import os
 import re
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -25,10 +24,11 @@ from typing import Any
 import pytest
 from celery import Celery
 
-from pinboard.store import get_store
+from pinboard.data_plane import cached_store
 from tests.config_documents import eventually, sqlite_shard_map
 from tests.site.conftest import PLANE, SiteServers
 from tests.site.job_kinds import runs
+from toolkit.processes import free_port
 from toolkit.site_processes import ROOT, CeleryWorker, manage
 
 BROKER_DB = 13
@@ -59,13 +59,6 @@ def broker(redis_server: Any) -> Iterator[str]:
     yield url
     client.flushdb()
     client.close()
-
-
-def closed_port() -> int:
-    """A loopback port nothing listens on (bound, then released)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def chunks(tmp_path: Path, job_id: int) -> list[tuple[int, str, int]]:
@@ -152,14 +145,14 @@ def test_a_reconcile_job_on_a_worker_repairs_mysql(
     from shardstore.mappings import _insert
 
     topology = tmp_path / "shards.json"
-    topology.write_text(json.dumps(get_store().topology.as_json()))
+    topology.write_text(json.dumps(cached_store().topology.as_json()))
     env = env_for(
         tmp_path, topology, broker,
         PINBOARD_REDIS_URL=site_servers.redis, PINBOARD_MEMCACHED=site_servers.memcached,
     )  # fmt: skip
     manage(env, "migrate", "--verbosity", "0")
     bob, pin = cast["bob"], cast["pin"]
-    store = get_store()
+    store = cached_store()
     with store.store.session(shard_of(bob["id"]), write=True) as session:
         _insert(session, "user_likes_pins", bob["id"], pin, 1)  # a like without its inverse
     worker = CeleryWorker(env, tmp_path / "worker.log").start()
@@ -182,7 +175,7 @@ def test_with_the_broker_down_a_job_is_made_and_resumed_once_it_is_back(
 ) -> None:
     topology = tmp_path / "shards.json"
     topology.write_text(json.dumps({**sqlite_shard_map(tmp_path / "shards"), "version": 1}))
-    down = f"redis://127.0.0.1:{closed_port()}/0"
+    down = f"redis://127.0.0.1:{free_port()}/0"
     env = env_for(tmp_path, topology, down)
     manage(env, "migrate", "--verbosity", "0")
     runs_dir = tmp_path / "runs"

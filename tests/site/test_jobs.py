@@ -14,11 +14,12 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
+from pinboard.data_plane import cached_store, get_graph
 from pinboard.follows.actions import follow_user
 from pinboard.ops import jobs
+from pinboard.ops.chunks import claim, finish
 from pinboard.ops.models import Job, JobChunk
 from pinboard.ops.tasks import run_job_chunk
-from pinboard.store import get_graph, get_store
 from shardstore import shard_of
 from shardstore.graph import following_key
 from shardstore.jobs import JobError
@@ -26,11 +27,11 @@ from shardstore.mappings import _insert
 from tests.site import job_kinds  # noqa: F401 - registers the kind "test-chunks"
 from tests.site.job_kinds import runs
 from tests.site.ops import config_dir_fixture, operator_fixture, staff_fixture, text  # noqa: F401
-from tests.site.pages import log_in
+from tests.site.page_helpers import log_in
 
 
 def shard_count() -> int:
-    return get_store().topology.shard_count
+    return cached_store().topology.shard_count
 
 
 def started(directory: Path) -> list[int]:
@@ -84,9 +85,9 @@ def test_a_chunk_left_running_by_a_dead_worker_runs_again_and_counts_once(tmp_pa
     # As if a worker had claimed it again and died: running, one more attempt, not done.
     JobChunk.objects.filter(pk=chunk.pk).update(state=JobChunk.PENDING)
     Job.objects.filter(pk=job.pk).update(done=1, state=Job.RUNNING, finished_at=None)
-    assert jobs.claim(chunk.pk) is not None
+    assert claim(chunk.pk) is not None
     assert run_job_chunk.delay(chunk.pk).get().startswith("done")
-    jobs.finish(chunk, {"shards": 1})  # a late duplicate of the same run: counted once
+    finish(chunk, {"shards": 1})  # a late duplicate of the same run: counted once
     job.refresh_from_db()
     chunk.refresh_from_db()
     assert (job.state, job.done, job.failed) == (Job.DONE, 2, 0)
@@ -129,7 +130,7 @@ def test_a_reconcile_job_repairs_a_half_written_like_through_the_cache(
     cast: dict[str, Any],
 ) -> None:
     bob, pin = cast["bob"], cast["pin"]
-    store = get_store()
+    store = cached_store()
     liked_by = store.mapping("pin_liked_by_users")
     assert liked_by.page(pin).ids == []  # cached: no likes yet
     with store.store.session(shard_of(bob["id"]), write=True) as session:

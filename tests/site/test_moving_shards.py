@@ -12,7 +12,7 @@ from django.test import Client
 from pinboard.boards.queries import boards_page
 from shardstore import Topology, shard_of
 from tests.site.api_client import Api, error_of
-from tests.site.pages import log_in
+from tests.site.page_helpers import log_in
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from django.urls import reverse
 
 from pinboard.ops.models import JournalEntry
 from tests.site.ops import OPS_ROUTES, config_dir_fixture, operator_fixture, staff_fixture, text  # noqa: F401
-from tests.site.pages import log_in
+from tests.site.page_helpers import log_in
 
 ADMIN_PAGES = ["/admin/", "/admin/ops/journalentry/", "/admin/auth/user/"]
 

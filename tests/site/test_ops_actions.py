@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from pinboard.data_plane import cached_store
 from pinboard.ops.actions import ACTIONS, Action, register
 from pinboard.ops.models import JournalEntry
-from pinboard.store import get_store
 from pinboard.users.actions import sign_up
 from pinboard.users.queries import get_user
 from shardstore import Topology, shard_of
+from shardstore.control.file_source import FileSource
 from shardstore.control.plans import FileLocks
-from shardstore.control.sources import FileSource
 from tests.site.conftest import PLANE
 from tests.site.ops import (  # noqa: F401
     config_dir_fixture,
@@ -152,7 +152,7 @@ def test_bad_input_is_refused_with_the_field_named(staff: Client, config_dir: Pa
 def test_a_busy_host_is_shown_and_the_plan_can_be_confirmed_again(
     staff: Client, config_dir: Path
 ) -> None:
-    host = next(iter(get_store().topology.hosts))
+    host = next(iter(cached_store().topology.hosts))
     document = shards_document(config_dir)
     FileSource(config_dir).publish(
         "shards",
@@ -202,7 +202,7 @@ def test_failover_and_split_can_plug_in_as_two_more_actions() -> None:
 @pytest.fixture
 def restore_site_topology() -> Any:
     """The site's store swapped to a new map by a test is put back afterwards."""
-    store = get_store().store
+    store = cached_store().store
     before = store.topology
     yield store
     store.set_topology(before)
@@ -212,7 +212,7 @@ def test_open_range_creates_the_shards_and_new_sign_ups_land_there(
     staff: Client, config_dir: Path, tmp_path: Path, make_user: Any, restore_site_topology: Any
 ) -> None:
     if PLANE == "servers":
-        host = get_store().topology.hosts[next(iter(get_store().topology.hosts))]
+        host = cached_store().topology.hosts[next(iter(cached_store().topology.hosts))]
         address = host  # the site's MariaDB, under a new host name: databases db00016..
     else:
         address = f"sqlite://{tmp_path / 'new-host'}"

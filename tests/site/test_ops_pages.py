@@ -10,15 +10,15 @@ from typing import Any
 
 from django.test import Client
 
+from pinboard.data_plane import cached_store, follower_status
 from pinboard.ops.queries.hosts import estimate_users, sample
 from pinboard.ops.queries.shards import OBJECT_TABLES, shard_counts
-from pinboard.store import follower_status, get_store
 from shardstore import decompose
 from tests.site.ops import config_dir_fixture, operator_fixture, staff_fixture, text  # noqa: F401
 
 
 def test_overview_shows_every_host_with_its_health_and_the_chart(staff: Client) -> None:
-    topology = get_store().topology
+    topology = cached_store().topology
     page = text(staff.get("/ops/"))
     for host in topology.hosts:
         assert f'href="/ops/hosts/{host}/"' in page
@@ -39,11 +39,11 @@ def test_overview_estimates_users_per_host(staff: Client, make_user: Any) -> Non
         make_user("counted")
     page = text(staff.get("/ops/"))
     estimates = [int(n) for n in re.findall(r'<td class="num">~(\d+)</td>', page)]
-    assert len(estimates) == len(set(get_store().topology.ranges)) and sum(estimates) > 0
+    assert len(estimates) == len(set(cached_store().topology.ranges)) and sum(estimates) > 0
 
 
 def test_a_users_estimate_on_few_shards_is_the_exact_count(make_user: Any) -> None:
-    store = get_store().store
+    store = cached_store().store
     shards = list(range(4))  # at most USER_SAMPLE shards: every one is counted
     for _ in range(12):
         make_user("exact")
@@ -54,7 +54,7 @@ def test_a_users_estimate_on_few_shards_is_the_exact_count(make_user: Any) -> No
 
 
 def test_host_page_counts_the_rows_of_its_shards(staff: Client, cast: dict[str, Any]) -> None:
-    store = get_store()
+    store = cached_store()
     ann_shard = decompose(cast["ann"]["id"]).shard_id
     host = store.topology.master_of(ann_shard)
     page = text(staff.get(f"/ops/hosts/{host}/"))
@@ -68,7 +68,7 @@ def test_host_page_counts_the_rows_of_its_shards(staff: Client, cast: dict[str, 
 
 
 def test_host_page_paginates_and_refuses_bad_page_numbers(staff: Client) -> None:
-    host = next(iter(get_store().topology.hosts))
+    host = next(iter(cached_store().topology.hosts))
     assert staff.get(f"/ops/hosts/{host}/?page=1").status_code == 200
     assert staff.get(f"/ops/hosts/{host}/?page=999999").status_code == 404
     for bad in ("0", "-1", "x", "1e3", "9" * 5000):
@@ -88,7 +88,7 @@ def test_decoder_explains_an_id(staff: Client, cast: dict[str, Any]) -> None:
     page = decode(staff, str(pin))
     assert f"<dd>{shard} (database <code>db{shard:05d}</code>)</dd>" in page
     assert f"<dd>pin ({type_id})</dd>" in page and f"<dd>{local_id}</dd>" in page
-    assert f'href="/ops/hosts/{get_store().topology.master_of(shard)}/"' in page
+    assert f'href="/ops/hosts/{cached_store().topology.master_of(shard)}/"' in page
     assert "Recipes pin" in page  # the stored JSON
     # Its mappings, with to-IDs linking back to the decoder.
     assert "pin_owned_by_board" in page
@@ -111,13 +111,13 @@ def test_decoder_never_shows_a_password_hash_or_a_token_hash(
 ) -> None:
     from pinboard.users.tokens import issue_token
 
-    ann = get_store().objects("user").get(cast["ann"]["id"])
+    ann = cached_store().objects("user").get(cast["ann"]["id"])
     page = html.unescape(decode(staff, str(ann["id"])))
     assert f'"username": "{ann["username"]}"' in page  # the body is there...
     assert ann["password"] not in page and '"password"' not in page  # ...without its hash
     assert "Not shown: password" in page
     token_id = int(issue_token(cast["ann"])["token"].split(".")[0])
-    stored = get_store().store.objects("token").get(token_id)
+    stored = cached_store().store.objects("token").get(token_id)
     token_page = html.unescape(decode(staff, str(token_id)))
     assert stored["hash"] not in token_page and "Not shown: hash" in token_page
     assert f'"expires_at": {json.dumps(stored["expires_at"])}' in token_page
@@ -137,7 +137,7 @@ def test_decoder_bad_input_is_a_400_and_nothing_there_a_404(staff: Client) -> No
 
 
 def test_topology_page_shows_documents_history_and_diffs(staff: Client, config_dir: Any) -> None:
-    from shardstore.control.sources import FileSource
+    from shardstore.control.file_source import FileSource
 
     source = FileSource(config_dir)
     document = source.current("shards").document

@@ -21,18 +21,20 @@ import pytest
 from celery import Celery
 from django.test import Client
 
+from pinboard.catalog import CATALOG
+from pinboard.data_plane import cached_store
 from pinboard.ops.models import JournalEntry
 from pinboard.ops.queries import caches, workers
 from pinboard.ops.queries.probes import probe
-from pinboard.store import get_store
 from shardstore import Store, Topology, init_shards
-from shardstore.control.sources import FileSource
+from shardstore.control.file_source import FileSource
 from shardstore.redis_shards import RedisShards, RedisTopology
 from tests.config_documents import sqlite_shard_map
 from tests.site.conftest import PLANE
 from tests.site.ops import config_dir_fixture, hidden_fields, operator_fixture, staff_fixture, text  # noqa: F401
 from tests.site.test_config_live import env_for, publish
-from toolkit.servers import MariaDBServer
+from toolkit.processes import free_port
+from toolkit.servers.mariadb import MariaDBServer
 from toolkit.site_processes import GunicornSite, manage
 
 # These start servers and processes of their own: whatever plane the run's site tests use,
@@ -128,12 +130,7 @@ def test_a_probe_tells_a_source_from_a_replica_and_reports_its_lag(
 
 
 def test_a_host_that_does_not_answer_is_unreachable_not_an_error() -> None:
-    import socket
-
-    with socket.socket() as sock:  # a port nobody listens on
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    seen = probe(f"mysql://root@127.0.0.1:{port}")
+    seen = probe(f"mysql://root@127.0.0.1:{free_port()}")  # a port nobody listens on
     assert not seen.reachable and "127.0.0.1" in seen.error
     assert not probe("sqlite:///nonexistent/directory").reachable
 
@@ -153,10 +150,10 @@ def test_the_overview_shows_the_replica_its_state_and_lag(
             "lookup_shards": 16,
         }
     )
-    made = Store(topology)
+    made = Store(topology, catalog=CATALOG)
     init_shards(made)  # on the source; the replica gets them through replication
     made.close()
-    store = get_store().store
+    store = cached_store().store
     before = store.topology
     store.set_topology(topology)  # this process serves the replicated pair, for one page
     try:
@@ -296,7 +293,12 @@ def test_the_overview_warns_when_zookeeper_is_down_and_after_a_boot_from_the_loc
     private_zookeeper: Any, tmp_path: Path
 ) -> None:
     spec = f"zk://{private_zookeeper.address}/console"
-    init_shards(Store(Topology.from_json({**sqlite_shard_map(tmp_path / "shards"), "version": 1})))
+    init_shards(
+        Store(
+            Topology.from_json({**sqlite_shard_map(tmp_path / "shards"), "version": 1}),
+            catalog=CATALOG,
+        )
+    )
     publish(spec, sqlite_shard_map(tmp_path / "shards"), "first")
     env = env_for(tmp_path, spec)
     manage(env, "migrate", "--verbosity", "0")

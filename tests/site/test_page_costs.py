@@ -9,14 +9,14 @@ Follow state comes from the Redis graph, not SQL.
 
 from __future__ import annotations
 
+from pinboard.data_plane import cached_store
 from pinboard.follows.actions import follow_user
 from pinboard.likes.actions import like
 from pinboard.pins.actions import add_comment, save_pin
 from pinboard.pins.queries import board_pins_page
-from pinboard.store import get_store
 from pinboard.users.tokens import issue_token
 from shardstore import shard_of
-from tests.site.pages import board_url, board_with_pins, clear_caches, get_counted, log_in
+from tests.site.page_helpers import board_url, board_with_pins, clear_caches, get_counted, log_in
 
 PROFILE = 6  # username lookup + user, user_has_boards, boards, board_has_pins, cover pins
 SIGNED_IN = 1  # the session's pinner (follow state is read from Redis)
@@ -113,10 +113,10 @@ def test_a_cold_home_feed_reads_its_pins_in_one_statement_per_host(client, make_
     token = issue_token(viewer)["token"]
     client.get("/api/v1/feed", HTTP_AUTHORIZATION=f"Token {token}")  # the visit is noted
     clear_caches()
-    with get_store().count_queries() as queries:
+    with cached_store().count_queries() as queries:
         response = client.get("/api/v1/feed", HTTP_AUTHORIZATION=f"Token {token}")
     assert response.status_code == 200 and len(response.json()["items"]) == 48
-    store = get_store().store
+    store = cached_store().store
     hosts = {store.topology.master_of(shard) for shard in shards}
     spans = all(backend.spans_shards for backend in store.backends().values())
     # the token, the pinner, then the pins: one UNION ALL per host, or one query per shard

@@ -25,9 +25,9 @@ from pinboard.likes.actions import like
 from pinboard.pins.actions import add_comment, create_pin
 from pinboard.users.actions import sign_up
 from shardstore import InvalidCursor, cursors
-from tests.site.conftest import image_file
-from tests.site.pages import log_in
+from tests.site.page_helpers import log_in
 from tests.site.test_bad_params import ARABIC_INDIC, CURSOR_PAGES, page_routes
+from toolkit.images import image_upload
 
 ROUTES = page_routes()
 #: Text a URL can carry: anything but lone surrogates, which have no UTF-8 spelling.
@@ -42,7 +42,7 @@ def walk_cast(site_store: Any) -> dict[str, Any]:
     ann = sign_up(f"walker_{n}", f"walker_{n}@example.com", "plum-orchard-42")
     bob = sign_up(f"walked_{n}", f"walked_{n}@example.com", "plum-orchard-42")
     board = create_board(ann["id"], "Walked")
-    pins = [create_pin(ann["id"], board["id"], image_file(), f"P{i}") for i in range(2)]
+    pins = [create_pin(ann["id"], board["id"], image_upload(), f"P{i}") for i in range(2)]
     like(bob["id"], pins[0]["id"])
     add_comment(bob["id"], pins[0]["id"], "hello")
     client = Client()

@@ -8,8 +8,8 @@ from django.test import Client
 from pinboard.boards.queries import get_board
 from pinboard.follows.actions import follow_user
 from pinboard.users.queries import get_user_by_username
-from tests.site.conftest import image_file
-from tests.site.pages import board_url, board_with_pins, log_in, text
+from tests.site.page_helpers import board_url, board_with_pins, log_in, text
+from toolkit.images import image_upload
 
 # -- every page renders, signed in and out -------------------------------------
 
@@ -223,8 +223,8 @@ def test_grid_cards_escape_and_shorten_descriptions(client, make_user):
     ann = make_user("ann")
     board = create_board(ann["id"], "Cards")
     long = "Tomatoes & basil <b>bold</b> " + "x" * 100
-    create_pin(ann["id"], board["id"], image_file(), long)
-    create_pin(ann["id"], board["id"], image_file(), "")
+    create_pin(ann["id"], board["id"], image_upload(), long)
+    create_pin(ann["id"], board["id"], image_upload(), "")
     page = text(client.get(board_url(ann, board)))
     cards = page.split('<div class="grid"')[1].split("</div>")[0]
     assert "<b>" not in cards and "Tomatoes &amp; basil &lt;b&gt;bold&lt;/b&gt;" in cards
@@ -330,7 +330,7 @@ def test_garbage_form_data_gives_form_errors(client, cast):
     assert client.post("/login/", {"login": huge, "password": huge}).status_code == 422
     signup = {"username": ["a", "b"], "email": huge, "password": ""}
     assert Client().post("/signup/", signup).status_code == 422
-    form = {"board": str(cast["recipes"]["id"]) + "0", "image": image_file()}
+    form = {"board": str(cast["recipes"]["id"]) + "0", "image": image_upload()}
     assert client.post("/pin/new/", form).status_code in (403, 404)
     response = client.post(f"/pin/{cast['pin']}/comment/", {"text": huge}, follow=True)
     assert response.status_code == 200 and "comment must be" in text(response)

@@ -15,14 +15,14 @@ from django.core.files.storage import default_storage
 from django.test import Client
 
 from pinboard.boards.actions import create_board
+from pinboard.data_plane import cached_store
 from pinboard.likes.actions import like
 from pinboard.pins.actions import add_comment, create_pin, delete_pin, save_pin
 from pinboard.pins.queries import get_pin
 from pinboard.pins.tasks import purge_pin
-from pinboard.store import get_store
 from tests.site.api_client import Api
-from tests.site.conftest import image_file
-from tests.site.pages import log_in
+from tests.site.page_helpers import log_in
+from toolkit.images import image_upload
 
 pytestmark = pytest.mark.urls("tests.site.media_urls")
 
@@ -45,7 +45,7 @@ def assert_files(client: Client, pin: dict[str, Any], *, present: bool) -> None:
 
 
 def mapping(name: str) -> Any:
-    return get_store().mapping(name)
+    return cached_store().mapping(name)
 
 
 def test_deleting_a_pin_removes_its_likes_comments_and_saves_list(
@@ -69,7 +69,7 @@ def test_deleting_a_pin_removes_its_likes_comments_and_saves_list(
         assert mapping("user_likes_pins").count(who["id"]) == 0
     assert mapping("pin_saved_as_pins").count(pin_id) == 0
     assert mapping("pin_has_comments").count(pin_id) == 0
-    assert get_store().objects("comment").get_many(comments) == []
+    assert cached_store().objects("comment").get_many(comments) == []
     # bob's save is his own pin: it stays, and so do the files it shows.
     assert get_pin(saved["id"]) is not None
     assert_files(client, source, present=True)
@@ -79,7 +79,7 @@ def test_a_deleted_pins_image_files_are_deleted_and_404(
     client: Client, cast: dict[str, Any]
 ) -> None:
     ann = cast["ann"]
-    pin = create_pin(ann["id"], cast["recipes"]["id"], image_file(), "Soon gone")
+    pin = create_pin(ann["id"], cast["recipes"]["id"], image_upload(), "Soon gone")
     assert_files(client, pin, present=True)
     log_in(client, ann)
     assert client.post(f"/pin/{pin['id']}/delete/").status_code == 302
@@ -91,7 +91,7 @@ def test_the_files_go_with_the_last_pin_that_shows_them(
     client: Client, cast: dict[str, Any], make_user: Callable[..., dict[str, Any]]
 ) -> None:
     ann, bob, cid = cast["ann"], cast["bob"], make_user("cid")
-    upload = create_pin(ann["id"], cast["recipes"]["id"], image_file(), "Shared")
+    upload = create_pin(ann["id"], cast["recipes"]["id"], image_upload(), "Shared")
     save = save_pin(bob["id"], upload["id"], cast["bobs"]["id"])
     save_of_save = save_pin(cid["id"], save["id"], create_board(cid["id"], "Mine")["id"])
     assert files_of(save) == files_of(save_of_save) == files_of(upload)
@@ -110,8 +110,8 @@ def test_two_uploads_of_the_same_bytes_have_files_of_their_own(
     client: Client, cast: dict[str, Any]
 ) -> None:
     ann, board = cast["ann"], cast["recipes"]["id"]
-    first = create_pin(ann["id"], board, image_file(), "Twin")
-    second = create_pin(ann["id"], board, image_file(), "Twin")
+    first = create_pin(ann["id"], board, image_upload(), "Twin")
+    second = create_pin(ann["id"], board, image_upload(), "Twin")
     assert set(files_of(first)).isdisjoint(files_of(second))
     digest = first["image"]["key"].rsplit("/", 1)[1].split("-")[0]
     assert second["image"]["key"].rsplit("/", 1)[1].startswith(digest + "-")  # same content
@@ -125,7 +125,7 @@ def test_deleting_a_board_purges_its_pins(
 ) -> None:
     dee, fan = make_user("dee"), make_user("fan")
     board = create_board(dee["id"], "Short lived")
-    pins = [create_pin(dee["id"], board["id"], image_file(), f"P{n}") for n in range(3)]
+    pins = [create_pin(dee["id"], board["id"], image_upload(), f"P{n}") for n in range(3)]
     for pin in pins:
         like(fan["id"], pin["id"])
         add_comment(fan["id"], pin["id"], "hi")
@@ -158,8 +158,8 @@ def test_pins_uploaded_before_images_named_their_pin_keep_their_files(
     client: Client, cast: dict[str, Any]
 ) -> None:
     ann = cast["ann"]
-    pin = create_pin(ann["id"], cast["recipes"]["id"], image_file(), "Old style")
+    pin = create_pin(ann["id"], cast["recipes"]["id"], image_upload(), "Old style")
     old_image = {k: v for k, v in pin["image"].items() if k != "source_pin"}
-    get_store().objects("pin").update(pin["id"], {"image": old_image})
+    cached_store().objects("pin").update(pin["id"], {"image": old_image})
     delete_pin(ann["id"], pin["id"])
     assert_files(client, pin, present=True)

@@ -10,8 +10,8 @@ from pinboard.likes.actions import like
 from pinboard.pins.actions import add_comment, save_pin
 from pinboard.pins.images import MAX_BYTES
 from pinboard.pins.queries import board_pins_page, get_pin
-from tests.site.conftest import image_file
-from tests.site.pages import board_url, log_in, text
+from tests.site.page_helpers import board_url, log_in, text
+from toolkit.images import image_upload
 
 
 def test_pin_page_shows_everything(client, cast, make_user):
@@ -33,7 +33,7 @@ def test_pin_link_is_nofollow(client, cast):
     log_in(client, ann)
     form = {
         "board": cast["recipes"]["id"],
-        "image": image_file(),
+        "image": image_upload(),
         "description": "Linked",
         "link": "https://example.com/recipe",
     }
@@ -48,7 +48,7 @@ def test_create_pin_happy_path(client, cast):
     log_in(client, ann)
     page = text(client.get(f"/pin/new/?board={cast['recipes']['id']}"))
     assert f'value="{cast["recipes"]["id"]}" selected' in page
-    form = {"board": cast["recipes"]["id"], "image": image_file(), "description": "Soup"}
+    form = {"board": cast["recipes"]["id"], "image": image_upload(), "description": "Soup"}
     response = client.post("/pin/new/", form)
     pin_id = int(response["Location"].split("/")[2])
     assert get_pin(pin_id)["description"] == "Soup"
@@ -78,10 +78,10 @@ def test_create_pin_happy_path(client, cast):
             "image",
             "at most 10 MB",
         ),
-        (lambda c: {"board": "abc", "image": image_file()}, 404, "board", "choose one"),
-        (lambda c: {"board": c["bobs"]["id"], "image": image_file()}, 403, "board", "choose one"),
+        (lambda c: {"board": "abc", "image": image_upload()}, 404, "board", "choose one"),
+        (lambda c: {"board": c["bobs"]["id"], "image": image_upload()}, 403, "board", "choose one"),
         (
-            lambda c: {"board": c["recipes"]["id"], "image": image_file(), "link": "ftp://x"},
+            lambda c: {"board": c["recipes"]["id"], "image": image_upload(), "link": "ftp://x"},
             422,
             "link",
             "http(s) URL",

@@ -10,11 +10,12 @@ from typing import Any
 import pytest
 from django.test import override_settings
 
-from pinboard import store as plane_module
-from pinboard.store import get_feeds, get_store, pinned, plane, use
+from pinboard import data_plane
+from pinboard.catalog import CATALOG
+from pinboard.data_plane import cached_store, get_feeds, pinned, plane, use
 from shardstore import Store, Topology, init_shards
 from shardstore.cache import LocalPool
-from shardstore.control.sources import FileSource
+from shardstore.control.file_source import FileSource
 from tests.config_documents import eventually, sqlite_shard_map
 
 
@@ -25,7 +26,7 @@ def followed(tmp_path: Path, settings: Any) -> Iterator[FileSource]:
     source.publish(
         "shards", sqlite_shard_map(tmp_path / "shards", open_to=15), author="test", reason="first"
     )
-    init_shards(Store(Topology.from_json(source.current("shards").document)))
+    init_shards(Store(Topology.from_json(source.current("shards").document), catalog=CATALOG))
     config = {
         **settings.SHARDSTORE,
         "CONFIG": str(tmp_path / "config"),
@@ -38,9 +39,9 @@ def followed(tmp_path: Path, settings: Any) -> Iterator[FileSource]:
             yield source
     finally:
         current = use(previous)
-        if plane_module._follower is not None:
-            plane_module._follower.close()
-            plane_module._follower = None
+        if data_plane._follower is not None:
+            data_plane._follower.close()
+            data_plane._follower = None
         if current is not None:
             current.close()
 
@@ -56,21 +57,23 @@ def test_a_new_shard_map_is_swapped_in_and_a_request_in_flight_keeps_its_own(
             author="ops",
             reason="close 4..15",
         )
-        assert eventually(lambda: plane_module._plane.versions["shards"] == 2)  # type: ignore[union-attr]
+        assert eventually(lambda: data_plane._plane.versions["shards"] == 2)  # type: ignore[union-attr]
         # This "request" still routes by version 1, from first query to last.
-        assert get_store().topology.version == 1 and plane() is request_plane
-        assert get_store().topology.open_ranges == ((0, 15),)
-    assert get_store().topology.version == 2 and plane().versions == {"shards": 2}
-    assert all(get_store().new_user_shard() <= 3 for _ in range(30))
+        assert cached_store().topology.version == 1 and plane() is request_plane
+        assert cached_store().topology.open_ranges == ((0, 15),)
+    assert cached_store().topology.version == 2 and plane().versions == {"shards": 2}
+    assert all(cached_store().new_user_shard() <= 3 for _ in range(30))
 
 
 def test_new_cache_pools_and_redis_maps_are_swapped_in(followed: FileSource) -> None:
-    before_store, before_feeds = get_store(), get_feeds()
+    before_store, before_feeds = cached_store(), get_feeds()
     pools = {name: ["local"] for name in ("users", "boards", "pins", "lists")}
     followed.publish("caches", {"version": 0, "pools": pools}, author="ops", reason="pools")
     assert eventually(lambda: plane().versions.get("caches") == 1)
-    assert get_store() is not before_store and isinstance(get_store().pools["pins"], LocalPool)
-    assert get_store().store is before_store.store  # one shard store: its connections stay
+    assert cached_store() is not before_store and isinstance(
+        cached_store().pools["pins"], LocalPool
+    )
+    assert cached_store().store is before_store.store  # one shard store: its connections stay
 
     redis = {"version": 0, "instances": {"r9": "memory://swap-test"}, "ranges": [{"range": [0, 8191], "instance": "r9"}]}  # fmt: skip
     followed.publish("redis", redis, author="ops", reason="another instance")

@@ -11,8 +11,8 @@ from django.test import Client
 
 from pinboard.pins.queries import board_pins_page
 from tests.site.api_client import Api, error_of
-from tests.site.conftest import image_file
-from tests.site.pages import log_in, text
+from tests.site.page_helpers import log_in, text
+from toolkit.images import image_upload
 
 #: A window far longer than a test, so no test straddles two windows.
 PERIOD = 1_000_000
@@ -41,11 +41,11 @@ def test_pin_creation_through_the_api_is_limited_per_pinner(
     ada = Api.as_pinner(client, make_user("ada"))
     board = ada.new_board("Limited")
     for _ in range(2):
-        ada.new_pin(board["id"], image_file())
+        ada.new_pin(board["id"], image_upload())
     # The third is refused, whatever address it comes from, and nothing is made.
     response = client.post(
         "/api/v1/pins",
-        {"board_id": board["id"], "image": image_file()},
+        {"board_id": board["id"], "image": image_upload()},
         headers=ada.headers(),
         REMOTE_ADDR="10.9.9.9",
     )
@@ -54,7 +54,7 @@ def test_pin_creation_through_the_api_is_limited_per_pinner(
     assert len(board_pins_page(int(board["id"])).ids) == 2
     # Another pinner from the same address is not held back by ada's attempts.
     bob = Api.as_pinner(client, make_user("bob"))
-    bob.new_pin(bob.new_board("Free")["id"], image_file())
+    bob.new_pin(bob.new_board("Free")["id"], image_upload())
 
 
 @pytest.mark.usefixtures("tight_limits")
@@ -76,9 +76,9 @@ def test_pin_pages_are_limited_with_a_friendly_429(client: Client, cast: dict[st
     bob = cast["bob"]
     log_in(client, bob)
     board = cast["bobs"]["id"]
-    assert client.post("/pin/new/", {"board": board, "image": image_file()}).status_code == 302
+    assert client.post("/pin/new/", {"board": board, "image": image_upload()}).status_code == 302
     assert client.post(f"/pin/{cast['pin']}/save/", {"board": board}).status_code == 302
-    form = client.post("/pin/new/", {"board": board, "image": image_file()})
+    form = client.post("/pin/new/", {"board": board, "image": image_upload()})
     retry_after(form)
     assert "too many pin attempts" in text(form) and 'name="image"' in text(form)
     saved = client.post(f"/pin/{cast['pin']}/save/", {"board": board})

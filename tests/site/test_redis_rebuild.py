@@ -19,17 +19,18 @@ import redis
 from django.core.management import CommandError, call_command
 
 from pinboard.boards.actions import create_board
+from pinboard.catalog import CATALOG
+from pinboard.data_plane import POOLS, DataPlane, build, get_feeds, use
 from pinboard.feeds.queries import home_feed
 from pinboard.follows.actions import follow_board, follow_user, unfollow_board, unfollow_user
 from pinboard.pins.actions import create_pin, delete_pin, save_pin
-from pinboard.store import POOLS, DataPlane, build, get_feeds, use
 from pinboard.users.actions import sign_up
 from shardstore import Store, Topology, init_shards
 from shardstore.cache import LocalPool
 from shardstore.feeds import seen_key
 from shardstore.redis_shards import RedisTopology
-from tests.site.conftest import image_file
-from toolkit.servers import RedisServer
+from toolkit.images import image_upload
+from toolkit.servers.redis import RedisServer
 
 
 @pytest.fixture
@@ -46,7 +47,9 @@ def private_redis() -> Iterator[RedisServer]:
 
 @pytest.fixture
 def plane(tmp_path: Path, private_redis: RedisServer) -> Iterator[DataPlane]:
-    store = Store(Topology.single_host(f"sqlite://{tmp_path / 'shards'}", shard_count=16))
+    store = Store(
+        Topology.single_host(f"sqlite://{tmp_path / 'shards'}", shard_count=16), catalog=CATALOG
+    )
     init_shards(store)
     own = build(
         store, {name: LocalPool(name) for name in POOLS}, RedisTopology.single(private_redis.url)
@@ -103,7 +106,7 @@ def test_redis_killed_and_wiped_is_rebuilt_to_exactly_the_mysql_state(
     }
 
     def pin(owner: str, title: str, text: str) -> int:
-        return create_pin(ids[owner], boards[(owner, title)], image_file(), text)["id"]
+        return create_pin(ids[owner], boards[(owner, title)], image_upload(), text)["id"]
 
     early = [pin("bob", "Soup", "s1"), pin("cid", "Cake", "c1"), pin("dee", "Soup", "d1")]
     follow_user(ids["ann"], ids["bob"])  # a merge of bob's pins

@@ -15,10 +15,11 @@ from django.core.cache import caches
 from django.test import Client
 
 from pinboard.api.openapi import build
+from pinboard.catalog import CATALOG
 from pinboard.users.actions import authenticate
-from shardstore import CATALOG, compose, decompose
+from shardstore import compose, decompose
 from tests.site.api_client import Api, error_of
-from tests.site.pages import log_in, text
+from tests.site.page_helpers import log_in, text
 
 User = dict[str, Any]
 PASSWORD = "plum-orchard-42"  # make_user's

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management import call_command
 
-from pinboard.store import get_store
+from pinboard.data_plane import cached_store
 from shardstore import shard_of
 from shardstore.mappings import _insert
 
@@ -20,7 +20,7 @@ def run(*args: str) -> str:
 
 def test_reconcile_checks_and_repairs_through_the_cache(cast: dict[str, Any]) -> None:
     bob, pin = cast["bob"], cast["pin"]
-    store = get_store()
+    store = cached_store()
     liked_by = store.mapping("pin_liked_by_users")
     assert liked_by.page(pin).ids == []  # cached: no likes yet
     # A like whose process died after the forward row: no inverse, nothing invalidated.

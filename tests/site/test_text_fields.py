@@ -18,8 +18,8 @@ from pinboard.pins.queries import board_pins_page, comments_page, get_pin
 from pinboard.text import multi_line, one_line
 from pinboard.users.queries import user_id_for
 from tests.site.api_client import Api, error_of
-from tests.site.conftest import image_file
-from tests.site.pages import log_in, text
+from tests.site.page_helpers import log_in, text
+from toolkit.images import image_upload
 
 #: NUL, BEL, ESC, DEL, a C1 control (NEL) and CSI, the start of terminal escapes.
 CONTROLS = ["\x00", "\x07", "\x1b", "\x7f", "\x85", "\x9b"]
@@ -51,7 +51,7 @@ def test_line_breaks_and_tabs_only_in_multi_line_fields(char: str) -> None:
 def test_api_refuses_control_characters_in_every_text_field(ada: Api, char: str) -> None:
     assert ada.user is not None
     board = ada.new_board("Clean")
-    pin = ada.new_pin(board["id"], image_file())
+    pin = ada.new_pin(board["id"], image_upload())
 
     def refused(response: Any, field: str) -> None:
         error = error_of(response, 422)
@@ -61,9 +61,9 @@ def test_api_refuses_control_characters_in_every_text_field(ada: Api, char: str)
     refused(ada.post("/boards", {"name": "Ok", "description": f"a{char}b"}), "description")
     refused(ada.patch(f"/boards/{board['id']}", {"name": f"x{char}"}), "name")
     refused(ada.patch(f"/boards/{board['id']}", {"description": f"x{char}"}), "description")
-    refused(ada.upload({"board_id": board["id"], "image": image_file(),
+    refused(ada.upload({"board_id": board["id"], "image": image_upload(),
                         "description": f"a{char}b"}), "description")  # fmt: skip
-    refused(ada.upload({"board_id": board["id"], "image": image_file(),
+    refused(ada.upload({"board_id": board["id"], "image": image_upload(),
                         "link": f"https://example.com/a{char}b"}), "link")  # fmt: skip
     refused(ada.patch(f"/pins/{pin['id']}", {"description": f"x{char}"}), "description")
     refused(ada.patch(f"/pins/{pin['id']}", {"link": f"https://example.com/{char}"}), "link")
@@ -84,12 +84,23 @@ def test_api_refuses_control_characters_in_every_text_field(ada: Api, char: str)
 def test_multi_line_fields_keep_line_breaks_and_tabs(ada: Api) -> None:
     board = ada.new_board("Lines", description="one\ntwo\r\nthree\tfour")
     assert board["description"] == "one\ntwo\r\nthree\tfour"
-    pin = ada.new_pin(board["id"], image_file(), description="a\nb")
+    pin = ada.new_pin(board["id"], image_upload(), description="a\nb")
     assert pin["description"] == "a\nb"
     comment = ada.post(f"/pins/{pin['id']}/comments", {"text": "first\nsecond"})
     assert comment.status_code == 201 and comment.json()["text"] == "first\nsecond"
     error = error_of(ada.post("/boards", {"name": "Two\nlines"}), 422)
     assert error["field"] == "name" and "one line" in error["message"]
+
+
+def test_board_and_pin_descriptions_lose_the_whitespace_around_them(ada: Api) -> None:
+    board = ada.new_board("Spaced", description="\n  one\ntwo \t")
+    assert board["description"] == "one\ntwo"
+    edited = ada.patch(f"/boards/{board['id']}", {"description": " three\n"})
+    assert edited.json()["description"] == "three"
+    pin = ada.new_pin(board["id"], image_upload(), description="\ta\nb  ")
+    assert pin["description"] == "a\nb"
+    edited = ada.patch(f"/pins/{pin['id']}", {"description": "  c\n"})
+    assert edited.json()["description"] == "c"
 
 
 def test_pages_refuse_control_characters_in_forms(client: Client, cast: dict[str, Any]) -> None:
@@ -99,7 +110,7 @@ def test_pages_refuse_control_characters_in_forms(client: Client, cast: dict[str
     assert response.status_code == 422 and "control characters" in text(response)
     response = client.post(f"/boards/{board['id']}/edit/", {"name": "Ok", "description": "\x1b[2J"})
     assert response.status_code == 422 and "control characters" in text(response)
-    form = {"board": board["id"], "image": image_file(), "description": "a\x00b"}
+    form = {"board": board["id"], "image": image_upload(), "description": "a\x00b"}
     response = client.post("/pin/new/", form)
     assert response.status_code == 422 and "control characters" in text(response)
     response = client.post(f"/pin/{pin}/comment/", {"text": "bell\x07"}, follow=True)

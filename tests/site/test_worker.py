@@ -8,10 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import kombu.pools
 import pytest
@@ -21,19 +18,19 @@ from django.conf import settings
 
 from pinboard import celery_app, ledger
 from pinboard.boards.actions import create_board
+from pinboard.data_plane import cached_store, get_feeds
 from pinboard.follows.actions import follow_user
 from pinboard.pins.actions import create_pin
-from pinboard.store import get_feeds, get_store
-from tests.site.conftest import SiteServers, image_file
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.site.conftest import SiteServers
+from toolkit.images import image_upload
+from toolkit.site_processes import CeleryWorker
 
 
 @pytest.fixture
 def worker(tmp_path, site_servers: SiteServers, redis_server, data_plane):
     """A `celery worker` process on the same shards, Redis and memcached as this process."""
     topology = tmp_path / "topology.json"
-    topology.write_text(json.dumps(get_store().topology.as_json()))
+    topology.write_text(json.dumps(cached_store().topology.as_json()))
     broker = f"redis://{redis_server.host}:{redis_server.port}/15"
     env = {
         **os.environ,
@@ -44,22 +41,16 @@ def worker(tmp_path, site_servers: SiteServers, redis_server, data_plane):
         "PINBOARD_MEMCACHED": site_servers.memcached,
         "PINBOARD_BROKER_URL": broker,
     }
-    log = open(tmp_path / "worker.log", "w")  # noqa: SIM115 - closed at teardown
-    process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "pinboard", "worker", "--pool=solo", "--loglevel=info"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
+    process = CeleryWorker(env, tmp_path / "worker.log").start()
     eager, previous_broker = celery_app.conf.task_always_eager, celery_app.conf.broker_url
     celery_app.conf.task_always_eager = False
     use_broker(broker)
     try:
-        yield tmp_path / "worker.log"
+        yield process.log
     finally:
         celery_app.conf.task_always_eager = eager
         use_broker(previous_broker)
-        process.terminate()
-        process.wait(timeout=30)
-        log.close()
+        process.stop()
 
 
 def use_broker(url: str) -> None:
@@ -82,7 +73,7 @@ def test_a_new_pin_reaches_followers_feeds_through_a_worker(worker, make_user):
     for fan in fans:
         follow_user(fan["id"], owner["id"])
         get_feeds().mark_seen(fan["id"])  # active pinners get fan-out
-    pin = create_pin(owner["id"], board["id"], image_file(), "Fanned out by a worker")
+    pin = create_pin(owner["id"], board["id"], image_upload(), "Fanned out by a worker")
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         feeds = [[pin_id for _, pin_id in get_feeds().entries(fan["id"])] for fan in fans]
@@ -108,7 +99,7 @@ def test_a_fan_out_whose_message_is_lost_is_sent_again_by_the_sweep(worker, make
     router = celery_app.amqp.router  # (made once: the setting is read no more)
     routes, router.routes = router.routes, prepare_routes({"pinboard.feeds.tasks.fan_out_pin": {"queue": "lost"}})  # fmt: skip
     try:
-        pin = create_pin(owner["id"], board["id"], image_file(), "Its message is lost")
+        pin = create_pin(owner["id"], board["id"], image_upload(), "Its message is lost")
     finally:
         router.routes = routes
     written = set(broker.zrange(ledger.DUE, 0, -1)) - before

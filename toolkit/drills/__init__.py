@@ -1,5 +1,5 @@
 """Fault drills against the local cluster (``make cluster``): each breaks one thing under a
-steady load through the site's API (toolkit/load.py), checks every write the site
+steady load through the site's API (toolkit/load/), checks every write the site
 acknowledged, and prints its figures in one block.
 
     python -m toolkit.drills                      # every drill, in the order below

@@ -9,7 +9,8 @@ import time
 import traceback
 from pathlib import Path
 
-from toolkit.cluster import DEFAULT_DIR, Cluster
+from toolkit.cluster.plan import DEFAULT_DIR
+from toolkit.cluster.state import Cluster
 
 from . import DRILLS
 from .base import DrillError, Drills, Result

@@ -15,13 +15,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from pinboard.catalog import CATALOG
 from shardstore import Store, Topology
 from shardstore.control import documents
+from shardstore.control.config_source import ConfigSource
 from shardstore.control.mysql_hosts import HostError, MySQLHost, endpoint
-from shardstore.control.sources import ConfigSource, open_source
-from toolkit.cluster import Cluster
-from toolkit.load import Load, LoadReport, Pinner, Site, ensure_pinners
-from toolkit.servers import Launched
+from shardstore.control.sources import open_source
+from toolkit.cluster.state import Cluster
+from toolkit.load.api import Site
+from toolkit.load.pinners import Pinner, ensure_pinners
+from toolkit.load.report import LoadReport
+from toolkit.load.traffic import Load
+from toolkit.processes import Launched
 from toolkit.site_processes import ROOT
 
 #: Pinners the load writes for, on every master that takes new pinners.
@@ -145,17 +150,21 @@ class Drills:
     @contextmanager
     def store(self, topology: Topology | None = None) -> Iterator[Store]:
         """A store on ``topology`` (the map in force by default), no cache in between."""
-        store = Store(topology or self.topology())
+        store = Store(topology or self.topology(), catalog=CATALOG)
         try:
             yield store
         finally:
             store.close()
 
     def process(self, name: str) -> Launched:
+        """The cluster's process ``name``, which a drill breaks: it must be running."""
         try:
-            return self.cluster[name]
+            process = self.cluster[name]
         except KeyError:
             raise DrillError(f"the cluster has no process {name!r}") from None
+        if not process.alive:
+            raise DrillError(f"{name} is not running")
+        return process
 
     def admin(self, topology: Topology, host: str) -> MySQLHost:
         """An operator's connection to ``host`` (``PINBOARD_MYSQL_ADMIN``)."""

@@ -34,7 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from toolkit.load import Pinner, make_pinner
+from toolkit.load.pinners import Pinner, make_pinner
 
 from .base import SETTLE, DrillError, Drills, Result
 
@@ -56,8 +56,6 @@ def fanout(d: Drills, result: Result) -> None:
     import redis
 
     process = d.process(SERVER)
-    if not process.alive:
-        raise DrillError(f"the Celery {SERVER} is not running")
     visibility = int(d.env.get("PINBOARD_BROKER_VISIBILITY_TIMEOUT", "1200"))
     if visibility > MAX_VISIBILITY:
         raise DrillError(
@@ -130,7 +128,7 @@ def _site(module: str) -> Any:
 
 
 def _feeds() -> Any:
-    return _site("store").get_feeds()
+    return _site("data_plane").get_feeds()
 
 
 def _audience(d: Drills, path: Path) -> tuple[Pinner, list[int]]:
@@ -142,7 +140,7 @@ def _audience(d: Drills, path: Path) -> tuple[Pinner, list[int]]:
         author = Pinner(**kept["author"])
         followers = [int(f) for f in kept["followers"]]
         if d.site.call("GET", "/me", token=author.token).status == 200 and get_user(followers[-1]):
-            graph = _site("store").get_graph()
+            graph = _site("data_plane").get_graph()
             count = sum(len(c) for c in graph.board_followers(author.board_id, author.user_id))
             if count < len(followers):
                 raise DrillError(
@@ -159,7 +157,7 @@ def _audience(d: Drills, path: Path) -> tuple[Pinner, list[int]]:
 
 def _make_followers(author_id: int, count: int) -> list[int]:
     follow_user = _site("follows.actions").follow_user
-    store = _site("store").get_store()
+    store = _site("data_plane").cached_store()
 
     def one(_n: int) -> int:
         username = f"fan_{secrets.token_hex(6)}"

@@ -26,12 +26,15 @@ from __future__ import annotations
 
 import re
 import time
+from itertools import pairwise
 from typing import Any
 
 from shardstore import Topology, decompose, shard_of
 from shardstore.control.split import halves, shards_in, spans
 from shardstore.topology import database_name
-from toolkit.load import Load, Pinner, ensure_pinners, longest_gap
+from toolkit.load.pinners import Pinner, ensure_pinners
+from toolkit.load.report import longest_gap
+from toolkit.load.traffic import Load
 
 from .base import SETTLE, WARM_UP, Drills, Result, healthy_pair
 
@@ -42,6 +45,20 @@ PER_GROUP = 3
 #: shards (minutes each on the local cluster), but no longer than this.
 SPLIT_CAP = 3600.0
 _DIFF = re.compile(r"diff \S+ \S+, shards \S+.*?: .*?(?:identical|tables differ)")
+#: A step as the command starts it: ``[4/8] wait until ... (at +190.31s)``.
+_STEP = re.compile(r"^\[(\d+)/\d+\] (.*) \(at \+([\d.]+)s\)$", re.MULTILINE)
+
+
+def steps_window(output: str) -> str:
+    """The read-only window as the command ran it: from the step that publishes it to the
+    step after the one that publishes the new ranges, each step with its share."""
+    starts = [(int(n), name, float(at)) for n, name, at in _STEP.findall(output)]
+    first = next((i for i, (_, name, _) in enumerate(starts) if "read-only" in name), None)
+    if first is None or first + 4 >= len(starts):
+        return "(steps not found in its output)"
+    window = starts[first : first + 5]
+    shares = ", ".join(f"step {n}: {b - a:.2f}" for (n, _, a), (_, _, b) in pairwise(window))
+    return f"{window[-1][2] - window[0][2]:.2f} s ({shares})"
 
 
 def split(d: Drills, result: Result) -> None:
@@ -78,6 +95,7 @@ def split(d: Drills, result: Result) -> None:
     split_done = time.monotonic()
     result.figure(f"split: exit {ran.returncode} in {ran.seconds:.1f} s")
     diff = _DIFF.search(ran.output)
+    result.figure(f"split's own read-only window: {steps_window(ran.output)}")
     result.figure(f"split's diff: {diff[0] if diff else '(not found in its output)'}")
     if not result.bound("split succeeded", ran.returncode == 0, f"exit {ran.returncode}"):
         result.figures += [f"| {line}" for line in ran.tail().splitlines()]

@@ -17,6 +17,7 @@ import orjson
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_http_methods
 
 from .models import ApiToken, Pinner
 from .paging import InvalidCursor
@@ -67,20 +68,15 @@ def forbidden(message: str) -> ApiError:
 
 
 def endpoint(**handlers: Handler) -> Callable[..., HttpResponse]:
-    """One resource: ``handlers`` by HTTP method (HEAD answered by GET), errors as JSON.
-    Exempt from CSRF: clients send a token, never a session cookie."""
-    if "GET" in handlers:
-        handlers = {**handlers, "HEAD": handlers["GET"]}
-    allowed = ", ".join(sorted(handlers))
+    """One resource: ``handlers`` by HTTP method, errors as JSON; Django refuses other
+    methods (405, with ``Allow``) and answers HEAD with GET's handler. Exempt from CSRF:
+    clients send a token, never a session cookie."""
+    methods = [*handlers, "HEAD"] if "GET" in handlers else list(handlers)
 
     @csrf_exempt
+    @require_http_methods(methods)
     def view(request: HttpRequest, **kwargs: Any) -> HttpResponse:
-        handler = handlers.get(request.method or "")
-        if handler is None:
-            refusal = ApiError(405, "method_not_allowed", f"{request.method} is not allowed here")
-            response = refusal.response()
-            response["Allow"] = allowed
-            return response
+        handler = handlers["GET" if request.method == "HEAD" else str(request.method)]
         try:
             return handler(request, **kwargs)
         except ApiError as error:

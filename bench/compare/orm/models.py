@@ -36,6 +36,9 @@ class Pinner(models.Model):
     password = models.CharField(max_length=128)
     created_at = models.DateTimeField(default=timezone.now)
 
+    def __str__(self) -> str:
+        return self.username
+
 
 class Board(models.Model):
     owner = models.ForeignKey(Pinner, on_delete=models.CASCADE, related_name="boards")
@@ -47,6 +50,9 @@ class Board(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["owner", "slug"], name="board_slug")]
         indexes = [models.Index(fields=["owner", "created_at"], name="board_owner_newest")]
+
+    def __str__(self) -> str:
+        return self.name
 
 
 class Pin(models.Model):
@@ -71,6 +77,9 @@ class Pin(models.Model):
             models.Index(fields=["owner", "created_at"], name="pin_owner_newest"),
         ]
 
+    def __str__(self) -> str:
+        return f"pin {self.pk}"
+
     @property
     def image_url(self) -> str:
         return media_url(self.image_key)
@@ -89,6 +98,9 @@ class Like(models.Model):
         constraints = [models.UniqueConstraint(fields=["user", "pin"], name="like_once")]
         indexes = [models.Index(fields=["pin", "created_at"], name="like_pin_newest")]
 
+    def __str__(self) -> str:
+        return f"{self.user_id} likes {self.pin_id}"
+
 
 class Comment(models.Model):
     pin = models.ForeignKey(Pin, on_delete=models.CASCADE, related_name="comments")
@@ -98,6 +110,9 @@ class Comment(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["pin", "created_at"], name="comment_pin_oldest")]
+
+    def __str__(self) -> str:
+        return f"comment {self.pk} on {self.pin_id}"
 
 
 class UserFollow(models.Model):
@@ -112,6 +127,9 @@ class UserFollow(models.Model):
             models.UniqueConstraint(fields=["follower", "followed"], name="user_follow_once")
         ]
 
+    def __str__(self) -> str:
+        return f"{self.follower_id} follows {self.followed_id}"
+
 
 class BoardFollow(models.Model):
     """A board followed on its own, by someone who does not follow its owner."""
@@ -124,6 +142,9 @@ class BoardFollow(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["follower", "board"], name="board_follow_once")
         ]
+
+    def __str__(self) -> str:
+        return f"{self.follower_id} follows board {self.board_id}"
 
 
 class BoardUnfollow(models.Model):
@@ -138,6 +159,9 @@ class BoardUnfollow(models.Model):
             models.UniqueConstraint(fields=["user", "board"], name="board_unfollow_once")
         ]
 
+    def __str__(self) -> str:
+        return f"{self.user_id} unfollows board {self.board_id}"
+
 
 class ApiToken(models.Model):
     """An API token, kept as the SHA-256 of what the client sends (as DRF-style tables do)."""
@@ -146,3 +170,6 @@ class ApiToken(models.Model):
     user = models.ForeignKey(Pinner, on_delete=models.CASCADE, related_name="api_tokens")
     created_at = models.DateTimeField(default=timezone.now)
     expires_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"token {self.pk} of {self.user_id}"

@@ -1,5 +1,5 @@
 """Production-shaped settings: one MySQL database with persistent connections, DEBUG off,
-startproject's middleware, no cache framework.
+Django's middleware, no cache framework.
 
 ``COMPARE_ORM_DATABASE`` is ``mysql://user:password@host:port/name``;
 ``COMPARE_ORM_SECRET_KEY`` is the secret key (else a random one per process: the pages
@@ -11,35 +11,20 @@ from __future__ import annotations
 import os
 import secrets
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
+from pinboard.settings.base import MIDDLEWARE as SITE_MIDDLEWARE
+from pinboard.settings.base import control_database
+
 ROOT = Path(__file__).resolve().parents[3]
 
-
-def database_from_url(url: str | None) -> dict[str, object]:
-    """Django's DATABASES entry for ``mysql://user:password@host:port/name``."""
-    parts = urlsplit(url or "")
-    name = parts.path.strip("/")
-    if parts.scheme != "mysql" or not parts.hostname or not name:
-        raise ImproperlyConfigured(
-            "COMPARE_ORM_DATABASE must look like mysql://user:password@host:port/name"
-        )
-    return {
-        "ENGINE": "django.db.backends.mysql",
-        "NAME": name,
-        "USER": unquote(parts.username or ""),
-        "PASSWORD": unquote(parts.password or ""),
-        "HOST": parts.hostname,
-        "PORT": parts.port or 3306,
-        "CONN_MAX_AGE": None,  # one connection per thread, kept for its life
-        "CONN_HEALTH_CHECKS": True,
-        "OPTIONS": {"charset": "utf8mb4"},
-    }
-
-
-DATABASES = {"default": database_from_url(os.environ.get("COMPARE_ORM_DATABASE"))}
+if not os.environ.get("COMPARE_ORM_DATABASE"):
+    raise ImproperlyConfigured("COMPARE_ORM_DATABASE must name the build's MySQL database")
+# pinboard's parsing of a mysql:// URL; one connection per thread, kept for its life.
+DATABASES = {
+    "default": {**control_database(os.environ["COMPARE_ORM_DATABASE"]), "CONN_MAX_AGE": None}
+}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 SECRET_KEY = os.environ.get("COMPARE_ORM_SECRET_KEY") or secrets.token_urlsafe(48)
@@ -56,15 +41,8 @@ INSTALLED_APPS = [
     "bench.compare.orm",
 ]
 
-MIDDLEWARE = [
-    "django.middleware.security.SecurityMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.common.CommonMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
-]
+# Django's middleware, as pinboard runs it, less pinboard's own (its data plane, its CSP).
+MIDDLEWARE = [name for name in SITE_MIDDLEWARE if name.startswith("django.")]
 
 ROOT_URLCONF = "bench.compare.orm.urls"
 WSGI_APPLICATION = "bench.compare.orm.wsgi.application"

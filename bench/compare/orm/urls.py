@@ -2,7 +2,7 @@
 
 from django.urls import include, path, re_path
 
-from . import api, pages, views
+from . import api, page_views, views
 
 api_v1 = [
     path("feed", views.feed),
@@ -23,12 +23,12 @@ api_v1 = [
 # does not serve are not_in_this_build.
 urlpatterns = [
     path("api/v1/", include(api_v1)),
-    path("", pages.not_in_this_build, name="landing"),
-    path("signup/", pages.not_in_this_build, name="signup"),
-    path("login/", pages.not_in_this_build, name="login"),
-    path("pin/<str:pin_id>/", pages.pin, name="pin"),
-    path("<str:username>/", pages.profile, name="profile"),
-    path("<str:username>/followers/", pages.not_in_this_build, name="followers"),
-    path("<str:username>/following/", pages.not_in_this_build, name="following"),
-    path("<str:username>/<str:slug>/", pages.board, name="board"),
+    path("", page_views.not_in_this_build, name="landing"),
+    path("signup/", page_views.not_in_this_build, name="signup"),
+    path("login/", page_views.not_in_this_build, name="login"),
+    path("pin/<str:pin_id>/", page_views.pin, name="pin"),
+    path("<str:username>/", page_views.profile, name="profile"),
+    path("<str:username>/followers/", page_views.not_in_this_build, name="followers"),
+    path("<str:username>/following/", page_views.not_in_this_build, name="following"),
+    path("<str:username>/<str:slug>/", page_views.board, name="board"),
 ]

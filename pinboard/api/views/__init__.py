@@ -2,4 +2,6 @@
 
 No view touches SQL: reads go through ``<domain>.queries``, writes through
 ``<domain>.actions``, and the HTTP plumbing lives in ``pinboard.api.http``.
+Each handler declares its operation (``@operation``: schemas, statuses, token),
+from which the OpenAPI document is made.
 """

@@ -1,20 +1,50 @@
-"""``/api/v1/auth/token``: trade a username (or email) and password for a token (POST),
+"""API tokens: trade a username (or email) and password for a token (POST),
 or revoke the token the request carries (DELETE)."""
 
 from __future__ import annotations
 
+from typing import Annotated, TypedDict
+
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
+from msgspec import Meta
 
 from ... import ratelimit
-from ...errors import InvalidField, Unauthenticated
+from ...errors import InvalidField, RateLimited, Unauthenticated
 from ...users.actions import authenticate
 from ...users.tokens import issue_token, revoke_token
 from ..http import endpoint, json_body, no_content, ok, token_of
+from ..operations import operation
+from ..schemas import Token
 
 
+class Credentials(TypedDict):
+    username: Annotated[str, Meta(description="Username or email.")]
+    password: str
+
+
+def token_lifetime() -> str:
+    """settings.API_TOKEN_SECONDS for people: "30 days", "12 hours", "90 seconds"."""
+    seconds = settings.API_TOKEN_SECONDS
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds % size == 0:
+            count = seconds // size
+            return f"{count} {unit}{'s' if count != 1 else ''}"
+    return f"{seconds} seconds"
+
+
+@operation(
+    lambda: (
+        "Trade a username (or email) and password for an API token that expires"
+        f" after {token_lifetime()}"
+    ),
+    ok=Token,
+    errors=(Unauthenticated, InvalidField, RateLimited),
+    body=Credentials,
+)
 def _issue(request: HttpRequest) -> HttpResponse:
     ratelimit.check(request, "login")
-    data = json_body(request, required=("username", "password"))
+    data = json_body(request, Credentials)
     for name in ("username", "password"):
         if not isinstance(data[name], str):
             raise InvalidField(f"{name} must be a string", field=name)
@@ -24,6 +54,7 @@ def _issue(request: HttpRequest) -> HttpResponse:
     return ok(issue_token(user))
 
 
+@operation("Revoke the token sent with this request: it gets a 401 from then on", auth=True)
 def _revoke(request: HttpRequest) -> HttpResponse:
     token = token_of(request)
     if token is None:

@@ -2,19 +2,56 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, NotRequired, TypedDict
 
 from django.http import HttpRequest, HttpResponse
+from msgspec import Meta
 
 from ...boards import actions
 from ...boards.queries import get_board
-from ...errors import NotFoundError
+from ...errors import Forbidden, InvalidField, NotFoundError
 from ...follows import actions as follow_actions
 from ...ids import parse_id
 from ...pins.queries import board_pins_page, get_pins
 from ...users.queries import get_user
 from .. import serializers
-from ..http import created, endpoint, json_body, no_content, ok, page, page_params, require_pinner
+from ..http import (
+    PageQuery,
+    created,
+    endpoint,
+    json_body,
+    no_content,
+    ok,
+    page,
+    page_params,
+    require_pinner,
+)
+from ..operations import operation
+from ..schemas import Board, Id, PinList
+
+BoardName = Annotated[
+    str,
+    Meta(
+        min_length=1,
+        max_length=actions.MAX_NAME,
+        pattern="[A-Za-z0-9]",
+        description="At least one letter or digit (the board's URL slug is made from it).",
+    ),
+]
+BoardDescription = Annotated[
+    Annotated[str, Meta(max_length=actions.MAX_DESCRIPTION)] | None,
+    Meta(description="Null means empty."),
+]
+
+
+class NewBoard(TypedDict):
+    name: BoardName
+    description: NotRequired[BoardDescription]
+
+
+class BoardEdit(TypedDict, total=False):
+    name: BoardName
+    description: BoardDescription
 
 
 def board_or_404(raw_id: str) -> dict[str, Any]:
@@ -24,51 +61,68 @@ def board_or_404(raw_id: str) -> dict[str, Any]:
     return board
 
 
-def board_json(board: dict[str, Any]) -> dict[str, Any]:
+def board_json(board: dict[str, Any]) -> Board:
     """The board with its follower count, which needs its owner's (seed 004)."""
     owner = get_user(board["owner_id"])
     owner_followers = owner["counts"]["user_followed_by_users"] if owner else 0
     return serializers.board(board, owner_followers)
 
 
+@operation("Create a board", ok=Board, status=201, errors=(InvalidField,), auth=True, body=NewBoard)
 def _create(request: HttpRequest) -> HttpResponse:
     pinner = require_pinner(request)
-    data = json_body(request, required=("name",), optional=("description",))
+    data = json_body(request, NewBoard)
     board = actions.create_board(pinner["id"], data["name"], data.get("description", ""))
     return created(board_json(board))
 
 
-def _get(request: HttpRequest, board_id: str) -> HttpResponse:
+@operation("A board", ok=Board, errors=(NotFoundError,))
+def _get(request: HttpRequest, board_id: Id) -> HttpResponse:
     return ok(board_json(board_or_404(board_id)))
 
 
-def _update(request: HttpRequest, board_id: str) -> HttpResponse:
+@operation(
+    "Edit your board",
+    ok=Board,
+    errors=(Forbidden, NotFoundError, InvalidField),
+    auth=True,
+    body=BoardEdit,
+)
+def _update(request: HttpRequest, board_id: Id) -> HttpResponse:
     pinner = require_pinner(request)
     board_id_ = parse_id(board_id, "board")
-    data = json_body(request, optional=("name", "description"))
-    return ok(board_json(actions.update_board(pinner["id"], board_id_, data)))
+    data = json_body(request, BoardEdit)
+    return ok(board_json(actions.update_board(pinner["id"], board_id_, dict(data))))
 
 
-def _delete(request: HttpRequest, board_id: str) -> HttpResponse:
+@operation("Delete your board and its pins", errors=(Forbidden, NotFoundError), auth=True)
+def _delete(request: HttpRequest, board_id: Id) -> HttpResponse:
     pinner = require_pinner(request)
     actions.delete_board(pinner["id"], parse_id(board_id, "board"))
     return no_content()
 
 
-def _pins(request: HttpRequest, board_id: str) -> HttpResponse:
+@operation("A board's pins, newest first", ok=PinList, errors=(NotFoundError,), query=PageQuery)
+def _pins(request: HttpRequest, board_id: Id) -> HttpResponse:
     board = board_or_404(board_id)
     limit, cursor = page_params(request)
     ids, next_cursor = board_pins_page(board["id"], limit=limit, cursor=cursor)
     return page([serializers.pin(p) for p in get_pins(ids)], next_cursor)
 
 
-def _follow(request: HttpRequest, board_id: str) -> HttpResponse:
+@operation("Follow the board", errors=(NotFoundError, InvalidField), auth=True)
+def _follow(request: HttpRequest, board_id: Id) -> HttpResponse:
     pinner = require_pinner(request)
     follow_actions.follow_board(pinner["id"], parse_id(board_id, "board"))
     return no_content()
 
 
-def _unfollow(request: HttpRequest, board_id: str) -> HttpResponse:
+@operation(
+    "Unfollow the board (recorded as a board unfollow if you follow its owner)",
+    errors=(NotFoundError,),
+    auth=True,
+)
+def _unfollow(request: HttpRequest, board_id: Id) -> HttpResponse:
     """Also for a board followed through its owner: records a board unfollow (seed 004)."""
     pinner = require_pinner(request)
     follow_actions.unfollow_board(pinner["id"], parse_id(board_id, "board"))

@@ -6,9 +6,17 @@ from django.http import HttpRequest, HttpResponse
 
 from ...feeds.queries import home_feed
 from .. import serializers
-from ..http import endpoint, page, page_params, require_pinner
+from ..http import PageQuery, endpoint, page, page_params, require_pinner
+from ..operations import operation
+from ..schemas import PinList
 
 
+@operation(
+    "The pinner's home feed: pins from followed pinners and boards, newest first",
+    ok=PinList,
+    auth=True,
+    query=PageQuery,
+)
 def _feed(request: HttpRequest) -> HttpResponse:
     pinner = require_pinner(request)
     limit, cursor = page_params(request)

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, NotRequired, TypedDict
 
 from django.http import HttpRequest, HttpResponse
+from msgspec import Meta
 
 from ... import ratelimit
-from ...errors import BadRequest, InvalidField, NotFoundError
+from ...errors import BadRequest, Forbidden, InvalidField, NotFoundError, RateLimited
 from ...ids import parse_id
 from ...likes import actions as like_actions
 from ...likes.queries import likers_page
 from ...pins import actions
+from ...pins.images import MAX_BYTES
 from ...pins.queries import comments_page, get_pin
 from ...users.queries import get_user, get_users
 from .. import serializers
 from ..http import (
+    PageQuery,
     created,
     endpoint,
     id_field,
@@ -25,9 +28,46 @@ from ..http import (
     page,
     page_params,
     require_pinner,
+    schema_fields,
 )
+from ..operations import MULTIPART, operation
+from ..schemas import Comment, CommentList, Id, Pin, UserList
 
-UPLOAD_FIELDS = {"board_id", "description", "link", "image"}
+Description = Annotated[str, Meta(max_length=actions.MAX_DESCRIPTION)]
+Link = Annotated[str, Meta(max_length=actions.MAX_LINK)]
+
+
+class PinUpload(TypedDict):  # multipart form fields
+    board_id: Id
+    description: NotRequired[Description]
+    link: NotRequired[Annotated[Link, Meta(description="An http(s) URL.")]]
+    image: Annotated[
+        str,
+        Meta(
+            description="JPEG, PNG, GIF or WebP, at most"
+            f" {MAX_BYTES // (1024 * 1024)} MB; checked by content.",
+            extra_json_schema={"format": "binary"},
+        ),
+    ]
+
+
+class PinEdit(TypedDict, total=False):
+    description: Annotated[Description | None, Meta(description="Null means empty.")]
+    link: Annotated[Link | None, Meta(description="An http(s) URL; empty or null for none.")]
+    board_id: Id
+
+
+class PinSave(TypedDict):
+    board_id: Id
+    description: NotRequired[
+        Annotated[
+            Description | None, Meta(description="Null or absent: the source pin's description.")
+        ]
+    ]
+
+
+class NewComment(TypedDict):
+    text: Annotated[str, Meta(min_length=1, max_length=actions.MAX_COMMENT, pattern=r"\S")]
 
 
 def pin_or_404(raw_id: str) -> dict[str, Any]:
@@ -37,14 +77,24 @@ def pin_or_404(raw_id: str) -> dict[str, Any]:
     return pin
 
 
+@operation(
+    "Pin an image to one of your boards",
+    ok=Pin,
+    status=201,
+    errors=(Forbidden, NotFoundError, InvalidField, RateLimited),
+    auth=True,
+    body=PinUpload,
+    media_type=MULTIPART,
+)
 def _create(request: HttpRequest) -> HttpResponse:
     """Multipart: ``board_id``, ``image`` (a file), optional ``description`` and ``link``."""
     pinner = require_pinner(request)
     ratelimit.check_pinner(pinner["id"], "pin")  # before the image is decoded
-    if request.content_type != "multipart/form-data":
+    if request.content_type != MULTIPART:
         raise BadRequest("send the pin as multipart/form-data with an image file")
     fields, files = request.POST, request.FILES
-    unknown = sorted((set(fields) | set(files)) - UPLOAD_FIELDS)
+    _, known = schema_fields(PinUpload)
+    unknown = sorted((set(fields) | set(files)) - known)
     if unknown:
         raise BadRequest(f"unknown field {unknown[0]!r}", field=unknown[0])
     if "board_id" not in fields:
@@ -64,64 +114,99 @@ def _create(request: HttpRequest) -> HttpResponse:
     return created(serializers.pin(pin))
 
 
-def _get(request: HttpRequest, pin_id: str) -> HttpResponse:
+@operation("A pin", ok=Pin, errors=(NotFoundError,))
+def _get(request: HttpRequest, pin_id: Id) -> HttpResponse:
     return ok(serializers.pin(pin_or_404(pin_id)))
 
 
-def _update(request: HttpRequest, pin_id: str) -> HttpResponse:
+@operation(
+    "Edit your pin, or move it to another of your boards",
+    ok=Pin,
+    errors=(Forbidden, NotFoundError, InvalidField),
+    auth=True,
+    body=PinEdit,
+)
+def _update(request: HttpRequest, pin_id: Id) -> HttpResponse:
     pinner = require_pinner(request)
     pin_id_ = parse_id(pin_id, "pin")
-    data = json_body(request, optional=("description", "link", "board_id"))
+    data = json_body(request, PinEdit)
+    changes: dict[str, object] = dict(data)
     if "board_id" in data:
-        data["board_id"] = id_field(data, "board_id", "board")
-    return ok(serializers.pin(actions.update_pin(pinner["id"], pin_id_, data)))
+        changes["board_id"] = id_field(data, "board_id", "board")
+    return ok(serializers.pin(actions.update_pin(pinner["id"], pin_id_, changes)))
 
 
-def _delete(request: HttpRequest, pin_id: str) -> HttpResponse:
+@operation("Delete your pin", errors=(Forbidden, NotFoundError), auth=True)
+def _delete(request: HttpRequest, pin_id: Id) -> HttpResponse:
     pinner = require_pinner(request)
     actions.delete_pin(pinner["id"], parse_id(pin_id, "pin"))
     return no_content()
 
 
-def _save(request: HttpRequest, pin_id: str) -> HttpResponse:
+@operation(
+    "Save (repin) the pin to one of your boards: a new pin with `saved_from`",
+    ok=Pin,
+    status=201,
+    errors=(Forbidden, NotFoundError, InvalidField, RateLimited),
+    auth=True,
+    body=PinSave,
+)
+def _save(request: HttpRequest, pin_id: Id) -> HttpResponse:
     pinner = require_pinner(request)
     ratelimit.check_pinner(pinner["id"], "pin")
     source_id = parse_id(pin_id, "pin")
-    data = json_body(request, required=("board_id",), optional=("description",))
+    data = json_body(request, PinSave)
     board_id = id_field(data, "board_id", "board")
     pin = actions.save_pin(pinner["id"], source_id, board_id, data.get("description"))
     return created(serializers.pin(pin))
 
 
-def _like(request: HttpRequest, pin_id: str) -> HttpResponse:
+@operation("Like the pin", errors=(NotFoundError,), auth=True)
+def _like(request: HttpRequest, pin_id: Id) -> HttpResponse:
     pinner = require_pinner(request)
     like_actions.like(pinner["id"], parse_id(pin_id, "pin"))
     return no_content()
 
 
-def _unlike(request: HttpRequest, pin_id: str) -> HttpResponse:
+@operation("Unlike the pin", errors=(NotFoundError,), auth=True)
+def _unlike(request: HttpRequest, pin_id: Id) -> HttpResponse:
     pinner = require_pinner(request)
     pin = pin_or_404(pin_id)
     like_actions.unlike(pinner["id"], pin["id"])
     return no_content()
 
 
-def _likes(request: HttpRequest, pin_id: str) -> HttpResponse:
+@operation("Who liked the pin, newest first", ok=UserList, errors=(NotFoundError,), query=PageQuery)
+def _likes(request: HttpRequest, pin_id: Id) -> HttpResponse:
     pin = pin_or_404(pin_id)
     limit, cursor = page_params(request)
     ids, next_cursor = likers_page(pin["id"], limit=limit, cursor=cursor)
     return page([serializers.user(u) for u in get_users(ids, counts=True)], next_cursor)
 
 
-def _comment(request: HttpRequest, pin_id: str) -> HttpResponse:
+@operation(
+    "Comment on the pin",
+    ok=Comment,
+    status=201,
+    errors=(NotFoundError, InvalidField),
+    auth=True,
+    body=NewComment,
+)
+def _comment(request: HttpRequest, pin_id: Id) -> HttpResponse:
     pinner = require_pinner(request)
     pin_id_ = parse_id(pin_id, "pin")
-    data = json_body(request, required=("text",))
+    data = json_body(request, NewComment)
     comment = actions.add_comment(pinner["id"], pin_id_, data["text"])
     return created(serializers.comment(comment, get_user(pinner["id"])))
 
 
-def _comments(request: HttpRequest, pin_id: str) -> HttpResponse:
+@operation(
+    "The pin's comments, oldest first",
+    ok=CommentList,
+    errors=(NotFoundError,),
+    query=PageQuery,
+)
+def _comments(request: HttpRequest, pin_id: Id) -> HttpResponse:
     pin = pin_or_404(pin_id)
     limit, cursor = page_params(request)
     comments, next_cursor = comments_page(pin["id"], limit=limit, cursor=cursor)

@@ -3,20 +3,22 @@ following, follows."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, TypedDict
 
 from django.http import HttpRequest, HttpResponse
+from msgspec import Meta
 
 from ... import ratelimit
 from ...boards.queries import boards_page, get_boards
-from ...errors import BadRequest, NotFoundError
+from ...errors import BadRequest, Conflict, InvalidField, NotFoundError, RateLimited
 from ...follows import actions as follow_actions
 from ...follows.queries import followed_among, followers_page, following_page
 from ...ids import parse_id
-from ...users.actions import change_password, sign_up
+from ...users.actions import MIN_PASSWORD, USERNAME, change_password, sign_up
 from ...users.queries import get_user, get_user_by_username, get_users
 from .. import serializers
 from ..http import (
+    PageQuery,
     created,
     endpoint,
     json_body,
@@ -26,9 +28,42 @@ from ..http import (
     page_params,
     require_pinner,
 )
+from ..operations import operation
+from ..schemas import MAX_USERNAME, BoardList, Email, FollowedIds, Id, Me, User, UserList
 
 #: How many user IDs ``GET /users/{id}/follows?ids=`` checks at once.
 MAX_FOLLOWS_IDS = 100
+
+NewPassword = Annotated[
+    str,
+    Meta(
+        min_length=MIN_PASSWORD,
+        max_length=256,
+        description=f"At least {MIN_PASSWORD} characters, not a common password, not all"
+        " digits, not too like the username or email (else a 422 naming the field).",
+    ),
+]
+
+
+class NewPinner(TypedDict):
+    username: Annotated[str, Meta(max_length=MAX_USERNAME, pattern=f"^{USERNAME.pattern}$")]
+    email: Email
+    password: NewPassword
+
+
+class PasswordChange(TypedDict):
+    old_password: str
+    new_password: NewPassword
+
+
+class FollowsQuery(TypedDict):
+    ids: Annotated[
+        str,
+        Meta(
+            pattern="^((0|[1-9][0-9]{0,19})(,(0|[1-9][0-9]{0,19}))*)?$",
+            description=f"Up to {MAX_FOLLOWS_IDS} user IDs separated by commas.",
+        ),
+    ]
 
 
 def user_or_404(raw_id: str, *, counts: bool = True) -> dict[str, Any]:
@@ -38,33 +73,49 @@ def user_or_404(raw_id: str, *, counts: bool = True) -> dict[str, Any]:
     return user
 
 
+@operation(
+    "Sign up",
+    ok=User,
+    status=201,
+    errors=(Conflict, InvalidField, RateLimited),
+    body=NewPinner,
+)
 def _sign_up(request: HttpRequest) -> HttpResponse:
     ratelimit.check(request, "signup")
-    data = json_body(request, required=("username", "email", "password"))
+    data = json_body(request, NewPinner)
     return created(serializers.user(sign_up(data["username"], data["email"], data["password"])))
 
 
+@operation("The pinner of the token, with email", ok=Me, errors=(NotFoundError,), auth=True)
 def _me(request: HttpRequest) -> HttpResponse:
     pinner = require_pinner(request)
     user = get_user(pinner["id"])
     if user is None:  # deleted between the token check and now
         raise NotFoundError("no such user")
-    return ok(serializers.user(user, with_email=True))
+    return ok(serializers.me(user))
 
 
+@operation(
+    "Change your password; every API token of yours, this one too, is revoked",
+    errors=(InvalidField, RateLimited),
+    auth=True,
+    body=PasswordChange,
+)
 def _change_password(request: HttpRequest) -> HttpResponse:
     """Set a new password; every API token of the pinner (this one too) is revoked."""
     pinner = require_pinner(request)
     ratelimit.check(request, "login")  # a stolen token must not buy unlimited password guesses
-    data = json_body(request, required=("old_password", "new_password"))
+    data = json_body(request, PasswordChange)
     change_password(pinner["id"], data["old_password"], data["new_password"])
     return no_content()
 
 
-def _get(request: HttpRequest, user_id: str) -> HttpResponse:
+@operation("A pinner", ok=User, errors=(NotFoundError,))
+def _get(request: HttpRequest, user_id: Id) -> HttpResponse:
     return ok(serializers.user(user_or_404(user_id)))
 
 
+@operation("A pinner by username (case-insensitive)", ok=User, errors=(NotFoundError,))
 def _by_username(request: HttpRequest, username: str) -> HttpResponse:
     user = get_user_by_username(username)
     if user is None:
@@ -72,7 +123,10 @@ def _by_username(request: HttpRequest, username: str) -> HttpResponse:
     return ok(serializers.user(user))
 
 
-def _boards(request: HttpRequest, user_id: str) -> HttpResponse:
+@operation(
+    "A pinner's boards, newest first", ok=BoardList, errors=(NotFoundError,), query=PageQuery
+)
+def _boards(request: HttpRequest, user_id: Id) -> HttpResponse:
     owner = user_or_404(user_id)
     limit, cursor = page_params(request)
     ids, next_cursor = boards_page(owner["id"], limit=limit, cursor=cursor)
@@ -87,15 +141,28 @@ def _users_page(request: HttpRequest, user_id: str, list_page: Any) -> HttpRespo
     return page([serializers.user(u) for u in get_users(ids, counts=True)], next_cursor)
 
 
-def _followers(request: HttpRequest, user_id: str) -> HttpResponse:
+@operation(
+    "Who follows the pinner, newest first", ok=UserList, errors=(NotFoundError,), query=PageQuery
+)
+def _followers(request: HttpRequest, user_id: Id) -> HttpResponse:
     return _users_page(request, user_id, followers_page)
 
 
-def _following(request: HttpRequest, user_id: str) -> HttpResponse:
+@operation(
+    "Whom the pinner follows, newest first", ok=UserList, errors=(NotFoundError,), query=PageQuery
+)
+def _following(request: HttpRequest, user_id: Id) -> HttpResponse:
     return _users_page(request, user_id, following_page)
 
 
-def _follows_among(request: HttpRequest, user_id: str) -> HttpResponse:
+@operation(
+    f"Which of up to {MAX_FOLLOWS_IDS} given users the pinner follows (one query);"
+    " a malformed or non-user ID in `ids` is a 400",
+    ok=FollowedIds,
+    errors=(NotFoundError,),
+    query=FollowsQuery,
+)
+def _follows_among(request: HttpRequest, user_id: Id) -> HttpResponse:
     """Which of ``?ids=a,b,c`` (at most 100 user IDs) the user follows: one query."""
     user = user_or_404(user_id, counts=False)
     raw = request.GET.get("ids")
@@ -113,13 +180,19 @@ def _follows_among(request: HttpRequest, user_id: str) -> HttpResponse:
     return ok({"ids": [str(i) for i in followed_among(user["id"], candidates)]})
 
 
-def _follow(request: HttpRequest, user_id: str) -> HttpResponse:
+@operation(
+    "Follow the pinner (and so all their boards, present and future)",
+    errors=(NotFoundError, InvalidField),
+    auth=True,
+)
+def _follow(request: HttpRequest, user_id: Id) -> HttpResponse:
     pinner = require_pinner(request)
     follow_actions.follow_user(pinner["id"], parse_id(user_id, "user"))
     return no_content()
 
 
-def _unfollow(request: HttpRequest, user_id: str) -> HttpResponse:
+@operation("Unfollow the pinner (and so all their boards)", errors=(NotFoundError,), auth=True)
+def _unfollow(request: HttpRequest, user_id: Id) -> HttpResponse:
     pinner = require_pinner(request)
     user = user_or_404(user_id, counts=False)
     follow_actions.unfollow_user(pinner["id"], user["id"])

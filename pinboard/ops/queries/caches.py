@@ -15,10 +15,9 @@ from typing import Any
 
 from django.conf import settings
 
-from pinboard.cache_backend import memcached_servers
 from shardstore.cache import LocalPool
 from shardstore.control import documents
-from shardstore.control.sources import ConfigSource, NotPublished
+from shardstore.control.config_source import ConfigSource, NotPublished
 from shardstore.redis_shards import RedisShards
 
 from .probes import masked
@@ -26,7 +25,7 @@ from .probes import masked
 TIMEOUT = 0.5
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ServerStats:
     address: str
     reachable: bool
@@ -76,10 +75,9 @@ def configured_servers(source: ConfigSource) -> tuple[dict[str, list[str]], str]
     try:
         revision = source.current(documents.CACHES)
     except NotPublished:
-        servers = {}
-        for name in documents.CACHE_POOLS:
-            servers[name] = memcached_servers(settings.CACHES[name])
-        return servers, "settings (no caches document is published)"
+        return dict(
+            settings.SHARDSTORE["CACHE_POOLS"]
+        ), "settings (no caches document is published)"
     return documents.cache_servers(revision.document), f"caches document v{revision.version}"
 
 
@@ -110,13 +108,13 @@ def memcached_stats(server: str) -> ServerStats:
     try:
         raw = client.stats()
     except Exception as exc:  # noqa: BLE001 - any failure means "unreachable", shown as such
-        return ServerStats(server, False, str(exc) or type(exc).__name__)
+        return ServerStats(address=server, reachable=False, error=str(exc) or type(exc).__name__)
     finally:
         client.close()
     stats = {_text(key): value for key, value in raw.items()}
     return ServerStats(
-        server,
-        True,
+        address=server,
+        reachable=True,
         hits=int(stats.get("get_hits", 0)),
         misses=int(stats.get("get_misses", 0)),
         items=int(stats.get("curr_items", 0)),

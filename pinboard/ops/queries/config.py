@@ -1,6 +1,6 @@
 """The topology page: each config document in force, its history, diffs between versions.
 
-Reads the config source of this deployment (``pinboard.store.open_config``:
+Reads the config source of this deployment (``pinboard.data_plane.open_config``:
 the same one ``manage.py shardstore topology`` and the console's actions use).
 """
 
@@ -12,9 +12,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from shardstore.control import documents
-from shardstore.control.sources import ConfigSource, NotPublished, Revision
+from shardstore.control.config_source import ConfigSource, NotPublished, Revision
 
-from ...store import open_config
+from ...data_plane import open_config
 
 
 @dataclass(frozen=True)

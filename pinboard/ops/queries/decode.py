@@ -18,7 +18,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from shardstore import (
-    CATALOG,
     InvalidId,
     InvalidKey,
     ObjectType,
@@ -30,6 +29,7 @@ from shardstore import (
 from shardstore.ids import parse
 from shardstore.topology import database_name
 
+from ...catalog import CATALOG
 from ...users.actions import RESERVED_USERNAMES, USERNAME
 
 #: Fields a body is shown without, by type (anything hashed from a secret).

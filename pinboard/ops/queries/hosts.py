@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from shardstore import CATALOG, ShardStoreError, Store
+from shardstore import ShardStoreError, Store
 
+from ...catalog import CATALOG
 from .probes import Probe, masked, probe
 
 #: Shards per host whose users are counted for the estimate.

@@ -34,7 +34,7 @@ class Replication:
     last_error: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Probe:
     reachable: bool
     embedded: bool = False  # a SQLite directory: no read_only flag, no replication
@@ -48,11 +48,11 @@ def probe(address: str) -> Probe:
     if address.startswith("sqlite://"):
         directory = Path(address.removeprefix("sqlite://"))
         if directory.is_dir():
-            return Probe(True, embedded=True)
-        return Probe(False, embedded=True, error=f"no directory {directory}")
+            return Probe(reachable=True, embedded=True)
+        return Probe(reachable=False, embedded=True, error=f"no directory {directory}")
     if address.startswith("mysql://"):
         return _probe_mysql(address)
-    return Probe(False, error=f"unknown address scheme: {address.split('://', 1)[0]}")
+    return Probe(reachable=False, error=f"unknown address scheme: {address.split('://', 1)[0]}")
 
 
 def _probe_mysql(address: str) -> Probe:
@@ -60,7 +60,7 @@ def _probe_mysql(address: str) -> Probe:
         import MySQLdb
         import MySQLdb.cursors
     except ImportError:
-        return Probe(False, error="mysqlclient is not installed (requirements-mysql.txt)")
+        return Probe(reachable=False, error="mysqlclient is not installed (requirements-mysql.txt)")
     parts = urlsplit(address)
     user, password = unquote(parts.username or "root"), unquote(parts.password or "")
     if settings.SHARDSTORE.get("MYSQL_ADMIN"):
@@ -76,7 +76,7 @@ def _probe_mysql(address: str) -> Probe:
             cursorclass=MySQLdb.cursors.DictCursor,
         )
     except MySQLdb.Error as exc:
-        return Probe(False, error=_message(exc))
+        return Probe(reachable=False, error=_message(exc))
     try:
         cursor = connection.cursor()
         cursor.execute("SELECT @@read_only AS read_only")
@@ -87,10 +87,10 @@ def _probe_mysql(address: str) -> Probe:
             cursor.execute("SHOW SLAVE STATUS")  # older servers
         status = cursor.fetchone()
     except MySQLdb.Error as exc:
-        return Probe(False, error=_message(exc))
+        return Probe(reachable=False, error=_message(exc))
     finally:
         connection.close()
-    return Probe(True, read_only=read_only, replication=_replication(status))
+    return Probe(reachable=True, read_only=read_only, replication=_replication(status))
 
 
 def _replication(status: dict[str, Any] | None) -> Replication | None:

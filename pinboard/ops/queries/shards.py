@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from shardstore import CATALOG, ShardStoreError, Store, Topology
+from shardstore import ShardStoreError, Store, Topology
 from shardstore.topology import database_name
+
+from ...catalog import CATALOG
 
 SHARDS_PER_PAGE = 64
 OBJECT_TABLES = [t.table for t in CATALOG.types.values()]

@@ -14,7 +14,7 @@ from typing import Any
 
 from celery import Celery
 
-TIMEOUT = 1.0
+TIMEOUT = 1
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,8 @@ def queue_depth(app: Celery, url: str, queue: str) -> QueueDepth:
     try:
         with app.connection_for_read() as connection:
             connection.ensure_connection(max_retries=1, timeout=TIMEOUT)
-            declared = connection.default_channel.queue_declare(queue, passive=True)
+            channel: Any = connection.default_channel  # kombu's StdChannel declares no queues
+            declared = channel.queue_declare(queue, passive=True)
             return QueueDepth(queue, int(declared.message_count))
     except Exception as exc:  # noqa: BLE001 - an unreachable broker is shown, not raised
         return QueueDepth(queue, None, str(exc) or type(exc).__name__)
@@ -72,7 +73,7 @@ def queue_depth(app: Celery, url: str, queue: str) -> QueueDepth:
 def running_tasks(app: Celery) -> dict[str, list[dict[str, Any]]] | None:
     """``{worker: [task, ...]}`` of the workers that answer within a second, or None."""
     try:
-        active = app.control.inspect(timeout=TIMEOUT).active()
+        active: dict[str, Any] | None = app.control.inspect(timeout=TIMEOUT).active()
     except Exception:  # noqa: BLE001 - a broker that is down: no worker can answer either
         return None
     return dict(active) if active else None

@@ -17,11 +17,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from pinboard.follows.actions import sync_redis
 from pinboard.follows.tasks import sync_follower_graph
-from pinboard.store import get_feeds, get_graph, get_store
 from shardstore.cli import ProgressLine
-from shardstore.feed_sync import sync_feeds
-from shardstore.graph_sync import sync_graph
 
 
 class Command(BaseCommand):
@@ -40,20 +38,11 @@ class Command(BaseCommand):
             result = sync_follower_graph.delay(repair=repair, wipe=wipe)
             self.stdout.write(f"queued as task {result.id}")
             return
-        store = get_store().store
-        graph = sync_graph(
-            store,
-            get_graph(),
+        graph, feeds = sync_redis(
             repair=repair,
             wipe=wipe,
-            progress=ProgressLine(f"follower graph {action}", sys.stderr),
-        )
-        feeds = sync_feeds(
-            store,
-            get_feeds(),
-            repair=repair,
-            everyone=wipe,
-            progress=ProgressLine(f"home feeds {action}", sys.stderr),
+            graph_progress=ProgressLine(f"follower graph {action}", sys.stderr),
+            feeds_progress=ProgressLine(f"home feeds {action}", sys.stderr),
         )
         checking = action == "check"
         verb = "would repair" if checking else "repaired"

@@ -5,12 +5,14 @@ and journal (see ``python manage.py shardstore --help``), and long jobs
 import argparse
 import getpass
 import sys
+from typing import TextIO, cast
 
 from django.core.management.base import BaseCommand, CommandError
 
+from pinboard.catalog import CATALOG
+from pinboard.data_plane import cached_store
 from pinboard.ops import job_cli
 from pinboard.ops.control import control
-from pinboard.store import get_store
 from shardstore import cli
 
 
@@ -28,7 +30,8 @@ class Command(BaseCommand):
         if args[:1] == ("job",):  # jobs live in the control database: manage.py's only
             operator = f"{getpass.getuser()} (shell)"
             self.stdout.ending = ""  # a progress bar rewrites its line: no newline added
-            status = job_cli.main(list(args[1:]), out=self.stdout, operator=operator)
+            out = cast(TextIO, self.stdout)  # Django's OutputWrapper writes like a TextIO
+            status = job_cli.main(list(args[1:]), out=out, operator=operator)
             if status:
                 raise CommandError(f"shardstore job exited with status {status}")
             return
@@ -42,9 +45,10 @@ class Command(BaseCommand):
             # Progress lines rewrite themselves with "\r": write them to the raw stream.
             status = cli.main(
                 list(args),
-                store_factory=get_store,
+                catalog=CATALOG,
+                store_factory=cached_store,
                 control_factory=control_factory,
-                out=self.stdout,
+                out=cast(TextIO, self.stdout),
                 err=sys.stderr,
             )
         finally:

@@ -13,10 +13,10 @@ db00003.pins``; ``SELECT local_id, data ... WHERE local_id IN (...)`` plus
 ratio shardstore/raw (acceptance: >= 0.7 for get_many and page). Short rounds
 alternate the two sides and medians are reported, so noise favours neither.
 
-    make bench     # = python bench/store.py [--backend sqlite|mysql|all] [--seconds 3]
-    python bench/store.py --backend mysql --mysql-address mysql://root@127.0.0.1:3306
+    make bench     # = python bench/store_throughput.py [--backend sqlite|mysql|all] [--seconds 3]
+    python bench/store_throughput.py --backend mysql --mysql-address mysql://root@127.0.0.1:3306
 
-Without ``--mysql-address`` a private MariaDB is started through toolkit/servers.py
+Without ``--mysql-address`` a private MariaDB is started through toolkit/servers/
 and stopped at the end; under ``all`` mysql is skipped if it cannot run here.
 """
 
@@ -36,6 +36,7 @@ from urllib.parse import unquote, urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from pinboard.catalog import CATALOG
 from shardstore import Store, Topology, compose, decompose, init_shards
 
 SHARD = 3
@@ -130,7 +131,9 @@ def raw_ops(connection, local_ids: list[int], board: int) -> dict[str, Callable[
 
 
 def bench(backend: str, address: str, seconds: float) -> list[tuple]:
-    with closing(Store(Topology.single_host(address, shard_count=SHARDS))) as store:
+    with closing(
+        Store(Topology.single_host(address, shard_count=SHARDS), catalog=CATALOG)
+    ) as store:
         init_shards(store)
         ops, local_ids, board = shardstore_ops(store)
         if backend == "sqlite":
@@ -158,7 +161,7 @@ def main() -> int:
         with tempfile.TemporaryDirectory(prefix="shardstore-bench-") as directory:
             results += bench("sqlite", f"sqlite://{directory}", args.seconds)
     if args.backend in ("mysql", "all"):
-        from toolkit.servers import MariaDBServer
+        from toolkit.servers.mariadb import MariaDBServer
 
         missing = None if importlib.util.find_spec("MySQLdb") else "mysqlclient is not installed"
         if not (missing or args.mysql_address or MariaDBServer.available()):

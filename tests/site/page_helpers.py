@@ -9,9 +9,9 @@ from typing import Any
 from django.test import Client
 
 from pinboard.boards.actions import create_board
+from pinboard.data_plane import cached_store
 from pinboard.pins.actions import create_pin
-from pinboard.store import get_store
-from tests.site.conftest import image_file
+from toolkit.images import image_upload
 
 
 def log_in(client: Client, user: dict[str, Any]) -> None:
@@ -22,12 +22,12 @@ def log_in(client: Client, user: dict[str, Any]) -> None:
 def board_with_pins(owner: dict[str, Any], name: str, pins: int) -> dict[str, Any]:
     board = create_board(owner["id"], name)
     for n in range(pins):
-        create_pin(owner["id"], board["id"], image_file(), f"{name} pin {n}")
+        create_pin(owner["id"], board["id"], image_upload(), f"{name} pin {n}")
     return board
 
 
 def clear_caches() -> None:
-    for pool in get_store().pools.values():
+    for pool in cached_store().pools.values():
         pool.clear()
 
 
@@ -38,7 +38,7 @@ def get_counted(
     cache pools are emptied first, so the count is what a cold cache costs."""
     if not warm:
         clear_caches()
-    with get_store().count_queries() as queries:
+    with cached_store().count_queries() as queries:
         response = client.get(url)
     assert response.status_code == status, (url, response.status_code)
     return queries.count, response

@@ -26,7 +26,7 @@ PAGE = 50
 
 
 def pin_item(pin: Pin) -> dict[str, Any]:
-    """What pinboard's pin page reads of a pin (pinboard.pages.pin_item's keys)."""
+    """What pinboard's pin page reads of a pin (pinboard.grid.pin_item's keys)."""
     return {
         "id": pin.pk,
         "description": pin.description,

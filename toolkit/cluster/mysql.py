@@ -28,7 +28,7 @@ import time
 from contextlib import closing
 from typing import Any
 
-from toolkit.servers import HOST
+from toolkit.processes import HOST
 
 REPLICATION_USER = "repl"
 APP_USER = "pinboard"
@@ -40,7 +40,8 @@ _ACCESS_DENIED = 1045
 
 
 def server_args(server_id: int, *, bulk_load: bool = False) -> list[str]:
-    """mariadbd options of a cluster server (after toolkit.servers' own, which they override).
+    """mariadbd options of a cluster server (after toolkit/servers/mariadb.py's own, which they
+    override).
 
     ``bulk_load``: a master's first life, in which it makes every shard's tables before its
     replica is copied from it: no binary log (nothing replays it) and no fsync at all

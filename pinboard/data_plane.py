@@ -7,7 +7,7 @@ Where the documents come from (``settings.SHARDSTORE["CONFIG"]``, from
 whose shard map is written on first use (SQLite shards under ``var/shards/``).
 A document the source does not hold comes from settings: the Redis map from
 ``PINBOARD_REDIS_URL`` / ``PINBOARD_REDIS_TOPOLOGY``, the cache pools from
-``CACHES``.
+``SHARDSTORE["CACHE_POOLS"]`` (``PINBOARD_MEMCACHED``).
 
 Every process follows the documents (``shardstore.control.follower``) and
 swaps each new version in between requests and tasks: ``pinned()`` (the
@@ -36,19 +36,20 @@ from django.shortcuts import render
 from shardstore import ShardUnavailable, Store, Topology
 from shardstore.cache import CachedStore, CachePool, LocalPool, MemcachePool
 from shardstore.control import documents
+from shardstore.control.config_source import ConfigSource, NotPublished, Revision
 from shardstore.control.follower import ConfigFollower, FollowerStatus
-from shardstore.control.sources import ConfigSource, NotPublished, Revision, open_source
+from shardstore.control.sources import open_source
 from shardstore.feeds import HomeFeeds
 from shardstore.graph import FollowerGraph
 from shardstore.graph_sync import sync_graph
 from shardstore.redis_shards import RedisShards, RedisTopology
 
-from .cache_backend import memcached_servers
+from .catalog import CATALOG
 from .errors import storage_unavailable
 
 log = logging.getLogger(__name__)
 
-#: The cache pools, one per kind of data (Django CACHES entries of these names).
+#: The cache pools, one per kind of data.
 POOLS = documents.CACHE_POOLS
 
 
@@ -125,8 +126,9 @@ def redis_topology_from_settings() -> RedisTopology:
 
 
 def pool_from_settings(name: str) -> CachePool:
-    """A pool configured by the Django CACHES entry of that name: memcached or local memory."""
-    servers = memcached_servers(settings.CACHES[name])
+    """A pool on the memcached servers ``SHARDSTORE["CACHE_POOLS"]`` names, else in process
+    memory."""
+    servers = settings.SHARDSTORE["CACHE_POOLS"][name]
     return MemcachePool(name, servers) if servers else LocalPool(name)
 
 
@@ -151,7 +153,9 @@ def _plane_from_config() -> DataPlane:
     if shards is None:
         raise RuntimeError(f"no shard map at {config_spec()} and no local copy of one")
     store = Store(
-        Topology.from_json(shards.document), backend_options=settings.SHARDSTORE["BACKEND_OPTIONS"]
+        Topology.from_json(shards.document),
+        catalog=CATALOG,
+        backend_options=settings.SHARDSTORE["BACKEND_OPTIONS"],
     )
     redis, caches = follower.current(documents.REDIS), follower.current(documents.CACHES)
     pools = (
@@ -265,7 +269,7 @@ class DataPlaneMiddleware:
         return response
 
 
-def get_store() -> CachedStore:
+def cached_store() -> CachedStore:
     """The shard store behind its cache pools (same API as shardstore.Store)."""
     return plane().store
 

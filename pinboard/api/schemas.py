@@ -1,0 +1,153 @@
+"""The shapes of the API's JSON: the objects it returns and the field types requests share.
+
+TypedDicts, so that a serializer's dict is its schema at no cost per request,
+with msgspec ``Meta`` constraints that the OpenAPI document (openapi.py)
+carries: lengths come from the actions' limits. Request bodies are declared
+next to their handlers in views/.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, NotRequired, TypedDict
+
+from msgspec import Meta
+
+from ..boards.actions import MAX_DESCRIPTION as MAX_BOARD_DESCRIPTION
+from ..boards.actions import MAX_NAME
+from ..errors import DomainError
+from ..pins.actions import MAX_COMMENT, MAX_LINK
+from ..pins.actions import MAX_DESCRIPTION as MAX_PIN_DESCRIPTION
+from ..pins.images import FULL_MAX_SIDE, THUMBNAIL_WIDTH
+
+#: What users.actions accepts for a username, an email and an about text.
+MAX_USERNAME = 30
+MAX_EMAIL = 254
+MAX_ABOUT = 500
+
+Id = Annotated[
+    str,
+    Meta(
+        pattern="^(0|[1-9][0-9]{0,19})$",
+        description="A 64-bit object ID as a decimal string (IDs exceed 2^53): ASCII digits,"
+        " no sign, spaces or leading zeros.",
+        examples=["241294492511762325"],
+    ),
+]
+Count = Annotated[int, Meta(ge=0)]
+Timestamp = Annotated[str, Meta(description="ISO 8601 date and time, UTC.")]
+Email = Annotated[str, Meta(max_length=MAX_EMAIL, extra_json_schema={"format": "email"})]
+ImageSide = Annotated[int, Meta(ge=1)]
+Next = Annotated[
+    str | None, Meta(description="The cursor of the next page; null on the last page.")
+]
+
+
+class User(TypedDict):
+    id: Id
+    username: Annotated[str, Meta(max_length=MAX_USERNAME)]
+    about: Annotated[str, Meta(max_length=MAX_ABOUT)]
+    follower_count: Count
+    following_count: Count
+    board_count: Count
+    pin_count: Count
+
+
+class Me(User):  # the pinner of the token
+    email: Email
+
+
+class Board(TypedDict):
+    id: Id
+    owner_id: Id
+    name: Annotated[str, Meta(max_length=MAX_NAME)]
+    slug: str
+    description: Annotated[str, Meta(max_length=MAX_BOARD_DESCRIPTION)]
+    pin_count: Count
+    follower_count: Annotated[
+        int,
+        Meta(
+            ge=0,
+            description="Explicit followers of the board plus followers of its owner,"
+            " less those who unfollowed this board.",
+        ),
+    ]
+
+
+class Pin(TypedDict):
+    id: Id
+    board_id: Id
+    owner_id: Id
+    description: Annotated[str, Meta(max_length=MAX_PIN_DESCRIPTION)]
+    link: Annotated[str, Meta(max_length=MAX_LINK)]
+    image_url: Annotated[
+        str, Meta(description=f"URL of the image (JPEG, at most {FULL_MAX_SIDE} px a side).")
+    ]
+    thumbnail_url: Annotated[
+        str, Meta(description=f"URL of a {THUMBNAIL_WIDTH} px wide thumbnail.")
+    ]
+    width: ImageSide | None
+    height: ImageSide | None
+    like_count: Count
+    save_count: Count
+    comment_count: Count
+    saved_from: Annotated[
+        Id | None, Meta(description="For a save (repin): the pin it was saved from.")
+    ]
+    created_at: Timestamp
+
+
+class Comment(TypedDict):
+    id: Id
+    pin_id: Id
+    author: Annotated[User | None, Meta(description="Null if the author's account is gone.")]
+    text: Annotated[str, Meta(max_length=MAX_COMMENT)]
+    created_at: Timestamp
+
+
+class UserList(TypedDict):
+    items: list[User]
+    next: Next
+
+
+class BoardList(TypedDict):
+    items: list[Board]
+    next: Next
+
+
+class PinList(TypedDict):
+    items: list[Pin]
+    next: Next
+
+
+class CommentList(TypedDict):
+    items: list[Comment]
+    next: Next
+
+
+class Token(TypedDict):
+    token: Annotated[
+        str,
+        Meta(
+            description="`<token ID>.<secret>`: send as `Authorization: Token <token>`."
+            " Shown only here: the server keeps a hash of the secret."
+        ),
+    ]
+    expires_at: Annotated[str, Meta(description="When the token stops being accepted.")]
+
+
+class FollowedIds(TypedDict):
+    ids: list[Id]
+
+
+_KINDS = sorted(DomainError.__subclasses__(), key=lambda kind: kind.status)
+ERROR_CODES = ", ".join(dict.fromkeys(kind.code for kind in _KINDS))
+
+
+class ErrorDetail(TypedDict):
+    code: Annotated[str, Meta(description=f"Machine-readable: {ERROR_CODES}.")]
+    message: Annotated[str, Meta(description="For people.")]
+    field: NotRequired[Annotated[str, Meta(description="The request field at fault, if one is.")]]
+
+
+class Error(TypedDict):  # every refusal, whatever its status
+    error: ErrorDetail

@@ -1,0 +1,35 @@
+"""pinboard's data model, declared once and handed to every shard store the site opens:
+its object types (with the cache pool of each), mapping tables and lookups."""
+
+from shardstore import Catalog, Lookup, ObjectType, Relation, inverse_pair
+
+CATALOG = Catalog(
+    types=[
+        ObjectType("pin", 1, "pins", pool="pins"),
+        ObjectType("board", 2, "boards", pool="boards"),
+        ObjectType("user", 3, "users", pool="users"),
+        ObjectType("comment", 4, "comments", pool="pins"),
+        # API tokens: a hash of the secret, an expiry.
+        ObjectType("token", 5, "tokens", pool="users"),
+    ],
+    relations=[
+        Relation("user_has_boards", "user", "board"),
+        Relation("user_has_pins", "user", "pin"),
+        *inverse_pair("board_has_pins", "pin_owned_by_board", "board", "pin"),
+        *inverse_pair("user_likes_pins", "pin_liked_by_users", "user", "pin"),
+        *inverse_pair("user_follows_users", "user_followed_by_users", "user", "user"),
+        *inverse_pair("user_follows_boards", "board_followed_by_users", "user", "board"),
+        *inverse_pair("user_unfollows_boards", "board_unfollowed_by_users", "user", "board"),
+        Relation("pin_has_comments", "pin", "comment"),
+        Relation("pin_saved_as_pins", "pin", "pin"),
+        Relation("user_has_tokens", "user", "token"),
+        # The pin that uploaded an image -> every pin showing it (itself and its saves):
+        # the files go when the last of them is deleted.
+        Relation("pin_image_used_by_pins", "pin", "pin"),
+    ],
+    lookups=[
+        Lookup("username", "user"),
+        Lookup("email", "user"),
+        Lookup("board_slug", "board"),  # "<owner id>:<slug>", so each pinner has their own slugs
+    ],
+)

@@ -1,0 +1,150 @@
+"""The console actions' forms: what an operator fills in for each (pinboard/ops/actions.py).
+
+Every field is bounded (names, numbers, a published document's size and depth), so a
+form refuses what a planner should never see.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import forms
+from django.core.validators import RegexValidator
+
+from shardstore.control import documents
+from shardstore.ids import MAX_SHARD_ID
+from shardstore.redis_shards import VSHARDS
+
+from ..api.http import nested_deeper_than
+
+NAME = RegexValidator(
+    r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "letters, digits, '.', '_' or '-' (at most 64)"
+)
+MAX_DOCUMENT = 256 * 1024
+MAX_DEPTH = 32
+
+
+def name_field(**options: Any) -> forms.CharField:
+    return forms.CharField(max_length=64, validators=[NAME], **options)
+
+
+class OpenRangeForm(forms.Form):
+    count = forms.IntegerField(
+        min_value=1, max_value=MAX_SHARD_ID + 1, help_text="new shards, after the last one"
+    )
+    master = name_field(help_text="the new master's name, e.g. MySQL009A")
+    master_address = forms.CharField(
+        max_length=500, help_text="mysql://host:port (sqlite:///directory on the embedded default)"
+    )
+    replica = name_field(required=False, help_text="its replica's name (optional)")
+    replica_address = forms.CharField(max_length=500, required=False)
+    keep_open = forms.BooleanField(
+        required=False, label="Keep the open ranges open too", help_text="else only the new one is"
+    )
+
+
+class CloseRangeForm(forms.Form):
+    first = forms.IntegerField(min_value=0, max_value=MAX_SHARD_ID)
+    last = forms.IntegerField(min_value=0, max_value=MAX_SHARD_ID)
+
+
+class HostServiceForm(forms.Form):
+    host = name_field()
+    service = forms.ChoiceField(
+        choices=[("out", "take it out of service"), ("in", "put it back in service")]
+    )
+
+
+class CacheServerForm(forms.Form):
+    pool = forms.ChoiceField(choices=[(name, name) for name in documents.CACHE_POOLS])
+    server = forms.CharField(
+        max_length=260,
+        validators=[RegexValidator(r"^[A-Za-z0-9_.:\[\]-]+:[0-9]{1,5}$", "host:port")],
+        help_text="host:port of a memcached server",
+    )
+    change = forms.ChoiceField(choices=[("add", "add it to the pool"), ("remove", "remove it")])
+
+
+class RedisMoveForm(forms.Form):
+    first = forms.IntegerField(min_value=0, max_value=VSHARDS - 1, label="First virtual shard")
+    last = forms.IntegerField(min_value=0, max_value=VSHARDS - 1, label="Last virtual shard")
+    instance = name_field(help_text="the instance that will serve them")
+    url = forms.CharField(
+        max_length=500, required=False, help_text="redis://host:port/db, if the instance is new"
+    )
+
+
+class FailoverForm(forms.Form):
+    host = name_field(help_text="the master whose shards its replica takes over")
+    emergency = forms.BooleanField(
+        required=False,
+        label="Emergency: the master is down",
+        help_text="promote its most advanced replica; the old master goes out of service",
+    )
+
+
+class DiffForm(forms.Form):
+    a = name_field(label="Host A")
+    b = name_field(label="Host B")
+    first = forms.IntegerField(
+        min_value=0, max_value=MAX_SHARD_ID, required=False, label="First shard",
+        help_text="empty: every shard either host masters",
+    )  # fmt: skip
+    last = forms.IntegerField(min_value=0, max_value=MAX_SHARD_ID, required=False)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if (data.get("first") is None) != (data.get("last") is None):
+            raise forms.ValidationError("give both the first and the last shard, or neither")
+        return data
+
+
+class SplitForm(forms.Form):
+    host = name_field(help_text="the master whose replica takes over half of its shards")
+
+
+class SplitNumberForm(forms.Form):
+    split = forms.IntegerField(
+        min_value=1, max_value=10**9, help_text="the shard-map version the split published"
+    )
+
+
+DOCUMENT_CHOICES = [(name, name) for name in documents.NAMES]
+
+
+class PublishForm(forms.Form):
+    document = forms.ChoiceField(choices=DOCUMENT_CHOICES)
+    body = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 18, "spellcheck": "false"}),
+        max_length=MAX_DOCUMENT,
+        strip=False,
+        label="Document (JSON)",
+        help_text="its version is set when it is published",
+    )
+    reason = forms.CharField(max_length=500)
+    expect_version = forms.IntegerField(
+        min_value=0,
+        max_value=10**9,
+        required=False,
+        help_text="publish only if this is still the current version",
+    )
+
+    def clean_body(self) -> dict[str, Any]:
+        text = self.cleaned_data["body"]
+        if nested_deeper_than(text, MAX_DEPTH):
+            raise forms.ValidationError(f"nested more than {MAX_DEPTH} deep")
+        try:
+            document = json.loads(text)
+            json.dumps(document, ensure_ascii=False).encode()  # no lone surrogates
+        except (ValueError, UnicodeEncodeError) as exc:
+            raise forms.ValidationError(f"not valid JSON: {exc}") from None
+        if not isinstance(document, dict):
+            raise forms.ValidationError("a document is a JSON object")
+        return document
+
+
+class RollbackForm(forms.Form):
+    document = forms.ChoiceField(choices=DOCUMENT_CHOICES)
+    version = forms.IntegerField(min_value=1, max_value=10**9, label="Back to version")
+    reason = forms.CharField(max_length=500)

@@ -1,0 +1,63 @@
+"""The one place the site reads its environment: every ``PINBOARD_*`` variable, once.
+
+Settings modules take their values from here; the README's table documents each one.
+Nothing here imports Django, so a check of the environment can run before it starts.
+(gunicorn.conf.py reads its own ``PINBOARD_GUNICORN_*``, for the process that hosts the site.)
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+
+
+def _text(name: str) -> str | None:
+    """The variable's value, or None where it is unset or empty."""
+    return os.environ.get(name) or None
+
+
+def _whole_number(name: str, default: int) -> int:
+    value = (os.environ.get(name) or "").strip()
+    if not value:
+        return default
+    if not value.isdigit() or int(value) < 1:
+        raise ValueError(f"{name} must be a positive whole number, not {value!r}")
+    return int(value)
+
+
+def _list(name: str, default: str = "") -> list[str]:
+    return [item.strip() for item in (os.environ.get(name) or default).split(",") if item.strip()]
+
+
+#: Where the embedded default keeps its control database, shards, media and config copy.
+VAR_DIR = Path(_text("PINBOARD_VAR_DIR") or BASE_DIR / "var")
+SECRET_KEY = _text("PINBOARD_SECRET_KEY")
+ALLOWED_HOSTS = _list("PINBOARD_ALLOWED_HOSTS", "127.0.0.1,localhost")
+CONTROL_DATABASE = _text("PINBOARD_CONTROL_DATABASE")
+API_TOKEN_SECONDS = _whole_number("PINBOARD_API_TOKEN_SECONDS", 30 * 24 * 3600)
+
+# The data plane.
+TOPOLOGY = _text("PINBOARD_TOPOLOGY")
+MYSQL_LOGIN = _text("PINBOARD_MYSQL_LOGIN")
+MYSQL_ADMIN = _text("PINBOARD_MYSQL_ADMIN")
+REDIS_URL = _text("PINBOARD_REDIS_URL")
+REDIS_TOPOLOGY = _text("PINBOARD_REDIS_TOPOLOGY")
+
+
+def memcached(pool: str) -> list[str]:
+    """A cache's memcached servers: ``PINBOARD_MEMCACHED_<POOL>``, else ``PINBOARD_MEMCACHED``
+    ("host:port,host:port"); none means process memory."""
+    return _list(f"PINBOARD_MEMCACHED_{pool.upper()}") or _list("PINBOARD_MEMCACHED")
+
+
+# Tasks.
+BROKER_URL = _text("PINBOARD_BROKER_URL")
+BROKER_VISIBILITY_TIMEOUT = _whole_number("PINBOARD_BROKER_VISIBILITY_TIMEOUT", 1200)
+JOB_MODULES = _list("PINBOARD_JOB_MODULES")
+
+# Pin images on S3 (production).
+S3_BUCKET = _text("PINBOARD_S3_BUCKET")
+S3_REGION = _text("PINBOARD_S3_REGION")
+MEDIA_DOMAIN = _text("PINBOARD_MEDIA_DOMAIN")

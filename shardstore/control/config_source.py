@@ -1,0 +1,143 @@
+"""What a config source is: the ``ConfigSource`` protocol, a ``Revision`` of a document,
+the errors a source raises, and the rules every source applies when it publishes
+(compare-and-set on the version, validation, an author and a reason).
+
+The sources themselves: ``file_source.FileSource`` and ``zookeeper_source.ZooKeeperSource``;
+``sources.open_source`` opens the one a spec names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from ..exceptions import ShardStoreError
+from . import documents
+
+
+class ConfigError(ShardStoreError):
+    """A config source cannot do what was asked (see the subclasses)."""
+
+
+class VersionConflict(ConfigError):
+    """Publishing against a version that is no longer current: someone published first."""
+
+
+class NotPublished(ConfigError, LookupError):
+    """No version of the document (or not the one asked for) was ever published."""
+
+
+class SourceUnavailable(ConfigError):
+    """The config store (ZooKeeper) cannot be reached."""
+
+
+@dataclass(frozen=True)
+class Revision:
+    """One published version of a document, and who published it, when and why."""
+
+    name: str
+    version: int
+    document: dict[str, Any]
+    author: str
+    published_at: str  # ISO 8601, UTC
+    reason: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "version": self.version,
+            "author": self.author,
+            "published_at": self.published_at,
+            "reason": self.reason,
+            "document": self.document,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Revision:
+        return cls(
+            data["name"],
+            int(data["version"]),
+            dict(data["document"]),
+            str(data.get("author", "")),
+            str(data.get("published_at", "")),
+            str(data.get("reason", "")),
+        )
+
+
+Watcher = Callable[[Revision], None]
+
+
+class ConfigSource(Protocol):
+    """Versioned documents with history, compare-and-set publishing and change watches."""
+
+    description: str
+
+    def current(self, name: str) -> Revision:
+        """The newest version; NotPublished if there is none."""
+        ...
+
+    def revision(self, name: str, version: int) -> Revision:
+        """A past (or the current) version; NotPublished if it never was."""
+        ...
+
+    def history(self, name: str) -> list[Revision]:
+        """Every published version, newest first."""
+        ...
+
+    def publish(
+        self,
+        name: str,
+        document: Mapping[str, Any],
+        *,
+        author: str,
+        reason: str,
+        expect_version: int | None = None,
+    ) -> Revision:
+        """Validate and publish as the next version. With ``expect_version``, only if that
+        is still the current version (0: nothing published yet); VersionConflict if not."""
+        ...
+
+    def watch(self, name: str, callback: Watcher) -> None:
+        """Call ``callback`` with each newly published revision (from another thread)."""
+        ...
+
+    def report(self, process: str, versions: Mapping[str, int]) -> None:
+        """Record the version of each document ``process`` has in force."""
+        ...
+
+    def followers(self) -> dict[str, dict[str, int]]:
+        """The versions in force in each live process that reports to this source."""
+        ...
+
+    def withdraw(self, process: str) -> None:
+        """``process`` follows no more (it is closing)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def next_version(
+    name: str, document: Mapping[str, Any], current: int, expect: int | None
+) -> dict[str, Any]:
+    """The document to write as the version after ``current``, validated."""
+    if expect is not None and expect != current:
+        raise VersionConflict(
+            f"{name}: version {current} is current, not {expect}; reload and publish again"
+        )
+    return documents.validate(name, {**document, "version": current + 1})
+
+
+def check_reason(author: str, reason: str) -> None:
+    if not author.strip() or not reason.strip():
+        raise ConfigError("publishing needs an author and a reason")
+
+
+def process_node_name(process: str) -> str:
+    """A follower's name as a file or znode name: safe characters only, bounded."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in process)[:200]

@@ -1,0 +1,95 @@
+"""Every environment variable is documented once, in the README's table, and read in one place."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+NAME = re.compile(r"\b(?:PINBOARD|SHARDSTORE)_[A-Z0-9_]*[A-Z0-9]\b")
+#: Where the code may read its environment, and what for.
+READERS = {
+    "pinboard/settings/environment.py": "the site's variables",
+    "gunicorn.conf.py": "gunicorn's",
+    "shardstore/cli.py": "the library's command line",
+    "pinboard/celery.py": "DJANGO_SETTINGS_MODULE's default",
+    "pinboard/wsgi.py": "DJANGO_SETTINGS_MODULE's default",
+    "manage.py": "DJANGO_SETTINGS_MODULE's default",
+}
+
+
+def tracked(*patterns: str) -> list[Path]:
+    out = subprocess.run(
+        ["git", "ls-files", "--", *patterns], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    return [ROOT / line for line in out.stdout.split()]
+
+
+def readme_table() -> set[str]:
+    text = (ROOT / "README.md").read_text()
+    table = text.split("### Environment variables", 1)[1].split("\n#", 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    return {name for row in rows for name in NAME.findall(row.split(" | ")[0])}
+
+
+def test_every_variable_the_code_names_is_in_the_readme_table() -> None:
+    documented = readme_table()
+    named: dict[str, str] = {}
+    for file in tracked("*.py", "*.pp", "*.erb", "*.epp", "*.tf", "Makefile", "*.sh"):
+        for name in NAME.findall(file.read_text()):
+            named.setdefault(name, str(file.relative_to(ROOT)))
+    # PINBOARD_MEMCACHED_<POOL> stands for one variable a pool; the file that says
+    # "PINBOARD_ENV" names Puppet's environment file, not a variable.
+    named = {
+        name: file
+        for name, file in named.items()
+        if not name.startswith("PINBOARD_MEMCACHED_") and name != "PINBOARD_ENV"
+    }
+    missing = {name: file for name, file in named.items() if name not in documented}
+    assert not missing, f"not in the README's table of environment variables: {missing}"
+    assert "PINBOARD_MEMCACHED_<POOL>" in (ROOT / "README.md").read_text()
+
+
+def test_the_environment_is_read_only_where_it_is_meant_to_be() -> None:
+    readers = set()
+    for file in tracked("*.py"):
+        relative = str(file.relative_to(ROOT))
+        if relative.startswith(("tests/", "bench/", "toolkit/", "infra/")):
+            continue  # they set up processes' environments, and tests read their own knobs
+        if re.search(r"os\.environ|os\.getenv|environ\.get", file.read_text()):
+            readers.add(relative)
+    assert readers == set(READERS)
+
+
+def test_unset_and_set_variables_reach_the_settings() -> None:
+    """A fresh interpreter (settings read the environment at import)."""
+    probe = (
+        "from django.conf import settings; import django; django.setup();"
+        "print(settings.SHARDSTORE['CACHE_POOLS']['pins'], settings.CACHES['sessions']['BACKEND'],"
+        " settings.CACHES['sessions'].get('KEY_PREFIX'), settings.CELERY_TASK_ALWAYS_EAGER,"
+        " settings.API_TOKEN_SECONDS)"
+    )
+
+    def settings_with(**env: str) -> str:
+        clean = {k: v for k, v in os.environ.items() if not k.startswith(("PINBOARD_", "DJANGO_"))}
+        out = subprocess.run(
+            [sys.executable, "-c", probe],
+            cwd=ROOT,
+            env={**clean, "DJANGO_SETTINGS_MODULE": "pinboard.settings.test", **env},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return out.stdout.strip()
+
+    assert settings_with() == ("[] django.core.cache.backends.locmem.LocMemCache None True 2592000")
+    found = settings_with(
+        PINBOARD_MEMCACHED="10.0.0.1:11211,10.0.0.2:11211",
+        PINBOARD_MEMCACHED_PINS="10.0.0.3:11211",
+        PINBOARD_BROKER_URL="redis://10.0.0.4:6379/1",
+        PINBOARD_API_TOKEN_SECONDS="3600",
+    )
+    assert found == ("['10.0.0.3:11211'] pinboard.cache_backend.PoolCache sessions False 3600")

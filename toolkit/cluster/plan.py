@@ -1,0 +1,47 @@
+"""What the local cluster runs: its processes by name and kind, in the order ``up`` starts
+them, the MariaDB pairs, where it lives by default and the figures it is made with."""
+
+from __future__ import annotations
+
+from toolkit.processes import HOST
+from toolkit.site_processes import ROOT
+
+DEFAULT_DIR = ROOT / "var" / "cluster"
+ZK_ROOT = "/pinboard"
+SHARDS = 4096
+#: Seconds before the broker hands a dead worker's tasks to another (see ``bring_up``).
+BROKER_VISIBILITY_TIMEOUT = 60
+
+#: Every process, by name, with its kind, in the order ``up`` starts them.
+PROCESSES: dict[str, str] = {
+    "zookeeper": "zookeeper",
+    "db1a": "mariadb",
+    "db1b": "mariadb",
+    "db2a": "mariadb",
+    "db2b": "mariadb",
+    "redis": "redis",
+    "redis-replica": "redis",
+    "broker": "redis",
+    "memcached1": "memcached",
+    "memcached2": "memcached",
+    "worker": "celery",
+    "web": "gunicorn",
+}
+MARIADB = ("db1a", "db1b", "db2a", "db2b")
+#: Each master with the replica that follows it when the cluster is made.
+PAIRS = (("db1a", "db1b"), ("db2a", "db2b"))
+SITE = ("worker", "web")
+SERVERS = tuple(name for name in PROCESSES if name not in SITE)
+
+
+def address(kind: str, port: int | None) -> str:
+    """Where a process of ``kind`` answers, as ``status`` shows it."""
+    if kind == "mariadb":
+        return f"mysql://{HOST}:{port}"
+    if kind == "redis":
+        return f"redis://{HOST}:{port}/0"
+    if kind == "gunicorn":
+        return f"http://{HOST}:{port}/"
+    if kind == "celery":
+        return "the broker"
+    return f"{HOST}:{port}"
