@@ -141,9 +141,11 @@ def new_pin(owner: int, board: int, n: int) -> tuple[int, int]:
 
 
 def expected_batches(plane, owner: int, board: int) -> list[str]:
-    """The batch names fan_out_pin gives a pin of this board (as the task numbers them)."""
-    chunks = sum(1 for _ in plane.graph.board_followers(board, owner, chunk=BATCH))
-    return ["owner", *(str(n) for n in range(1, chunks + 1))]
+    """The batch names fan_out_pin gives a pin of this board (as the task names them)."""
+    from pinboard.feeds.tasks import batch_name
+
+    chunks = plane.graph.board_followers(board, owner, chunk=BATCH)
+    return ["owner", *(batch_name(followers) for followers in chunks)]
 
 
 def fan_out(plane, owner: int, board: int, n: int, worker: bool) -> tuple[int, float, int]:

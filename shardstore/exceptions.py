@@ -76,6 +76,14 @@ class ShardReadOnly(ShardUnavailable):
     retry_after = 1
 
 
+class ShardMoving(ShardReadOnly):
+    """A write met a split's read-only window: the shard is moving to another host.
+
+    The store holds such a write until the window ends (``fence.HOLD_SECONDS``) and
+    then sends it to the shard's new master; this is raised only when it could not.
+    """
+
+
 class WriteConflict(ShardStoreError):
     """A write transaction kept losing lock conflicts (deadlock, lock wait timeout).
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .backends import Backend, Session, TableSet, batched, open_backend
 from .catalog import Catalog
 from .exceptions import WriteConflict
-from .fence import WriteFence
+from .fence import HOLD_SECONDS, WriteFence
 from .ids import shard_of
 from .interface import QueryCount
 from .lookups import LookupTable
@@ -45,13 +45,14 @@ class Store:
         *,
         catalog: Catalog,
         backend_options: dict[str, Any] | None = None,
+        hold_seconds: float = HOLD_SECONDS,
     ) -> None:
         self.catalog = catalog
         self._backend_options = dict(backend_options or {})
         self._swap_lock = threading.Lock()
         self._local = threading.local()
         self._routing = _Routing(topology, {})
-        self._fence = WriteFence(lambda: self._routing.topology)
+        self._fence = WriteFence(lambda: self._routing.topology, hold_seconds=hold_seconds)
         self._objects = {name: ObjectTable(self, t) for name, t in catalog.types.items()}
         self._mappings = {name: MappingTable(self, r) for name, r in catalog.relations.items()}
         self._lookups = {name: LookupTable(self, lk) for name, lk in catalog.lookups.items()}
@@ -82,6 +83,24 @@ class Store:
             yield routing.topology
         finally:
             state["pinned"] = None
+
+    def _reroute(self, shard_id: int) -> Backend:
+        """Where a write held through a move goes: the shard's master by the map in force,
+        by which this thread is routed from now on (a request never mixes two maps' hosts
+        after it has written)."""
+        routing = self._routing
+        if self._local.__dict__.get("pinned") is not None:
+            self._local.__dict__["pinned"] = routing
+        return routing.backends[routing.topology.master_of(shard_id)]
+
+    @property
+    def hold_seconds(self) -> float:
+        """How long a write waits for a read-only window to end (``fence.hold``)."""
+        return self._fence.hold_seconds
+
+    @hold_seconds.setter
+    def hold_seconds(self, seconds: float) -> None:
+        self._fence.hold_seconds = seconds
 
     def set_topology(self, topology: Topology) -> None:
         """Swap in a new shard map; backends of unchanged hosts are kept. Returns once no
@@ -136,8 +155,11 @@ class Store:
 
     def session(self, shard_id: int, *, write: bool = False) -> Any:
         """A session on a shard's master (a transaction when ``write``), whose writes the
-        fence admits only while the map in force still names that master."""
-        return self.backend(shard_id).session(shard_id, write=write, fence=self._fence)
+        fence admits only while the map in force still names that master; a write that
+        meets a move waits for it and goes to the shard's new master."""
+        return self.backend(shard_id).session(
+            shard_id, write=write, fence=self._fence, reroute=self._reroute
+        )
 
     def transaction(self, shard_id: int, work: Callable[[Session], T], *, attempts: int = 5) -> T:
         """Run ``work(session)`` in one write transaction, again if it loses a lock conflict.

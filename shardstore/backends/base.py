@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..exceptions import ShardStoreError, ShardUnavailable
+from ..exceptions import ShardMoving, ShardStoreError, ShardUnavailable
 from .pool import ConnectionPool, discard
 
 if TYPE_CHECKING:
@@ -48,52 +48,64 @@ class Session:
     are translated where they happen, so code inside can catch
     ``UniqueViolation``; a connection that failed is never pooled again.
     With a ``fence``, a write session is admitted by it before it begins, and
-    a read session before its first statement that is not a SELECT.
+    a read session before its first statement that is not a SELECT. A write the
+    fence turns away because its shard is moving waits for the move (``fence.hold``)
+    if nothing has been sent yet, then goes on to the backend ``reroute(shard)`` names.
     """
 
     __slots__ = (
-        "_backend", "_connection", "_cursor", "_fence", "_key", "_may_retry", "_ticket",
-        "broken", "shard_id", "write",
+        "_backend", "_connection", "_cursor", "_fence", "_key", "_may_retry", "_reroute",
+        "_sent", "_ticket", "broken", "shard_id", "write",
     )  # fmt: skip
 
     def __init__(
-        self, backend: Backend, shard_id: int, write: bool, fence: WriteFence | None = None
+        self,
+        backend: Backend,
+        shard_id: int,
+        write: bool,
+        fence: WriteFence | None = None,
+        reroute: Callable[[int], Backend] | None = None,
     ) -> None:
         self._backend = backend
         self.shard_id = shard_id
         self.write = write
         self.broken = False
         self._fence = fence
+        self._reroute = reroute
         self._ticket: int | None = None
+        self._connection: Any = None
+        self._sent = False
 
     def __enter__(self) -> Session:
-        backend = self._backend
         if self.write:
             self._admit()
+        try:
+            self._acquire()
+        except BaseException:
+            self._end_write()
+            raise
+        if self.write:
+            try:
+                self.execute(self._backend.dialect.begin)
+            except BaseException:
+                self._release()
+                raise
+        return self
+
+    def _acquire(self) -> None:
+        backend = self._backend
         self._key = backend._pool_key(self.shard_id)
         try:
             self._connection, reused = backend._pool.acquire(self._key)
         except Exception as exc:
-            self._end_write()
             raise (backend.translate(exc, self.shard_id) or exc) from exc
         if reused and not backend.still_open(self._connection):
-            try:
-                self._reconnect()  # closed by the server while idle (restart, wait_timeout)
-            except BaseException:
-                self._end_write()
-                raise
+            self._reconnect()  # closed by the server while idle (restart, wait_timeout)
             reused = False
         self._cursor = self._connection.cursor()
         # A pooled connection may also die between that check and its first use:
         # that first statement may be retried once on a new connection.
         self._may_retry = reused
-        if self.write:
-            try:
-                self.execute(backend.dialect.begin)
-            except BaseException:
-                self._release()
-                raise
-        return self
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any
@@ -132,14 +144,34 @@ class Session:
 
     def _release(self) -> None:
         self._end_write()
+        if self._connection is None:  # a move found no connection on the new host
+            return
         if self.broken:
             discard(self._connection)
         else:
             self._backend._pool.release(self._key, self._connection)
 
     def _admit(self) -> None:
-        if self._fence is not None and self._ticket is None:
-            self._ticket = self._fence.admit(self.shard_id, self._backend.host)
+        fence = self._fence
+        if fence is None or self._ticket is not None:
+            return
+        try:
+            self._ticket = fence.admit(self.shard_id, self._backend.host)
+        except ShardMoving:
+            if self._sent or self._reroute is None or not fence.hold(self.shard_id):
+                raise
+            self._move_to(self._reroute(self.shard_id))
+            self._ticket = fence.admit(self.shard_id, self._backend.host)
+
+    def _move_to(self, backend: Backend) -> None:
+        """Go on on ``backend``: a held write, sent where the shard lives now."""
+        connected = self._connection is not None
+        if connected:
+            self._backend._pool.release(self._key, self._connection)
+            self._connection = None
+        self._backend = backend
+        if connected:
+            self._acquire()
 
     def _end_write(self) -> None:
         if self._ticket is not None:
@@ -175,6 +207,7 @@ class Session:
         backend = self._backend
         if self._ticket is None and self._fence is not None and not _is_read(sql):
             self._admit()
+        self._sent = True
         rendered = backend.render(sql, self.shard_id)
         backend.on_query(rendered)
         may_retry, self._may_retry = self._may_retry, False
@@ -261,11 +294,17 @@ class Backend(ABC):
     # -- sessions -----------------------------------------------------------
 
     def session(
-        self, shard_id: int, *, write: bool = False, fence: WriteFence | None = None
+        self,
+        shard_id: int,
+        *,
+        write: bool = False,
+        fence: WriteFence | None = None,
+        reroute: Callable[[int], Backend] | None = None,
     ) -> Session:
         """A connection to ``shard_id``; with ``write=True`` one transaction, committed on exit.
-        Writes are admitted by ``fence`` when one is given."""
-        return Session(self, shard_id, write, fence)
+        Writes are admitted by ``fence`` when one is given; one held by it for a move goes
+        on to the backend ``reroute(shard_id)`` names."""
+        return Session(self, shard_id, write, fence, reroute)
 
     def render(self, sql: str, shard_id: int) -> str:
         """``sql`` with the shard's database and the driver's placeholders filled in."""

@@ -1,8 +1,8 @@
 """Cache pools in front of the shard store (memcached, or process memory)."""
 
+from .cached_store import CachedStore
 from .local_pool import LocalPool
 from .pools import CachePool, MemcachePool, PoolStats
-from .store import CachedStore
 
 __all__ = [
     "CachePool",

@@ -3,11 +3,13 @@ master, never in a move's read-only window, and a swap drains the writes admitte
 
 from __future__ import annotations
 
+import shutil
 import threading
+from pathlib import Path
 
 import pytest
 
-from shardstore import ShardReadOnly, Store, Topology, compose
+from shardstore import ShardMoving, ShardReadOnly, Store, Topology, compose, fence
 
 from .conftest import HOST_A, HOST_B, RANGE_A, RANGE_B, Backend, two_host_topology
 
@@ -49,6 +51,7 @@ def test_only_the_shards_in_a_read_only_window_refuse_writes(
 ) -> None:
     base = two_host_topology(backend.address_a, backend.address_b, version=2).as_json()
     plain_store.set_topology(Topology.from_json({**base, "read_only": [[2, 3]]}))
+    plain_store.hold_seconds = 0  # refused at once, not held until the window ends
     pins = plain_store.objects("pin")
     for shard in (2, 3):
         with pytest.raises(ShardReadOnly, match="read-only while it moves"):
@@ -92,3 +95,89 @@ def test_a_swap_returns_once_the_writes_admitted_under_the_old_map_have_finished
     swapper.join(10)
     old = backend.make_store(two_host_topology(backend.address_a, backend.address_b))
     assert rows(old, 1) == 1  # the admitted write committed
+
+
+def in_window(backend: Backend, *, version: int) -> Topology:
+    """The test map with shard 3 in a split's read-only window."""
+    base = two_host_topology(backend.address_a, backend.address_b, version=version).as_json()
+    return Topology.from_json({**base, "read_only": [[3, 3]]})
+
+
+def hand_over(backend: Backend, shard: int) -> None:
+    """Give host B a copy of ``shard``, as a split's replica has (on MySQL A and B are one
+    server; on SQLite each host is its own directory of files)."""
+    if backend.kind == "sqlite":
+        name = f"db{shard:05d}.sqlite3"
+        source, target = (
+            Path(a.removeprefix("sqlite://")) for a in (backend.address_a, backend.address_b)
+        )
+        for file in source.glob(f"{name}*"):  # with its write-ahead log
+            shutil.copy(file, target / file.name)
+
+
+def later(seconds: float, store: Store, topology: Topology) -> threading.Timer:
+    """Swap ``topology`` into ``store`` after ``seconds``, as a published map would arrive."""
+    timer = threading.Timer(seconds, store.set_topology, args=(topology,))
+    timer.start()
+    return timer
+
+
+@pytest.mark.parametrize("write", ["create", "update"])
+def test_a_write_that_meets_a_move_waits_for_it_then_goes_to_the_new_master(
+    backend: Backend, plain_store: Store, write: str
+) -> None:
+    pins = plain_store.objects("pin")
+    pin = pins.create(3, {"title": "before"})
+    hand_over(backend, 3)
+    plain_store.set_topology(in_window(backend, version=2))
+    with plain_store.pinned():
+        arrival = later(0.2, plain_store, moved(backend, version=3))
+        if write == "create":  # a read session, admitted at its first INSERT
+            pin = pins.create(3, {"title": "held"})
+        else:  # a write transaction, admitted before it begins
+            pins.update(pin, {"title": "held"})
+        assert plain_store.topology.version == 3  # the request goes on by the new map
+        arrival.join()
+    # Only the shard's master by v3 (host B) was admitted; on SQLite, B is its own files.
+    assert pins.get(pin)["title"] == "held"  # type: ignore[index]
+    if backend.kind == "sqlite":
+        old = backend.make_store(two_host_topology(backend.address_a, backend.address_b))
+        on_a = old.objects("pin").get(pin)
+        assert on_a is None if write == "create" else on_a == {"id": pin, "title": "before"}
+
+
+def test_a_write_held_past_its_limit_is_refused_and_writes_nothing(
+    backend: Backend, plain_store: Store
+) -> None:
+    plain_store.set_topology(in_window(backend, version=2))
+    plain_store.hold_seconds = 0.2
+    with pytest.raises(ShardMoving, match="read-only while it moves"):
+        plain_store.objects("pin").create(3, {})
+    assert rows(plain_store, 3) == 0
+
+
+def test_a_session_that_has_read_is_refused_at_once_not_moved(
+    backend: Backend, plain_store: Store
+) -> None:
+    """Its reads came from the old host: a write after them must not go to another."""
+    hand_over(backend, 3)
+    plain_store.set_topology(in_window(backend, version=2))
+    arrival = later(0.2, plain_store, moved(backend, version=3))
+    with plain_store.session(3) as session, pytest.raises(ShardMoving):
+        session.query("SELECT COUNT(*) FROM {db}.pins")
+        session.execute("INSERT INTO {db}.pins (data) VALUES (%s)", ("{}",))
+    arrival.join()
+    assert rows(plain_store, 3) == 0
+
+
+def test_no_more_writes_wait_than_the_hold_limit(
+    backend: Backend, plain_store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(fence, "HOLD_LIMIT", 0)
+    hand_over(backend, 3)
+    plain_store.set_topology(in_window(backend, version=2))
+    arrival = later(0.2, plain_store, moved(backend, version=3))
+    with pytest.raises(ShardMoving):  # refused at once, though the window ends soon
+        plain_store.objects("pin").create(3, {})
+    arrival.join()
+    assert rows(plain_store, 3) == 0

@@ -1,6 +1,6 @@
 """Every store implements the declared interface, method by method, with the same signature.
 
-mypy checks this too (``shardstore/store.py``, ``shardstore/cache/store.py``); this test
+mypy checks this too (``shardstore/store.py``, ``shardstore/cache/cached_store.py``); this test
 keeps it true for code that mypy does not see, and names the first missing method.
 """
 

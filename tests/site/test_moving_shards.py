@@ -1,8 +1,10 @@
-"""A write to a shard that is changing hands is refused, typed, never lost silently: the API
-and the pages answer 503 with ``Retry-After``, nothing is written, and reads go on."""
+"""A write to a shard that is changing hands waits a moment for the move to end; if it does
+not end, the write is refused, typed, never lost silently: the API and the pages answer 503
+with ``Retry-After``, nothing is written, and reads go on."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -17,9 +19,11 @@ from tests.site.page_helpers import log_in
 
 @pytest.fixture
 def moving(site_store: Any) -> Iterator[Callable[[int], None]]:
-    """``moving(shard)`` puts the shard in a read-only window; the map is put back after."""
+    """``moving(shard)`` puts the shard in a read-only window, which writes wait out for
+    0.2 s only; the map is put back after."""
     plain = site_store.store
-    before = plain.topology
+    before, hold = plain.topology, plain.hold_seconds
+    plain.hold_seconds = 0.2
 
     def freeze(shard: int) -> None:
         document = {
@@ -31,6 +35,7 @@ def moving(site_store: Any) -> Iterator[Callable[[int], None]]:
 
     yield freeze
     plain.set_topology(before)
+    plain.hold_seconds = hold
 
 
 def test_the_api_answers_503_with_retry_after_and_writes_nothing(
@@ -58,3 +63,24 @@ def test_a_page_answers_503_with_retry_after_and_writes_nothing(
     assert response["Retry-After"] == "1"
     assert b"Nothing you sent was saved" in response.content
     assert boards_page(bea["id"]).ids == boards
+
+
+def test_a_write_that_meets_a_short_window_waits_for_it_and_lands(
+    client: Client,
+    make_user: Callable[..., dict[str, Any]],
+    moving: Callable[[int], None],
+    site_store: Any,
+) -> None:
+    ada = Api.as_pinner(client, make_user("ada"))
+    moving(shard_of(int(ada.id)))
+    plain = site_store.store
+    plain.hold_seconds = 5.0
+    ended = plain.topology.as_json()
+    del ended["read_only"]
+    ended["version"] += 1
+    window_ends = threading.Timer(0.3, plain.set_topology, args=(Topology.from_json(ended),))
+    window_ends.start()
+    response = ada.post("/boards", {"name": "Held through the move"})
+    window_ends.join()
+    assert response.status_code == 201
+    assert int(response.json()["id"]) in boards_page(int(ada.id)).ids
