@@ -33,6 +33,11 @@ urlpatterns = [
     path("pin/<str:pin_id>/delete/", pins.delete, name="pin_delete"),
     path("pin/<str:pin_id>/save/", pins.save, name="pin_save"),
     path("pin/<str:pin_id>/comment/", pins.comment, name="pin_comment"),
+    path(
+        "pin/<str:pin_id>/comments/<str:comment_id>/delete/",
+        pins.uncomment,
+        name="pin_comment_delete",
+    ),
     path("pin/<str:pin_id>/like/", likes.like, name="pin_like"),
     path("pin/<str:pin_id>/unlike/", likes.unlike, name="pin_unlike"),
     path("users/<str:user_id>/follow/", follows.follow, name="user_follow"),
@@ -46,6 +51,7 @@ urlpatterns = [
     path("<str:username>/", users.profile, name="profile"),
     path("<str:username>/followers/", users.followers, name="followers"),
     path("<str:username>/following/", users.following, name="following"),
+    path("<str:username>/likes/", users.likes, name="likes"),
     path("<str:username>/<str:slug>/", boards.detail, name="board"),
 ]
 

@@ -50,6 +50,7 @@ class User(TypedDict):
     following_count: Count
     board_count: Count
     pin_count: Count
+    like_count: Count
 
 
 class Me(User):  # the pinner of the token

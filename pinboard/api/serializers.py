@@ -28,6 +28,7 @@ def user(data: dict[str, Any]) -> User:
         "following_count": counts.get("user_follows_users", 0),
         "board_count": counts.get("user_has_boards", 0),
         "pin_count": counts.get("user_has_pins", 0),
+        "like_count": counts.get("user_likes_pins", 0),
     }
 
 

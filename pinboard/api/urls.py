@@ -21,6 +21,7 @@ urlpatterns = [
     path("users/<str:user_id>/boards", users.boards, name="api-user-boards"),
     path("users/<str:user_id>/followers", users.followers, name="api-user-followers"),
     path("users/<str:user_id>/following", users.following, name="api-user-following"),
+    path("users/<str:user_id>/likes", users.likes, name="api-user-likes"),
     path("users/<str:user_id>/follows", users.follows, name="api-user-follows"),
     path("users/<str:user_id>/follow", users.follow, name="api-user-follow"),
     path("boards", boards.boards, name="api-boards"),
@@ -33,5 +34,6 @@ urlpatterns = [
     path("pins/<str:pin_id>/like", pins.like, name="api-pin-like"),
     path("pins/<str:pin_id>/likes", pins.likes, name="api-pin-likes"),
     path("pins/<str:pin_id>/comments", pins.comments, name="api-pin-comments"),
+    path("pins/<str:pin_id>/comments/<str:comment_id>", pins.comment, name="api-pin-comment"),
     re_path(r"", http.not_found),  # everything else under /api/v1/
 ]

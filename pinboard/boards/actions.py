@@ -19,7 +19,7 @@ MAX_NAME = 100
 MAX_DESCRIPTION = 500
 #: Second path segments of a pinner's own pages (``/<username>/followers/``); a board
 #: slugged so would be unreachable at ``/<username>/<slug>/``.
-RESERVED_SLUGS = {"followers", "following"}
+RESERVED_SLUGS = {"followers", "following", "likes"}
 
 
 def clean_name(name: object) -> str:

@@ -1,4 +1,4 @@
-"""Who liked a pin."""
+"""Who liked a pin, and what a pinner liked."""
 
 from __future__ import annotations
 
@@ -14,3 +14,8 @@ def likers_page(pin_id: int, *, limit: int = 50, cursor: str | None = None) -> P
 def likes_pin(actor_id: int, pin_id: int) -> bool:
     """Whether the pinner likes the pin (an edge check, cached)."""
     return cached_store().mapping("user_likes_pins").contains(actor_id, pin_id)
+
+
+def liked_pins_page(user_id: int, *, limit: int = 50, cursor: str | None = None) -> Page:
+    """The pins a pinner liked, the latest like first."""
+    return cached_store().mapping("user_likes_pins").page(user_id, limit=limit, cursor=cursor)

@@ -1,4 +1,5 @@
-"""Writes to pins: create with an image, save (repin), edit, delete, comment.
+"""Writes to pins: create with an image, save (repin), edit, delete, comment and delete
+comments.
 
 A pin lives on its board's shard (and so its owner's). Create writes the pin
 object, then the mappings that make it visible (board_has_pins with its
@@ -24,12 +25,12 @@ from shardstore.mappings import now_sequence
 
 from ..boards.queries import owned_board
 from ..data_plane import cached_store
-from ..errors import InvalidField, NotFoundError
+from ..errors import Forbidden, InvalidField, NotFoundError
 from ..feeds import actions as feeds
 from ..text import clean_description, multi_line, one_line
 from ..users.queries import get_user
 from .images import store_image
-from .queries import get_pin, owned_pin
+from .queries import get_comment, get_pin, owned_pin
 from .tasks import purge_pin
 
 MAX_DESCRIPTION = 500
@@ -176,3 +177,17 @@ def add_comment(actor_id: int, pin_id: int, text: object) -> dict[str, Any]:
     comment_id = store.objects("comment").create(shard_of(pin_id), data)
     store.mapping("pin_has_comments").add(pin_id, comment_id)
     return {**data, "id": comment_id}
+
+
+def delete_comment(actor_id: int, pin_id: int, comment_id: int) -> None:
+    """Its author deletes a comment, or the owner of its pin does."""
+    comment = get_comment(comment_id)
+    if comment is None or comment["pin_id"] != pin_id:
+        raise NotFoundError("no such comment")
+    if comment["author_id"] != actor_id:
+        pin = get_pin(pin_id)
+        if pin is None or pin["owner_id"] != actor_id:
+            raise Forbidden("only its author or the pin's owner can delete a comment")
+    store = cached_store()
+    store.mapping("pin_has_comments").remove(pin_id, comment_id)  # off the pin at once
+    store.objects("comment").delete(comment_id)

@@ -36,6 +36,10 @@ def board_pins_page(board_id: int, *, limit: int = 50, cursor: str | None = None
     return cached_store().mapping("board_has_pins").page(board_id, limit=limit, cursor=cursor)
 
 
+def get_comment(comment_id: int) -> dict[str, Any] | None:
+    return cached_store().objects("comment").get(comment_id)
+
+
 def comments_page(
     pin_id: int, *, limit: int = 50, cursor: str | None = None
 ) -> tuple[list[dict[str, Any]], str | None]:

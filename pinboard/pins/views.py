@@ -1,4 +1,5 @@
-"""Pin pages: a pin with its comments, create, edit, delete, save to a board, comment."""
+"""Pin pages: a pin with its comments, create, edit, delete, save to a board, comment and
+delete a comment."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from ..likes.queries import likes_pin
 from ..users.auth import get_pinner, signed_in_pinner
 from ..users.queries import get_user
 from ..views_common import act, next_url, page_errors, pinner_required, with_retry_after
-from .actions import add_comment, create_pin, delete_pin, save_pin, update_pin
+from .actions import add_comment, create_pin, delete_comment, delete_pin, save_pin, update_pin
 from .queries import comments_page, get_pin, owned_pin
 
 #: The boards a save or create form offers: the pinner's newest this many.
@@ -171,4 +172,15 @@ def comment(request: HttpRequest, pin_id: str) -> HttpResponse:
         request,
         lambda: add_comment(me, pin, request.POST.get("text")),
         reverse("pin", args=[pin]) + "#comments",
+    )
+
+
+@require_POST
+@pinner_required
+@page_errors
+def uncomment(request: HttpRequest, pin_id: str, comment_id: str) -> HttpResponse:
+    me, pin = signed_in_pinner(request)["id"], parse_id(pin_id, "pin")
+    comment = parse_id(comment_id, "comment")
+    return act(
+        request, lambda: delete_comment(me, pin, comment), reverse("pin", args=[pin]) + "#comments"
     )

@@ -8,8 +8,14 @@ from shardstore import InvalidKey
 
 from ..data_plane import cached_store
 
-#: The counts a user carries: followers, following, boards, pins.
-USER_COUNTS = ("user_followed_by_users", "user_follows_users", "user_has_boards", "user_has_pins")
+#: The counts a user carries: followers, following, boards, pins, likes.
+USER_COUNTS = (
+    "user_followed_by_users",
+    "user_follows_users",
+    "user_has_boards",
+    "user_has_pins",
+    "user_likes_pins",
+)
 
 
 def get_user(user_id: int, *, counts: bool = True) -> dict[str, Any] | None:
@@ -41,4 +47,5 @@ def user_stats(user: dict[str, Any]) -> dict[str, int]:
         "following": counts["user_follows_users"],
         "boards": counts["user_has_boards"],
         "pins": counts["user_has_pins"],
+        "likes": counts["user_likes_pins"],
     }

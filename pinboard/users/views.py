@@ -1,5 +1,5 @@
-"""Pages of pinners: landing, sign up, log in and out, password, profile, followers and
-following."""
+"""Pages of pinners: landing, sign up, log in and out, password, profile, followers,
+following and likes."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from ..errors import DomainError, InvalidField
 from ..feeds.queries import home_feed
 from ..follows.queries import followed_among, followers_page, following_page, follows_user
 from ..grid import pin_items
+from ..likes.queries import liked_pins_page
+from ..pins.queries import get_pins
 from ..views_common import (
     form_errors,
     next_url,
@@ -164,3 +166,19 @@ def followers(request: HttpRequest, username: str) -> HttpResponse:
 @page_errors
 def following(request: HttpRequest, username: str) -> HttpResponse:
     return _people(request, username, "following")
+
+
+@page_errors
+def likes(request: HttpRequest, username: str) -> HttpResponse:
+    user = _profile_user(username)
+    page = liked_pins_page(user["id"], cursor=parse_cursor(request))
+    grid = {"pins": pin_items(get_pins(page.ids)), "next_cursor": page.cursor}
+    if request.GET.get("partial"):
+        return render(request, "pins/_grid.html", grid)
+    context = {
+        **grid,
+        "profile": user,
+        "stats": user_stats(user),
+        "following": _follow_state(request, user),
+    }
+    return render(request, "users/likes.html", context)

@@ -170,9 +170,22 @@ def test_two_pinners_pin_like_comment_save_and_follow(
     bob.get_by_role("link", name="the original pin").click()
     expect(bob).to_have_url(pin_url)
 
-    # bob likes it too, then follows ada from her profile.
+    # bob likes it too and comments twice, deleting the first (ada's has no delete for him).
     bob.get_by_role("button", name="♡ Like").click()
     expect(stat(bob, "like")).to_have_text("2")
+    comments = bob.locator("#comments .comment")
+    for text in ("Too sweet?", "Lovely."):
+        bob.get_by_label("Comment", exact=True).fill(text)
+        bob.get_by_role("button", name="Post").click()
+    expect(comments).to_have_count(3)
+    delete = "Delete this comment"
+    expect(comments.filter(has_text="Best with cream.").get_by_role("button", name=delete)).to_have_count(0)  # fmt: skip
+    shoot(bob, "bob-commented")
+    comments.filter(has_text="Too sweet?").get_by_role("button", name=delete).click()
+    expect(comments).to_have_count(2)
+    expect(stat(bob, "comment")).to_have_text("2")
+
+    # Then he follows ada from her profile.
     bob.locator(".pin-info .byline").get_by_role("link", name="ada", exact=True).click()
     expect(bob.get_by_role("heading", level=1)).to_have_text("ada")
     expect(stat(bob, "follower")).to_have_text("0")
@@ -217,6 +230,10 @@ def test_two_pinners_pin_like_comment_save_and_follow(
     expect(stat(bob, "pin")).to_have_text("1")
     expect(bob.locator(".board-card", has_text="Bob's Finds")).to_contain_text("1 pin")
     shoot(bob, "bob-profile")
+    bob.locator(".profile-head").get_by_role("link", name="1 like").click()
+    expect(bob).to_have_url(re.compile(r"/bob/likes/$"))
+    expect(bob.locator(f'#pins a.pin[href="{pin_path}"]')).to_contain_text("Lemon tart")
+    shoot(bob, "bob-likes")
 
     # ada sees her follower and her pin's save, like and comment counts.
     ada.goto("/ada/")
@@ -226,7 +243,12 @@ def test_two_pinners_pin_like_comment_save_and_follow(
     ada.goto(pin_url)
     expect(stat(ada, "like")).to_have_text("2")
     expect(stat(ada, "save")).to_have_text("1")
+    expect(stat(ada, "comment")).to_have_text("2")
+    # As the pin's owner she may delete any comment on it.
+    ada.locator("#comments .comment", has_text="Lovely.").get_by_role("button", name=delete).click()
+    expect(ada.locator("#comments .comment")).to_have_count(1)
     expect(stat(ada, "comment")).to_have_text("1")
+    shoot(ada, "ada-deleted-a-comment")
 
     # bob logs out: the header offers logging in again, and pages ask for it.
     header(bob).get_by_role("button", name="Log out").click()

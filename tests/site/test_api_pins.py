@@ -162,6 +162,22 @@ def test_likes(anon: Api, pinner: Callable[[str], Api], pin: dict[str, Any]) -> 
     assert error_of(bob.put(f"/pins/{pin['board_id']}/like"), 404)["code"] == "not_found"
 
 
+def test_a_pinners_likes_latest_first(anon: Api, ada: Api, pinner: Callable[[str], Api]) -> None:
+    bob = pinner("bob")
+    board = ada.new_board("Likeable")
+    first, second = (ada.new_pin(board["id"], image_upload()) for _ in range(2))
+    for liked in (first, second):
+        assert bob.put(f"/pins/{liked['id']}/like").status_code == 204
+    assert anon.get(f"/users/{bob.id}").json()["like_count"] == 2
+    likes = anon.get(f"/users/{bob.id}/likes", limit=1).json()
+    assert [p["id"] for p in likes["items"]] == [second["id"]]
+    rest = anon.get(f"/users/{bob.id}/likes", limit=1, cursor=likes["next"]).json()
+    assert [p["id"] for p in rest["items"]] == [first["id"]]
+    assert bob.delete(f"/pins/{second['id']}/like").status_code == 204
+    assert [p["id"] for p in anon.get(f"/users/{bob.id}/likes").json()["items"]] == [first["id"]]
+    assert error_of(anon.get(f"/users/{board['id']}/likes"), 404)["code"] == "not_found"
+
+
 def test_comments(anon: Api, ada: Api, pinner: Callable[[str], Api], pin: Any) -> None:
     bob = pinner("bob")
     response = bob.post(f"/pins/{pin['id']}/comments", {"text": " lovely "})
@@ -186,3 +202,19 @@ def test_comments(anon: Api, ada: Api, pinner: Callable[[str], Api], pin: Any) -
     )
     assert error_of(anon.post(f"/pins/{pin['id']}/comments", {"text": "hi"}), 401)
     assert error_of(bob.post(f"/pins/{ada.id}/comments", {"text": "hi"}), 404)
+
+
+def test_deleting_comments(anon: Api, ada: Api, pinner: Callable[[str], Api], pin: Any) -> None:
+    bob, cy = pinner("bob"), pinner("cy")
+    by_bob = bob.post(f"/pins/{pin['id']}/comments", {"text": "bob"}).json()
+    by_cy = cy.post(f"/pins/{pin['id']}/comments", {"text": "cy"}).json()
+    comment = f"/pins/{pin['id']}/comments/{{}}"
+    assert error_of(anon.delete(comment.format(by_bob["id"])), 401)["code"] == "unauthenticated"
+    assert error_of(bob.delete(comment.format(by_cy["id"])), 403)["code"] == "forbidden"
+    assert bob.delete(comment.format(by_bob["id"])).status_code == 204
+    assert ada.delete(comment.format(by_cy["id"])).status_code == 204  # the pin's owner
+    assert anon.get(f"/pins/{pin['id']}/comments").json()["items"] == []
+    assert anon.get(f"/pins/{pin['id']}").json()["comment_count"] == 0
+    assert error_of(ada.delete(comment.format(by_cy["id"])), 404)["code"] == "not_found"
+    assert error_of(ada.delete(comment.format("abc")), 404)["code"] == "not_found"
+    assert error_of(ada.delete(f"/pins/{by_bob['id']}/comments/{pin['id']}"), 404)["code"] == "not_found"  # fmt: skip

@@ -22,6 +22,7 @@ USER_FIELDS = {
     "following_count",
     "board_count",
     "pin_count",
+    "like_count",
 }
 _n = itertools.count(1)
 

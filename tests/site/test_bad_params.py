@@ -8,23 +8,32 @@ a view lets escape, so a 500 fails these tests loudly.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
+from pinboard.pins.actions import add_comment
 from tests.site.api_client import Api, error_of
 from tests.site.page_helpers import log_in, text
 
 #: Pages that read ``?cursor=`` (the pin page reads ``?comments=``).
-CURSOR_PAGES = {"landing", "profile", "followers", "following", "board"}
+CURSOR_PAGES = {"landing", "profile", "followers", "following", "likes", "board"}
 BAD_CURSORS = ["abc", "%%%", "Zm9vOmJhcg", "MTox" * 20, "\x00", "-1", "9" * 40]
 #: Other spellings of a good ID ("{}" is the ID): each must be a 404.
 ID_SPELLINGS = ["0{}", "00{}", "+{}", "-{}", "%20{}", "{}%20", "{}%0A", "%09{}", "{}.0", "{}abc"]
 ARABIC_INDIC = str.maketrans(
     "0123456789", "\u0660\u0661\u0662\u0663\u0664\u0665\u0666\u0667\u0668\u0669"
 )
+
+
+@pytest.fixture
+def cast(cast: dict[str, Any]) -> dict[str, Any]:
+    """The site's cast, with a comment of bob's on ann's pin, for routes that name one."""
+    return {**cast, "comment": add_comment(cast["bob"]["id"], cast["pin"], "Nice")["id"]}
 
 
 def routes() -> list[tuple[str, str, str]]:
@@ -49,6 +58,7 @@ def fill(route: str, cast: dict[str, Any], **override: str) -> str:
         "board_id": str(cast["recipes"]["id"]),
         "pin_id": str(cast["pin"]),
         "user_id": str(cast["bob"]["id"]),
+        "comment_id": str(cast["comment"]),
         **override,
     }
     for name, value in values.items():
@@ -121,15 +131,20 @@ def test_every_api_route_answers_a_bad_cursor_or_limit_with_400_or_ignores_it(
             assert response.status_code < 500, (url, params)
 
 
+def bad_spellings(route: str, cast: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """(name, spelling) for each other spelling of each ID the route names."""
+    for key in re.findall(r"<str:(\w+_id)>", route):
+        good = fill(f"<str:{key}>", cast)
+        for spelling in [*ID_SPELLINGS, "{arabic}"]:
+            yield key, spelling.format(good, arabic=good.translate(ARABIC_INDIC))
+
+
 @pytest.mark.parametrize(("route", "name"), [r for r in page_routes() if "_id>" in r[0]])
 def test_other_spellings_of_an_id_in_a_page_path_are_404(
     client: Client, cast: dict[str, Any], route: str, name: str
 ) -> None:
     log_in(client, cast["ann"])
-    key = route.split("<str:")[1].split(">")[0]
-    good = fill(f"<str:{key}>", cast)
-    for spelling in [*ID_SPELLINGS, "{arabic}"]:
-        bad = spelling.format(good, arabic=good.translate(ARABIC_INDIC))
+    for key, bad in bad_spellings(route, cast):
         url = "/" + fill(route, cast, **{key: bad})
         assert client.post(url).status_code == 404, url
         assert client.get(url).status_code in (404, 405), url  # 405: a button's POST-only URL
@@ -140,10 +155,7 @@ def test_other_spellings_of_an_id_in_an_api_path_are_404(
     client: Client, cast: dict[str, Any], path: str
 ) -> None:
     api = Api.as_pinner(client, cast["ann"])
-    key = path.split("<str:")[1].split(">")[0]
-    good = fill(f"<str:{key}>", cast)
-    for spelling in [*ID_SPELLINGS, "{arabic}"]:
-        bad = spelling.format(good, arabic=good.translate(ARABIC_INDIC))
+    for key, bad in bad_spellings(path, cast):
         url = fill(path, cast, **{key: bad}).removeprefix("/api/v1")
         for method in ("GET", "POST", "PUT", "PATCH", "DELETE"):
             response = api.call(method, url, {})

@@ -19,6 +19,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from pinboard.api import http as api_http
 from pinboard.data_plane import cached_store
+from pinboard.pins.actions import add_comment
 from pinboard.settings.secret import new_key
 from tests.site.page_helpers import log_in
 
@@ -65,6 +66,7 @@ def urls(cast: dict[str, Any]) -> dict[str, str]:
         "board_id": str(recipes["id"]),
         "pin_id": str(cast["pin"]),
         "user_id": str(bob["id"]),
+        "comment_id": str(add_comment(bob["id"], cast["pin"], "Nice")["id"]),
         # the operators' console and the admin (staff only: 302 or 403 here)
         "host": next(iter(cached_store().topology.hosts)),
         "entry_id": "1",

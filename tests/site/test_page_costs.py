@@ -70,6 +70,25 @@ def test_board_page_costs_the_same_for_3_and_60_pins(client, make_user):
     assert warm_cost == 0
 
 
+def test_likes_page_costs_the_same_for_1_and_60_likes(client, make_user):
+    owner, few, many = make_user("owner"), make_user("few"), make_user("many")
+    board = board_with_pins(owner, "Likeable", 60)
+    pins = (
+        board_pins_page(board["id"]).ids
+        + board_pins_page(board["id"], cursor=board_pins_page(board["id"]).cursor).ids
+    )
+    like(few["id"], pins[0])
+    for pin_id in pins:
+        like(many["id"], pin_id)
+    # username lookup, user (with counts), user_likes_pins, pins by IN
+    few_cost, _ = get_counted(client, f"/{few['username']}/likes/")
+    many_cost, response = get_counted(client, f"/{many['username']}/likes/")
+    assert few_cost == many_cost == 4
+    assert response.content.count(b'class="pin"') == 50
+    warm_cost, _ = get_counted(client, f"/{many['username']}/likes/", warm=True)
+    assert warm_cost == 0
+
+
 def test_pin_page_cost_does_not_grow_with_likes_saves_and_comments(client, make_user):
     owner, fan, visitor = make_user("owner"), make_user("fan"), make_user("visitor")
     board = board_with_pins(owner, "Pins", 2)

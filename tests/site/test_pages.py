@@ -7,6 +7,7 @@ from django.test import Client
 
 from pinboard.boards.queries import get_board
 from pinboard.follows.actions import follow_user
+from pinboard.pins.queries import board_pins_page
 from pinboard.users.queries import get_user_by_username
 from tests.site.page_helpers import board_url, board_with_pins, log_in, text
 from toolkit.images import image_upload
@@ -23,6 +24,7 @@ def page_urls(cast) -> list[str]:
         f"/{ann['username']}/",
         f"/{ann['username']}/followers/",
         f"/{ann['username']}/following/",
+        f"/{ann['username']}/likes/",
         board_url(ann, recipes),
         f"/pin/{pin}/",
     ]
@@ -198,6 +200,22 @@ def test_followers_and_following_lists(client, cast):
     assert "Not following anyone" in text(client.get(f"/{ann['username']}/following/"))
 
 
+def test_likes_page_shows_the_liked_pins_latest_first(client, cast):
+    bob, recipes = cast["bob"], cast["recipes"]
+    older, newer = board_pins_page(recipes["id"]).ids[::-1]
+    assert "No likes yet" in text(client.get(f"/{bob['username']}/likes/"))
+    log_in(client, bob)
+    for pin_id in (older, newer):
+        client.post(f"/pin/{pin_id}/like/")
+    page = text(client.get(f"/{bob['username']}/likes/"))
+    assert "<strong>2</strong> likes" in page
+    grid = page.split('<div class="grid"')[1].split("</div>")[0]
+    assert grid.index(f'href="/pin/{newer}/"') < grid.index(f'href="/pin/{older}/"')
+    client.post(f"/pin/{newer}/unlike/")
+    page = text(client.get(f"/{bob['username']}/likes/"))
+    assert f'href="/pin/{newer}/"' not in page and f'href="/pin/{older}/"' in page
+
+
 # -- boards -------------------------------------------------------------------------
 
 
@@ -264,6 +282,8 @@ def test_create_board_and_its_errors(client, make_user):
     assert response.status_code == 422 and "board name must be" in text(response)
     response = client.post("/boards/new/", {"name": "Followers"})  # not the followers page
     assert response["Location"] == f"/{ann['username']}/followers-2/"
+    response = client.post("/boards/new/", {"name": "Likes"})  # not the likes page
+    assert response["Location"] == f"/{ann['username']}/likes-2/"
 
 
 def test_edit_and_delete_board_owner_only(client, cast):
@@ -301,6 +321,7 @@ def test_edit_and_delete_board_owner_only(client, cast):
         "/boards/abc/edit/",
         "/nobody_by_this_name/",
         "/nobody_by_this_name/followers/",
+        "/nobody_by_this_name/likes/",
         "/nobody_by_this_name/some-board/",
         "/" + "x" * 300 + "/",
     ],

@@ -156,3 +156,29 @@ def test_comment(client, cast):
     assert "Yum" in page and "<strong>1</strong> comment</span>" in page
     response = client.post(f"/pin/{pin}/comment/", {"text": "   "}, follow=True)
     assert "comment must be" in text(response)
+
+
+def test_a_comment_is_deleted_by_its_author_or_the_pins_owner_only(client, cast, make_user):
+    ann, bob, pin = cast["ann"], cast["bob"], cast["pin"]
+    cy = make_user("cy")
+    by_bob = add_comment(bob["id"], pin, "Bob was here")
+    by_cy = add_comment(cy["id"], pin, "Cy was here")
+    delete = f"/pin/{pin}/comments/{{}}/delete/"
+
+    log_in(client, bob)  # sees a delete button on his own comment only
+    page = text(client.get(f"/pin/{pin}/"))
+    assert delete.format(by_bob["id"]) in page and delete.format(by_cy["id"]) not in page
+    assert client.post(delete.format(by_cy["id"])).status_code == 403
+    response = client.post(delete.format(by_bob["id"]))
+    assert response["Location"] == f"/pin/{pin}/#comments"
+    page = text(client.get(f"/pin/{pin}/"))
+    assert "Bob was here" not in page and "<strong>1</strong> comment</span>" in page
+
+    log_in(client, ann)  # the pin's owner may delete any comment on it
+    assert delete.format(by_cy["id"]) in text(client.get(f"/pin/{pin}/"))
+    client.post(delete.format(by_cy["id"]))
+    assert "No comments yet" in text(client.get(f"/pin/{pin}/"))
+    assert client.post(delete.format(by_cy["id"])).status_code == 404  # gone already
+    other = board_pins_page(cast["recipes"]["id"]).ids[1]
+    elsewhere = add_comment(bob["id"], other, "Not on this pin")
+    assert client.post(delete.format(elsewhere["id"])).status_code == 404  # wrong pin

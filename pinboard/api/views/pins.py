@@ -216,9 +216,22 @@ def _comments(request: HttpRequest, pin_id: Id) -> HttpResponse:
     return page(items, next_cursor)
 
 
+@operation(
+    "Delete a comment: yours, or any on your pin",
+    errors=(NotFoundError, Forbidden),
+    auth=True,
+)
+def _delete_comment(request: HttpRequest, pin_id: Id, comment_id: Id) -> HttpResponse:
+    pinner = require_pinner(request)
+    pin_id_, comment_id_ = parse_id(pin_id, "pin"), parse_id(comment_id, "comment")
+    actions.delete_comment(pinner["id"], pin_id_, comment_id_)
+    return no_content()
+
+
 pins = endpoint(POST=_create)
 pin = endpoint(GET=_get, PATCH=_update, DELETE=_delete)
 save = endpoint(POST=_save)
 like = endpoint(PUT=_like, DELETE=_unlike)
 likes = endpoint(GET=_likes)
 comments = endpoint(GET=_comments, POST=_comment)
+comment = endpoint(DELETE=_delete_comment)

@@ -14,6 +14,8 @@ from ...errors import BadRequest, Conflict, InvalidField, NotFoundError, RateLim
 from ...follows import actions as follow_actions
 from ...follows.queries import followed_among, followers_page, following_page
 from ...ids import parse_id
+from ...likes.queries import liked_pins_page
+from ...pins.queries import get_pins
 from ...users.actions import MIN_PASSWORD, USERNAME, change_password, sign_up
 from ...users.queries import get_user, get_user_by_username, get_users
 from .. import serializers
@@ -29,7 +31,17 @@ from ..http import (
     require_pinner,
 )
 from ..operations import operation
-from ..schemas import MAX_USERNAME, BoardList, Email, FollowedIds, Id, Me, User, UserList
+from ..schemas import (
+    MAX_USERNAME,
+    BoardList,
+    Email,
+    FollowedIds,
+    Id,
+    Me,
+    PinList,
+    User,
+    UserList,
+)
 
 #: How many user IDs ``GET /users/{id}/follows?ids=`` checks at once.
 MAX_FOLLOWS_IDS = 100
@@ -156,6 +168,19 @@ def _following(request: HttpRequest, user_id: Id) -> HttpResponse:
 
 
 @operation(
+    "The pins the pinner liked, the latest like first",
+    ok=PinList,
+    errors=(NotFoundError,),
+    query=PageQuery,
+)
+def _likes(request: HttpRequest, user_id: Id) -> HttpResponse:
+    user = user_or_404(user_id, counts=False)
+    limit, cursor = page_params(request)
+    ids, next_cursor = liked_pins_page(user["id"], limit=limit, cursor=cursor)
+    return page([serializers.pin(p) for p in get_pins(ids)], next_cursor)
+
+
+@operation(
     f"Which of up to {MAX_FOLLOWS_IDS} given users the pinner follows (one query);"
     " a malformed or non-user ID in `ids` is a 400",
     ok=FollowedIds,
@@ -207,5 +232,6 @@ by_username = endpoint(GET=_by_username)
 boards = endpoint(GET=_boards)
 followers = endpoint(GET=_followers)
 following = endpoint(GET=_following)
+likes = endpoint(GET=_likes)
 follows = endpoint(GET=_follows_among)
 follow = endpoint(PUT=_follow, DELETE=_unfollow)
