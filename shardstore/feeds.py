@@ -13,6 +13,10 @@ same bytes every time (its sequence is the pin's own), and the feed is kept
 ordered, so the script meets an identical entry exactly where it would put the
 new one. A pin newer than the head cannot be in the feed yet; one that is not
 looks through the newest ``LATE_WINDOW`` entries, which it scans anyway.
+
+The site's newest pins, what a visitor without an account sees, are one more list:
+a sorted set ``recent`` of pin IDs scored by sequence, capped like a feed, so a
+late or repeated add lands in order and only once.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from .interface import Page
 from .redis_shards import RedisShards
 
 FEED_LENGTH = 1000
+RECENT_KEY = "recent"
 #: A pinner who has not visited for this long gets no fan-out; their feed is rebuilt.
 ACTIVE_SECONDS = 14 * 24 * 3600
 #: How long a fan-out batch's claim is kept (longer than any retry schedule).
@@ -147,11 +152,7 @@ class HomeFeeds:
             after = cursors.decode(cursor)
             raw = client.lrange(feed_key(user_id), 0, -1)  # at most FEED_LENGTH short entries
             entries = [e for e in (parse_entry(r) for r in raw) if e < after]
-        ids = [pin_id for _, pin_id in entries[:limit]]
-        if len(entries) <= limit:
-            return Page(ids, None)
-        sequence, pin_id = entries[limit - 1]
-        return Page(ids, cursors.encode(sequence, pin_id))
+        return _paged(entries, limit)
 
     def entries(self, user_id: int) -> list[tuple[int, int]]:
         """The whole feed as (sequence, pin_id), newest first."""
@@ -208,3 +209,46 @@ class HomeFeeds:
                     return
                 except redis.WatchError:
                     continue
+
+    # -- the site's newest pins -------------------------------------------------
+
+    def add_recent(self, pin_id: int, sequence: int) -> None:
+        """Put a new pin among the site's newest (once, whenever it comes)."""
+        with self._recent_client().pipeline(transaction=True) as pipe:
+            pipe.zadd(RECENT_KEY, {str(pin_id): sequence})
+            pipe.zremrangebyrank(RECENT_KEY, 0, -self.length - 1)  # keep the newest
+            pipe.execute()
+        self.shards.count_call()
+
+    def remove_recent(self, pin_ids: Iterable[int]) -> None:
+        members = [str(p) for p in pin_ids]
+        if members:
+            self.shards.count_call()
+            self._recent_client().zrem(RECENT_KEY, *members)
+
+    def recent_page(self, *, limit: int = 50, cursor: str | None = None) -> Page:
+        """The site's newest pin IDs, newest first, paged like a feed."""
+        client = self._recent_client()
+        self.shards.count_call()
+        if cursor is None:
+            raw = client.zrevrange(RECENT_KEY, 0, limit, withscores=True)
+        else:
+            after = cursors.decode(cursor)
+            raw = client.zrevrangebyscore(RECENT_KEY, after[0], "-inf", withscores=True)
+        entries = sorted(((int(score), int(pin)) for pin, score in raw), reverse=True)
+        if cursor is not None:
+            entries = [e for e in entries if e < after]
+        return _paged(entries, limit)
+
+    def _recent_client(self) -> Any:
+        return self.shards.client_for(0)  # one set for the whole site
+
+
+def _paged(entries: list[tuple[int, int]], limit: int) -> Page:
+    """The first ``limit`` of (sequence, pin_id) entries, newest first, as a Page whose
+    cursor is the last one's position."""
+    ids = [pin_id for _, pin_id in entries[:limit]]
+    if len(entries) <= limit:
+        return Page(ids, None)
+    sequence, pin_id = entries[limit - 1]
+    return Page(ids, cursors.encode(sequence, pin_id))

@@ -1,4 +1,5 @@
-"""Reading a home feed: pin IDs from Redis, pins through the cache pool."""
+"""Reading a home feed and the site's newest pins: pin IDs from Redis, pins through the
+cache pool."""
 
 from __future__ import annotations
 
@@ -21,4 +22,12 @@ def home_feed(
     if cursor is None and not feeds.mark_seen(user_id):
         rebuild(user_id)
     page = feeds.page(user_id, limit=limit, cursor=cursor)
+    return get_pins(page.ids), page.cursor
+
+
+def recent_pins(
+    *, limit: int = 50, cursor: str | None = None
+) -> tuple[list[dict[str, Any]], str | None]:
+    """A page of the site's newest pins (what a visitor without an account sees)."""
+    page = get_feeds().recent_page(limit=limit, cursor=cursor)
     return get_pins(page.ids), page.cursor

@@ -1,4 +1,5 @@
-"""Fan-out on write: a new pin goes to every follower of its board, ~1,000 per batch.
+"""Fan-out on write: a new pin goes to every follower of its board, ~1,000 per batch,
+and (unless it is a save) among the site's newest pins.
 
 ``fan_out_pin`` streams the board's followers from the Redis graph and queues
 one ``fan_out_batch`` per chunk; each batch is one script call per Redis
@@ -32,6 +33,8 @@ def fan_out_pin(pin_id: int, sequence: int) -> int:
     pin = cached_store().objects("pin").get(pin_id)
     if pin is None:  # deleted before its fan-out ran
         return 0
+    if not pin.get("saved_from"):  # a save shows an image the site has shown already
+        get_feeds().add_recent(pin_id, sequence)
     fan_out_batch.delay(pin_id, sequence, "owner", [pin["owner_id"]])
     batches = 0
     for followers in get_graph().board_followers(pin["board_id"], pin["owner_id"], chunk=BATCH):

@@ -3,8 +3,8 @@
 ``delete_pin`` soft-deletes the pin and takes it off its board's and owner's
 lists at once; ``purge_pin`` then removes what still points at it: every like
 (``user_likes_pins`` with its inverse), its saves list (the saved pins are other
-pinners' and stay), its comments, and its image files once no live pin shows
-them. Each mapping is removed through ``remove`` (forward, then inverse), so a
+pinners' and stay), its comments, its place among the site's newest pins, and
+its image files once no live pin shows them. Each mapping is removed through ``remove`` (forward, then inverse), so a
 purge cut short leaves only pairs ``shardstore reconcile`` completes; the task
 is idempotent, acks_late and retried, like the fan-out tasks.
 """
@@ -14,14 +14,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import redis
+
 from shardstore import ShardUnavailable, WriteConflict
 
-from ..data_plane import cached_store
+from ..data_plane import cached_store, get_feeds
 from ..ledger import ledgered_task
 from .images import delete_image
 
 BATCH = 500
-RETRY_ON = (ShardUnavailable, WriteConflict, OSError)  # OSError: the file storage
+RETRY_ON = (ShardUnavailable, WriteConflict, redis.RedisError, OSError)  # OSError: the files
 
 
 @ledgered_task(retry_on=RETRY_ON)
@@ -44,6 +46,7 @@ def purge_pin(pin_id: int) -> None:
         for comment_id in comment_ids:
             store.objects("comment").delete(comment_id)
             comments.remove(pin_id, comment_id)
+    get_feeds().remove_recent([pin_id])
     _release_image(pin)
 
 

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_POST
 from .. import ratelimit
 from ..boards.queries import board_items
 from ..errors import DomainError, InvalidField
-from ..feeds.queries import home_feed
+from ..feeds.queries import home_feed, recent_pins
 from ..follows.queries import followed_among, followers_page, following_page, follows_user
 from ..grid import pin_items
 from ..likes.queries import liked_pins_page
@@ -33,14 +33,16 @@ from .queries import get_user_by_username, get_users, user_stats
 
 @page_errors
 def landing(request: HttpRequest) -> HttpResponse:
+    """A pinner's home feed; for a visitor, the site's newest pins."""
     pinner = get_pinner(request)
     if pinner is None:
-        return render(request, "users/landing.html")
-    pins, cursor = home_feed(pinner["id"], cursor=parse_cursor(request))
+        pins, cursor = recent_pins(cursor=parse_cursor(request))
+    else:
+        pins, cursor = home_feed(pinner["id"], cursor=parse_cursor(request))
     grid = {"pins": pin_items(pins), "next_cursor": cursor}
     if request.GET.get("partial"):
         return render(request, "pins/_grid.html", grid)
-    return render(request, "users/home.html", grid)
+    return render(request, "users/home.html" if pinner else "users/landing.html", grid)
 
 
 def signup(request: HttpRequest) -> HttpResponse:

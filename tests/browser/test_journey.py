@@ -255,6 +255,20 @@ def test_two_pinners_pin_like_comment_save_and_follow(
     expect(bob.get_by_role("heading", name="Find ideas.")).to_be_visible()
     expect(header(bob).get_by_role("link", name="Log in")).to_be_visible()
     shoot(bob, "bob-logged-out")
+
+    # A visitor sees the newest pins; an action asks to log in, then comes back to the pin.
+    card = bob.locator(f'#pins a.pin[href="{pin_path}"]')
+    expect(card).to_be_visible()
+    card.click()
+    expect(bob).to_have_url(pin_url)
+    bob.get_by_role("link", name="♡ Like").click()
+    expect(bob).to_have_url(re.compile(r"/login/\?next="))
+    bob.get_by_label("Username or email").fill("bob")
+    bob.get_by_label("Password").fill(PASSWORD)
+    bob.get_by_role("button", name="Log in").click()
+    expect(bob).to_have_url(pin_url)
+    expect(bob.get_by_role("button", name="♥ Liked")).to_be_visible()  # he had liked it
+    header(bob).get_by_role("button", name="Log out").click()
     bob.goto("/pin/new/")
     expect(bob).to_have_url(re.compile(r"/login/\?next=%2Fpin%2Fnew%2F$"))
 

@@ -225,3 +225,21 @@ def test_remove_pins_and_replace(shards: RedisShards) -> None:
     small = feeds_of(shards, length=3)
     small.replace(reader, [(n, pin(n)) for n in range(1, 10)])
     assert small.entries(reader) == [(9, pin(9)), (8, pin(8)), (7, pin(7))]
+
+
+def test_the_sites_newest_pins_in_order_once_paged_and_capped(shards: RedisShards) -> None:
+    feeds = feeds_of(shards, length=5)
+    for n in (1, 3, 2, 4, 3):  # 2 arrives late, 3 twice (a retried task)
+        feeds.add_recent(pin(n), 100 + n)
+    assert feeds.recent_page().ids == [pin(4), pin(3), pin(2), pin(1)]
+
+    first = feeds.recent_page(limit=2)
+    assert first.ids == [pin(4), pin(3)] and first.cursor is not None
+    feeds.add_recent(pin(5), 105)  # arrives between pages: no repeat, no gap
+    last = feeds.recent_page(limit=2, cursor=first.cursor)
+    assert last.ids == [pin(2), pin(1)] and last.cursor is None
+
+    feeds.add_recent(pin(6), 106)
+    assert feeds.recent_page().ids == [pin(n) for n in (6, 5, 4, 3, 2)]  # capped at 5
+    feeds.remove_recent([pin(5), pin(4)])
+    assert feeds.recent_page().ids == [pin(6), pin(3), pin(2)]

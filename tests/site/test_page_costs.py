@@ -9,7 +9,7 @@ Follow state comes from the Redis graph, not SQL.
 
 from __future__ import annotations
 
-from pinboard.data_plane import cached_store
+from pinboard.data_plane import cached_store, get_feeds
 from pinboard.follows.actions import follow_user
 from pinboard.likes.actions import like
 from pinboard.pins.actions import add_comment, save_pin
@@ -140,3 +140,15 @@ def test_a_cold_home_feed_reads_its_pins_in_one_statement_per_host(client, make_
     spans = all(backend.spans_shards for backend in store.backends().values())
     # the token, the pinner, then the pins: one UNION ALL per host, or one query per shard
     assert queries.count == 2 + (len(hosts) if spans else len(shards)), queries.statements
+
+
+def test_a_visitors_home_reads_its_pins_in_one_statement_per_read_group(client, make_user):
+    for _ in range(6):  # pinners on shards of their own
+        board_with_pins(make_user("author"), "Mine", 10)
+    ids = get_feeds().recent_page().ids
+    groups = cached_store().store.read_groups(shard_of(pin_id) for pin_id in ids)
+    cold_cost, response = get_counted(client, "/")
+    assert len(ids) == 50 and cold_cost == len(groups)  # pins by IN, by host or by shard
+    assert response.content.count(b'class="pin"') == 50
+    warm_cost, _ = get_counted(client, "/", warm=True)
+    assert warm_cost == 0

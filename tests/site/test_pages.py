@@ -6,7 +6,9 @@ import pytest
 from django.test import Client
 
 from pinboard.boards.queries import get_board
+from pinboard.data_plane import get_feeds
 from pinboard.follows.actions import follow_user
+from pinboard.pins.actions import delete_pin, save_pin
 from pinboard.pins.queries import board_pins_page
 from pinboard.users.queries import get_user_by_username
 from tests.site.page_helpers import board_url, board_with_pins, log_in, text
@@ -43,6 +45,32 @@ def test_every_page_renders_signed_in(client, cast):
         response = client.get(url)
         assert response.status_code == 200, url
         assert "Log out" in text(response)
+
+
+def test_a_visitor_sees_the_sites_newest_pins_but_not_saves_or_deleted_pins(client, cast):
+    ann, bob = cast["ann"], cast["bob"]
+    newest, older = board_pins_page(cast["recipes"]["id"]).ids
+    saved = save_pin(bob["id"], newest, cast["bobs"]["id"])
+    page = text(client.get("/"))
+    assert "Find ideas." in page and "New on pinboard" in page
+    cards = page.split('<div class="grid"')[1].split("</div>")[0]
+    first_card = cards.split('<a class="pin" href="')[1]
+    assert first_card.startswith(f"/pin/{newest}/")  # the newest pin of the whole site
+    assert f'href="/pin/{older}/"' in cards
+    assert f'href="/pin/{saved["id"]}/"' not in cards
+    delete_pin(ann["id"], newest)
+    assert f'href="/pin/{newest}/"' not in text(client.get("/"))
+    assert newest not in get_feeds().recent_page(limit=1000).ids  # the purge took it off
+
+
+def test_a_visitors_home_scrolls_through_the_newest_pins(client, make_user):
+    board_with_pins(make_user("ann"), "Lots", 51)
+    page = text(client.get("/"))
+    assert page.count('class="pin"') == 50
+    cursor = page.split('data-more="#pins" href="?cursor=')[1].split('"')[0]
+    more = text(client.get(f"/?cursor={cursor}&partial=1"))
+    assert "Lots pin 0" in more and "<html" not in more
+    assert client.get("/?cursor=not-a-cursor!").status_code == 400
 
 
 def test_landing_signed_in_shows_the_home_feed(client, cast):
