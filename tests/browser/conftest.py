@@ -14,8 +14,9 @@ skipped, except under ``CI=true``, where they fail.
 ``open_page()`` gives a page in a fresh browser context (its own cookies: one
 per pinner) that records server errors, failed requests, script errors and
 console errors (such as what the Content-Security-Policy blocked);
-``shoot(page, "step")`` asserts none happened, then saves a full-page
-screenshot as ``test-artifacts/screenshots/NN-step.png``.
+``shoot(page, "step")`` asserts none happened and that axe-core finds no serious
+or critical accessibility violation on the page, then saves a full-page screenshot
+as ``test-artifacts/screenshots/NN-step.png``.
 """
 
 from __future__ import annotations
@@ -61,6 +62,8 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 SERVER_START_TIMEOUT = 30.0
+#: axe-core's impacts that fail a page; minor and moderate ones are left to review.
+FAILING_IMPACTS = {"serious", "critical"}
 
 
 # -- the site -------------------------------------------------------------------
@@ -177,13 +180,14 @@ def problems() -> dict[BrowserContext, list[str]]:
 @pytest.fixture
 def open_page(
     browser: Browser, site_url: str, problems: dict[BrowserContext, list[str]]
-) -> Iterator[Callable[[], Page]]:
-    """``open_page()``: a page in a new context (its own cookie jar) on the site."""
+) -> Iterator[Callable[..., Page]]:
+    """``open_page()``: a page in a new context (its own cookie jar) on the site;
+    ``open_page(360, 740)`` one on a small phone's screen."""
     contexts: list[BrowserContext] = []
 
-    def open_() -> Page:
+    def open_(width: int = 1280, height: int = 800) -> Page:
         context = browser.new_context(
-            base_url=site_url, viewport={"width": 1280, "height": 800}, locale="en-US"
+            base_url=site_url, viewport={"width": width, "height": height}, locale="en-US"
         )
         context.set_default_timeout(10_000)
         seen = problems[context] = []
@@ -233,7 +237,7 @@ def shoot(
 
     def shoot_(page: Page, step: str) -> Path:
         page.wait_for_load_state("load")
-        seen = problems[page.context] + page.evaluate(_LOAD_IMAGES)
+        seen = problems[page.context] + page.evaluate(_LOAD_IMAGES) + accessibility(page)
         assert not seen, f"{step}: {page.url} has problems: {seen}"
         # From the top: a full-page screenshot of a scrolled page draws the sticky
         # header where the viewport was.
@@ -243,3 +247,15 @@ def shoot(
         return path
 
     return shoot_
+
+
+def accessibility(page: Page) -> list[str]:
+    """axe-core's serious and critical violations on the page, one line each."""
+    from axe_playwright_python.sync_playwright import Axe  # with playwright (requirements-dev)
+
+    violations = Axe().run(page).response["violations"]
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']}: {[n['target'] for n in v['nodes']][:3]}"
+        for v in violations
+        if v["impact"] in FAILING_IMPACTS
+    ]
