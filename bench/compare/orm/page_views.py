@@ -98,6 +98,7 @@ def profile(request: HttpRequest, username: str) -> HttpResponse:
             "following": user.following_count,
             "boards": user.board_count,
             "pins": user.pin_count,
+            "likes": user.like_count,
         },
         "boards": [board_card(board, user) for board in found],
         "next_cursor": next_cursor,

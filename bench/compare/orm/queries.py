@@ -27,6 +27,7 @@ def pinners_with_counts() -> QuerySet[Pinner]:
         following_count=count_of(UserFollow.objects.filter(follower=me), "follower"),
         board_count=count_of(Board.objects.filter(owner=me), "owner"),
         pin_count=count_of(Pin.objects.filter(owner=me), "owner"),
+        like_count=count_of(Like.objects.filter(user=me), "user"),
     )
 
 

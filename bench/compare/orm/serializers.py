@@ -21,6 +21,7 @@ def pinner(user: Pinner) -> dict[str, Any]:
         "following_count": user.following_count,
         "board_count": user.board_count,
         "pin_count": user.pin_count,
+        "like_count": user.like_count,
     }
 
 

@@ -30,5 +30,6 @@ urlpatterns = [
     path("<str:username>/", page_views.profile, name="profile"),
     path("<str:username>/followers/", page_views.not_in_this_build, name="followers"),
     path("<str:username>/following/", page_views.not_in_this_build, name="following"),
+    path("<str:username>/likes/", page_views.not_in_this_build, name="likes"),
     path("<str:username>/<str:slug>/", page_views.board, name="board"),
 ]
