@@ -14,14 +14,19 @@ from django.utils.safestring import SafeString, mark_safe
 
 from .pins.images import image_url
 
+#: How wide a card's image is drawn (static/pinboard.css: ``--column``), for ``srcset``.
+CARD_SIZES = "(max-width: 760px) 160px, 236px"
+
 
 def pin_item(pin: dict[str, Any]) -> dict[str, Any]:
     """A pin with the URLs of its image and thumbnail, ready for a template."""
     image = pin["image"]
+    sharper = image.get("thumbnail_2x_key")
     return {
         **pin,
         "image_url": image_url(image["key"]),
         "thumb_url": image_url(image["thumbnail_key"]),
+        "thumb_2x_url": image_url(sharper) if sharper else None,
     }
 
 
@@ -50,8 +55,15 @@ def pin_card(item: dict[str, Any], url: str) -> SafeString:
     )
     width = html_escape(str(image.get("thumbnail_width", "")))
     height = html_escape(str(image.get("thumbnail_height", "")))
+    srcset = ""
+    if item.get("thumb_2x_url"):
+        srcset = (
+            f' srcset="{html_escape(item["thumb_url"])} {width}w,'
+            f' {html_escape(item["thumb_2x_url"])} {int(image["thumbnail_2x_width"])}w"'
+            f' sizes="{CARD_SIZES}"'
+        )
     return mark_safe(  # every value is escaped
-        f'<a class="pin" href="{url}"><img src="{html_escape(item["thumb_url"])}"'
+        f'<a class="pin" href="{url}"><img src="{html_escape(item["thumb_url"])}"{srcset}'
         f' width="{width}" height="{height}" alt="{alt}" loading="lazy">{caption}</a>'
     )
 

@@ -4,7 +4,8 @@ Only bytes the client uploads are accepted; nothing is fetched from a URL.
 Re-encoding drops anything but pixels (metadata, trailing payloads) and gives
 every stored image the same format. Each upload gets files of its own, named
 by the hash of the re-encoded bytes plus a random suffix
-(``pins/ab/<sha256>-<8 hex>.jpg``, never rewritten): a save (repin) shares its
+(``pins/ab/<sha256>-<8 hex>.jpg``, with ``_236.jpg`` and ``_472.jpg`` thumbnails for
+the grid's ``srcset``; never rewritten): a save (repin) shares its
 source's files, and two uploads of the same bytes do not, so deleting the files
 of one upload (``delete_image``, once no pin shows it) never takes another's.
 """
@@ -37,6 +38,8 @@ MAX_PIXELS = 24_000_000
 Image.MAX_IMAGE_PIXELS = MAX_PIXELS
 ACCEPTED_FORMATS = {"JPEG", "PNG", "GIF", "WEBP"}
 THUMBNAIL_WIDTH = 236  # the classic grid column width
+#: The grid's thumbnail for screens with two or more device pixels per CSS pixel (srcset).
+THUMBNAIL_2X_WIDTH = 2 * THUMBNAIL_WIDTH
 FULL_MAX_SIDE = 1600
 
 
@@ -55,7 +58,7 @@ def store_image(upload: Any) -> dict[str, Any]:
     full_bytes, thumb_bytes = _jpeg(full), _jpeg(thumb)
     digest = hashlib.sha256(full_bytes).hexdigest()
     base = f"pins/{digest[:2]}/{digest}-{secrets.token_hex(4)}"
-    return {
+    stored = {
         "key": _save(f"{base}.jpg", full_bytes),
         "thumbnail_key": _save(f"{base}_{THUMBNAIL_WIDTH}.jpg", thumb_bytes),
         "width": full.width,
@@ -63,6 +66,11 @@ def store_image(upload: Any) -> dict[str, Any]:
         "thumbnail_width": thumb.width,
         "thumbnail_height": thumb.height,
     }
+    sharper = _fit(image, THUMBNAIL_2X_WIDTH, width_only=True)
+    if sharper.width > thumb.width:  # a narrow image has no sharper thumbnail to give
+        stored["thumbnail_2x_key"] = _save(f"{base}_{THUMBNAIL_2X_WIDTH}.jpg", _jpeg(sharper))
+        stored["thumbnail_2x_width"] = sharper.width
+    return stored
 
 
 @lru_cache(maxsize=50_000)
@@ -137,8 +145,9 @@ def _jpeg(image: Image.Image) -> bytes:
 
 def delete_image(image: dict[str, Any]) -> None:
     """Delete an upload's files (a file already gone is no error, so a retry is safe)."""
-    for key in (image["key"], image["thumbnail_key"]):
-        default_storage.delete(key)
+    for key in (image["key"], image["thumbnail_key"], image.get("thumbnail_2x_key")):
+        if key:
+            default_storage.delete(key)
 
 
 def _save(name: str, data: bytes) -> str:

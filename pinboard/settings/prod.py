@@ -40,6 +40,8 @@ if environment.S3_BUCKET:
                 "custom_domain": _media_domain,
                 "querystring_auth": False,  # pin images are public
                 "file_overwrite": False,
+                # Each file is named by its content and never rewritten: cached for good.
+                "object_parameters": {"CacheControl": "public, max-age=31536000, immutable"},
             },
         },
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},

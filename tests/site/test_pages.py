@@ -284,6 +284,30 @@ def test_grid_cards_escape_and_shorten_descriptions(client, make_user):
     assert cards.count('width="') == 2 and 'width=""' not in cards
 
 
+def test_grid_cards_offer_a_sharper_thumbnail_to_sharper_screens(client, make_user):
+    from pinboard.boards.actions import create_board
+    from pinboard.pins.actions import create_pin
+
+    ann = make_user("ann")
+    board = create_board(ann["id"], "Sizes")
+    wide = create_pin(ann["id"], board["id"], image_upload(size=(600, 450)), "Wide")["image"]
+    narrow = create_pin(ann["id"], board["id"], image_upload(size=(200, 150)), "Narrow")["image"]
+    assert (wide["thumbnail_width"], wide["thumbnail_height"]) == (236, 177)
+    assert (wide["thumbnail_2x_width"], "thumbnail_2x_key" in narrow) == (472, False)
+    cards = text(client.get(board_url(ann, board))).split('<a class="pin"')[1:]
+    wide_card, narrow_card = (
+        (c for c in cards if ">Wide<" in c),
+        (c for c in cards if ">Narrow<" in c),
+    )
+    wide_img, narrow_img = next(wide_card), next(narrow_card)
+    thumb, sharper = (wide[k].rsplit("/", 1)[1] for k in ("thumbnail_key", "thumbnail_2x_key"))
+    srcset = wide_img.split('srcset="')[1].split('"')[0]
+    assert srcset.startswith("/") and thumb in srcset and f"{sharper} 472w" in srcset
+    assert 'sizes="(max-width: 760px) 160px, 236px"' in wide_img
+    assert 'width="236" height="177"' in wide_img
+    assert "srcset" not in narrow_img and 'width="200" height="150"' in narrow_img
+
+
 def test_board_page_scrolls_50_at_a_time(client, make_user):
     ann = make_user("ann")
     board = board_with_pins(ann, "Lots", 53)

@@ -28,7 +28,8 @@ pytestmark = pytest.mark.urls("tests.site.media_urls")
 
 
 def files_of(pin: dict[str, Any]) -> list[str]:
-    return [pin["image"]["key"], pin["image"]["thumbnail_key"]]
+    image = pin["image"]
+    return [image[k] for k in ("key", "thumbnail_key", "thumbnail_2x_key") if k in image]
 
 
 def served(client: Client, key: str) -> int:
@@ -79,7 +80,8 @@ def test_a_deleted_pins_image_files_are_deleted_and_404(
     client: Client, cast: dict[str, Any]
 ) -> None:
     ann = cast["ann"]
-    pin = create_pin(ann["id"], cast["recipes"]["id"], image_upload(), "Soon gone")
+    pin = create_pin(ann["id"], cast["recipes"]["id"], image_upload(size=(600, 450)), "Gone")
+    assert len(files_of(pin)) == 3  # the image, and thumbnails 236 and 472 wide
     assert_files(client, pin, present=True)
     log_in(client, ann)
     assert client.post(f"/pin/{pin['id']}/delete/").status_code == 302
