@@ -21,6 +21,7 @@ urlpatterns = [
     path("signup/", users.signup, name="signup"),
     path("login/", users.login, name="login"),
     path("logout/", users.logout, name="logout"),
+    path("settings/", users.settings, name="settings"),
     path("settings/password/", users.password, name="password_change"),
     path("boards/new/", boards.create, name="board_new"),
     path("boards/<str:board_id>/edit/", boards.edit, name="board_edit"),

@@ -55,9 +55,10 @@ def _active(alias: str) -> str:
 OBJECTS = {
     "user": (
         "orm_pinner",
-        "id, username, email, about, password, created_at",
+        "id, username, email, display_name, about, password, created_at",
         f"SELECT {{base}} + o.local_id, {_text('o', 'username')}, {_text('o', 'email')},"
-        f" {_text('o', 'about', '')}, {_text('o', 'password')}, {_time('o')}"
+        f" {_text('o', 'display_name', '')}, {_text('o', 'about', '')}, {_text('o', 'password')},"
+        f" {_time('o')}"
         " FROM {db}.users o",
     ),
     "board": (

@@ -18,11 +18,11 @@ from ..errors import DomainError
 from ..pins.actions import MAX_COMMENT, MAX_LINK
 from ..pins.actions import MAX_DESCRIPTION as MAX_PIN_DESCRIPTION
 from ..pins.images import FULL_MAX_SIDE, THUMBNAIL_WIDTH
+from ..users.actions import MAX_ABOUT, MAX_DISPLAY_NAME
 
-#: What users.actions accepts for a username, an email and an about text.
+#: What users.actions accepts for a username and an email.
 MAX_USERNAME = 30
 MAX_EMAIL = 254
-MAX_ABOUT = 500
 
 Id = Annotated[
     str,
@@ -37,6 +37,14 @@ Count = Annotated[int, Meta(ge=0)]
 Timestamp = Annotated[str, Meta(description="ISO 8601 date and time, UTC.")]
 Email = Annotated[str, Meta(max_length=MAX_EMAIL, extra_json_schema={"format": "email"})]
 ImageSide = Annotated[int, Meta(ge=1)]
+DisplayName = Annotated[
+    str,
+    Meta(
+        max_length=MAX_DISPLAY_NAME,
+        description="One line; empty means the username is shown instead.",
+    ),
+]
+About = Annotated[str, Meta(max_length=MAX_ABOUT)]
 Next = Annotated[
     str | None, Meta(description="The cursor of the next page; null on the last page.")
 ]
@@ -45,7 +53,8 @@ Next = Annotated[
 class User(TypedDict):
     id: Id
     username: Annotated[str, Meta(max_length=MAX_USERNAME)]
-    about: Annotated[str, Meta(max_length=MAX_ABOUT)]
+    display_name: DisplayName
+    about: About
     follower_count: Count
     following_count: Count
     board_count: Count

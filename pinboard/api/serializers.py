@@ -23,6 +23,7 @@ def user(data: dict[str, Any]) -> User:
     return {
         "id": str(data["id"]),
         "username": data["username"],
+        "display_name": data.get("display_name", ""),
         "about": data.get("about", ""),
         "follower_count": counts.get("user_followed_by_users", 0),
         "following_count": counts.get("user_follows_users", 0),

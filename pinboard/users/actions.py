@@ -21,7 +21,7 @@ from django.utils import timezone
 from shardstore import DuplicateKey
 
 from ..data_plane import cached_store
-from ..errors import Conflict, InvalidField
+from ..errors import Conflict, InvalidField, NotFoundError
 from ..text import multi_line, one_line
 from .queries import get_user, user_id_for
 from .tokens import revoke_tokens
@@ -34,6 +34,8 @@ RESERVED_USERNAMES = {
     "healthz",
 }  # fmt: skip
 MIN_PASSWORD = 8
+MAX_DISPLAY_NAME = 50
+MAX_ABOUT = 500
 
 
 def clean_username(username: object) -> str:
@@ -79,6 +81,7 @@ def sign_up(username: object, email: object, password: object) -> dict[str, Any]
         "username": username,
         "email": email,
         "password": make_password(password),
+        "display_name": "",
         "about": "",
         "created_at": timezone.now().isoformat(),
     }
@@ -143,7 +146,26 @@ def change_password(user_id: int, old_password: object, new_password: object) ->
     return user
 
 
-def update_profile(user_id: int, *, about: object) -> dict[str, Any]:
-    if not isinstance(about, str) or len(about) > 500:
-        raise InvalidField("about must be at most 500 characters", field="about")
-    return cached_store().objects("user").update(user_id, {"about": multi_line(about, "about")})
+def update_profile(user_id: int, changes: dict[str, object]) -> dict[str, Any]:
+    """Set the pinner's ``display_name`` (one line) and ``about`` (a few lines), those of
+    them in ``changes``; InvalidField, and nothing changed, if either is not right."""
+    updates = {}
+    if "display_name" in changes:
+        name = changes["display_name"]
+        if not isinstance(name, str) or len(name.strip()) > MAX_DISPLAY_NAME:
+            raise InvalidField(
+                f"the display name must be at most {MAX_DISPLAY_NAME} characters",
+                field="display_name",
+            )
+        updates["display_name"] = one_line(name.strip(), "display_name")
+    if "about" in changes:
+        about = changes["about"]
+        if not isinstance(about, str) or len(about.strip()) > MAX_ABOUT:
+            raise InvalidField(f"about must be at most {MAX_ABOUT} characters", field="about")
+        updates["about"] = multi_line(about.strip(), "about")
+    if updates:
+        cached_store().objects("user").update(user_id, updates)
+    user = get_user(user_id)
+    if user is None:
+        raise NotFoundError("no such pinner")
+    return user

@@ -26,8 +26,14 @@ from ..views_common import (
     pinner_required,
     with_retry_after,
 )
-from .actions import authenticate, change_password, sign_up
-from .auth import get_pinner, keep_session_after_password_change, log_in, log_out
+from .actions import authenticate, change_password, sign_up, update_profile
+from .auth import (
+    get_pinner,
+    keep_session_after_password_change,
+    log_in,
+    log_out,
+    signed_in_pinner,
+)
 from .queries import get_user_by_username, get_users, user_stats
 
 
@@ -108,6 +114,27 @@ def password(request: HttpRequest) -> HttpResponse:
             return redirect("profile", username=user["username"])
     response = render(request, "users/password.html", {"errors": errors}, status=status)
     return with_retry_after(response, refusal)
+
+
+@pinner_required
+def settings(request: HttpRequest) -> HttpResponse:
+    """The pinner's display name and about text."""
+    pinner = signed_in_pinner(request)
+    errors: dict[str, str] = {}
+    status = 200
+    values: Any = pinner
+    if request.method == "POST":
+        values = request.POST
+        changes = {"display_name": values.get("display_name", ""), "about": values.get("about", "")}
+        try:
+            user = update_profile(pinner["id"], changes)
+        except DomainError as error:
+            errors, status = form_errors(error), error.status
+        else:
+            messages.success(request, "Your profile is saved.")
+            return redirect("profile", username=user["username"])
+    context = {"errors": errors, "values": values}
+    return render(request, "users/settings.html", context, status=status)
 
 
 def _profile_user(username: str) -> dict[str, Any]:

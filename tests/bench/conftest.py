@@ -68,7 +68,8 @@ def cast(plane: Any) -> Cast:
 
     names = ("ann", "bob", "cat", "dan", "wendy", "xavier")
     users = {n: sign_up(n, f"{n}@example.com", PASSWORD) for n in names}
-    update_profile(users["ann"]["id"], about='Cooks & gardens, "mostly" ñ 😀\nTwo lines')
+    about = 'Cooks & gardens, "mostly" ñ 😀\nTwo lines'
+    update_profile(users["ann"]["id"], {"display_name": "Ann Lee 🌱", "about": about})
     uid = {n: u["id"] for n, u in users.items()}
 
     def board(owner: str, name: str, description: str = "") -> dict[str, Any]:

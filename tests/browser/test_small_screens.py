@@ -112,6 +112,7 @@ def test_every_page_fits_a_small_screen_and_works_by_keyboard(
         **public,
         "new-pin": "/pin/new/",
         "new-board": "/boards/new/",
+        "settings": "/settings/",
         "password": "/settings/password/",
         "edit-pin": f"/pin/{dee['pin']['id']}/edit/",
         "edit-board": f"/boards/{dee['board']['id']}/edit/",

@@ -17,6 +17,7 @@ User = dict[str, Any]
 USER_FIELDS = {
     "id",
     "username",
+    "display_name",
     "about",
     "follower_count",
     "following_count",
@@ -226,3 +227,21 @@ def test_follows_among_rejects_bad_lists(anon: Api, pinner: Callable[[str], Api]
     for bad in ("abc", f"{ada.id},,", board["id"]):
         assert error_of(anon.get(f"/users/{ada.id}/follows", ids=bad), 400)["field"] == "ids"
     assert error_of(anon.get(f"/users/{board['id']}/follows", ids=ada.id), 404)
+
+
+def test_editing_your_profile(anon: Api, pinner: Callable[[str], Api]) -> None:
+    ada = pinner("ada")
+    edited = ada.patch("/me", {"display_name": "  Ada L.  ", "about": "Lemons\nand tarts"})
+    assert edited.status_code == 200
+    assert (edited.json()["display_name"], edited.json()["about"]) == (
+        "Ada L.",
+        "Lemons\nand tarts",
+    )
+    assert anon.get(f"/users/{ada.id}").json()["display_name"] == "Ada L."
+    assert ada.patch("/me", {"about": ""}).json() | {"display_name": "Ada L.", "about": ""} == (
+        ada.get("/me").json()
+    )  # only what the body names changes
+    for bad in ({"display_name": "x" * 51}, {"display_name": "two\nlines"}, {"about": "x" * 501}):
+        assert error_of(ada.patch("/me", bad), 422)["field"] == next(iter(bad))
+    assert anon.get(f"/users/{ada.id}").json()["display_name"] == "Ada L."  # nothing changed
+    assert error_of(anon.patch("/me", {"about": "hi"}), 401)["code"] == "unauthenticated"

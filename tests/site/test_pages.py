@@ -1,4 +1,5 @@
-"""The server-rendered pages: accounts, profiles, boards, permissions, 404s (pins: test_pin_pages)."""
+"""The server-rendered pages: accounts, boards, permissions, 404s (profiles: test_profile_pages;
+pins: test_pin_pages)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from django.test import Client
 
 from pinboard.boards.queries import get_board
 from pinboard.data_plane import get_feeds
-from pinboard.follows.actions import follow_user
 from pinboard.pins.actions import delete_pin, save_pin
 from pinboard.pins.queries import board_pins_page
 from pinboard.users.queries import get_user_by_username
@@ -182,66 +182,6 @@ def test_forms_carry_csrf_tokens(make_user):
     page = text(client.get("/login/"))
     token = page.split('name="csrfmiddlewaretoken" value="')[1].split('"')[0]
     assert client.post("/login/", {**form, "csrfmiddlewaretoken": token}).status_code == 302
-
-
-# -- profile and people -----------------------------------------------------------
-
-
-def test_profile_shows_counts_covers_and_follow_button(client, cast, make_user):
-    ann, bob, cid = cast["ann"], cast["bob"], make_user("cid")
-    follow_user(cid["id"], ann["id"])
-    follow_user(ann["id"], bob["id"])
-    page = text(client.get(f"/{ann['username']}/"))
-    assert "<strong>1</strong> follower</a>" in page
-    assert "<strong>1</strong> following</a>" in page
-    assert "<strong>1</strong> board</a>" in page
-    assert "<strong>2</strong> pins</span>" in page
-    assert "2 pins · 1 follower" in page  # the board's followers include ann's
-    assert "/media/pins/" in page and "_236.jpg" in page  # the cover thumbnail
-
-    log_in(client, bob)
-    page = text(client.get(f"/{ann['username']}/"))
-    assert f'action="/users/{ann["id"]}/follow/"' in page
-    response = client.post(f"/users/{ann['id']}/follow/", {"next": f"/{ann['username']}/"})
-    assert response["Location"] == f"/{ann['username']}/"
-    page = text(client.get(f"/{ann['username']}/"))
-    assert f'action="/users/{ann["id"]}/unfollow/"' in page
-    assert "<strong>2</strong> followers</a>" in page and "2 pins · 2 followers" in page
-    client.post(f"/users/{ann['id']}/unfollow/")
-    assert "<strong>1</strong> follower</a>" in text(client.get(f"/{ann['username']}/"))
-
-
-def test_following_yourself_is_a_message_not_an_error(client, cast):
-    ann = cast["ann"]
-    log_in(client, ann)
-    response = client.post(f"/users/{ann['id']}/follow/", follow=True)
-    assert response.status_code == 200 and "cannot follow yourself" in text(response)
-
-
-def test_followers_and_following_lists(client, cast):
-    ann, bob = cast["ann"], cast["bob"]
-    follow_user(bob["id"], ann["id"])
-    followers = text(client.get(f"/{ann['username']}/followers/"))
-    assert f'href="/{bob["username"]}/"' in followers
-    following = text(client.get(f"/{bob['username']}/following/"))
-    assert f'href="/{ann["username"]}/"' in following
-    assert "Not following anyone" in text(client.get(f"/{ann['username']}/following/"))
-
-
-def test_likes_page_shows_the_liked_pins_latest_first(client, cast):
-    bob, recipes = cast["bob"], cast["recipes"]
-    older, newer = board_pins_page(recipes["id"]).ids[::-1]
-    assert "No likes yet" in text(client.get(f"/{bob['username']}/likes/"))
-    log_in(client, bob)
-    for pin_id in (older, newer):
-        client.post(f"/pin/{pin_id}/like/")
-    page = text(client.get(f"/{bob['username']}/likes/"))
-    assert "<strong>2</strong> likes" in page
-    grid = page.split('<div class="grid"')[1].split("</div>")[0]
-    assert grid.index(f'href="/pin/{newer}/"') < grid.index(f'href="/pin/{older}/"')
-    client.post(f"/pin/{newer}/unlike/")
-    page = text(client.get(f"/{bob['username']}/likes/"))
-    assert f'href="/pin/{newer}/"' not in page and f'href="/pin/{older}/"' in page
 
 
 # -- boards -------------------------------------------------------------------------

@@ -32,6 +32,7 @@ class Pinner(models.Model):
     # pinboard's casefolded username and email lookups do.
     username = models.CharField(max_length=30, unique=True)
     email = models.EmailField(unique=True)
+    display_name = models.CharField(max_length=50, blank=True, default="")
     about = models.TextField(blank=True, default="")
     password = models.CharField(max_length=128)
     created_at = models.DateTimeField(default=timezone.now)

@@ -16,6 +16,7 @@ def pinner(user: Pinner) -> dict[str, Any]:
     return {
         "id": str(user.pk),
         "username": user.username,
+        "display_name": user.display_name,
         "about": user.about,
         "follower_count": user.follower_count,
         "following_count": user.following_count,

@@ -16,7 +16,7 @@ from ...follows.queries import followed_among, followers_page, following_page
 from ...ids import parse_id
 from ...likes.queries import liked_pins_page
 from ...pins.queries import get_pins
-from ...users.actions import MIN_PASSWORD, USERNAME, change_password, sign_up
+from ...users.actions import MIN_PASSWORD, USERNAME, change_password, sign_up, update_profile
 from ...users.queries import get_user, get_user_by_username, get_users
 from .. import serializers
 from ..http import (
@@ -33,7 +33,9 @@ from ..http import (
 from ..operations import operation
 from ..schemas import (
     MAX_USERNAME,
+    About,
     BoardList,
+    DisplayName,
     Email,
     FollowedIds,
     Id,
@@ -61,6 +63,11 @@ class NewPinner(TypedDict):
     username: Annotated[str, Meta(max_length=MAX_USERNAME, pattern=f"^{USERNAME.pattern}$")]
     email: Email
     password: NewPassword
+
+
+class ProfileEdit(TypedDict, total=False):
+    display_name: DisplayName
+    about: About
 
 
 class PasswordChange(TypedDict):
@@ -105,6 +112,19 @@ def _me(request: HttpRequest) -> HttpResponse:
     if user is None:  # deleted between the token check and now
         raise NotFoundError("no such user")
     return ok(serializers.me(user))
+
+
+@operation(
+    "Edit your display name and about text",
+    ok=Me,
+    errors=(InvalidField,),
+    auth=True,
+    body=ProfileEdit,
+)
+def _update_me(request: HttpRequest) -> HttpResponse:
+    pinner = require_pinner(request)
+    data = json_body(request, ProfileEdit)
+    return ok(serializers.me(update_profile(pinner["id"], dict(data))))
 
 
 @operation(
@@ -225,7 +245,7 @@ def _unfollow(request: HttpRequest, user_id: Id) -> HttpResponse:
 
 
 users = endpoint(POST=_sign_up)
-me = endpoint(GET=_me)
+me = endpoint(GET=_me, PATCH=_update_me)
 password = endpoint(POST=_change_password)
 user = endpoint(GET=_get)
 by_username = endpoint(GET=_by_username)

@@ -37,6 +37,7 @@ class Migration(migrations.Migration):
                 ),
                 ("username", models.CharField(max_length=30, unique=True)),
                 ("email", models.EmailField(max_length=254, unique=True)),
+                ("display_name", models.CharField(blank=True, default="", max_length=50)),
                 ("about", models.TextField(blank=True, default="")),
                 ("password", models.CharField(max_length=128)),
                 ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
