@@ -23,6 +23,7 @@ urlpatterns = [
     path("logout/", users.logout, name="logout"),
     path("settings/", users.settings, name="settings"),
     path("settings/password/", users.password, name="password_change"),
+    path("settings/delete/", users.delete, name="account_delete"),
     path("boards/new/", boards.create, name="board_new"),
     path("boards/<str:board_id>/edit/", boards.edit, name="board_edit"),
     path("boards/<str:board_id>/delete/", boards.delete, name="board_delete"),

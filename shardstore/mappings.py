@@ -248,14 +248,22 @@ class MappingTable:
 
 def all_ids(table: MappingTableInterface, from_id: int, *, batch: int = 1000) -> list[int]:
     """Every to-ID of a list, newest first, a page of ``batch`` at a time (for lists
-    known to be short, such as a pinner's boards; stream long ones with ``page``)."""
-    ids: list[int] = []
+    known to be short, such as a pinner's boards; stream long ones with ``pages_of``)."""
+    return [to_id for page in pages_of(table, from_id, batch=batch) for to_id in page]
+
+
+def pages_of(
+    table: MappingTableInterface, from_id: int, *, batch: int = 1000
+) -> Iterator[list[int]]:
+    """A list's to-IDs, newest first, ``batch`` at a time; the cursor keeps its place while
+    the caller removes the rows it was given."""
     cursor = None
     while True:
         page = table.page(from_id, limit=batch, cursor=cursor)
-        ids += page.ids
+        if page.ids:
+            yield page.ids
         if page.cursor is None:
-            return ids
+            return
         cursor = page.cursor
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import redis
 
 from shardstore import ShardUnavailable, WriteConflict
+from shardstore.mappings import pages_of
 
 from ..data_plane import cached_store, get_feeds
 from ..ledger import ledgered_task
@@ -64,13 +65,4 @@ def _release_image(pin: dict[str, Any]) -> None:
 
 
 def _pages(relation: str, from_id: int) -> Iterator[list[int]]:
-    """A list's to-IDs, a page at a time; the cursor keeps its place while rows are removed."""
-    table = cached_store().mapping(relation)
-    cursor = None
-    while True:
-        page = table.page(from_id, limit=BATCH, cursor=cursor)
-        if page.ids:
-            yield page.ids
-        if page.cursor is None:
-            return
-        cursor = page.cursor
+    return pages_of(cached_store().mapping(relation), from_id, batch=BATCH)

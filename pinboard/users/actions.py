@@ -24,6 +24,7 @@ from ..data_plane import cached_store
 from ..errors import Conflict, InvalidField, NotFoundError
 from ..text import multi_line, one_line
 from .queries import get_user, user_id_for
+from .tasks import purge_account
 from .tokens import revoke_tokens
 
 USERNAME = re.compile(r"[A-Za-z0-9_]{3,30}")  # the whole string (fullmatch): no "ada\n"
@@ -169,3 +170,17 @@ def update_profile(user_id: int, changes: dict[str, object]) -> dict[str, Any]:
     if user is None:
         raise NotFoundError("no such pinner")
     return user
+
+
+def delete_account(user_id: int, password: object) -> None:
+    """End the account at once, if ``password`` is the pinner's: it can no longer be seen
+    or used, its username and email stay taken, and ``tasks.purge_account`` removes what
+    it made and its edges in the background."""
+    user = get_user(user_id, counts=False)
+    if user is None:
+        raise NotFoundError("no such pinner")
+    if not isinstance(password, str) or not check_password(password, user["password"]):
+        raise InvalidField("the password is wrong", field="password")
+    cached_store().objects("user").delete(user_id)  # soft: the lookups still point at it
+    revoke_tokens(user_id)
+    purge_account.delay(user_id)

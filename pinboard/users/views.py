@@ -26,7 +26,7 @@ from ..views_common import (
     pinner_required,
     with_retry_after,
 )
-from .actions import authenticate, change_password, sign_up, update_profile
+from .actions import authenticate, change_password, delete_account, sign_up, update_profile
 from .auth import (
     get_pinner,
     keep_session_after_password_change,
@@ -135,6 +135,23 @@ def settings(request: HttpRequest) -> HttpResponse:
             return redirect("profile", username=user["username"])
     context = {"errors": errors, "values": values}
     return render(request, "users/settings.html", context, status=status)
+
+
+@require_POST
+@pinner_required
+def delete(request: HttpRequest) -> HttpResponse:
+    """Delete the account (its password confirms it); the settings form shows a refusal."""
+    pinner = signed_in_pinner(request)
+    try:
+        ratelimit.check(request, "login")  # the password is asked for: count it as a log-in
+        delete_account(pinner["id"], request.POST.get("password"))
+    except DomainError as error:
+        context = {"errors": {}, "delete_errors": form_errors(error), "values": pinner}
+        response = render(request, "users/settings.html", context, status=error.status)
+        return with_retry_after(response, error)
+    log_out(request)
+    messages.success(request, "Your account is deleted.")
+    return redirect("landing")
 
 
 def _profile_user(username: str) -> dict[str, Any]:

@@ -16,7 +16,14 @@ from ...follows.queries import followed_among, followers_page, following_page
 from ...ids import parse_id
 from ...likes.queries import liked_pins_page
 from ...pins.queries import get_pins
-from ...users.actions import MIN_PASSWORD, USERNAME, change_password, sign_up, update_profile
+from ...users.actions import (
+    MIN_PASSWORD,
+    USERNAME,
+    change_password,
+    delete_account,
+    sign_up,
+    update_profile,
+)
 from ...users.queries import get_user, get_user_by_username, get_users
 from .. import serializers
 from ..http import (
@@ -68,6 +75,10 @@ class NewPinner(TypedDict):
 class ProfileEdit(TypedDict, total=False):
     display_name: DisplayName
     about: About
+
+
+class AccountDeletion(TypedDict):
+    password: Annotated[str, Meta(max_length=256, description="Your password, to confirm.")]
 
 
 class PasswordChange(TypedDict):
@@ -125,6 +136,21 @@ def _update_me(request: HttpRequest) -> HttpResponse:
     pinner = require_pinner(request)
     data = json_body(request, ProfileEdit)
     return ok(serializers.me(update_profile(pinner["id"], dict(data))))
+
+
+@operation(
+    "Delete your account at once (its boards, pins and edges follow in the background;"
+    " the username stays taken)",
+    errors=(InvalidField, RateLimited),
+    auth=True,
+    body=AccountDeletion,
+)
+def _delete_me(request: HttpRequest) -> HttpResponse:
+    pinner = require_pinner(request)
+    ratelimit.check(request, "login")  # a stolen token must not buy password guesses
+    data = json_body(request, AccountDeletion)
+    delete_account(pinner["id"], data["password"])
+    return no_content()
 
 
 @operation(
@@ -245,7 +271,7 @@ def _unfollow(request: HttpRequest, user_id: Id) -> HttpResponse:
 
 
 users = endpoint(POST=_sign_up)
-me = endpoint(GET=_me, PATCH=_update_me)
+me = endpoint(GET=_me, PATCH=_update_me, DELETE=_delete_me)
 password = endpoint(POST=_change_password)
 user = endpoint(GET=_get)
 by_username = endpoint(GET=_by_username)

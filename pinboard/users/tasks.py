@@ -1,0 +1,69 @@
+"""Purging a deleted account: what ``delete_account`` leaves to a task.
+
+The account itself goes at once (the user object is soft-deleted, its tokens revoked,
+its sessions end with it); its username and email stay taken, by the deleted object's
+lookups. ``purge_account`` then removes what the pinner made and every edge to or
+from them, through the same actions a pinner would use, so the follower graph and
+home feeds follow as they always do: their boards (with their pins and the follows of
+them), whom they
+follow and who follows them, the boards they follow or unfollowed, their likes, and
+their own feed. Each step takes what is still listed, so a purge cut short and run
+again finishes the job; it is acks_late and retried like the other tasks.
+"""
+
+from __future__ import annotations
+
+import redis
+
+from shardstore import ShardUnavailable, WriteConflict
+from shardstore.mappings import pages_of
+
+from ..boards.actions import delete_board
+from ..boards.queries import all_board_ids
+from ..data_plane import cached_store, get_feeds
+from ..errors import NotFoundError
+from ..follows.actions import unfollow_board, unfollow_user
+from ..ledger import ledgered_task
+from ..likes.actions import unlike
+
+BATCH = 500
+RETRY_ON = (ShardUnavailable, WriteConflict, redis.RedisError, OSError)  # OSError: image files
+
+
+@ledgered_task(retry_on=RETRY_ON)
+def purge_account(user_id: int) -> None:
+    """Remove a deleted account's boards, pins, follows, likes and feed."""
+    store = cached_store()
+    user = store.objects("user").get(user_id, include_inactive=True)
+    if user is None or user.get("active", True) is not False:  # gone, or not deleted
+        return
+    # Those who follow the pinner first: that forgets their unfollows of the pinner's boards.
+    for followers in pages_of(store.mapping("user_followed_by_users"), user_id, batch=BATCH):
+        for other in followers:
+            unfollow_user(other, user_id)
+    for board_id in all_board_ids(user_id):
+        followers_of_board = store.mapping("board_followed_by_users")
+        for followers in pages_of(followers_of_board, board_id, batch=BATCH):
+            for other in followers:
+                unfollow_board(other, board_id)
+        delete_board(user_id, board_id)
+    for followed in pages_of(store.mapping("user_follows_users"), user_id, batch=BATCH):
+        for other in followed:
+            unfollow_user(user_id, other)
+    board_follows = store.mapping("user_follows_boards")
+    for board_ids in pages_of(board_follows, user_id, batch=BATCH):
+        for board_id in board_ids:
+            try:
+                unfollow_board(user_id, board_id)
+            except NotFoundError:  # a deleted board: only the edge is left
+                board_follows.remove(user_id, board_id)
+    # Board unfollows are kept only while their owner is followed: unfollowing every
+    # pinner above forgot them, but for boards deleted since.
+    board_unfollows = store.mapping("user_unfollows_boards")
+    for board_ids in pages_of(board_unfollows, user_id, batch=BATCH):
+        for board_id in board_ids:
+            board_unfollows.remove(user_id, board_id)
+    for pin_ids in pages_of(store.mapping("user_likes_pins"), user_id, batch=BATCH):
+        for pin_id in pin_ids:
+            unlike(user_id, pin_id)
+    get_feeds().replace(user_id, [])
