@@ -37,7 +37,7 @@ urlpatterns = [
     path("pin/<str:pin_id>/comment/", pins.comment, name="pin_comment"),
     path(
         "pin/<str:pin_id>/comments/<str:comment_id>/delete/",
-        pins.uncomment,
+        pins.remove_comment,
         name="pin_comment_delete",
     ),
     path("pin/<str:pin_id>/like/", likes.like, name="pin_like"),

@@ -4,9 +4,10 @@
 lists at once; ``purge_pin`` then removes what still points at it: every like
 (``user_likes_pins`` with its inverse), its saves list (the saved pins are other
 pinners' and stay), its comments, its place among the site's newest pins, and
-its image files once no live pin shows them. Each mapping is removed through ``remove`` (forward, then inverse), so a
-purge cut short leaves only pairs ``shardstore reconcile`` completes; the task
-is idempotent, acks_late and retried, like the fan-out tasks.
+its image files once no live pin shows them. Each mapping is removed through
+``remove`` (forward, then inverse), so a purge cut short leaves only pairs
+``shardstore reconcile`` completes; the task is idempotent, acks_late and retried,
+like the fan-out tasks.
 """
 
 from __future__ import annotations

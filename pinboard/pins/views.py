@@ -178,7 +178,7 @@ def comment(request: HttpRequest, pin_id: str) -> HttpResponse:
 @require_POST
 @pinner_required
 @page_errors
-def uncomment(request: HttpRequest, pin_id: str, comment_id: str) -> HttpResponse:
+def remove_comment(request: HttpRequest, pin_id: str, comment_id: str) -> HttpResponse:
     me, pin = signed_in_pinner(request)["id"], parse_id(pin_id, "pin")
     comment = parse_id(comment_id, "comment")
     return act(
