@@ -152,3 +152,12 @@ def test_a_visitors_home_reads_its_pins_in_one_statement_per_read_group(client, 
     assert response.content.count(b'class="pin"') == 50
     warm_cost, _ = get_counted(client, "/", warm=True)
     assert warm_cost == 0
+
+
+def test_settings_cost_only_the_sessions_pinner(client, make_user):
+    ann = make_user("ann")
+    log_in(client, ann)
+    cold_cost, response = get_counted(client, "/settings/")
+    assert cold_cost == SIGNED_IN and b'name="display_name"' in response.content
+    warm_cost, _ = get_counted(client, "/settings/", warm=True)
+    assert warm_cost == 0
