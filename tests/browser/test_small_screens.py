@@ -24,8 +24,9 @@ WIDTH, HEIGHT = 360, 740
 _OVERFLOW = "() => document.documentElement.scrollWidth - window.innerWidth"
 
 #: The visible controls of the page, as the Tab walk starts (a grid that grows as the
-#: walk scrolls it is not the page that was checked). A control with tabindex=-1 is out
-#: of the order on purpose (a duplicate link).
+#: walk scrolls it is not the page that was checked, and a "More pins" link it loads is
+#: gone from the page). A control with tabindex=-1 is out of the order on purpose (a
+#: duplicate link).
 _CONTROLS = """() => {
   window.__reached = new Set();
   window.__controls = [...document.querySelectorAll(
@@ -34,8 +35,13 @@ _CONTROLS = """() => {
   if (document.activeElement) document.activeElement.blur();
   return window.__controls.length;
 }"""
+#: Note the focused element; how many controls are still unreached.
+_NOTE_FOCUS = """() => {
+  window.__reached.add(document.activeElement);
+  return window.__controls.filter(e => e.isConnected && !window.__reached.has(e)).length;
+}"""
 _UNREACHED = """() => window.__controls
-  .filter(e => !window.__reached.has(e)).map(e => e.outerHTML.slice(0, 80))"""
+  .filter(e => e.isConnected && !window.__reached.has(e)).map(e => e.outerHTML.slice(0, 80))"""
 
 
 def make_pinner(playwright: Playwright, site_url: str, name: str) -> dict[str, Any]:
@@ -63,11 +69,14 @@ def make_pinner(playwright: Playwright, site_url: str, name: str) -> dict[str, A
 
 
 def unreached_by_keyboard(page: Page) -> list[str]:
-    """The page's controls that Tab, pressed once per control and twice more, never focused."""
+    """The page's controls that Tab never focused, pressed until it has focused them all
+    or pressed three times as often as there are controls (new pins loaded on the way
+    take presses too)."""
     count = page.evaluate(_CONTROLS)
-    for _ in range(count + 2):
+    for _ in range(3 * count + 2):
         page.keyboard.press("Tab")
-        page.evaluate("() => window.__reached.add(document.activeElement)")
+        if page.evaluate(_NOTE_FOCUS) == 0:
+            break
     unreached: list[str] = page.evaluate(_UNREACHED)
     return unreached
 
