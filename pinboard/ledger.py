@@ -30,6 +30,8 @@ from typing import Any
 import redis
 from celery import Task, bootsteps, shared_task
 
+from shardstore import ShardUnavailable, WriteConflict
+
 log = logging.getLogger(__name__)
 
 DUE = "ledger:due"
@@ -91,6 +93,15 @@ class Ledgered(Task[Any, Any]):
 
     def on_failure(self, exc: Any, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
         cross_out(self.app, task_id)
+
+
+#: The errors a later try of a task can get past: a shard or Redis down or changing
+#: hands, a lock conflict. A task that also writes files adds OSError.
+TRANSIENT_ERRORS: tuple[type[Exception], ...] = (
+    redis.RedisError,
+    ShardUnavailable,
+    WriteConflict,
+)
 
 
 def ledgered_task(

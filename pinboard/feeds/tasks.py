@@ -16,18 +16,13 @@ from __future__ import annotations
 
 import hashlib
 
-import redis
-
-from shardstore import ShardUnavailable, WriteConflict
-
 from ..data_plane import cached_store, get_feeds, get_graph
-from ..ledger import ledgered_task
+from ..ledger import TRANSIENT_ERRORS, ledgered_task
 
 BATCH = 1000
-RETRY_ON = (redis.RedisError, ShardUnavailable, WriteConflict)
 
 
-@ledgered_task(retry_on=RETRY_ON, reject_on_worker_lost=True)
+@ledgered_task(retry_on=TRANSIENT_ERRORS, reject_on_worker_lost=True)
 def fan_out_pin(pin_id: int, sequence: int) -> int:
     """Queue the batches of a pin's fan-out; returns how many."""
     pin = cached_store().objects("pin").get(pin_id)
@@ -49,7 +44,7 @@ def batch_name(user_ids: list[int]) -> str:
     return hashlib.blake2b(joined, digest_size=12).hexdigest()
 
 
-@ledgered_task(retry_on=RETRY_ON, reject_on_worker_lost=True)
+@ledgered_task(retry_on=TRANSIENT_ERRORS, reject_on_worker_lost=True)
 def fan_out_batch(pin_id: int, sequence: int, batch: str, user_ids: list[int]) -> int:
     """Push one pin to up to ~1,000 feeds; returns how many got it."""
     return get_feeds().push(pin_id, sequence, user_ids, batch=batch)

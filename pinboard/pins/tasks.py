@@ -15,17 +15,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import redis
-
-from shardstore import ShardUnavailable, WriteConflict
 from shardstore.mappings import pages_of
 
 from ..data_plane import cached_store, get_feeds
-from ..ledger import ledgered_task
+from ..ledger import TRANSIENT_ERRORS, ledgered_task
 from .images import delete_image
 
 BATCH = 500
-RETRY_ON = (ShardUnavailable, WriteConflict, redis.RedisError, OSError)  # OSError: the files
+RETRY_ON = (*TRANSIENT_ERRORS, OSError)  # OSError: the image files
 
 
 @ledgered_task(retry_on=RETRY_ON)

@@ -13,9 +13,6 @@ again finishes the job; it is acks_late and retried like the other tasks.
 
 from __future__ import annotations
 
-import redis
-
-from shardstore import ShardUnavailable, WriteConflict
 from shardstore.mappings import pages_of
 
 from ..boards.actions import delete_board
@@ -25,12 +22,12 @@ from ..errors import NotFoundError
 from ..follows.actions import unfollow_board, unfollow_user
 from ..ledger import ledgered_task
 from ..likes.actions import unlike
+from ..pins.tasks import RETRY_ON as PURGE_RETRY_ON
 
 BATCH = 500
-RETRY_ON = (ShardUnavailable, WriteConflict, redis.RedisError, OSError)  # OSError: image files
 
 
-@ledgered_task(retry_on=RETRY_ON)
+@ledgered_task(retry_on=PURGE_RETRY_ON)  # it purges pins, and their image files
 def purge_account(user_id: int) -> None:
     """Remove a deleted account's boards, pins, follows, likes and feed."""
     store = cached_store()
