@@ -5,7 +5,13 @@ from collections.abc import Callable
 from typing import Any
 
 from celery import Celery
-from celery.signals import task_postrun, task_prerun, worker_process_init, worker_ready
+from celery.signals import (
+    task_postrun,
+    task_prerun,
+    worker_process_init,
+    worker_process_shutdown,
+    worker_ready,
+)
 
 from .ledger import Sweep
 
@@ -50,3 +56,12 @@ def _plane_in_solo_worker(sender: Any = None, **_: object) -> None:
         from .data_plane import plane
 
         plane()
+
+
+@worker_process_shutdown.connect
+def _withdraw_child(**_: object) -> None:
+    """A pool's child leaves without running ``atexit``: it withdraws from the followers here
+    (``data_plane.stop_following``; a solo worker's exit does it by itself)."""
+    from .data_plane import stop_following
+
+    stop_following()

@@ -20,6 +20,7 @@ process at their own servers with ``use()``.
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import threading
@@ -169,7 +170,19 @@ def _plane_from_config() -> DataPlane:
     built = build(store, pools, redis_topology)
     built.versions = {r.name: r.version for r in (shards, redis, caches) if r is not None}
     _follower = follower
+    atexit.register(stop_following)
     return built
+
+
+def stop_following() -> None:
+    """Withdraw this process from the config source's followers, at its exit. Otherwise
+    its report would outlive it until its ZooKeeper session expires, and an operation that
+    waits until every process follows a new map (a split's read-only window) would wait
+    on a process that is gone."""
+    global _follower
+    follower, _follower = _follower, None
+    if follower is not None:
+        follower.close()
 
 
 def _swap(revision: Revision) -> None:

@@ -98,14 +98,14 @@ def cluster(
     publish(spec, sqlite_shard_map(tmp_path / "shards"), "first")
     started: list[Any] = []
 
-    def start(*, worker: bool = False) -> Any:
+    def start(*, worker: bool = False, concurrency: int | None = None) -> Any:
         broker = f"redis://{redis_server.host}:{redis_server.port}/14"
         env = env_for(tmp_path, spec, PINBOARD_BROKER_URL=broker)
         site = GunicornSite(env, tmp_path / "gunicorn.log").start()
         started.append(site)
         site.wait_ready()
         if worker:
-            celery = CeleryWorker(env, tmp_path / "worker.log").start()
+            celery = CeleryWorker(env, tmp_path / "worker.log", concurrency=concurrency).start()
             started.append(celery)
             return spec, site, celery
         return spec, site
@@ -128,6 +128,25 @@ def test_every_process_serves_a_new_version_within_a_second(cluster: Any, tmp_pa
     worker_seconds = time.monotonic() - published
     print(f"\npropagation: both gunicorn workers {web_seconds:.3f}s, worker <= {worker_seconds:.3f}s")  # fmt: skip
     assert web_seconds <= 1.0 and worker_seconds <= 1.0
+
+
+def test_a_process_that_stops_leaves_the_followers_at_once(cluster: Any) -> None:
+    """Not when its ZooKeeper session expires (seconds later): a split waits until every
+    listed process follows its read-only map, and a gunicorn worker recycled meanwhile
+    would hold the window open."""
+    spec, site, worker = cluster(worker=True, concurrency=2)
+    source = open_source(spec)
+    try:
+        # Two gunicorn workers and the pool's two children (the pool's parent runs no task).
+        assert eventually(lambda: len(source.followers()) == 4, 60), source.followers()
+        site.stop()
+        worker.stop()
+        stopped = time.monotonic()
+        assert eventually(lambda: not source.followers(), 10), source.followers()
+        # A session that merely lapsed takes the negotiated timeout (4 s or more) to go.
+        assert time.monotonic() - stopped < 2.0
+    finally:
+        source.close()
 
 
 def test_zookeeper_down_the_site_serves_and_boots_from_its_local_copy(
