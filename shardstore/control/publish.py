@@ -61,12 +61,18 @@ def followed_step(
     title = TITLES[name]
 
     def wait() -> str:
-        deadline = time.monotonic() + timeout
+        started = time.monotonic()
+        deadline = started + timeout
+        last = ""  # the process waited on last: the one to look at if this step is slow
         while True:
             followers = source.followers()
             behind = sorted(p for p, v in followers.items() if v.get(name, 0) < version)
             if not behind:
-                return f"{len(followers)} processes follow {title} v{version}"
+                waited = (
+                    f", the last ({last}) after {time.monotonic() - started:.2f}s" if last else ""
+                )
+                return f"{len(followers)} processes follow {title} v{version}{waited}"
+            last = behind[-1]
             if time.monotonic() >= deadline:
                 raise StepFailed(
                     f"{len(behind)} of {len(followers)} processes still on an older {title}"

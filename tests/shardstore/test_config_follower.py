@@ -6,6 +6,8 @@ Runs on a ZooKeeper of its own, which the test halts and restarts.
 from __future__ import annotations
 
 import logging
+import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +94,7 @@ def test_followers_report_the_versions_they_have_swapped_in(
     def slow_swap(revision: Revision) -> None:
         # Still on v1 while the swap runs: a report may come only after it.
         assert publisher.followers()["slow"] == {"shards": 1}
+        time.sleep(0.3)
         swapped.append(revision.version)
 
     slow = ConfigFollower(
@@ -104,7 +107,10 @@ def test_followers_report_the_versions_they_have_swapped_in(
     publisher.publish("shards", shard_map(2), author="ops", reason="second")
     wait = followed_step(publisher, "shards", 2, timeout=10)
     assert wait.name == "wait until every process follows shard map v2"
-    assert wait.run() == "2 processes follow shard map v2"
+    done = re.fullmatch(
+        r"2 processes follow shard map v2, the last \(slow\) after (\d+\.\d\d)s", wait.run()
+    )
+    assert done is not None and float(done[1]) >= 0.25  # the step names whom it waited on
     assert swapped == [2]
 
     other.close()  # a process that has gone is no longer waited for
