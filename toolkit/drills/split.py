@@ -44,6 +44,7 @@ PER_GROUP = 3
 #: The load runs through the split, the revert and their diffs and copies of half a host's
 #: shards (minutes each on the local cluster), but no longer than this.
 SPLIT_CAP = 3600.0
+_FOLLOWED = re.compile(r"\d+ processes follow shard map v\d+.*")
 _DIFF = re.compile(r"diff \S+ \S+, shards \S+.*?: .*?(?:identical|tables differ)")
 #: A step as the command starts it: ``[4/8] wait until ... (at +190.31s)``.
 _STEP = re.compile(r"^\[(\d+)/\d+\] (.*) \(at \+([\d.]+)s\)$", re.MULTILINE)
@@ -96,6 +97,8 @@ def split(d: Drills, result: Result) -> None:
     result.figure(f"split: exit {ran.returncode} in {ran.seconds:.1f} s")
     diff = _DIFF.search(ran.output)
     result.figure(f"split's own read-only window: {steps_window(ran.output)}")
+    followed = _FOLLOWED.search(ran.output)
+    result.figure(f"its wait for every process: {followed[0] if followed else '(not found)'}")
     result.figure(f"split's diff: {diff[0] if diff else '(not found in its output)'}")
     if not result.bound("split succeeded", ran.returncode == 0, f"exit {ran.returncode}"):
         result.figures += [f"| {line}" for line in ran.tail().splitlines()]
