@@ -13,8 +13,12 @@ CATALOG = Catalog(
         ObjectType("token", 5, "tokens", pool="users"),
     ],
     relations=[
+        # A pinner's public boards and pins; a secret board and its pins are listed apart,
+        # so that every list, count and feed built from the public ones leaves them out.
         Relation("user_has_boards", "user", "board"),
         Relation("user_has_pins", "user", "pin"),
+        Relation("user_has_secret_boards", "user", "board"),
+        Relation("user_has_secret_pins", "user", "pin"),
         *inverse_pair("board_has_pins", "pin_owned_by_board", "board", "pin"),
         *inverse_pair("user_likes_pins", "pin_liked_by_users", "user", "pin"),
         *inverse_pair("user_follows_users", "user_followed_by_users", "user", "user"),

@@ -5,7 +5,9 @@ A pinner's home feed is what fan-out on write keeps (shardstore/feeds.py, the
 site's feeds app): every pin of every board they follow, explicitly
 (``user_follows_boards``) or through following its owner (``user_follows_users``:
 all the owner's boards, less those unfollowed, ``user_unfollows_boards``), and
-their own pins (a pin's fan-out reaches its owner too). One entry per pin,
+their own pins (a pin's fan-out reaches its owner too). A secret board's pins reach no
+feed: the owner's public lists (``user_has_boards``, ``user_has_pins``) hold none of them,
+and a secret board followed explicitly is left out. One entry per pin,
 ``<pin id>:<sequence>`` with the sequence of the list holding it, newest first,
 the newest ``FEED_LENGTH`` kept. ``expected_feeds`` computes exactly that, for a
 batch of pinners at a time; the site's rebuild of a pinner back after a long
@@ -89,12 +91,13 @@ def expected_feeds(
     followees = _every_to_id(store, "user_follows_users", users)
     explicit = _every_to_id(store, "user_follows_boards", users)
     unfollowed = _every_to_id(store, "user_unfollows_boards", users)
+    secret = _secret_boards(store, {board for boards in explicit.values() for board in boards})
     owners = list(dict.fromkeys(f for u in users for f in followees[u]))
     boards_of = _every_to_id(store, "user_has_boards", owners)
     sources: dict[int, set[int]] = {}
     for user in users:
         through_owners = {b for owner in followees[user] for b in boards_of[owner]}
-        sources[user] = (through_owners - set(unfollowed[user])) | set(explicit[user])
+        sources[user] = (through_owners - set(unfollowed[user])) | (set(explicit[user]) - secret)
     own = store.mapping("user_has_pins").rows_many(users, limit=length)
 
     pins: dict[int, list[tuple[int, int]]] = {}  # board -> (pin id, sequence), newest first
@@ -118,6 +121,12 @@ def expected_feeds(
         if not wanted:
             break
     return feeds
+
+
+def _secret_boards(store: StoreInterface, board_ids: set[int]) -> set[int]:
+    """Which of these boards are secret (a secret board's pins reach no feed)."""
+    boards = store.objects("board").get_many(sorted(board_ids)) if board_ids else []
+    return {board["id"] for board in boards if board.get("secret")}
 
 
 def _newest(lists: Iterable[list[tuple[int, int]]], length: int) -> list[Entry]:

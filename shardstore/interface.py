@@ -126,6 +126,19 @@ class MappingTableInterface(Protocol):
         """The newest ``limit`` ``(to_id, sequence)`` rows of each list."""
         ...
 
+    def rows_page(
+        self,
+        from_id: int | str,
+        *,
+        limit: int = 50,
+        cursor: str | None = None,
+        oldest_first: bool = False,
+    ) -> tuple[list[tuple[int, int]], str | None]:
+        """One page of ``(to_id, sequence)`` rows and the next page's cursor, newest first
+        unless ``oldest_first`` (for jobs that move rows to another list with their
+        sequences)."""
+        ...
+
     def count(self, from_id: int | str) -> int: ...
 
     def count_many(self, from_ids: Iterable[int | str]) -> dict[int, int]: ...

@@ -132,6 +132,20 @@ class MappingTable:
         oldest_first: bool = False,
     ) -> Page:
         """One page of to-IDs, newest first (highest sequence) unless ``oldest_first``."""
+        rows, next_cursor = self.rows_page(
+            from_id, limit=limit, cursor=cursor, oldest_first=oldest_first
+        )
+        return Page([to_id for to_id, _ in rows], next_cursor)
+
+    def rows_page(
+        self,
+        from_id: int | str,
+        *,
+        limit: int = 50,
+        cursor: str | None = None,
+        oldest_first: bool = False,
+    ) -> tuple[list[tuple[int, int]], str | None]:
+        """One page of ``(to_id, sequence)`` rows and the next page's cursor (None: the last)."""
         from_id = self._store.catalog.expect(from_id, self.relation.from_type)
         limit = check_limit(limit)
         descending = not oldest_first
@@ -143,8 +157,11 @@ class MappingTable:
             sql = self._page_after[descending]
             params = (from_id, sequence, sequence, last_id, limit + 1)
         with self._store.session(shard_of(from_id)) as session:
-            rows = session.query(sql, params)
-        return _to_page(rows, limit)
+            rows = [(int(to_id), int(sequence)) for to_id, sequence in session.query(sql, params)]
+        if len(rows) <= limit:
+            return rows, None
+        last_id, last_sequence = rows[limit - 1]
+        return rows[:limit], cursors.encode(last_sequence, last_id)
 
     def page_many(self, from_ids: Iterable[int | str], *, limit: int = 50) -> dict[int, Page]:
         """The first page (newest first) of many lists: one query per shard touched

@@ -63,9 +63,11 @@ OBJECTS = {
     ),
     "board": (
         "orm_board",
-        "id, owner_id, name, slug, description, created_at",
+        "id, owner_id, name, slug, description, secret, created_at",
         f"SELECT {{base}} + o.local_id, owner.id, {_text('o', 'name')}, {_text('o', 'slug', '')},"
-        f" {_text('o', 'description', '')}, {_time('o')}"
+        f" {_text('o', 'description', '')},"
+        " IFNULL(JSON_EXTRACT(o.data, '$.secret'), 'false') = 'true',"
+        f" {_time('o')}"
         " FROM {db}.boards o"
         f" JOIN {{target}}.orm_pinner owner ON owner.id = {_id('o', 'owner_id')}",
     ),

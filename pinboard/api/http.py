@@ -179,6 +179,12 @@ def optional_pinner(request: HttpRequest) -> dict[str, Any] | None:
     return pinner
 
 
+def viewer_id(request: HttpRequest) -> int | None:
+    """Who reads (secret boards show to their owner only): the token's pinner, or None."""
+    pinner = optional_pinner(request)
+    return pinner["id"] if pinner else None
+
+
 def require_pinner(request: HttpRequest) -> dict[str, Any]:
     pinner = optional_pinner(request)
     if pinner is None:

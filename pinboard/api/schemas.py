@@ -72,6 +72,7 @@ class Board(TypedDict):
     name: Annotated[str, Meta(max_length=MAX_NAME)]
     slug: str
     description: Annotated[str, Meta(max_length=MAX_BOARD_DESCRIPTION)]
+    secret: Annotated[bool, Meta(description="Seen by its owner only (shown to them alone).")]
     pin_count: Count
     follower_count: Annotated[
         int,

@@ -45,6 +45,7 @@ def board(data: dict[str, Any], owner_follower_count: int) -> Board:
         "name": data["name"],
         "slug": data.get("slug", ""),
         "description": data.get("description", ""),
+        "secret": bool(data.get("secret")),
         "pin_count": data["counts"]["board_has_pins"],
         "follower_count": follower_count(data, owner_follower_count),
     }

@@ -14,6 +14,7 @@ urlpatterns = [
     path("auth/token", auth.token, name="api-token"),
     path("me", users.me, name="api-me"),
     path("me/password", users.password, name="api-me-password"),
+    path("me/secret-boards", users.secret_boards, name="api-me-secret-boards"),
     path("feed", feed.feed, name="api-feed"),
     path("users", users.users, name="api-users"),
     path("users/by-username/<str:username>", users.by_username, name="api-user-by-username"),

@@ -1,4 +1,5 @@
-"""Writes to boards: create, edit, delete. A board lives on its owner's shard."""
+"""Writes to boards: create, edit (its name, description, secrecy), delete. A board lives on
+its owner's shard, listed in the owner's public or secret boards (``queries.board_list``)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from ..data_plane import cached_store
 from ..errors import InvalidField
 from ..pins.actions import delete_pins_of_board
 from ..text import clean_description, one_line
-from .queries import get_board, owned_board, slug_key
+from .queries import board_list, get_board, owned_board, slug_key
+from .tasks import sync_board_privacy
 
 MAX_NAME = 100
 MAX_DESCRIPTION = 500
@@ -46,19 +48,29 @@ def _claim_slug(owner_id: int, name: str, board_id: int) -> str:
     raise InvalidField("too many boards share this name", field="name")
 
 
-def create_board(owner_id: int, name: object, description: object = "") -> dict[str, Any]:
+def clean_secret(secret: object) -> bool:
+    if not isinstance(secret, bool):
+        raise InvalidField("secret must be true or false", field="secret")
+    return secret
+
+
+def create_board(
+    owner_id: int, name: object, description: object = "", secret: object = False
+) -> dict[str, Any]:
     name, description = clean_name(name), clean_description(description, most=MAX_DESCRIPTION)
+    secret = clean_secret(secret)
     store = cached_store()
     data = {
         "owner_id": owner_id,
         "name": name,
         "description": description,
+        "secret": secret,
         "created_at": timezone.now().isoformat(),
     }
     board_id = store.objects("board").create(shard_of(owner_id), data)
     slug = _claim_slug(owner_id, name, board_id)
     store.objects("board").update(board_id, {"slug": slug})
-    store.mapping("user_has_boards").add(owner_id, board_id)
+    store.mapping(board_list(secret)).add(owner_id, board_id)
     board = get_board(board_id)
     assert board is not None
     return board
@@ -75,11 +87,20 @@ def update_board(actor_id: int, board_id: int, changes: dict[str, object]) -> di
             updates["name"] = name
             if slugify(name) != slugify(board["name"]):
                 updates["slug"] = _claim_slug(actor_id, name, board_id)
+    if "secret" in changes and clean_secret(changes["secret"]) != bool(board.get("secret")):
+        updates["secret"] = not board.get("secret")
     if not updates:
         return board
-    cached_store().objects("board").update(board_id, updates)
+    store = cached_store()
+    store.objects("board").update(board_id, updates)
     if "slug" in updates:
-        cached_store().lookup("board_slug").delete(slug_key(actor_id, board["slug"]), board_id)
+        store.lookup("board_slug").delete(slug_key(actor_id, board["slug"]), board_id)
+    if "secret" in updates:
+        # The flag hides the board at once (boards.privacy); its lists follow: the board's
+        # own now, its pins and the feeds that hold them in a task.
+        store.mapping(board_list(updates["secret"])).add(actor_id, board_id)
+        store.mapping(board_list(not updates["secret"])).remove(actor_id, board_id)
+        sync_board_privacy.delay(board_id)
     updated = get_board(board_id)
     assert updated is not None
     return updated
@@ -90,6 +111,6 @@ def delete_board(actor_id: int, board_id: int) -> None:
     board = owned_board(actor_id, board_id)
     store = cached_store()
     delete_pins_of_board(actor_id, board_id)
-    store.mapping("user_has_boards").remove(actor_id, board_id)
+    store.mapping(board_list(bool(board.get("secret")))).remove(actor_id, board_id)
     store.lookup("board_slug").delete(slug_key(actor_id, board["slug"]), board_id)
     store.objects("board").delete(board_id)

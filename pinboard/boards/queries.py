@@ -28,21 +28,40 @@ def get_boards(board_ids: list[int]) -> list[dict[str, Any]]:
 def owned_board(actor_id: int, board_id: int) -> dict[str, Any]:
     """The board, if ``actor_id`` owns it; NotFoundError or Forbidden otherwise."""
     board = get_board(board_id)
-    if board is None:
-        raise NotFoundError("no such board")
+    if board is None or (board.get("secret") and board["owner_id"] != actor_id):
+        raise NotFoundError("no such board")  # another's secret board does not exist
     if int(board["owner_id"]) != actor_id:
         raise Forbidden("this board is not yours")
     return board
 
 
-def boards_page(user_id: int, *, limit: int = 50, cursor: str | None = None) -> Page:
-    """A pinner's board IDs, newest first."""
-    return cached_store().mapping("user_has_boards").page(user_id, limit=limit, cursor=cursor)
+def board_list(secret: bool) -> str:
+    """The owner's list that holds a board: its public boards, or its secret ones."""
+    return "user_has_secret_boards" if secret else "user_has_boards"
 
 
-def all_board_ids(user_id: int) -> list[int]:
-    """Every board ID of a pinner, newest first (a pinner has few: one list, read whole)."""
-    return all_ids(cached_store().mapping("user_has_boards"), user_id)
+def pin_list(secret: bool) -> str:
+    """The owner's list that holds a pin: the board's secrecy decides."""
+    return "user_has_secret_pins" if secret else "user_has_pins"
+
+
+def boards_page(
+    user_id: int, *, limit: int = 50, cursor: str | None = None, secret: bool = False
+) -> Page:
+    """A pinner's public (or secret) board IDs, newest first."""
+    mapping = cached_store().mapping(board_list(secret))
+    return mapping.page(user_id, limit=limit, cursor=cursor)
+
+
+def all_board_ids(user_id: int, *, secret: bool = False) -> list[int]:
+    """Every public (or secret) board ID of a pinner, newest first (a pinner has few: one
+    list, read whole)."""
+    return all_ids(cached_store().mapping(board_list(secret)), user_id)
+
+
+def own_board_ids(user_id: int) -> list[int]:
+    """Every board of a pinner, secret ones first: what only the pinner sees."""
+    return all_board_ids(user_id, secret=True) + all_board_ids(user_id)
 
 
 def board_id_by_slug(owner_id: int, slug: str) -> int | None:
@@ -61,8 +80,10 @@ def follower_count(board: dict[str, Any], owner_follower_count: int) -> int:
 
     The follow actions keep the three sets apart (a pinner who follows the
     owner is never also an explicit board follower, and only such pinners can
-    unfollow the board), so the sum is exact.
+    unfollow the board), so the sum is exact. A secret board has none: no one else sees it.
     """
+    if board.get("secret"):
+        return 0
     counts = board["counts"]
     return int(
         counts["board_followed_by_users"]
@@ -72,16 +93,17 @@ def follower_count(board: dict[str, Any], owner_follower_count: int) -> int:
 
 
 def board_items(
-    owner: dict[str, Any], *, cursor: str | None = None
+    owner: dict[str, Any], *, cursor: str | None = None, secret: bool = False
 ) -> tuple[list[dict[str, Any]], str | None]:
     """A page of a pinner's boards, each with its newest pin as cover and its counts.
 
+    Public boards, or with ``secret`` the owner's secret ones (for the owner's eyes).
     The seeds' "Loading a Page": user_has_boards, boards by IN (with counts),
     board_has_pins for every board in one query, cover pins by IN. Four round
     trips on the owner's shard, however many boards and pins. ``owner`` must
     carry its counts (a board's followers include its owner's).
     """
-    page = boards_page(owner["id"], cursor=cursor)
+    page = boards_page(owner["id"], cursor=cursor, secret=secret)
     boards = get_boards(page.ids)
     store = cached_store()
     covers = store.mapping("board_has_pins").page_many([b["id"] for b in boards], limit=1)

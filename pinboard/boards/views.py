@@ -19,6 +19,7 @@ from ..users.auth import get_pinner, signed_in_pinner
 from ..users.queries import get_user, user_id_for
 from ..views_common import act, form_errors, page_errors, parse_cursor, pinner_required
 from .actions import create_board, delete_board, update_board
+from .privacy import may_see
 from .queries import board_id_by_slug, follower_count, get_board, owned_board
 
 
@@ -31,15 +32,17 @@ def detail(request: HttpRequest, username: str, slug: str) -> HttpResponse:
     owner_id = user_id_for("username", username)
     board_id = owner_id and board_id_by_slug(owner_id, slug)
     board = get_board(board_id) if board_id else None
-    owner = get_user(board["owner_id"]) if board else None
-    if board is None or owner is None:
+    pinner = get_pinner(request)
+    if board is None or not may_see(pinner["id"] if pinner else None, board):
+        raise Http404("no such board")
+    owner = get_user(board["owner_id"])
+    if owner is None:
         raise Http404("no such board")
     page = board_pins_page(board["id"], cursor=parse_cursor(request))
     pins = pin_items(get_pins(page.ids))
     grid = {"pins": pins, "next_cursor": page.cursor}
     if request.GET.get("partial"):
         return render(request, "pins/_grid.html", grid)
-    pinner = get_pinner(request)
     following = None
     if pinner is not None and pinner["id"] != owner["id"]:
         following = follows_board(pinner["id"], board)
@@ -63,7 +66,10 @@ def create(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         post = request.POST
         try:
-            board = create_board(pinner["id"], post.get("name"), post.get("description", ""))
+            secret = post.get("secret") == "on"
+            board = create_board(
+                pinner["id"], post.get("name"), post.get("description", ""), secret
+            )
         except DomainError as error:
             errors, status = form_errors(error), error.status
         else:
@@ -82,7 +88,11 @@ def edit(request: HttpRequest, board_id: str) -> HttpResponse:
     values: Any = board
     if request.method == "POST":
         values = request.POST
-        changes = {"name": values.get("name"), "description": values.get("description", "")}
+        changes = {
+            "name": values.get("name"),
+            "description": values.get("description", ""),
+            "secret": values.get("secret") == "on",
+        }
         try:
             board = update_board(pinner["id"], board["id"], changes)
         except DomainError as error:

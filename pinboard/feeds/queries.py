@@ -1,10 +1,11 @@
 """Reading a home feed and the site's newest pins: pin IDs from Redis, pins through the
-cache pool."""
+cache pool, less those of a secret board (``boards.privacy``: its task may not have run)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..boards.privacy import visible_pins
 from ..data_plane import get_feeds
 from ..pins.queries import get_pins
 from .actions import rebuild
@@ -22,7 +23,7 @@ def home_feed(
     if cursor is None and not feeds.mark_seen(user_id):
         rebuild(user_id)
     page = feeds.page(user_id, limit=limit, cursor=cursor)
-    return get_pins(page.ids), page.cursor
+    return visible_pins(user_id, get_pins(page.ids)), page.cursor
 
 
 def recent_pins(
@@ -30,4 +31,4 @@ def recent_pins(
 ) -> tuple[list[dict[str, Any]], str | None]:
     """A page of the site's newest pins (what a visitor without an account sees)."""
     page = get_feeds().recent_page(limit=limit, cursor=cursor)
-    return get_pins(page.ids), page.cursor
+    return visible_pins(None, get_pins(page.ids)), page.cursor

@@ -1,5 +1,5 @@
 """Fan-out on write: a new pin goes to every follower of its board, ~1,000 per batch,
-and (unless it is a save) among the site's newest pins.
+and (unless it is a save) among the site's newest pins; a secret board's pin goes nowhere.
 
 ``fan_out_pin`` streams the board's followers from the Redis graph and queues
 one ``fan_out_batch`` per chunk; each batch is one script call per Redis
@@ -25,8 +25,12 @@ BATCH = 1000
 @ledgered_task(retry_on=TRANSIENT_ERRORS, reject_on_worker_lost=True)
 def fan_out_pin(pin_id: int, sequence: int) -> int:
     """Queue the batches of a pin's fan-out; returns how many."""
-    pin = cached_store().objects("pin").get(pin_id)
+    store = cached_store()
+    pin = store.objects("pin").get(pin_id)
     if pin is None:  # deleted before its fan-out ran
+        return 0
+    board = store.objects("board").get(pin["board_id"])
+    if board is None or board.get("secret"):  # a secret board's pins reach no feed
         return 0
     if not pin.get("saved_from"):  # a save shows an image the site has shown already
         get_feeds().add_recent(pin_id, sequence)

@@ -27,6 +27,7 @@ from shardstore.feed_sync import FeedReport, sync_feeds
 from shardstore.graph_sync import SyncReport, sync_graph
 from shardstore.mappings import now_sequence
 
+from ..boards.privacy import visible_board
 from ..boards.queries import all_board_ids, get_board
 from ..data_plane import cached_store, get_feeds, get_graph
 from ..errors import InvalidField, NotFoundError
@@ -70,9 +71,7 @@ def unfollow_user(actor_id: int, user_id: int) -> None:
 
 
 def follow_board(actor_id: int, board_id: int) -> None:
-    board = get_board(board_id)
-    if board is None:
-        raise NotFoundError("no such board")
+    board = visible_board(actor_id, board_id)
     owner = board["owner_id"]
     if owner == actor_id:
         raise InvalidField("you cannot follow your own board", field="board_id")

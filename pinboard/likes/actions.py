@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
+from ..boards.privacy import visible_pin
 from ..data_plane import cached_store
-from ..errors import NotFoundError
-from ..pins.queries import get_pin
 
 
 def like(actor_id: int, pin_id: int) -> None:
-    if get_pin(pin_id) is None:
-        raise NotFoundError("no such pin")
+    visible_pin(actor_id, pin_id)
     cached_store().mapping("user_likes_pins").add(actor_id, pin_id)
 
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from shardstore import Page
 
+from ..boards.privacy import visible_pins
 from ..data_plane import cached_store
+from ..pins.queries import get_pins
 
 
 def likers_page(pin_id: int, *, limit: int = 50, cursor: str | None = None) -> Page:
@@ -16,6 +20,9 @@ def likes_pin(actor_id: int, pin_id: int) -> bool:
     return cached_store().mapping("user_likes_pins").contains(actor_id, pin_id)
 
 
-def liked_pins_page(user_id: int, *, limit: int = 50, cursor: str | None = None) -> Page:
-    """The pins a pinner liked, the latest like first."""
-    return cached_store().mapping("user_likes_pins").page(user_id, limit=limit, cursor=cursor)
+def liked_pins(
+    viewer_id: int | None, user_id: int, *, limit: int = 50, cursor: str | None = None
+) -> tuple[list[dict[str, Any]], str | None]:
+    """The pins a pinner liked, the latest like first, that ``viewer_id`` may see."""
+    page = cached_store().mapping("user_likes_pins").page(user_id, limit=limit, cursor=cursor)
+    return visible_pins(viewer_id, get_pins(page.ids)), page.cursor

@@ -3,7 +3,7 @@ comments.
 
 A pin lives on its board's shard (and so its owner's). Create writes the pin
 object, then the mappings that make it visible (board_has_pins with its
-inverse, user_has_pins); a crash in between leaves an object no list shows.
+inverse, the owner's user_has_pins, or user_has_secret_pins on a secret board); a crash in between leaves an object no list shows.
 
 An uploaded image belongs to the pin that uploaded it (``image["source_pin"]``,
 copied by saves); ``pin_image_used_by_pins`` maps that pin to every pin showing
@@ -23,8 +23,9 @@ from django.utils import timezone
 from shardstore import shard_of
 from shardstore.mappings import now_sequence
 
-from ..boards.queries import owned_board
-from ..data_plane import cached_store
+from ..boards.privacy import visible_pin
+from ..boards.queries import owned_board, pin_list
+from ..data_plane import cached_store, get_feeds
 from ..errors import Forbidden, InvalidField, NotFoundError
 from ..feeds import actions as feeds
 from ..text import clean_description, multi_line, one_line
@@ -52,8 +53,10 @@ def clean_link(link: object) -> str:
     return link
 
 
-def _publish(actor_id: int, board_id: int, data: dict[str, Any], *, upload: bool) -> dict[str, Any]:
-    store, sequence = cached_store(), now_sequence()
+def _publish(
+    actor_id: int, board: dict[str, Any], data: dict[str, Any], *, upload: bool
+) -> dict[str, Any]:
+    store, sequence, board_id = cached_store(), now_sequence(), board["id"]
     data.update(board_id=board_id, owner_id=actor_id, created_at=timezone.now().isoformat())
     pin_id = store.objects("pin").create(shard_of(board_id), data)
     if upload:  # the image is this pin's own
@@ -63,7 +66,7 @@ def _publish(actor_id: int, board_id: int, data: dict[str, Any], *, upload: bool
     if source_pin is not None:  # before the pin is listed: its image is in use from now on
         store.mapping("pin_image_used_by_pins").add(source_pin, pin_id)
     store.mapping("board_has_pins").add(board_id, pin_id, sequence=sequence)
-    store.mapping("user_has_pins").add(actor_id, pin_id, sequence=sequence)
+    store.mapping(pin_list(bool(board.get("secret")))).add(actor_id, pin_id, sequence=sequence)
     pin = get_pin(pin_id)
     assert pin is not None
     feeds.publish(pin, sequence)
@@ -73,23 +76,21 @@ def _publish(actor_id: int, board_id: int, data: dict[str, Any], *, upload: bool
 def create_pin(
     actor_id: int, board_id: int, image: Any, description: object = "", link: object = ""
 ) -> dict[str, Any]:
-    owned_board(actor_id, board_id)
+    board = owned_board(actor_id, board_id)
     data: dict[str, Any] = {
         "description": clean_description(description, most=MAX_DESCRIPTION),
         "link": clean_link(link),
     }
     data["image"] = store_image(image)
-    return _publish(actor_id, board_id, data, upload=True)
+    return _publish(actor_id, board, data, upload=True)
 
 
 def save_pin(
     actor_id: int, pin_id: int, board_id: int, description: object = None
 ) -> dict[str, Any]:
     """Repin: a new pin on one of the actor's boards that records where it came from."""
-    source = get_pin(pin_id)
-    if source is None:
-        raise NotFoundError("no such pin")
-    owned_board(actor_id, board_id)
+    source, _ = visible_pin(actor_id, pin_id)
+    board = owned_board(actor_id, board_id)
     data = {
         "description": source["description"]
         if description is None
@@ -98,7 +99,7 @@ def save_pin(
         "image": source["image"],
         "saved_from": pin_id,
     }
-    pin = _publish(actor_id, board_id, data, upload=False)
+    pin = _publish(actor_id, board, data, upload=False)
     cached_store().mapping("pin_saved_as_pins").add(pin_id, pin["id"])
     return pin
 
@@ -112,23 +113,36 @@ def update_pin(actor_id: int, pin_id: int, changes: dict[str, object]) -> dict[s
     if "link" in changes:
         updates["link"] = clean_link(changes["link"])
     new_board = changes.get("board_id")
+    moved_to = None
     if new_board is not None and new_board != pin["board_id"]:
-        owned_board(actor_id, new_board)  # type: ignore[arg-type]
+        moved_to = owned_board(actor_id, new_board)  # type: ignore[arg-type]
         updates["board_id"] = new_board
     if updates:
         store.objects("pin").update(pin_id, updates)
-    if "board_id" in updates:
+    if moved_to is not None:
         store.mapping("board_has_pins").remove(pin["board_id"], pin_id)
-        store.mapping("board_has_pins").add(updates["board_id"], pin_id)
+        store.mapping("board_has_pins").add(moved_to["id"], pin_id)
+        _relist(pin, secret=bool(moved_to.get("secret")))
     updated = get_pin(pin_id)
     assert updated is not None
     return updated
 
 
+def _relist(pin: dict[str, Any], *, secret: bool) -> None:
+    """A pin moved to a board of other secrecy: to the owner's other list, off the newest
+    pins if secret (the feeds that hold it filter it at read, ``boards.privacy``)."""
+    store = cached_store()
+    store.mapping(pin_list(secret)).add(pin["owner_id"], pin["id"])
+    store.mapping(pin_list(not secret)).remove(pin["owner_id"], pin["id"])
+    if secret:
+        get_feeds().remove_recent([pin["id"]])
+
+
 def _unpublish(pin: dict[str, Any]) -> None:
     store = cached_store()
     store.mapping("board_has_pins").remove(pin["board_id"], pin["id"])
-    store.mapping("user_has_pins").remove(pin["owner_id"], pin["id"])
+    for secret in (False, True):
+        store.mapping(pin_list(secret)).remove(pin["owner_id"], pin["id"])
     if pin.get("saved_from"):
         store.mapping("pin_saved_as_pins").remove(pin["saved_from"], pin["id"])
     store.objects("pin").delete(pin["id"])
@@ -161,8 +175,7 @@ def clean_comment(text: object) -> str:
 
 def add_comment(actor_id: int, pin_id: int, text: object) -> dict[str, Any]:
     text = clean_comment(text)
-    if get_pin(pin_id) is None:
-        raise NotFoundError("no such pin")
+    visible_pin(actor_id, pin_id)
     author = get_user(actor_id, counts=False)
     if author is None:
         raise NotFoundError("no such user")
@@ -181,13 +194,12 @@ def add_comment(actor_id: int, pin_id: int, text: object) -> dict[str, Any]:
 
 def delete_comment(actor_id: int, pin_id: int, comment_id: int) -> None:
     """Its author deletes a comment, or the owner of its pin does."""
+    pin, _ = visible_pin(actor_id, pin_id)
     comment = get_comment(comment_id)
     if comment is None or comment["pin_id"] != pin_id:
         raise NotFoundError("no such comment")
-    if comment["author_id"] != actor_id:
-        pin = get_pin(pin_id)
-        if pin is None or pin["owner_id"] != actor_id:
-            raise Forbidden("only its author or the pin's owner can delete a comment")
+    if comment["author_id"] != actor_id and pin["owner_id"] != actor_id:
+        raise Forbidden("only its author or the pin's owner can delete a comment")
     store = cached_store()
     store.mapping("pin_has_comments").remove(pin_id, comment_id)  # off the pin at once
     store.objects("comment").delete(comment_id)

@@ -6,6 +6,7 @@ from typing import Any
 
 from shardstore import Page
 
+from ..boards.queries import get_board
 from ..data_plane import cached_store
 from ..errors import Forbidden, NotFoundError
 
@@ -23,6 +24,9 @@ def owned_pin(actor_id: int, pin_id: int) -> dict[str, Any]:
     if pin is None:
         raise NotFoundError("no such pin")
     if pin["owner_id"] != actor_id:
+        board = get_board(pin["board_id"])
+        if board is None or board.get("secret"):  # another's secret pin does not exist
+            raise NotFoundError("no such pin")
         raise Forbidden("this pin is not yours")
     return pin
 

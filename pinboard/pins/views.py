@@ -13,6 +13,7 @@ from django.utils.html import format_html
 from django.views.decorators.http import require_POST
 
 from .. import ratelimit
+from ..boards.privacy import may_see
 from ..boards.queries import boards_page, get_board, get_boards
 from ..errors import DomainError, Forbidden, InvalidField, NotFoundError, TooLarge
 from ..grid import pin_item
@@ -29,7 +30,12 @@ BOARD_CHOICES = 200
 
 
 def _my_boards(pinner: dict[str, Any] | None) -> list[dict[str, Any]]:
-    return get_boards(boards_page(pinner["id"], limit=BOARD_CHOICES).ids) if pinner else []
+    """The pinner's secret boards, then their newest public ones."""
+    if pinner is None:
+        return []
+    secret = boards_page(pinner["id"], limit=BOARD_CHOICES, secret=True).ids
+    public = boards_page(pinner["id"], limit=BOARD_CHOICES).ids
+    return get_boards((secret + public)[:BOARD_CHOICES])
 
 
 def _form_errors(error: DomainError) -> dict[str, str]:
@@ -48,10 +54,11 @@ def detail(request: HttpRequest, pin_id: str) -> HttpResponse:
     pin = get_pin(parse_id(pin_id, "pin"))
     board = get_board(pin["board_id"]) if pin else None
     owner = get_user(pin["owner_id"], counts=False) if pin else None
-    if pin is None or board is None or owner is None:
+    pinner = get_pinner(request)
+    viewer = pinner["id"] if pinner else None
+    if pin is None or board is None or owner is None or not may_see(viewer, board):
         raise Http404("no such pin")
     comments, comments_cursor = comments_page(pin["id"], cursor=request.GET.get("comments") or None)
-    pinner = get_pinner(request)
     context = {
         "pin": pin_item(pin),
         "board": board,

@@ -16,7 +16,7 @@ from __future__ import annotations
 from shardstore.mappings import pages_of
 
 from ..boards.actions import delete_board
-from ..boards.queries import all_board_ids
+from ..boards.queries import own_board_ids
 from ..data_plane import cached_store, get_feeds
 from ..errors import NotFoundError
 from ..follows.actions import unfollow_board, unfollow_user
@@ -38,7 +38,7 @@ def purge_account(user_id: int) -> None:
     for followers in pages_of(store.mapping("user_followed_by_users"), user_id, batch=BATCH):
         for other in followers:
             unfollow_user(other, user_id)
-    for board_id in all_board_ids(user_id):
+    for board_id in own_board_ids(user_id):
         followers_of_board = store.mapping("board_followed_by_users")
         for followers in pages_of(followers_of_board, board_id, batch=BATCH):
             for other in followers:

@@ -16,8 +16,7 @@ from ..errors import DomainError, InvalidField
 from ..feeds.queries import home_feed, recent_pins
 from ..follows.queries import followed_among, followers_page, following_page, follows_user
 from ..grid import pin_items
-from ..likes.queries import liked_pins_page
-from ..pins.queries import get_pins
+from ..likes.queries import liked_pins
 from ..views_common import (
     form_errors,
     next_url,
@@ -171,13 +170,16 @@ def _follow_state(request: HttpRequest, user: dict[str, Any]) -> bool | None:
 
 @page_errors
 def profile(request: HttpRequest, username: str) -> HttpResponse:
-    user = _profile_user(username)
-    boards, cursor = board_items(user, cursor=parse_cursor(request))
+    user, pinner, cursor = _profile_user(username), get_pinner(request), parse_cursor(request)
+    boards, next_cursor = board_items(user, cursor=cursor)
+    mine = pinner is not None and pinner["id"] == user["id"]
+    secret_boards = board_items(user, secret=True)[0] if mine and cursor is None else []
     context = {
         "profile": user,
         "stats": user_stats(user),
         "boards": boards,
-        "next_cursor": cursor,
+        "secret_boards": secret_boards,
+        "next_cursor": next_cursor,
         "following": _follow_state(request, user),
     }
     return render(request, "users/profile.html", context)
@@ -216,9 +218,10 @@ def following(request: HttpRequest, username: str) -> HttpResponse:
 
 @page_errors
 def likes(request: HttpRequest, username: str) -> HttpResponse:
-    user = _profile_user(username)
-    page = liked_pins_page(user["id"], cursor=parse_cursor(request))
-    grid = {"pins": pin_items(get_pins(page.ids)), "next_cursor": page.cursor}
+    user, pinner = _profile_user(username), get_pinner(request)
+    viewer = pinner["id"] if pinner else None
+    pins, cursor = liked_pins(viewer, user["id"], cursor=parse_cursor(request))
+    grid = {"pins": pin_items(pins), "next_cursor": cursor}
     if request.GET.get("partial"):
         return render(request, "pins/_grid.html", grid)
     context = {

@@ -225,6 +225,16 @@ class CachedMapping:
         return self._table.rows_many(from_ids, limit=limit)
 
     # maintenance reads go to the database (see MappingTableInterface)
+    def rows_page(
+        self,
+        from_id: int | str,
+        *,
+        limit: int = 50,
+        cursor: str | None = None,
+        oldest_first: bool = False,
+    ) -> tuple[list[tuple[int, int]], str | None]:
+        return self._table.rows_page(from_id, limit=limit, cursor=cursor, oldest_first=oldest_first)
+
     def scan(self, shard_id: int, *, batch: int = 1000) -> Iterator[list[tuple[int, int, int]]]:
         return self._table.scan(shard_id, batch=batch)
 

@@ -87,6 +87,18 @@ def test_page_order_limit_and_cursor(store: Store) -> None:
     )
 
 
+def test_rows_pages_carry_each_rows_sequence(store: Store) -> None:
+    has_pins = store.mapping("board_has_pins")
+    b = board(5)
+    items = pins(5, 5)
+    for pin, sequence in zip(items, [30, 10, 50, 20, 40], strict=True):
+        has_pins.add(b, pin, sequence=sequence)
+    rows, cursor = has_pins.rows_page(b, limit=3)
+    rest, last = has_pins.rows_page(b, limit=3, cursor=cursor)
+    assert [s for _, s in rows + rest] == [50, 40, 30, 20, 10] and last is None
+    assert [pin for pin, _ in rows] == has_pins.page(b, limit=3).ids
+
+
 def test_exact_fit_page_has_no_cursor(store: Store) -> None:
     has_pins = store.mapping("board_has_pins")
     b = board(0)

@@ -11,7 +11,16 @@ from django.test import Client
 from tests.site.api_client import Api, error_of
 from toolkit.images import image_upload
 
-BOARD_FIELDS = {"id", "owner_id", "name", "slug", "description", "pin_count", "follower_count"}
+BOARD_FIELDS = {
+    "id",
+    "owner_id",
+    "name",
+    "slug",
+    "description",
+    "secret",
+    "pin_count",
+    "follower_count",
+}
 
 
 @pytest.fixture

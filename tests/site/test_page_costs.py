@@ -45,7 +45,9 @@ def test_own_profile_reads_its_pinner_once(client, make_user):
     board_with_pins(ada, "Mine", 2)
     log_in(client, ada)
     cost, _ = get_counted(client, f"/{ada['username']}/")
-    assert cost == PROFILE  # the session's pinner is the profile's user: one (cached) read
+    # The session's pinner is the profile's user: one (cached) read; and their secret boards
+    # (user_has_secret_boards: none here).
+    assert cost == PROFILE + 1
 
 
 def test_board_page_costs_the_same_for_3_and_60_pins(client, make_user):
@@ -64,7 +66,7 @@ def test_board_page_costs_the_same_for_3_and_60_pins(client, make_user):
 
     cursor = board_pins_page(many["id"]).cursor
     partial_cost, _ = get_counted(client, f"{board_url(owner, many)}?cursor={cursor}&partial=1")
-    assert partial_cost == 6
+    assert partial_cost == 6 + SIGNED_IN  # a secret board's next page is its owner's too
     get_counted(client, board_url(owner, many))
     warm_cost, _ = get_counted(client, board_url(owner, many), warm=True)
     assert warm_cost == 0
@@ -80,10 +82,11 @@ def test_likes_page_costs_the_same_for_1_and_60_likes(client, make_user):
     like(few["id"], pins[0])
     for pin_id in pins:
         like(many["id"], pin_id)
-    # username lookup, user (with counts), user_likes_pins, pins by IN
+    # username lookup, user (with counts), user_likes_pins, pins by IN, their boards by IN
+    # (a secret board's pins are left out)
     few_cost, _ = get_counted(client, f"/{few['username']}/likes/")
     many_cost, response = get_counted(client, f"/{many['username']}/likes/")
-    assert few_cost == many_cost == 4
+    assert few_cost == many_cost == 5
     assert response.content.count(b'class="pin"') == 50
     warm_cost, _ = get_counted(client, f"/{many['username']}/likes/", warm=True)
     assert warm_cost == 0
@@ -113,10 +116,11 @@ def test_pin_page_cost_does_not_grow_with_likes_saves_and_comments(client, make_
 
     board_with_pins(visitor, "Visitor board", 0)
     log_in(client, visitor)
-    # + the session's pinner, the like state, their boards (user_has_boards, boards by IN)
+    # + the session's pinner, the like state, their boards (user_has_secret_boards,
+    # user_has_boards, boards by IN)
     quiet_cost, _ = get_counted(client, f"/pin/{quiet}/")
     busy_cost, _ = get_counted(client, f"/pin/{busy}/")
-    assert quiet_cost == busy_cost == 5 + 4
+    assert quiet_cost == busy_cost == 5 + 5
     warm_cost, _ = get_counted(client, f"/pin/{busy}/", warm=True)
     assert warm_cost == 0
 
@@ -138,8 +142,9 @@ def test_a_cold_home_feed_reads_its_pins_in_one_statement_per_host(client, make_
     store = cached_store().store
     hosts = {store.topology.master_of(shard) for shard in shards}
     spans = all(backend.spans_shards for backend in store.backends().values())
-    # the token, the pinner, then the pins: one UNION ALL per host, or one query per shard
-    assert queries.count == 2 + (len(hosts) if spans else len(shards)), queries.statements
+    # the token, the pinner, then the pins and their boards (a pin lives on its board's
+    # shard; secret boards' pins are left out): one UNION ALL per host, or one per shard
+    assert queries.count == 2 + 2 * (len(hosts) if spans else len(shards)), queries.statements
 
 
 def test_a_visitors_home_reads_its_pins_in_one_statement_per_read_group(client, make_user):
@@ -148,7 +153,8 @@ def test_a_visitors_home_reads_its_pins_in_one_statement_per_read_group(client, 
     ids = get_feeds().recent_page().ids
     groups = cached_store().store.read_groups(shard_of(pin_id) for pin_id in ids)
     cold_cost, response = get_counted(client, "/")
-    assert len(ids) == 50 and cold_cost == len(groups)  # pins by IN, by host or by shard
+    # pins by IN, then their boards (on the same shards), by host or by shard
+    assert len(ids) == 50 and cold_cost == 2 * len(groups)
     assert response.content.count(b'class="pin"') == 50
     warm_cost, _ = get_counted(client, "/", warm=True)
     assert warm_cost == 0

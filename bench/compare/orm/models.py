@@ -46,6 +46,7 @@ class Board(models.Model):
     name = models.CharField(max_length=100)
     slug = models.SlugField(max_length=100, db_index=False)  # (owner, slug) is unique
     description = models.TextField(blank=True, default="")
+    secret = models.BooleanField(default=False)  # seen by its owner only
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

@@ -89,7 +89,7 @@ def profile(request: HttpRequest, username: str) -> HttpResponse:
     user = pinners_with_counts().filter(username=username).first()
     if user is None:
         raise Http404("no such pinner")
-    boards = with_cover(boards_with_counts().filter(owner=user))
+    boards = with_cover(boards_with_counts().filter(owner=user, secret=False))
     found, next_cursor = _page(boards, request.GET.get("cursor") or None)
     context = {
         "profile": user,

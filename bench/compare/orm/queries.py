@@ -25,8 +25,9 @@ def pinners_with_counts() -> QuerySet[Pinner]:
     return Pinner.objects.annotate(
         follower_count=count_of(UserFollow.objects.filter(followed=me), "followed"),
         following_count=count_of(UserFollow.objects.filter(follower=me), "follower"),
-        board_count=count_of(Board.objects.filter(owner=me), "owner"),
-        pin_count=count_of(Pin.objects.filter(owner=me), "owner"),
+        # public boards and pins only: a secret board is its owner's alone
+        board_count=count_of(Board.objects.filter(owner=me, secret=False), "owner"),
+        pin_count=count_of(Pin.objects.filter(owner=me, board__secret=False), "owner"),
         like_count=count_of(Like.objects.filter(user=me), "user"),
     )
 
@@ -59,19 +60,22 @@ def pins_with_counts() -> QuerySet[Pin]:
 
 
 def feed_board_ids(viewer: Pinner) -> list[int]:
-    """The boards whose pins make the viewer's home feed: their own, every board of the
-    pinners they follow less those they unfollowed, and the boards they follow on their own.
+    """The boards whose pins make the viewer's home feed: their own, every public board of
+    the pinners they follow less those they unfollowed, and the public boards they follow on
+    their own.
 
     One query, a UNION of three index reads; as one WHERE with OR, MariaDB reads every
     board to test it.
     """
     followed_pinners = UserFollow.objects.filter(follower=viewer).values("followed")
     unfollowed = BoardUnfollow.objects.filter(user=viewer).values("board")
-    own = Board.objects.filter(owner=viewer).values_list("pk", flat=True)
+    own = Board.objects.filter(owner=viewer, secret=False).values_list("pk", flat=True)
     through_pinners = (
-        Board.objects.filter(owner__in=followed_pinners)
+        Board.objects.filter(owner__in=followed_pinners, secret=False)
         .exclude(pk__in=unfollowed)
         .values_list("pk", flat=True)
     )
-    followed_alone = BoardFollow.objects.filter(follower=viewer).values_list("board", flat=True)
+    followed_alone = BoardFollow.objects.filter(follower=viewer, board__secret=False).values_list(
+        "board", flat=True
+    )
     return list(own.union(through_pinners, followed_alone))

@@ -33,8 +33,9 @@ def board(item: Board) -> dict[str, Any]:
         "name": item.name,
         "slug": item.slug,
         "description": item.description,
+        "secret": item.secret,
         "pin_count": item.pin_count,
-        "follower_count": item.follower_count,
+        "follower_count": 0 if item.secret else item.follower_count,
     }
 
 

@@ -75,7 +75,7 @@ def _user(request: HttpRequest, user_id: str) -> HttpResponse:
 def _user_boards(request: HttpRequest, user_id: str) -> HttpResponse:
     owner_id = exists_or_404(Pinner, user_id, "user")
     limit, cursor = page_params(request)
-    boards = boards_with_counts().filter(owner_id=owner_id)
+    boards = boards_with_counts().filter(owner_id=owner_id, secret=False)
     found, next_cursor = keyset_page(boards, limit=limit, cursor=cursor)
     return page([serializers.board(b) for b in found], next_cursor)
 

@@ -8,7 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from msgspec import Meta
 
 from ...boards import actions
-from ...boards.queries import get_board
+from ...boards.privacy import visible_board
 from ...errors import Forbidden, InvalidField, NotFoundError
 from ...follows import actions as follow_actions
 from ...ids import parse_id
@@ -25,6 +25,7 @@ from ..http import (
     page,
     page_params,
     require_pinner,
+    viewer_id,
 )
 from ..operations import operation
 from ..schemas import Board, Id, PinList
@@ -44,21 +45,26 @@ BoardDescription = Annotated[
 ]
 
 
+BoardSecret = Annotated[
+    bool, Meta(description="Seen by its owner only; to anyone else the board and its pins are 404.")
+]
+
+
 class NewBoard(TypedDict):
     name: BoardName
     description: NotRequired[BoardDescription]
+    secret: NotRequired[BoardSecret]
 
 
 class BoardEdit(TypedDict, total=False):
     name: BoardName
     description: BoardDescription
+    secret: BoardSecret
 
 
-def board_or_404(raw_id: str) -> dict[str, Any]:
-    board = get_board(parse_id(raw_id, "board"))
-    if board is None:
-        raise NotFoundError("no such board")
-    return board
+def board_or_404(request: HttpRequest, raw_id: str) -> dict[str, Any]:
+    """The board, if it exists and the reader may see it (not another's secret board)."""
+    return visible_board(viewer_id(request), parse_id(raw_id, "board"))
 
 
 def board_json(board: dict[str, Any]) -> Board:
@@ -72,13 +78,15 @@ def board_json(board: dict[str, Any]) -> Board:
 def _create(request: HttpRequest) -> HttpResponse:
     pinner = require_pinner(request)
     data = json_body(request, NewBoard)
-    board = actions.create_board(pinner["id"], data["name"], data.get("description", ""))
+    board = actions.create_board(
+        pinner["id"], data["name"], data.get("description", ""), data.get("secret", False)
+    )
     return created(board_json(board))
 
 
 @operation("A board", ok=Board, errors=(NotFoundError,))
 def _get(request: HttpRequest, board_id: Id) -> HttpResponse:
-    return ok(board_json(board_or_404(board_id)))
+    return ok(board_json(board_or_404(request, board_id)))
 
 
 @operation(
@@ -104,7 +112,7 @@ def _delete(request: HttpRequest, board_id: Id) -> HttpResponse:
 
 @operation("A board's pins, newest first", ok=PinList, errors=(NotFoundError,), query=PageQuery)
 def _pins(request: HttpRequest, board_id: Id) -> HttpResponse:
-    board = board_or_404(board_id)
+    board = board_or_404(request, board_id)
     limit, cursor = page_params(request)
     ids, next_cursor = board_pins_page(board["id"], limit=limit, cursor=cursor)
     return page([serializers.pin(p) for p in get_pins(ids)], next_cursor)
@@ -125,7 +133,8 @@ def _follow(request: HttpRequest, board_id: Id) -> HttpResponse:
 def _unfollow(request: HttpRequest, board_id: Id) -> HttpResponse:
     """Also for a board followed through its owner: records a board unfollow (seed 004)."""
     pinner = require_pinner(request)
-    follow_actions.unfollow_board(pinner["id"], parse_id(board_id, "board"))
+    board = board_or_404(request, board_id)
+    follow_actions.unfollow_board(pinner["id"], board["id"])
     return no_content()
 
 

@@ -8,13 +8,14 @@ from django.http import HttpRequest, HttpResponse
 from msgspec import Meta
 
 from ... import ratelimit
+from ...boards.privacy import visible_pin
 from ...errors import BadRequest, Forbidden, InvalidField, NotFoundError, RateLimited
 from ...ids import parse_id
 from ...likes import actions as like_actions
 from ...likes.queries import likers_page
 from ...pins import actions
 from ...pins.images import MAX_BYTES
-from ...pins.queries import comments_page, get_pin
+from ...pins.queries import comments_page
 from ...users.queries import get_user, get_users
 from .. import serializers
 from ..http import (
@@ -29,6 +30,7 @@ from ..http import (
     page_params,
     require_pinner,
     schema_fields,
+    viewer_id,
 )
 from ..operations import MULTIPART, operation
 from ..schemas import Comment, CommentList, Id, Pin, UserList
@@ -70,10 +72,9 @@ class NewComment(TypedDict):
     text: Annotated[str, Meta(min_length=1, max_length=actions.MAX_COMMENT, pattern=r"\S")]
 
 
-def pin_or_404(raw_id: str) -> dict[str, Any]:
-    pin = get_pin(parse_id(raw_id, "pin"))
-    if pin is None:
-        raise NotFoundError("no such pin")
+def pin_or_404(request: HttpRequest, raw_id: str) -> dict[str, Any]:
+    """The pin, if it exists and the reader may see it (its board is not another's secret)."""
+    pin, _ = visible_pin(viewer_id(request), parse_id(raw_id, "pin"))
     return pin
 
 
@@ -116,7 +117,7 @@ def _create(request: HttpRequest) -> HttpResponse:
 
 @operation("A pin", ok=Pin, errors=(NotFoundError,))
 def _get(request: HttpRequest, pin_id: Id) -> HttpResponse:
-    return ok(serializers.pin(pin_or_404(pin_id)))
+    return ok(serializers.pin(pin_or_404(request, pin_id)))
 
 
 @operation(
@@ -171,14 +172,14 @@ def _like(request: HttpRequest, pin_id: Id) -> HttpResponse:
 @operation("Unlike the pin", errors=(NotFoundError,), auth=True)
 def _unlike(request: HttpRequest, pin_id: Id) -> HttpResponse:
     pinner = require_pinner(request)
-    pin = pin_or_404(pin_id)
+    pin = pin_or_404(request, pin_id)
     like_actions.unlike(pinner["id"], pin["id"])
     return no_content()
 
 
 @operation("Who liked the pin, newest first", ok=UserList, errors=(NotFoundError,), query=PageQuery)
 def _likes(request: HttpRequest, pin_id: Id) -> HttpResponse:
-    pin = pin_or_404(pin_id)
+    pin = pin_or_404(request, pin_id)
     limit, cursor = page_params(request)
     ids, next_cursor = likers_page(pin["id"], limit=limit, cursor=cursor)
     return page([serializers.user(u) for u in get_users(ids, counts=True)], next_cursor)
@@ -207,7 +208,7 @@ def _comment(request: HttpRequest, pin_id: Id) -> HttpResponse:
     query=PageQuery,
 )
 def _comments(request: HttpRequest, pin_id: Id) -> HttpResponse:
-    pin = pin_or_404(pin_id)
+    pin = pin_or_404(request, pin_id)
     limit, cursor = page_params(request)
     comments, next_cursor = comments_page(pin["id"], limit=limit, cursor=cursor)
     # The page brings authors without their counts; a user always carries them.

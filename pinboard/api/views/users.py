@@ -14,8 +14,7 @@ from ...errors import BadRequest, Conflict, InvalidField, NotFoundError, RateLim
 from ...follows import actions as follow_actions
 from ...follows.queries import followed_among, followers_page, following_page
 from ...ids import parse_id
-from ...likes.queries import liked_pins_page
-from ...pins.queries import get_pins
+from ...likes.queries import liked_pins
 from ...users.actions import (
     MIN_PASSWORD,
     USERNAME,
@@ -36,6 +35,7 @@ from ..http import (
     page,
     page_params,
     require_pinner,
+    viewer_id,
 )
 from ..operations import operation
 from ..schemas import (
@@ -181,15 +181,27 @@ def _by_username(request: HttpRequest, username: str) -> HttpResponse:
     return ok(serializers.user(user))
 
 
+def _boards_page(request: HttpRequest, owner: dict[str, Any], *, secret: bool) -> HttpResponse:
+    limit, cursor = page_params(request)
+    ids, next_cursor = boards_page(owner["id"], limit=limit, cursor=cursor, secret=secret)
+    # (a secret board has no followers: the token's pinner comes without counts)
+    owner_followers = owner.get("counts", {}).get("user_followed_by_users", 0)
+    return page([serializers.board(b, owner_followers) for b in get_boards(ids)], next_cursor)
+
+
 @operation(
-    "A pinner's boards, newest first", ok=BoardList, errors=(NotFoundError,), query=PageQuery
+    "A pinner's public boards, newest first",
+    ok=BoardList,
+    errors=(NotFoundError,),
+    query=PageQuery,
 )
 def _boards(request: HttpRequest, user_id: Id) -> HttpResponse:
-    owner = user_or_404(user_id)
-    limit, cursor = page_params(request)
-    ids, next_cursor = boards_page(owner["id"], limit=limit, cursor=cursor)
-    owner_followers = owner["counts"]["user_followed_by_users"]
-    return page([serializers.board(b, owner_followers) for b in get_boards(ids)], next_cursor)
+    return _boards_page(request, user_or_404(user_id), secret=False)
+
+
+@operation("Your secret boards, newest first", ok=BoardList, auth=True, query=PageQuery)
+def _secret_boards(request: HttpRequest) -> HttpResponse:
+    return _boards_page(request, require_pinner(request), secret=True)
 
 
 def _users_page(request: HttpRequest, user_id: str, list_page: Any) -> HttpResponse:
@@ -222,8 +234,8 @@ def _following(request: HttpRequest, user_id: Id) -> HttpResponse:
 def _likes(request: HttpRequest, user_id: Id) -> HttpResponse:
     user = user_or_404(user_id, counts=False)
     limit, cursor = page_params(request)
-    ids, next_cursor = liked_pins_page(user["id"], limit=limit, cursor=cursor)
-    return page([serializers.pin(p) for p in get_pins(ids)], next_cursor)
+    pins, next_cursor = liked_pins(viewer_id(request), user["id"], limit=limit, cursor=cursor)
+    return page([serializers.pin(p) for p in pins], next_cursor)
 
 
 @operation(
@@ -276,6 +288,7 @@ password = endpoint(POST=_change_password)
 user = endpoint(GET=_get)
 by_username = endpoint(GET=_by_username)
 boards = endpoint(GET=_boards)
+secret_boards = endpoint(GET=_secret_boards)
 followers = endpoint(GET=_followers)
 following = endpoint(GET=_following)
 likes = endpoint(GET=_likes)

@@ -23,6 +23,7 @@ class Migration(migrations.Migration):
                 ("name", models.CharField(max_length=100)),
                 ("slug", models.SlugField(db_index=False, max_length=100)),
                 ("description", models.TextField(blank=True, default="")),
+                ("secret", models.BooleanField(default=False)),
                 ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
             ],
         ),

@@ -1,0 +1,47 @@
+"""Who may see a board and its pins. A secret board is its owner's alone: to anyone else it
+and its pins do not exist, so every route answers as for a missing one (404, never 403,
+which would say that they exist).
+
+The board object's ``secret`` flag decides, at every read: lists built ahead (home feeds,
+the newest pins, a pinner's likes) may still hold a pin whose board became secret a moment
+ago, until the board's privacy task has run (``boards.tasks``), and are filtered here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import NotFoundError
+from ..pins.queries import get_pin
+from .queries import get_board, get_boards
+
+
+def may_see(viewer_id: int | None, board: dict[str, Any]) -> bool:
+    return not board.get("secret") or viewer_id == board["owner_id"]
+
+
+def visible_board(viewer_id: int | None, board_id: int) -> dict[str, Any]:
+    """The board, if the viewer may see it; NotFoundError otherwise."""
+    board = get_board(board_id)
+    if board is None or not may_see(viewer_id, board):
+        raise NotFoundError("no such board")
+    return board
+
+
+def visible_pin(viewer_id: int | None, pin_id: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The pin and its board, if the viewer may see them; NotFoundError otherwise."""
+    pin = get_pin(pin_id)
+    board = get_board(pin["board_id"]) if pin else None
+    if pin is None or board is None or not may_see(viewer_id, board):
+        raise NotFoundError("no such pin")
+    return pin, board
+
+
+def visible_pins(viewer_id: int | None, pins: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The pins the viewer may see, in order: one multi-get of their boards (none when
+    every pin is the viewer's own)."""
+    others = {pin["board_id"] for pin in pins if pin["owner_id"] != viewer_id}
+    if not others:
+        return pins
+    shown = {board["id"] for board in get_boards(sorted(others)) if may_see(viewer_id, board)}
+    return [pin for pin in pins if pin["owner_id"] == viewer_id or pin["board_id"] in shown]

@@ -1,0 +1,61 @@
+"""A board made secret, or public again: what follows the flag (``actions.update_board``).
+
+``sync_board_privacy`` brings everything built ahead in line with the board's flag *as it
+is when the task runs* (so a task delivered twice, or after the flag changed back, does
+the right thing): the board's pins move to the owner's secret or public pins list with
+their sequences, and the home feeds of the board's followers drop them or merge them in,
+a batch of followers per task. A secret board's pins also leave the site's newest pins;
+made public again, they are not put back there (they are not new).
+"""
+
+from __future__ import annotations
+
+from ..data_plane import cached_store, get_feeds, get_graph
+from ..feeds.actions import drop_board, merge_board
+from ..ledger import TRANSIENT_ERRORS, ledgered_task
+from .queries import pin_list
+
+BATCH = 1000
+
+
+@ledgered_task(retry_on=TRANSIENT_ERRORS)
+def sync_board_privacy(board_id: int) -> int:
+    """Move the board's pins to the owner's list its flag names, and queue the followers'
+    feeds; returns how many follower batches were queued."""
+    store = cached_store()
+    board = store.objects("board").get(board_id)
+    if board is None:  # deleted meanwhile: its pins went with it
+        return 0
+    secret, owner = bool(board.get("secret")), board["owner_id"]
+    to_list, from_list = store.mapping(pin_list(secret)), store.mapping(pin_list(not secret))
+    cursor = None
+    while True:
+        rows, cursor = store.mapping("board_has_pins").rows_page(
+            board_id, limit=BATCH, cursor=cursor
+        )
+        for pin_id, sequence in rows:
+            to_list.add(owner, pin_id, sequence=sequence)
+            from_list.remove(owner, pin_id)
+        if secret:
+            get_feeds().remove_recent(pin_id for pin_id, _ in rows)
+        if cursor is None:
+            break
+    sync_followers_feeds.delay(board_id, [owner])  # a pinner's feed holds their public pins
+    batches = 0
+    for followers in get_graph().board_followers(board_id, owner, chunk=BATCH):
+        sync_followers_feeds.delay(board_id, followers)
+        batches += 1
+    return batches
+
+
+@ledgered_task(retry_on=TRANSIENT_ERRORS)
+def sync_followers_feeds(board_id: int, user_ids: list[int]) -> None:
+    """Drop a secret board's pins from these followers' feeds, or merge a public one's in."""
+    board = cached_store().objects("board").get(board_id)
+    if board is None:
+        return
+    for user_id in user_ids:
+        if board.get("secret"):
+            drop_board(user_id, board_id)
+        else:
+            merge_board(user_id, board_id)
