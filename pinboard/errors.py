@@ -59,6 +59,16 @@ class TooLarge(DomainError):
     code = "too_large"
 
 
+class CouldNotFetch(DomainError):
+    """An image to pin could not be fetched from the URL given for it (the address is not
+    public, the server failed or was too slow, what it sent is not an image, ...)."""
+
+    code = "could_not_fetch"
+
+    def __init__(self, reason: str, *, field: str = "source_url") -> None:
+        super().__init__(f"could not fetch the image: {reason}", field=field)
+
+
 class Unauthenticated(DomainError):
     status = 401
     code = "unauthenticated"

@@ -33,7 +33,8 @@ _PATH_PARAMETER = re.compile(r"<(?:\w+:)?(\w+)>")
 ERRORS = {
     400: "Malformed request: not JSON, wrong content type, a missing or unknown field,"
     f" a bad `limit` or `cursor`, a JSON body over {MAX_JSON_BYTES // 1024} KiB or nested"
-    f" more than {MAX_JSON_DEPTH} deep.",
+    f" more than {MAX_JSON_DEPTH} deep; or an image that could not be fetched from the"
+    " `source_url` given for it (`could_not_fetch`).",
     401: "No token, or a bad one (`Authorization: Token <token>`).",
     403: "The object is not yours.",
     404: "Unknown ID, or an ID that is malformed or of another type.",

@@ -30,6 +30,7 @@ urlpatterns = [
     path("boards/<str:board_id>/pins", boards.pins, name="api-board-pins"),
     path("boards/<str:board_id>/follow", boards.follow, name="api-board-follow"),
     path("pins", pins.pins, name="api-pins"),
+    path("pins/from-url", pins.pins_from_url, name="api-pins-from-url"),
     path("pins/<str:pin_id>", pins.pin, name="api-pin"),
     path("pins/<str:pin_id>/save", pins.save, name="api-pin-save"),
     path("pins/<str:pin_id>/like", pins.like, name="api-pin-like"),

@@ -1,5 +1,5 @@
-"""Writes to pins: create with an image, save (repin), edit, delete, comment and delete
-comments.
+"""Writes to pins: create with an image (uploaded, or fetched from a URL), save (repin),
+edit, delete, comment and delete comments.
 
 A pin lives on its board's shard (and so its owner's). Create writes the pin
 object, then the mappings that make it visible (board_has_pins with its
@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.files.base import ContentFile
 from django.core.validators import URLValidator
 from django.utils import timezone
 
@@ -26,10 +28,11 @@ from shardstore.mappings import now_sequence
 from ..boards.privacy import visible_pin
 from ..boards.queries import owned_board, pin_list
 from ..data_plane import cached_store, get_feeds
-from ..errors import Forbidden, InvalidField, NotFoundError
+from ..errors import CouldNotFetch, Forbidden, InvalidField, NotFoundError, TooLarge
 from ..feeds import actions as feeds
 from ..text import clean_description, multi_line, one_line
 from ..users.queries import get_user
+from .fetch import fetch_image
 from .images import store_image
 from .queries import get_comment, get_pin, owned_pin
 from .tasks import purge_pin
@@ -83,6 +86,38 @@ def create_pin(
     }
     data["image"] = store_image(image)
     return _publish(actor_id, board, data, upload=True)
+
+
+def create_pin_from_url(
+    actor_id: int, board_id: int, source_url: object, description: object = "", link: object = ""
+) -> dict[str, Any]:
+    """A pin of the image at ``source_url``, or of the image the web page there offers,
+    checked and stored as an upload is. Without a link of its own the pin links to where
+    ``source_url`` led (the page, or the image)."""
+    board = owned_board(actor_id, board_id)
+    data: dict[str, Any] = {
+        "description": clean_description(description, most=MAX_DESCRIPTION),
+        "link": clean_link(link),
+    }
+    fetched = fetch_image(
+        source_url,
+        seconds=settings.PIN_FETCH_SECONDS,
+        allow_loopback=settings.PIN_FETCH_ALLOW_LOOPBACK,
+    )
+    try:
+        data["image"] = store_image(ContentFile(fetched.data))
+    except (InvalidField, TooLarge) as refused:  # what the URL gave is not an image to pin
+        raise CouldNotFetch(refused.message) from None
+    if not data["link"]:
+        data["link"] = _link_or_nothing(fetched.source_url)
+    return _publish(actor_id, board, data, upload=True)
+
+
+def _link_or_nothing(url: str) -> str:
+    try:
+        return clean_link(url)
+    except InvalidField:  # fetched, yet not a link the site shows (too long, say)
+        return ""
 
 
 def save_pin(

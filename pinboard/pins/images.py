@@ -1,7 +1,7 @@
 """Pin images: checked by content with Pillow, re-encoded, stored with a thumbnail.
 
-Only bytes the client uploads are accepted; nothing is fetched from a URL.
-Re-encoding drops anything but pixels (metadata, trailing payloads) and gives
+The bytes are an upload's, or those fetch.py brought from a URL a pinner pasted:
+both take the same path, through ``store_image``. Re-encoding drops anything but pixels (metadata, trailing payloads) and gives
 every stored image the same format. Each upload gets files of its own, named
 by the hash of the re-encoded bytes plus a random suffix
 (``pins/ab/<sha256>-<8 hex>.jpg``, with ``_236.jpg`` and ``_472.jpg`` thumbnails for

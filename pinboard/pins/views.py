@@ -1,5 +1,5 @@
-"""Pin pages: a pin with its comments, create, edit, delete, save to a board, comment and
-delete a comment."""
+"""Pin pages: a pin with its comments, create (from a file or a URL), edit, delete, save to a
+board, comment and delete a comment."""
 
 from __future__ import annotations
 
@@ -22,7 +22,15 @@ from ..likes.queries import likes_pin
 from ..users.auth import get_pinner, signed_in_pinner
 from ..users.queries import get_user
 from ..views_common import act, next_url, page_errors, pinner_required, with_retry_after
-from .actions import add_comment, create_pin, delete_comment, delete_pin, save_pin, update_pin
+from .actions import (
+    add_comment,
+    create_pin,
+    create_pin_from_url,
+    delete_comment,
+    delete_pin,
+    save_pin,
+    update_pin,
+)
 from .queries import comments_page, get_pin, owned_pin
 
 #: The boards a save or create form offers: the pinner's newest this many.
@@ -84,6 +92,18 @@ def _board_choice(value: object) -> int:
         raise NotFoundError("choose one of your boards", field="board") from None
 
 
+def _create(pinner_id: int, request: HttpRequest) -> dict[str, Any]:
+    """A pin of the uploaded image, or of the one fetched from the URL pasted instead."""
+    board, image = _board_choice(request.POST.get("board")), request.FILES.get("image")
+    source_url = request.POST.get("source_url", "").strip()
+    description, link = request.POST.get("description", ""), request.POST.get("link", "")
+    if not source_url:
+        return create_pin(pinner_id, board, image, description, link)
+    if image is not None:
+        raise InvalidField("choose a file or paste a URL, not both", field="source_url")
+    return create_pin_from_url(pinner_id, board, source_url, description, link)
+
+
 @pinner_required
 def create(request: HttpRequest) -> HttpResponse:
     pinner = signed_in_pinner(request)
@@ -94,13 +114,7 @@ def create(request: HttpRequest) -> HttpResponse:
         values = request.POST
         try:
             ratelimit.check_pinner(pinner["id"], "pin")  # before the image is decoded
-            pin = create_pin(
-                pinner["id"],
-                _board_choice(values.get("board")),
-                request.FILES.get("image"),
-                values.get("description", ""),
-                values.get("link", ""),
-            )
+            pin = _create(pinner["id"], request)
         except DomainError as error:
             refusal, errors, status = error, _form_errors(error), error.status
         else:

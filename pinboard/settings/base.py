@@ -193,6 +193,12 @@ RATE_LIMITS = {
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = 11 * 1024 * 1024  # an image of up to 10 MB, plus the form
 
+# Pins from a URL (pinboard/pins/fetch.py): the time a whole fetch may take (redirects and
+# a page's image included), and whether loopback addresses may be fetched from; only the
+# tests, which stand a local server in for the web, allow them.
+PIN_FETCH_SECONDS = 10
+PIN_FETCH_ALLOW_LOOPBACK = False
+
 # The shard store's config: PINBOARD_TOPOLOGY names a config directory, a shard-map file
 # or zk://host:port[,host:port]/root (pinboard/data_plane.py); without it the embedded default
 # keeps its documents in var/config/ and all 4096 shards in SQLite files under var/shards/.

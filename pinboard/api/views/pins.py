@@ -1,4 +1,4 @@
-"""Pins: upload, read, edit, delete, save (repin), likes and comments."""
+"""Pins: upload, pin from a URL, read, edit, delete, save (repin), likes and comments."""
 
 from __future__ import annotations
 
@@ -9,11 +9,19 @@ from msgspec import Meta
 
 from ... import ratelimit
 from ...boards.privacy import visible_pin
-from ...errors import BadRequest, Forbidden, InvalidField, NotFoundError, RateLimited
+from ...errors import (
+    BadRequest,
+    CouldNotFetch,
+    Forbidden,
+    InvalidField,
+    NotFoundError,
+    RateLimited,
+)
 from ...ids import parse_id
 from ...likes import actions as like_actions
 from ...likes.queries import likers_page
 from ...pins import actions
+from ...pins.fetch import MAX_REDIRECTS, MAX_URL
 from ...pins.images import MAX_BYTES
 from ...pins.queries import comments_page
 from ...users.queries import get_user, get_users
@@ -50,6 +58,28 @@ class PinUpload(TypedDict):  # multipart form fields
             f" {MAX_BYTES // (1024 * 1024)} MB; checked by content.",
             extra_json_schema={"format": "binary"},
         ),
+    ]
+
+
+class PinFromUrl(TypedDict):
+    board_id: Id
+    source_url: Annotated[
+        str,
+        Meta(
+            max_length=MAX_URL,
+            description="An http(s) URL of a JPEG, PNG, GIF or WebP image, or of a web page:"
+            " its og:image (or twitter:image), else its largest <img>, is pinned. The server"
+            " fetches it from public addresses only, following at most"
+            f" {MAX_REDIRECTS} redirects, within a time limit; the image at most"
+            f" {MAX_BYTES // (1024 * 1024)} MB, checked as an upload is.",
+        ),
+    ]
+    description: NotRequired[Description]
+    link: NotRequired[
+        Annotated[
+            Link,
+            Meta(description="An http(s) URL; without one, the pin links to where source_url led."),
+        ]
     ]
 
 
@@ -111,6 +141,28 @@ def _create(request: HttpRequest) -> HttpResponse:
         files["image"],
         description=fields.get("description", ""),
         link=fields.get("link", ""),
+    )
+    return created(serializers.pin(pin))
+
+
+@operation(
+    "Pin the image at a URL, or the one a web page offers, to one of your boards",
+    ok=Pin,
+    status=201,
+    errors=(Forbidden, NotFoundError, InvalidField, CouldNotFetch, RateLimited),
+    auth=True,
+    body=PinFromUrl,
+)
+def _create_from_url(request: HttpRequest) -> HttpResponse:
+    pinner = require_pinner(request)
+    ratelimit.check_pinner(pinner["id"], "pin")  # before anything is fetched
+    data = json_body(request, PinFromUrl)
+    pin = actions.create_pin_from_url(
+        pinner["id"],
+        id_field(data, "board_id", "board"),
+        data["source_url"],
+        description=data.get("description", ""),
+        link=data.get("link", ""),
     )
     return created(serializers.pin(pin))
 
@@ -230,6 +282,7 @@ def _delete_comment(request: HttpRequest, pin_id: Id, comment_id: Id) -> HttpRes
 
 
 pins = endpoint(POST=_create)
+pins_from_url = endpoint(POST=_create_from_url)
 pin = endpoint(GET=_get, PATCH=_update, DELETE=_delete)
 save = endpoint(POST=_save)
 like = endpoint(PUT=_like, DELETE=_unlike)
