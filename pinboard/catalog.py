@@ -24,6 +24,9 @@ CATALOG = Catalog(
         *inverse_pair("user_follows_users", "user_followed_by_users", "user", "user"),
         *inverse_pair("user_follows_boards", "board_followed_by_users", "user", "board"),
         *inverse_pair("user_unfollows_boards", "board_unfollowed_by_users", "user", "board"),
+        # A group board's collaborators (also kept in the board object, for access checks)
+        # and the boards a pinner collaborates on (their profile lists them).
+        *inverse_pair("board_has_collaborators", "user_collaborates_on_boards", "board", "user"),
         Relation("pin_has_comments", "pin", "comment"),
         Relation("pin_saved_as_pins", "pin", "pin"),
         Relation("user_has_tokens", "user", "token"),

@@ -29,6 +29,12 @@ urlpatterns = [
     path("boards/<str:board_id>/delete/", boards.delete, name="board_delete"),
     path("boards/<str:board_id>/follow/", boards.follow, name="board_follow"),
     path("boards/<str:board_id>/unfollow/", boards.unfollow, name="board_unfollow"),
+    path("boards/<str:board_id>/collaborators/", boards.add_member, name="board_add_member"),
+    path(
+        "boards/<str:board_id>/collaborators/<str:user_id>/remove/",
+        boards.remove_member,
+        name="board_remove_member",
+    ),
     path("pin/new/", pins.create, name="pin_new"),
     path("pin/<str:pin_id>/", pins.detail, name="pin"),
     path("pin/<str:pin_id>/edit/", pins.edit, name="pin_edit"),

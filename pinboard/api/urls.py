@@ -7,7 +7,7 @@ reaches the view and becomes a JSON 404; anything unmatched is a JSON 404 too.
 from django.urls import path, re_path
 
 from . import http, openapi
-from .views import auth, boards, feed, pins, users
+from .views import auth, boards, collaborators, feed, pins, users
 
 urlpatterns = [
     path("openapi.json", openapi.document, name="api-openapi"),
@@ -23,12 +23,27 @@ urlpatterns = [
     path("users/<str:user_id>/followers", users.followers, name="api-user-followers"),
     path("users/<str:user_id>/following", users.following, name="api-user-following"),
     path("users/<str:user_id>/likes", users.likes, name="api-user-likes"),
+    path(
+        "users/<str:user_id>/group-boards",
+        collaborators.group_boards,
+        name="api-user-group-boards",
+    ),
     path("users/<str:user_id>/follows", users.follows, name="api-user-follows"),
     path("users/<str:user_id>/follow", users.follow, name="api-user-follow"),
     path("boards", boards.boards, name="api-boards"),
     path("boards/<str:board_id>", boards.board, name="api-board"),
     path("boards/<str:board_id>/pins", boards.pins, name="api-board-pins"),
     path("boards/<str:board_id>/follow", boards.follow, name="api-board-follow"),
+    path(
+        "boards/<str:board_id>/collaborators",
+        collaborators.collaborators,
+        name="api-board-collaborators",
+    ),
+    path(
+        "boards/<str:board_id>/collaborators/<str:user_id>",
+        collaborators.collaborator,
+        name="api-board-collaborator",
+    ),
     path("pins", pins.pins, name="api-pins"),
     path("pins/from-url", pins.pins_from_url, name="api-pins-from-url"),
     path("pins/<str:pin_id>", pins.pin, name="api-pin"),

@@ -14,7 +14,8 @@ from ..data_plane import cached_store
 from ..errors import InvalidField
 from ..pins.actions import delete_pins_of_board
 from ..text import clean_description, one_line
-from .queries import board_list, get_board, owned_board, slug_key
+from .privacy import owned_board
+from .queries import board_list, get_board, slug_key
 from .tasks import sync_board_privacy
 
 MAX_NAME = 100
@@ -110,6 +111,8 @@ def delete_board(actor_id: int, board_id: int) -> None:
     """Soft-delete a board and its pins, and take them off the owner's lists."""
     board = owned_board(actor_id, board_id)
     store = cached_store()
+    for user_id in board.get("collaborators", ()):  # off their profiles
+        store.mapping("board_has_collaborators").remove(board_id, user_id)
     delete_pins_of_board(actor_id, board_id)
     store.mapping(board_list(bool(board.get("secret")))).remove(actor_id, board_id)
     store.lookup("board_slug").delete(slug_key(actor_id, board["slug"]), board_id)

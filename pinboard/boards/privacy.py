@@ -1,23 +1,35 @@
-"""Who may see a board and its pins. A secret board is its owner's alone: to anyone else it
-and its pins do not exist, so every route answers as for a missing one (404, never 403,
-which would say that they exist).
+"""Who may see a board and its pins, and who may change them.
 
-The board object's ``secret`` flag decides, at every read: lists built ahead (home feeds,
-the newest pins, a pinner's likes) may still hold a pin whose board became secret a moment
-ago, until the board's privacy task has run (``boards.tasks``), and are filtered here.
+A board is its owner's, shared with the collaborators the owner invites (a group board:
+they pin to it too). A secret board is seen by those alone: to anyone else it and its
+pins do not exist, so every route answers as for a missing one (404, never 403, which
+would say that they exist).
+
+The board object decides, at every read: its ``secret`` flag and its ``collaborators``
+(the IDs, kept in the object so that this check costs no query). Lists built ahead (home
+feeds, the newest pins, a pinner's likes) may still hold a pin whose board became secret
+a moment ago, until the board's privacy task has run (``boards.tasks``), and are
+filtered here.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..errors import NotFoundError
+from ..errors import Forbidden, NotFoundError
 from ..pins.queries import get_pin
 from .queries import get_board, get_boards
 
 
+def is_member(user_id: int | None, board: dict[str, Any]) -> bool:
+    """Its owner or one of its collaborators."""
+    return user_id is not None and (
+        user_id == board["owner_id"] or user_id in board.get("collaborators", ())
+    )
+
+
 def may_see(viewer_id: int | None, board: dict[str, Any]) -> bool:
-    return not board.get("secret") or viewer_id == board["owner_id"]
+    return not board.get("secret") or is_member(viewer_id, board)
 
 
 def visible_board(viewer_id: int | None, board_id: int) -> dict[str, Any]:
@@ -25,6 +37,22 @@ def visible_board(viewer_id: int | None, board_id: int) -> dict[str, Any]:
     board = get_board(board_id)
     if board is None or not may_see(viewer_id, board):
         raise NotFoundError("no such board")
+    return board
+
+
+def owned_board(actor_id: int, board_id: int) -> dict[str, Any]:
+    """The board, if ``actor_id`` owns it; NotFoundError or Forbidden otherwise."""
+    board = visible_board(actor_id, board_id)
+    if board["owner_id"] != actor_id:
+        raise Forbidden("this board is not yours")
+    return board
+
+
+def pinnable_board(actor_id: int, board_id: int) -> dict[str, Any]:
+    """The board, if ``actor_id`` may pin to it (its owner or a collaborator)."""
+    board = visible_board(actor_id, board_id)
+    if not is_member(actor_id, board):
+        raise Forbidden("you can pin only to your boards and those you collaborate on")
     return board
 
 

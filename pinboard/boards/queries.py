@@ -1,5 +1,5 @@
-"""Reading boards: one board, the board an actor owns, a pinner's boards (with their
-covers), a board by its owner's slug."""
+"""Reading boards: one board, a pinner's boards (with their covers), the boards a pinner
+collaborates on, a board by its owner's slug. Who may see or change one: ``privacy``."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from shardstore import InvalidKey, Page
 from shardstore.mappings import all_ids
 
 from ..data_plane import cached_store
-from ..errors import Forbidden, NotFoundError
 from ..grid import pin_item
 
 #: The counts a board carries. Its follower count also needs the owner's
@@ -23,16 +22,6 @@ def get_board(board_id: int) -> dict[str, Any] | None:
 
 def get_boards(board_ids: list[int]) -> list[dict[str, Any]]:
     return cached_store().objects("board").get_many(board_ids, counts=BOARD_COUNTS)
-
-
-def owned_board(actor_id: int, board_id: int) -> dict[str, Any]:
-    """The board, if ``actor_id`` owns it; NotFoundError or Forbidden otherwise."""
-    board = get_board(board_id)
-    if board is None or (board.get("secret") and board["owner_id"] != actor_id):
-        raise NotFoundError("no such board")  # another's secret board does not exist
-    if int(board["owner_id"]) != actor_id:
-        raise Forbidden("this board is not yours")
-    return board
 
 
 def board_list(secret: bool) -> str:
@@ -57,6 +46,15 @@ def all_board_ids(user_id: int, *, secret: bool = False) -> list[int]:
     """Every public (or secret) board ID of a pinner, newest first (a pinner has few: one
     list, read whole)."""
     return all_ids(cached_store().mapping(board_list(secret)), user_id)
+
+
+def pinnable_board_ids(user_id: int, *, limit: int) -> list[int]:
+    """The boards a pinner may pin to, for a form's choice: their secret boards, their
+    newest public ones, then the group boards they collaborate on; ``limit`` at most."""
+    store = cached_store()
+    lists = (board_list(True), board_list(False), "user_collaborates_on_boards")
+    ids = [i for name in lists for i in store.mapping(name).page(user_id, limit=limit).ids]
+    return ids[:limit]
 
 
 def own_board_ids(user_id: int) -> list[int]:
@@ -104,16 +102,27 @@ def board_items(
     carry its counts (a board's followers include its owner's).
     """
     page = boards_page(owner["id"], cursor=cursor, secret=secret)
-    boards = get_boards(page.ids)
+    return board_cards(get_boards(page.ids), {owner["id"]: owner}), page.cursor
+
+
+def board_cards(
+    boards: list[dict[str, Any]], owners: dict[int, dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Boards as the profile's cards: each with its newest pin as cover (board_has_pins of
+    every board in one query, the covers by IN) and its counts. ``owners`` (by ID, with
+    their counts: a board's followers include its owner's) has each board's owner."""
     store = cached_store()
     covers = store.mapping("board_has_pins").page_many([b["id"] for b in boards], limit=1)
     cover_ids = [covers[b["id"]].ids[0] for b in boards if covers[b["id"]].ids]
     cover_pins = {pin["id"]: pin for pin in store.objects("pin").get_many(cover_ids)}
-    owner_followers = owner["counts"]["user_followed_by_users"]
     items = []
     for board in boards:
+        owner = owners.get(board["owner_id"])
+        if owner is None:  # an account deleted, its boards not yet purged
+            continue
         first = covers[board["id"]].ids[:1]
         cover = cover_pins.get(first[0]) if first else None
+        owner_followers = owner["counts"]["user_followed_by_users"]
         items.append(
             {
                 **board,
@@ -123,4 +132,4 @@ def board_items(
                 "follower_count": follower_count(board, owner_followers),
             }
         )
-    return items, page.cursor
+    return items

@@ -2,7 +2,7 @@
 
 ``sync_board_privacy`` brings everything built ahead in line with the board's flag *as it
 is when the task runs* (so a task delivered twice, or after the flag changed back, does
-the right thing): the board's pins move to the owner's secret or public pins list with
+the right thing): the board's pins move to their pinners' secret or public pins lists with
 their sequences, and the home feeds of the board's followers drop them or merge them in,
 a batch of followers per task. A secret board's pins also leave the site's newest pins;
 made public again, they are not put back there (they are not new).
@@ -11,7 +11,7 @@ made public again, they are not put back there (they are not new).
 from __future__ import annotations
 
 from ..data_plane import cached_store, get_feeds, get_graph
-from ..feeds.actions import drop_board, merge_board
+from ..feeds.actions import drop_board, merge_board, rebuild
 from ..ledger import TRANSIENT_ERRORS, ledgered_task
 from .queries import pin_list
 
@@ -33,14 +33,21 @@ def sync_board_privacy(board_id: int) -> int:
         rows, cursor = store.mapping("board_has_pins").rows_page(
             board_id, limit=BATCH, cursor=cursor
         )
+        pinners = {  # a group board's pins are its collaborators' too
+            pin["id"]: pin["owner_id"]
+            for pin in store.objects("pin").get_many([pin_id for pin_id, _ in rows])
+        }
         for pin_id, sequence in rows:
-            to_list.add(owner, pin_id, sequence=sequence)
-            from_list.remove(owner, pin_id)
+            pinner = pinners.get(pin_id)
+            if pinner is not None:  # else deleted: off every list already
+                to_list.add(pinner, pin_id, sequence=sequence)
+                from_list.remove(pinner, pin_id)
         if secret:
             get_feeds().remove_recent(pin_id for pin_id, _ in rows)
         if cursor is None:
             break
-    sync_followers_feeds.delay(board_id, [owner])  # a pinner's feed holds their public pins
+    for member in (owner, *board.get("collaborators", ())):  # their feeds hold their own
+        rebuild(member)  # public pins: a few feeds, rebuilt whole from MySQL
     batches = 0
     for followers in get_graph().board_followers(board_id, owner, chunk=BATCH):
         sync_followers_feeds.delay(board_id, followers)

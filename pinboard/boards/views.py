@@ -9,7 +9,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from ..errors import DomainError
+from ..errors import DomainError, NotFoundError
 from ..follows.actions import follow_board, unfollow_board
 from ..follows.queries import follows_board
 from ..grid import pin_items
@@ -19,8 +19,9 @@ from ..users.auth import get_pinner, signed_in_pinner
 from ..users.queries import get_user, user_id_for
 from ..views_common import act, form_errors, page_errors, parse_cursor, pinner_required
 from .actions import create_board, delete_board, update_board
-from .privacy import may_see
-from .queries import board_id_by_slug, follower_count, get_board, owned_board
+from .collaborators import add_collaborator, collaborators_of, remove_collaborator
+from .privacy import is_member, may_see, owned_board
+from .queries import board_id_by_slug, follower_count, get_board
 
 
 def board_url(username: str, board: dict[str, Any]) -> str:
@@ -54,6 +55,8 @@ def detail(request: HttpRequest, username: str, slug: str) -> HttpResponse:
         "follower_count": follower_count(board, owner["counts"]["user_followed_by_users"]),
         "following": following,
         "is_owner": pinner is not None and pinner["id"] == owner["id"],
+        "is_member": is_member(pinner["id"] if pinner else None, board),
+        "collaborators": collaborators_of(board),
     }
     return render(request, "boards/detail.html", context)
 
@@ -126,3 +129,29 @@ def follow(request: HttpRequest, board_id: str) -> HttpResponse:
 def unfollow(request: HttpRequest, board_id: str) -> HttpResponse:
     me, board = signed_in_pinner(request)["id"], parse_id(board_id, "board")
     return act(request, lambda: unfollow_board(me, board), "/")
+
+
+@require_POST
+@pinner_required
+@page_errors
+def add_member(request: HttpRequest, board_id: str) -> HttpResponse:
+    """The owner invites a pinner, by username, to pin to the board."""
+    me, board = signed_in_pinner(request)["id"], parse_id(board_id, "board")
+
+    def add() -> None:
+        user_id = user_id_for("username", str(request.POST.get("username", ""))[:100])
+        if user_id is None:
+            raise NotFoundError("no pinner has that username", field="username")
+        add_collaborator(me, board, user_id)
+
+    return act(request, add, "/")
+
+
+@require_POST
+@pinner_required
+@page_errors
+def remove_member(request: HttpRequest, board_id: str, user_id: str) -> HttpResponse:
+    """The owner removes a collaborator, or a collaborator leaves."""
+    me, board = signed_in_pinner(request)["id"], parse_id(board_id, "board")
+    member = parse_id(user_id, "user")
+    return act(request, lambda: remove_collaborator(me, board, member), "/")

@@ -36,7 +36,7 @@ def fan_out_pin(pin_id: int, sequence: int) -> int:
         get_feeds().add_recent(pin_id, sequence)
     fan_out_batch.delay(pin_id, sequence, "owner", [pin["owner_id"]])
     batches = 0
-    for followers in get_graph().board_followers(pin["board_id"], pin["owner_id"], chunk=BATCH):
+    for followers in get_graph().board_followers(board["id"], board["owner_id"], chunk=BATCH):
         fan_out_batch.delay(pin_id, sequence, batch_name(followers), followers)
         batches += 1
     return batches

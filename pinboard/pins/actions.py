@@ -25,8 +25,8 @@ from django.utils import timezone
 from shardstore import shard_of
 from shardstore.mappings import now_sequence
 
-from ..boards.privacy import visible_pin
-from ..boards.queries import owned_board, pin_list
+from ..boards.privacy import pinnable_board, visible_pin
+from ..boards.queries import pin_list
 from ..data_plane import cached_store, get_feeds
 from ..errors import CouldNotFetch, Forbidden, InvalidField, NotFoundError, TooLarge
 from ..feeds import actions as feeds
@@ -79,7 +79,7 @@ def _publish(
 def create_pin(
     actor_id: int, board_id: int, image: Any, description: object = "", link: object = ""
 ) -> dict[str, Any]:
-    board = owned_board(actor_id, board_id)
+    board = pinnable_board(actor_id, board_id)
     data: dict[str, Any] = {
         "description": clean_description(description, most=MAX_DESCRIPTION),
         "link": clean_link(link),
@@ -94,7 +94,7 @@ def create_pin_from_url(
     """A pin of the image at ``source_url``, or of the image the web page there offers,
     checked and stored as an upload is. Without a link of its own the pin links to where
     ``source_url`` led (the page, or the image)."""
-    board = owned_board(actor_id, board_id)
+    board = pinnable_board(actor_id, board_id)
     data: dict[str, Any] = {
         "description": clean_description(description, most=MAX_DESCRIPTION),
         "link": clean_link(link),
@@ -125,7 +125,7 @@ def save_pin(
 ) -> dict[str, Any]:
     """Repin: a new pin on one of the actor's boards that records where it came from."""
     source, _ = visible_pin(actor_id, pin_id)
-    board = owned_board(actor_id, board_id)
+    board = pinnable_board(actor_id, board_id)
     data = {
         "description": source["description"]
         if description is None
@@ -150,7 +150,7 @@ def update_pin(actor_id: int, pin_id: int, changes: dict[str, object]) -> dict[s
     new_board = changes.get("board_id")
     moved_to = None
     if new_board is not None and new_board != pin["board_id"]:
-        moved_to = owned_board(actor_id, new_board)  # type: ignore[arg-type]
+        moved_to = pinnable_board(actor_id, new_board)  # type: ignore[arg-type]
         updates["board_id"] = new_board
     if updates:
         store.objects("pin").update(pin_id, updates)

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 
 from .. import ratelimit
 from ..boards.privacy import may_see
-from ..boards.queries import boards_page, get_board, get_boards
+from ..boards.queries import get_board, get_boards, pinnable_board_ids
 from ..errors import DomainError, Forbidden, InvalidField, NotFoundError, TooLarge
 from ..grid import pin_item
 from ..ids import parse_id
@@ -38,12 +38,7 @@ BOARD_CHOICES = 200
 
 
 def _my_boards(pinner: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """The pinner's secret boards, then their newest public ones."""
-    if pinner is None:
-        return []
-    secret = boards_page(pinner["id"], limit=BOARD_CHOICES, secret=True).ids
-    public = boards_page(pinner["id"], limit=BOARD_CHOICES).ids
-    return get_boards((secret + public)[:BOARD_CHOICES])
+    return get_boards(pinnable_board_ids(pinner["id"], limit=BOARD_CHOICES)) if pinner else []
 
 
 def _form_errors(error: DomainError) -> dict[str, str]:

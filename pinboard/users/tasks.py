@@ -5,7 +5,7 @@ its sessions end with it); its username and email stay taken, by the deleted obj
 lookups. ``purge_account`` then removes what the pinner made and every edge to or
 from them, through the same actions a pinner would use, so the follower graph and
 home feeds follow as they always do: their boards (with their pins and the follows of
-them), whom they
+them), the group boards they joined (and their pins there), whom they
 follow and who follows them, the boards they follow or unfollowed, their likes, and
 their own feed. Each step takes what is still listed, so a purge cut short and run
 again finishes the job; it is acks_late and retried like the other tasks.
@@ -16,12 +16,14 @@ from __future__ import annotations
 from shardstore.mappings import pages_of
 
 from ..boards.actions import delete_board
-from ..boards.queries import own_board_ids
+from ..boards.collaborators import drop_collaborator
+from ..boards.queries import own_board_ids, pin_list
 from ..data_plane import cached_store, get_feeds
 from ..errors import NotFoundError
 from ..follows.actions import unfollow_board, unfollow_user
 from ..ledger import ledgered_task
 from ..likes.actions import unlike
+from ..pins.actions import delete_pin
 from ..pins.tasks import RETRY_ON as PURGE_RETRY_ON
 
 BATCH = 500
@@ -60,6 +62,18 @@ def purge_account(user_id: int) -> None:
     for board_ids in pages_of(board_unfollows, user_id, batch=BATCH):
         for board_id in board_ids:
             board_unfollows.remove(user_id, board_id)
+    # Group boards of others: the pinner leaves them, and their pins there go.
+    collaborations = store.mapping("user_collaborates_on_boards")
+    for board_ids in pages_of(collaborations, user_id, batch=BATCH):
+        for board_id in board_ids:
+            drop_collaborator(board_id, user_id)
+    for relation in (pin_list(secret=False), pin_list(secret=True)):
+        for pin_ids in pages_of(store.mapping(relation), user_id, batch=BATCH):
+            for pin_id in pin_ids:
+                try:
+                    delete_pin(user_id, pin_id)
+                except NotFoundError:  # deleted already: only the edge is left
+                    store.mapping(relation).remove(user_id, pin_id)
     for pin_ids in pages_of(store.mapping("user_likes_pins"), user_id, batch=BATCH):
         for pin_id in pin_ids:
             unlike(user_id, pin_id)

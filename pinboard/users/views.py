@@ -11,6 +11,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from .. import ratelimit
+from ..boards.collaborators import group_board_items
 from ..boards.queries import board_items
 from ..errors import DomainError, InvalidField
 from ..feeds.queries import home_feed, recent_pins
@@ -172,13 +173,15 @@ def _follow_state(request: HttpRequest, user: dict[str, Any]) -> bool | None:
 def profile(request: HttpRequest, username: str) -> HttpResponse:
     user, pinner, cursor = _profile_user(username), get_pinner(request), parse_cursor(request)
     boards, next_cursor = board_items(user, cursor=cursor)
-    mine = pinner is not None and pinner["id"] == user["id"]
-    secret_boards = board_items(user, secret=True)[0] if mine and cursor is None else []
+    viewer = pinner["id"] if pinner else None
+    first = cursor is None
+    secret_boards = board_items(user, secret=True)[0] if viewer == user["id"] and first else []
     context = {
         "profile": user,
         "stats": user_stats(user),
         "boards": boards,
         "secret_boards": secret_boards,
+        "group_boards": group_board_items(user["id"], viewer) if first else [],
         "next_cursor": next_cursor,
         "following": _follow_state(request, user),
     }

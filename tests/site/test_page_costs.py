@@ -18,7 +18,9 @@ from pinboard.users.tokens import issue_token
 from shardstore import shard_of
 from tests.site.page_helpers import board_url, board_with_pins, clear_caches, get_counted, log_in
 
-PROFILE = 6  # username lookup + user, user_has_boards, boards, board_has_pins, cover pins
+# username lookup + user, user_has_boards, boards, board_has_pins, cover pins, and the
+# group boards they collaborate on (user_collaborates_on_boards: none here)
+PROFILE = 7
 SIGNED_IN = 1  # the session's pinner (follow state is read from Redis)
 
 
@@ -116,11 +118,11 @@ def test_pin_page_cost_does_not_grow_with_likes_saves_and_comments(client, make_
 
     board_with_pins(visitor, "Visitor board", 0)
     log_in(client, visitor)
-    # + the session's pinner, the like state, their boards (user_has_secret_boards,
-    # user_has_boards, boards by IN)
+    # + the session's pinner, the like state, the boards they may pin to
+    # (user_has_secret_boards, user_has_boards, user_collaborates_on_boards, boards by IN)
     quiet_cost, _ = get_counted(client, f"/pin/{quiet}/")
     busy_cost, _ = get_counted(client, f"/pin/{busy}/")
-    assert quiet_cost == busy_cost == 5 + 5
+    assert quiet_cost == busy_cost == 5 + 6
     warm_cost, _ = get_counted(client, f"/pin/{busy}/", warm=True)
     assert warm_cost == 0
 

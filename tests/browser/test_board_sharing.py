@@ -1,6 +1,7 @@
-"""A secret board in real Chromium, with two pinners: sid keeps a board secret and pins to it;
-tom, who follows sid, finds neither the board nor its pin (a 404, as for a board that does
-not exist), until sid makes it public."""
+"""Boards shared or not, in real Chromium with two pinners: sid keeps a board secret and
+pins to it, and tom, who follows sid, finds neither the board nor its pin (a 404, as for a
+board that does not exist) until sid makes it public; una invites vic to a group board,
+vic pins to it, and una removes vic."""
 
 from __future__ import annotations
 
@@ -74,3 +75,40 @@ def test_a_secret_board_is_its_owners_alone_until_made_public(
     tom.goto("/")
     expect(tom.locator(f'a[href="{re.sub(r"^https?://[^/]+", "", pin_url)}"]')).to_have_count(1)
     shoot(tom, "tom-feed-board-made-public")
+
+
+def test_a_group_board_takes_the_pins_of_its_collaborators(
+    open_page: Callable[..., Page], shoot: Callable[[Page, str], Path], tmp_path: Path
+) -> None:
+    una, vic = open_page(), open_page()
+    sign_up(una, shoot, "una", "una")
+    sign_up(vic, shoot, "vic", "vic")
+    header(una).get_by_role("link", name="New board").click()
+    una.get_by_label("Name").fill("Road trip")
+    una.get_by_role("button", name="Create board").click()
+    board_url = una.url
+    una.get_by_label("Invite a pinner by username").fill("vic")
+    una.get_by_role("button", name="Invite").click()
+    expect(una.get_by_role("button", name="Remove vic")).to_be_visible()
+    shoot(una, "una-group-board-invited")
+
+    vic.goto("/vic/")
+    expect(vic.get_by_role("heading", name="Group boards")).to_be_visible()
+    vic.goto(board_url)
+    vic.get_by_role("link", name="Add a pin").click()
+    expect(vic.locator("select[name=board] option:checked")).to_have_text("Road trip")
+    image = tmp_path / "road.png"
+    image.write_bytes(numbered_png(8, (480, 360)))
+    vic.locator("input[name=image]").set_input_files(image)
+    vic.get_by_label("Description").fill("Gas station at dawn")
+    vic.get_by_role("button", name="Create pin").click()
+    expect(vic).to_have_url(re.compile(r"/pin/\d+/$"))
+
+    una.goto(board_url)
+    expect(una.get_by_text("Gas station at dawn")).to_be_visible()
+    una.get_by_role("button", name="Remove vic").click()
+    expect(una.get_by_role("button", name="Remove vic")).to_have_count(0)
+    shoot(una, "una-group-board-vic-removed")
+    vic.goto(board_url)
+    expect(vic.get_by_role("link", name="Add a pin")).to_have_count(0)
+    expect(vic.get_by_text("Gas station at dawn")).to_be_visible()  # his pin stays

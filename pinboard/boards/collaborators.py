@@ -1,0 +1,92 @@
+"""Group boards: the owner invites pinners as collaborators, who pin to the board and see it
+even when it is secret; the owner removes them, or a collaborator leaves.
+
+A board's collaborators are kept twice: as IDs in the board object (``collaborators``,
+what ``privacy`` checks on every read, at no cost) and as the mapping
+``board_has_collaborators`` with its inverse ``user_collaborates_on_boards`` (the boards a
+pinner's profile lists). The object is written first: a crash in between leaves a
+collaborator who may pin but whose profile does not list the board yet, and adding again
+repairs it. Their pins stay on the board when they leave. The lists a board page and a
+profile show are read here too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..data_plane import cached_store
+from ..errors import Forbidden, InvalidField, NotFoundError
+from ..users.queries import get_user, get_users
+from .privacy import may_see, owned_board, visible_board
+from .queries import board_cards, get_board, get_boards
+
+#: Collaborators of one board, at most (the board object carries their IDs).
+MAX_COLLABORATORS = 50
+
+
+def add_collaborator(actor_id: int, board_id: int, user_id: int) -> dict[str, Any]:
+    """The owner adds a pinner to the board's collaborators; returns the board."""
+    board = owned_board(actor_id, board_id)
+    if user_id == actor_id:
+        raise InvalidField("you own this board already", field="user_id")
+    if get_user(user_id, counts=False) is None:
+        raise NotFoundError("no such pinner")
+
+    def add(data: dict[str, Any]) -> None:
+        members = data.setdefault("collaborators", [])
+        if user_id not in members:
+            if len(members) >= MAX_COLLABORATORS:
+                raise InvalidField(
+                    f"a board has at most {MAX_COLLABORATORS} collaborators", field="user_id"
+                )
+            members.append(user_id)
+
+    store = cached_store()
+    store.objects("board").update(board["id"], add)
+    store.mapping("board_has_collaborators").add(board["id"], user_id)
+    updated = get_board(board["id"])
+    assert updated is not None
+    return updated
+
+
+def remove_collaborator(actor_id: int, board_id: int, user_id: int) -> None:
+    """The owner removes a collaborator, or a collaborator leaves."""
+    board = visible_board(actor_id, board_id)
+    if actor_id not in (board["owner_id"], user_id):
+        raise Forbidden("only the board's owner can remove a collaborator")
+    drop_collaborator(board["id"], user_id)
+
+
+def drop_collaborator(board_id: int, user_id: int) -> None:
+    """Off the board object and the mappings (also for a deleted board or account)."""
+    store = cached_store()
+
+    def remove(data: dict[str, Any]) -> None:
+        if user_id in data.get("collaborators", ()):
+            data["collaborators"].remove(user_id)
+
+    if get_board(board_id) is not None:
+        store.objects("board").update(board_id, remove)
+    store.mapping("board_has_collaborators").remove(board_id, user_id)
+
+
+# -- reads ----------------------------------------------------------------------------
+
+
+def collaborators_of(board: dict[str, Any]) -> list[dict[str, Any]]:
+    """The board's collaborators (users, without counts), in the order they were added."""
+    return get_users(list(board.get("collaborators", ())), counts=False)
+
+
+def group_boards(user_id: int, viewer_id: int | None) -> list[dict[str, Any]]:
+    """The boards ``user_id`` collaborates on that the viewer may see, newest first (a
+    pinner collaborates on few: the first page of the list)."""
+    page = cached_store().mapping("user_collaborates_on_boards").page(user_id, limit=100)
+    return [b for b in get_boards(page.ids) if may_see(viewer_id, b)]
+
+
+def group_board_items(user_id: int, viewer_id: int | None) -> list[dict[str, Any]]:
+    """``group_boards`` as profile cards."""
+    boards = group_boards(user_id, viewer_id)
+    owners = get_users(sorted({b["owner_id"] for b in boards}), counts=True)
+    return board_cards(boards, {owner["id"]: owner for owner in owners})

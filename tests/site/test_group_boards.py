@@ -1,0 +1,127 @@
+"""Group boards: the owner invites collaborators, who pin to the board (and see it though it
+be secret) and find it on their profiles; the owner removes them, or they leave."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from pinboard.boards import collaborators
+from pinboard.users.actions import delete_account
+from tests.site.api_client import Api, error_of
+from tests.site.page_helpers import log_in, text
+from toolkit.images import image_upload
+
+
+@pytest.fixture
+def trio(client: Client, make_user: Callable[..., dict[str, Any]]) -> dict[str, Any]:
+    """ann owns "Trips"; bob and carl are other pinners, carl follows ann."""
+    users = {name: make_user(name) for name in ("ann", "bob", "carl")}
+    apis = {name: Api.as_pinner(client, user) for name, user in users.items()}
+    assert apis["carl"].put(f"/users/{apis['ann'].id}/follow").status_code == 204
+    board = apis["ann"].new_board("Trips")
+    return {**apis, "users": users, "board": board, "anon": Api(client)}
+
+
+def invite(w: dict[str, Any], who: str, board: dict[str, Any] | None = None) -> Any:
+    board = board or w["board"]
+    return w["ann"].put(f"/boards/{board['id']}/collaborators/{w[who].id}")
+
+
+def test_a_collaborator_pins_to_the_board_and_finds_it_on_their_profile(
+    trio: dict[str, Any],
+) -> None:
+    ann, bob, carl, board = trio["ann"], trio["bob"], trio["carl"], trio["board"]
+    assert error_of(bob.upload({"board_id": board["id"], "image": image_upload()}), 403)
+    assert invite(trio, "bob").status_code == 204
+    assert invite(trio, "bob").status_code == 204  # again: still one
+    members = ann.get(f"/boards/{board['id']}/collaborators").json()["items"]
+    assert [m["username"] for m in members] == [trio["users"]["bob"]["username"]]
+
+    pin = bob.new_pin(board["id"], image_upload(), description="bob was here")
+    assert pin["board_id"] == board["id"] and pin["owner_id"] == bob.id
+    assert error_of(carl.upload({"board_id": board["id"], "image": image_upload()}), 403)
+    # the board's followers (carl, through ann) get the collaborator's pin
+    assert pin["id"] in [p["id"] for p in carl.get("/feed").json()["items"]]
+    assert [b["name"] for b in trio["anon"].get(f"/users/{bob.id}/group-boards").json()["items"]] == ["Trips"]  # fmt: skip
+    assert ann.get(f"/boards/{board['id']}").json()["pin_count"] == 1
+
+
+def test_only_the_owner_invites_and_removes_and_a_collaborator_may_leave(
+    trio: dict[str, Any],
+) -> None:
+    ann, bob, carl, board = trio["ann"], trio["bob"], trio["carl"], trio["board"]
+    path = f"/boards/{board['id']}/collaborators"
+    invite(trio, "bob")
+    assert error_of(bob.put(f"{path}/{carl.id}"), 403)
+    assert error_of(bob.delete(f"{path}/{ann.id}"), 403)
+    assert error_of(carl.delete(f"{path}/{bob.id}"), 403)
+    assert error_of(ann.put(f"{path}/{ann.id}"), 422)
+    assert error_of(ann.put(f"{path}/{int(carl.id) + 1}"), 404)
+    pin = bob.new_pin(board["id"], image_upload())
+    assert bob.delete(f"{path}/{bob.id}").status_code == 204  # bob leaves
+    assert ann.get(path).json()["items"] == []
+    assert trio["anon"].get(f"/users/{bob.id}/group-boards").json()["items"] == []
+    assert error_of(bob.upload({"board_id": board["id"], "image": image_upload()}), 403)
+    assert ann.get(f"/pins/{pin['id']}").status_code == 200  # his pins stay
+    invite(trio, "carl")
+    assert ann.delete(f"{path}/{carl.id}").status_code == 204
+
+
+def test_a_secret_group_board_shows_to_its_members_alone(trio: dict[str, Any]) -> None:
+    ann, bob, carl = trio["ann"], trio["bob"], trio["carl"]
+    secret = ann.post("/boards", {"name": "Surprise", "secret": True}).json()
+    assert invite(trio, "bob", secret).status_code == 204
+    pin = bob.new_pin(secret["id"], image_upload(), description="the cake")
+    for api, status in ((ann, 200), (bob, 200), (carl, 404), (trio["anon"], 404)):
+        assert api.get(f"/boards/{secret['id']}").status_code == status
+        assert api.get(f"/pins/{pin['id']}").status_code == status
+        assert api.get(f"/boards/{secret['id']}/collaborators").status_code == status
+    for api, names in ((bob, ["Surprise"]), (carl, []), (trio["anon"], [])):
+        listed = api.get(f"/users/{bob.id}/group-boards").json()["items"]
+        assert [b["name"] for b in listed] == names
+    assert pin["id"] not in [p["id"] for p in carl.get("/feed").json()["items"]]
+    assert bob.get(f"/users/{bob.id}").json()["pin_count"] == 0  # a secret board's pin
+
+
+def test_at_most_so_many_collaborators(
+    trio: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(collaborators, "MAX_COLLABORATORS", 1)
+    assert invite(trio, "bob").status_code == 204
+    assert error_of(invite(trio, "carl"), 422)["field"] == "user_id"
+
+
+def test_a_deleted_board_or_account_leaves_no_collaboration(trio: dict[str, Any]) -> None:
+    ann, bob, board = trio["ann"], trio["bob"], trio["board"]
+    other = ann.new_board("Other")
+    invite(trio, "bob")
+    invite(trio, "bob", other)
+    pin = bob.new_pin(other["id"], image_upload())
+    assert ann.delete(f"/boards/{board['id']}").status_code == 204
+    listed = trio["anon"].get(f"/users/{bob.id}/group-boards").json()["items"]
+    assert [b["name"] for b in listed] == ["Other"]
+    delete_account(trio["users"]["bob"]["id"], "plum-orchard-42")  # its purge runs at once
+    assert ann.get(f"/boards/{other['id']}/collaborators").json()["items"] == []
+    assert ann.get(f"/pins/{pin['id']}").status_code == 404
+
+
+def test_the_board_page_invites_by_username(client: Client, trio: dict[str, Any]) -> None:
+    users, board = trio["users"], trio["board"]
+    log_in(client, users["ann"])
+    add = f"/boards/{board['id']}/collaborators/"
+    page = f"/{users['ann']['username']}/{board['slug']}/"
+    response = client.post(add, {"username": "nobody-by-that-name"}, follow=True)
+    assert "no pinner has that username" in text(response)
+    client.post(add, {"username": users["bob"]["username"]})
+    shown = text(client.get(page))
+    assert "Invite a pinner" in shown and f"Remove {users['bob']['username']}" in shown
+    log_in(client, users["bob"])
+    shown = text(client.get(page))
+    assert "Add a pin" in shown and "Leave board" in shown
+    assert "Group boards" in text(client.get(f"/{users['bob']['username']}/"))
+    client.post(f"/boards/{board['id']}/collaborators/{users['bob']['id']}/remove/")
+    assert "Add a pin" not in text(client.get(page))
