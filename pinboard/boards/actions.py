@@ -11,6 +11,7 @@ from shardstore import DuplicateKey, shard_of
 
 from ..data_plane import cached_store
 from ..errors import InvalidField
+from ..notifications.actions import forget as forget_notifications
 from ..pins.actions import delete_pins_of_board
 from ..text import clean_description, one_line
 from .queries import get_board, owned_board, slug_key
@@ -93,3 +94,4 @@ def delete_board(actor_id: int, board_id: int) -> None:
     store.mapping("user_has_boards").remove(actor_id, board_id)
     store.lookup("board_slug").delete(slug_key(actor_id, board["slug"]), board_id)
     store.objects("board").delete(board_id)
+    forget_notifications(actor_id, [board_id])  # its follows (its pins' go with each pin)

@@ -1,16 +1,24 @@
-"""Likes: user_likes_pins, with pin_liked_by_users as its inverse."""
+"""Likes: user_likes_pins, with pin_liked_by_users as its inverse. A new like tells the
+pin's owner; liking again what one likes already tells nobody."""
 
 from __future__ import annotations
 
+from shardstore.mappings import now_sequence
+
 from ..data_plane import cached_store
 from ..errors import NotFoundError
+from ..notifications.actions import announce
+from ..notifications.kinds import LIKE
 from ..pins.queries import get_pin
 
 
 def like(actor_id: int, pin_id: int) -> None:
-    if get_pin(pin_id) is None:
+    pin = get_pin(pin_id)
+    if pin is None:
         raise NotFoundError("no such pin")
-    cached_store().mapping("user_likes_pins").add(actor_id, pin_id)
+    sequence = now_sequence()
+    if cached_store().mapping("user_likes_pins").add(actor_id, pin_id, sequence=sequence):
+        announce(pin["owner_id"], LIKE, actor_id, pin_id, sequence)
 
 
 def unlike(actor_id: int, pin_id: int) -> None:

@@ -10,6 +10,9 @@ copied by saves); ``pin_image_used_by_pins`` maps that pin to every pin showing
 the image, itself included. Delete soft-deletes the pin and takes it off its
 lists at once, then queues ``tasks.purge_pin`` for the rest: its likes, saves
 list and comments, and the image files once no pin shows them.
+
+A save or a comment by someone else tells the pin's owner (``notifications``), with
+the sequence of the mapping row it wrote; a deleted comment is taken off that list.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from ..boards.queries import owned_board
 from ..data_plane import cached_store
 from ..errors import Forbidden, InvalidField, NotFoundError
 from ..feeds import actions as feeds
+from ..notifications import actions as notifications
+from ..notifications.kinds import COMMENT, SAVE
 from ..text import clean_description, multi_line, one_line
 from ..users.queries import get_user
 from .images import store_image
@@ -99,7 +104,9 @@ def save_pin(
         "saved_from": pin_id,
     }
     pin = _publish(actor_id, board_id, data, upload=False)
-    cached_store().mapping("pin_saved_as_pins").add(pin_id, pin["id"])
+    sequence = now_sequence()
+    cached_store().mapping("pin_saved_as_pins").add(pin_id, pin["id"], sequence=sequence)
+    notifications.announce(source["owner_id"], SAVE, actor_id, pin_id, sequence)
     return pin
 
 
@@ -161,7 +168,8 @@ def clean_comment(text: object) -> str:
 
 def add_comment(actor_id: int, pin_id: int, text: object) -> dict[str, Any]:
     text = clean_comment(text)
-    if get_pin(pin_id) is None:
+    pin = get_pin(pin_id)
+    if pin is None:
         raise NotFoundError("no such pin")
     author = get_user(actor_id, counts=False)
     if author is None:
@@ -175,7 +183,9 @@ def add_comment(actor_id: int, pin_id: int, text: object) -> dict[str, Any]:
         "created_at": timezone.now().isoformat(),
     }
     comment_id = store.objects("comment").create(shard_of(pin_id), data)
-    store.mapping("pin_has_comments").add(pin_id, comment_id)
+    sequence = now_sequence()
+    store.mapping("pin_has_comments").add(pin_id, comment_id, sequence=sequence)
+    notifications.announce(pin["owner_id"], COMMENT, actor_id, comment_id, sequence)
     return {**data, "id": comment_id}
 
 
@@ -184,10 +194,11 @@ def delete_comment(actor_id: int, pin_id: int, comment_id: int) -> None:
     comment = get_comment(comment_id)
     if comment is None or comment["pin_id"] != pin_id:
         raise NotFoundError("no such comment")
-    if comment["author_id"] != actor_id:
-        pin = get_pin(pin_id)
-        if pin is None or pin["owner_id"] != actor_id:
-            raise Forbidden("only its author or the pin's owner can delete a comment")
+    pin = get_pin(pin_id)
+    if comment["author_id"] != actor_id and (pin is None or pin["owner_id"] != actor_id):
+        raise Forbidden("only its author or the pin's owner can delete a comment")
     store = cached_store()
     store.mapping("pin_has_comments").remove(pin_id, comment_id)  # off the pin at once
     store.objects("comment").delete(comment_id)
+    if pin is not None:
+        notifications.forget(pin["owner_id"], [comment_id])
