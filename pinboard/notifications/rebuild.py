@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from shardstore.mappings import all_ids
-from shardstore.notifications import Entry
+from shardstore.notifications import Entry, newest_first
 
 from ..data_plane import cached_store, get_notifications
 from .kinds import BOARD_FOLLOW, COMMENT, FOLLOW, LIKE, SAVE
@@ -121,9 +121,9 @@ def _newest(
             if actor is None or actor == user_id:  # gone, or their own doing
                 continue
             entry = Entry(sequence, source.kind, actor, to_id if source.object_is_row else from_id)
-            if entry.member not in latest or latest[entry.member] < entry:
+            if entry.member not in latest or latest[entry.member].sequence < sequence:
                 latest[entry.member] = entry
-    return sorted(latest.values(), reverse=True)[:length]
+    return newest_first(latest.values())[:length]
 
 
 def rebuild_notifications(user_id: int) -> bool:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from shardstore import InvalidCursor, cursors
-from shardstore.notifications import Entry, Notifications, list_key
+from shardstore.notifications import Entry, Notifications, list_key, newest_first
 from shardstore.redis_shards import RedisShards, RedisTopology
 
 from .vshard_users import HIGH, user
@@ -131,6 +131,17 @@ def test_forget_clear_and_replace(shards: RedisShards) -> None:
     notes.mark_read(b)
     notes.clear(b)
     assert notes.entries(b) == [] and notes.page(b).read_up_to == 0
+
+
+def test_newest_first_is_the_order_redis_keeps(shards: RedisShards) -> None:
+    notes, b = Notifications(shards), user(HIGH + 7)
+    made = [like(actor, 5, T + actor % 2) for actor in (9, 10, 100, 11, 2, 1000)]
+    made.append(Entry(T, "follow", 10, b))
+    for entry in made:
+        notes.add(b, entry)
+    assert notes.entries(b) == newest_first(made)
+    notes.replace(b, lambda: list(reversed(made)))
+    assert notes.entries(b) == newest_first(made)
 
 
 def test_a_kind_is_a_word(shards: RedisShards) -> None:
