@@ -197,7 +197,7 @@ class Notifications:
         script = self._unread[self.shards.instance_for(user_id)]
         return int(script(keys=[list_key(user_id), mark_key(user_id)]))
 
-    # -- reading --------------------------------------------------------------
+    # -- marking read ---------------------------------------------------------
 
     def mark_read(self, user_id: int, up_to: int | None = None) -> int:
         """Mark read the entries up to ``up_to`` (default: the newest there is now);
