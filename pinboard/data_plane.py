@@ -1,5 +1,5 @@
-"""The process's data plane: the shard store behind its cache pools, the Redis follower graph
-and home feeds, built from the config documents and kept current as they change.
+"""The process's data plane: the shard store behind its cache pools, the Redis follower graph,
+home feeds and notifications, built from the config documents and kept current as they change.
 
 Where the documents come from (``settings.SHARDSTORE["CONFIG"]``, from
 ``PINBOARD_TOPOLOGY``): a config directory, a shard-map file, or
@@ -43,6 +43,7 @@ from shardstore.control.sources import open_source
 from shardstore.feeds import HomeFeeds
 from shardstore.graph import FollowerGraph
 from shardstore.graph_sync import sync_graph
+from shardstore.notifications import Notifications
 from shardstore.redis_shards import RedisShards, RedisTopology
 
 from .catalog import CATALOG
@@ -59,6 +60,7 @@ class DataPlane:
     store: CachedStore
     graph: FollowerGraph
     feeds: HomeFeeds
+    notifications: Notifications
     versions: dict[str, int] = field(default_factory=dict)  # of each config document in force
     graph_ready: bool = False  # the embedded in-process graph is derived once per process
 
@@ -143,7 +145,9 @@ def pools_from_document(document: Mapping[str, Any]) -> dict[str, CachePool]:
 
 def build(store: Store, pools: Mapping[str, CachePool], redis_topology: RedisTopology) -> DataPlane:
     shards = RedisShards(redis_topology)
-    return DataPlane(CachedStore(store, pools), FollowerGraph(shards), HomeFeeds(shards))
+    return DataPlane(
+        CachedStore(store, pools), FollowerGraph(shards), HomeFeeds(shards), Notifications(shards)
+    )
 
 
 def _plane_from_config() -> DataPlane:
@@ -199,8 +203,15 @@ def _swap(revision: Revision) -> None:
             new = replace(current, versions=versions)
         elif revision.name == documents.REDIS:
             shards = RedisShards(RedisTopology.from_json(revision.document))
-            graph, feeds = FollowerGraph(shards), HomeFeeds(shards)
-            new = replace(current, graph=graph, feeds=feeds, versions=versions, graph_ready=False)
+            graph, feeds, notes = FollowerGraph(shards), HomeFeeds(shards), Notifications(shards)
+            new = replace(
+                current,
+                graph=graph,
+                feeds=feeds,
+                notifications=notes,
+                versions=versions,
+                graph_ready=False,
+            )
         else:
             cached = CachedStore(current.store.store, pools_from_document(revision.document))
             new = replace(current, store=cached, versions=versions)
@@ -293,6 +304,11 @@ def get_graph() -> FollowerGraph:
 
 def get_feeds() -> HomeFeeds:
     return _with_graph().feeds
+
+
+def get_notifications() -> Notifications:
+    """Pinners' notifications, on the Redis instances of the follower graph."""
+    return plane().notifications
 
 
 def _with_graph() -> DataPlane:

@@ -12,6 +12,7 @@ from django.urls import include, path
 from .boards import views as boards
 from .follows import views as follows
 from .likes import views as likes
+from .notifications import views as notifications
 from .ops import health
 from .pins import views as pins
 from .users import views as users
@@ -48,6 +49,7 @@ urlpatterns = [
     ),
     path("pin/<str:pin_id>/like/", likes.like, name="pin_like"),
     path("pin/<str:pin_id>/unlike/", likes.unlike, name="pin_unlike"),
+    path("notifications/", notifications.notifications, name="notifications"),
     path("users/<str:user_id>/follow/", follows.follow, name="user_follow"),
     path("users/<str:user_id>/unfollow/", follows.unfollow, name="user_unfollow"),
     path("api/v1/", include("pinboard.api.urls")),

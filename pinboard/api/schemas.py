@@ -8,9 +8,11 @@ next to their handlers in views/.
 
 from __future__ import annotations
 
-from typing import Annotated, NotRequired, TypedDict
+from typing import Annotated, Literal, NotRequired, TypedDict
 
 from msgspec import Meta
+
+from shardstore.notifications import LENGTH as NOTIFICATIONS_KEPT
 
 from ..boards.actions import MAX_DESCRIPTION as MAX_BOARD_DESCRIPTION
 from ..boards.actions import MAX_NAME
@@ -133,6 +135,37 @@ class PinList(TypedDict):
 class CommentList(TypedDict):
     items: list[Comment]
     next: Next
+
+
+class Notification(TypedDict):
+    kind: Annotated[
+        Literal["like", "save", "comment", "follow", "follow_board"],
+        Meta(
+            description="What `actor` did: liked, saved or commented on your `pin`, followed"
+            " you, or followed your `board`."
+        ),
+    ]
+    actor: Annotated[User, Meta(description="Who did it, as they are now.")]
+    pin: Annotated[
+        Pin | None, Meta(description="Your pin liked, saved or commented on; null for follows.")
+    ]
+    board: Annotated[Board | None, Meta(description="Your board followed; null otherwise.")]
+    comment: Annotated[Comment | None, Meta(description="The comment; null for other kinds.")]
+    created_at: Timestamp
+    unread: Annotated[bool, Meta(description="Newer than what you marked read.")]
+
+
+class NotificationList(TypedDict):
+    items: list[Notification]
+    next: Next
+    unread_count: Annotated[
+        int,
+        Meta(
+            ge=0,
+            description="How many notifications are unread, of the newest"
+            f" {NOTIFICATIONS_KEPT} kept.",
+        ),
+    ]
 
 
 class Token(TypedDict):

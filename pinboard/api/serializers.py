@@ -1,4 +1,5 @@
-"""The JSON a client sees for users, boards, pins and comments (shapes: schemas.py).
+"""The JSON a client sees for users, boards, pins, comments and notifications (shapes:
+schemas.py).
 
 IDs are decimal strings: they exceed 2^53, past which a JavaScript number
 loses digits. Stored fields a client must never see (a password hash, the
@@ -11,7 +12,7 @@ from typing import Any
 
 from ..boards.queries import follower_count
 from ..pins.images import image_url
-from .schemas import Board, Comment, Me, Pin, User
+from .schemas import Board, Comment, Me, Notification, Pin, User
 
 
 def _id(value: Any) -> str | None:
@@ -80,4 +81,19 @@ def comment(data: dict[str, Any], author: dict[str, Any] | None) -> Comment:
         "author": user(author) if author is not None else None,
         "text": data["text"],
         "created_at": data["created_at"],
+    }
+
+
+def notification(data: dict[str, Any], owner_follower_count: int) -> Notification:
+    """``data``: an item of ``notifications.queries.hydrate`` (with counts);
+    ``owner_follower_count``: the recipient's, whose board a follow names."""
+    actor, comment_data = data["actor"], data["comment"]
+    return {
+        "kind": data["kind"],
+        "actor": user(actor),
+        "pin": pin(data["pin"]) if data["pin"] is not None else None,
+        "board": board(data["board"], owner_follower_count) if data["board"] else None,
+        "comment": comment(comment_data, actor) if comment_data is not None else None,
+        "created_at": data["created_at"].isoformat(),
+        "unread": data["unread"],
     }

@@ -7,7 +7,7 @@ reaches the view and becomes a JSON 404; anything unmatched is a JSON 404 too.
 from django.urls import path, re_path
 
 from . import http, openapi
-from .views import auth, boards, collaborators, feed, pins, users
+from .views import auth, boards, collaborators, feed, notifications, pins, users
 
 urlpatterns = [
     path("openapi.json", openapi.document, name="api-openapi"),
@@ -16,6 +16,8 @@ urlpatterns = [
     path("me/password", users.password, name="api-me-password"),
     path("me/secret-boards", users.secret_boards, name="api-me-secret-boards"),
     path("feed", feed.feed, name="api-feed"),
+    path("notifications", notifications.notifications, name="api-notifications"),
+    path("notifications/read", notifications.read, name="api-notifications-read"),
     path("users", users.users, name="api-users"),
     path("users/by-username/<str:username>", users.by_username, name="api-user-by-username"),
     path("users/<str:user_id>", users.user, name="api-user"),

@@ -12,6 +12,7 @@ from shardstore import DuplicateKey, shard_of
 
 from ..data_plane import cached_store
 from ..errors import InvalidField
+from ..notifications.actions import forget as forget_notifications
 from ..pins.actions import delete_pins_of_board
 from ..text import clean_description, one_line
 from .privacy import owned_board
@@ -117,3 +118,4 @@ def delete_board(actor_id: int, board_id: int) -> None:
     store.mapping(board_list(bool(board.get("secret")))).remove(actor_id, board_id)
     store.lookup("board_slug").delete(slug_key(actor_id, board["slug"]), board_id)
     store.objects("board").delete(board_id)
+    forget_notifications(actor_id, [board_id])  # its follows (its pins' go with each pin)

@@ -32,6 +32,8 @@ from ..boards.queries import all_board_ids, get_board
 from ..data_plane import cached_store, get_feeds, get_graph
 from ..errors import InvalidField, NotFoundError
 from ..feeds import actions as feeds
+from ..notifications.actions import announce
+from ..notifications.kinds import BOARD_FOLLOW, FOLLOW
 from ..users.queries import get_user
 
 
@@ -41,7 +43,8 @@ def follow_user(actor_id: int, user_id: int) -> None:
     if get_user(user_id, counts=False) is None:
         raise NotFoundError("no such user")
     store, sequence, edit = cached_store(), now_sequence(), get_graph().edit()
-    if store.mapping("user_follows_users").add(actor_id, user_id, sequence=sequence):
+    followed = store.mapping("user_follows_users").add(actor_id, user_id, sequence=sequence)
+    if followed:
         edit.user_follow(
             actor_id, user_id, on=True, score=sequence
         )  # Redis scores = MySQL sequences
@@ -55,6 +58,8 @@ def follow_user(actor_id: int, user_id: int) -> None:
             edit.board_unfollow(actor_id, board_id, user_id, on=False)
     edit.implicit_follow(actor_id, user_id, on=False, score=0).commit()  # explicit now
     feeds.merge_pinner(actor_id, user_id)
+    if followed:
+        announce(user_id, FOLLOW, actor_id, user_id, sequence)
 
 
 def unfollow_user(actor_id: int, user_id: int) -> None:
@@ -77,15 +82,19 @@ def follow_board(actor_id: int, board_id: int) -> None:
         raise InvalidField("you cannot follow your own board", field="board_id")
     store, sequence = cached_store(), now_sequence()
     edit = get_graph().edit()
+    followed = False  # newly: one who follows the owner followed the board already
     if store.mapping("user_follows_users").contains(actor_id, owner):
         store.mapping("user_unfollows_boards").remove(actor_id, board_id)
         edit.board_unfollow(actor_id, board_id, owner, on=False)
     elif store.mapping("user_follows_boards").add(actor_id, board_id, sequence=sequence):
+        followed = True
         edit.board_follow(actor_id, board_id, owner, on=True, score=sequence)
         if not _follows_other_boards(actor_id, owner, board_id):  # the first: now implicit
             edit.implicit_follow(actor_id, owner, on=True, score=sequence)
     edit.commit()
     feeds.merge_board(actor_id, board_id)
+    if followed:
+        announce(owner, BOARD_FOLLOW, actor_id, board_id, sequence)
 
 
 def unfollow_board(actor_id: int, board_id: int) -> None:

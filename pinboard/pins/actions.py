@@ -10,6 +10,9 @@ copied by saves); ``pin_image_used_by_pins`` maps that pin to every pin showing
 the image, itself included. Delete soft-deletes the pin and takes it off its
 lists at once, then queues ``tasks.purge_pin`` for the rest: its likes, saves
 list and comments, and the image files once no pin shows them.
+
+A save or a comment by someone else tells the pin's owner (``notifications``), with
+the sequence of the mapping row it wrote; a deleted comment is taken off that list.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ from ..boards.queries import pin_list
 from ..data_plane import cached_store, get_feeds
 from ..errors import CouldNotFetch, Forbidden, InvalidField, NotFoundError, TooLarge
 from ..feeds import actions as feeds
+from ..notifications import actions as notifications
+from ..notifications.kinds import COMMENT, SAVE
 from ..text import clean_description, multi_line, one_line
 from ..users.queries import get_user
 from .fetch import fetch_image
@@ -135,7 +140,10 @@ def save_pin(
         "saved_from": pin_id,
     }
     pin = _publish(actor_id, board, data, upload=False)
-    cached_store().mapping("pin_saved_as_pins").add(pin_id, pin["id"])
+    sequence = now_sequence()
+    cached_store().mapping("pin_saved_as_pins").add(pin_id, pin["id"], sequence=sequence)
+    if not board.get("secret"):  # a save to a secret board tells no one
+        notifications.announce(source["owner_id"], SAVE, actor_id, pin_id, sequence)
     return pin
 
 
@@ -210,7 +218,7 @@ def clean_comment(text: object) -> str:
 
 def add_comment(actor_id: int, pin_id: int, text: object) -> dict[str, Any]:
     text = clean_comment(text)
-    visible_pin(actor_id, pin_id)
+    pin, _ = visible_pin(actor_id, pin_id)
     author = get_user(actor_id, counts=False)
     if author is None:
         raise NotFoundError("no such user")
@@ -223,7 +231,9 @@ def add_comment(actor_id: int, pin_id: int, text: object) -> dict[str, Any]:
         "created_at": timezone.now().isoformat(),
     }
     comment_id = store.objects("comment").create(shard_of(pin_id), data)
-    store.mapping("pin_has_comments").add(pin_id, comment_id)
+    sequence = now_sequence()
+    store.mapping("pin_has_comments").add(pin_id, comment_id, sequence=sequence)
+    notifications.announce(pin["owner_id"], COMMENT, actor_id, comment_id, sequence)
     return {**data, "id": comment_id}
 
 
@@ -238,3 +248,5 @@ def delete_comment(actor_id: int, pin_id: int, comment_id: int) -> None:
     store = cached_store()
     store.mapping("pin_has_comments").remove(pin_id, comment_id)  # off the pin at once
     store.objects("comment").delete(comment_id)
+    if pin is not None:
+        notifications.forget(pin["owner_id"], [comment_id])

@@ -44,6 +44,10 @@ def get_comment(comment_id: int) -> dict[str, Any] | None:
     return cached_store().objects("comment").get(comment_id)
 
 
+def get_comments(comment_ids: list[int]) -> list[dict[str, Any]]:
+    return cached_store().objects("comment").get_many(comment_ids)
+
+
 def comments_page(
     pin_id: int, *, limit: int = 50, cursor: str | None = None
 ) -> tuple[list[dict[str, Any]], str | None]:

@@ -3,11 +3,11 @@
 ``delete_pin`` soft-deletes the pin and takes it off its board's and owner's
 lists at once; ``purge_pin`` then removes what still points at it: every like
 (``user_likes_pins`` with its inverse), its saves list (the saved pins are other
-pinners' and stay), its comments, its place among the site's newest pins, and
-its image files once no live pin shows them. Each mapping is removed through
-``remove`` (forward, then inverse), so a purge cut short leaves only pairs
-``shardstore reconcile`` completes; the task is idempotent, acks_late and retried,
-like the fan-out tasks.
+pinners' and stay), its comments, its place among the site's newest pins, its
+owner's notifications of it, and its image files once no live pin shows them. Each
+mapping is removed through ``remove`` (forward, then inverse), so a purge cut short
+leaves only pairs ``shardstore reconcile`` completes; the task is idempotent, acks_late
+and retried, like the fan-out tasks.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 from shardstore.mappings import pages_of
 
-from ..data_plane import cached_store, get_feeds
+from ..data_plane import cached_store, get_feeds, get_notifications
 from ..ledger import TRANSIENT_ERRORS, ledgered_task
 from .images import delete_image
 
@@ -40,8 +40,11 @@ def purge_pin(pin_id: int) -> None:
     for saved_ids in _pages("pin_saved_as_pins", pin_id):
         for saved_id in saved_ids:
             saves.remove(pin_id, saved_id)
+    notifications = get_notifications()
+    notifications.forget(pin["owner_id"], [pin_id])  # its likes and saves
     comments = store.mapping("pin_has_comments")
     for comment_ids in _pages("pin_has_comments", pin_id):
+        notifications.forget(pin["owner_id"], comment_ids)  # first: a rerun sees the rest
         for comment_id in comment_ids:
             store.objects("comment").delete(comment_id)
             comments.remove(pin_id, comment_id)

@@ -5,10 +5,10 @@ its sessions end with it); its username and email stay taken, by the deleted obj
 lookups. ``purge_account`` then removes what the pinner made and every edge to or
 from them, through the same actions a pinner would use, so the follower graph and
 home feeds follow as they always do: their boards (with their pins and the follows of
-them), the group boards they joined (and their pins there), whom they
-follow and who follows them, the boards they follow or unfollowed, their likes, and
-their own feed. Each step takes what is still listed, so a purge cut short and run
-again finishes the job; it is acks_late and retried like the other tasks.
+them), the group boards they joined (and their pins there), whom they follow and who
+follows them, the boards they follow or unfollowed, their likes, and their own feed and
+notifications. Each step takes what is still listed, so a purge cut short and run again
+finishes the job; it is acks_late and retried like the other tasks.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from shardstore.mappings import pages_of
 from ..boards.actions import delete_board
 from ..boards.collaborators import drop_collaborator
 from ..boards.queries import own_board_ids, pin_list
-from ..data_plane import cached_store, get_feeds
+from ..data_plane import cached_store, get_feeds, get_notifications
 from ..errors import NotFoundError
 from ..follows.actions import unfollow_board, unfollow_user
 from ..ledger import ledgered_task
@@ -78,3 +78,4 @@ def purge_account(user_id: int) -> None:
         for pin_id in pin_ids:
             unlike(user_id, pin_id)
     get_feeds().replace(user_id, [])
+    get_notifications().clear(user_id)

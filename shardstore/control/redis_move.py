@@ -1,8 +1,9 @@
 """Move a range of Redis virtual shards to another instance: copy the keys, switch, drop.
 
-Which keys a virtual shard holds: a pinner's graph keys (``u:<id>:...``) and
-feed keys (``homefeed:<id>``, ``seen:<id>``) go by ``vshard_of(id)``; a
-board's (``b:<board>:...``) live with its owner's, found in the board object.
+Which keys a virtual shard holds: a pinner's graph keys (``u:<id>:...``), feed
+keys (``homefeed:<id>``, ``seen:<id>``) and notifications (``notifications:<id>``,
+``notifications-read:<id>``) go by ``vshard_of(id)``; a board's (``b:<board>:...``)
+live with its owner's, found in the board object.
 
 Steps, in order:
 
@@ -39,7 +40,7 @@ from .publish import publish_step
 
 #: How long processes are given to swap in the new map (they take at most a second).
 SETTLE_SECONDS = 2.0
-_USER_PREFIXES = ("u:", "homefeed:", "seen:")
+_USER_PREFIXES = ("u:", "homefeed:", "seen:", "notifications:", "notifications-read:")
 _BATCH = 500
 
 

@@ -123,6 +123,7 @@ def test_every_page_fits_a_small_screen_and_works_by_keyboard(
         "new-board": "/boards/new/",
         "settings": "/settings/",
         "password": "/settings/password/",
+        "notifications": "/notifications/",
         "edit-pin": f"/pin/{dee['pin']['id']}/edit/",
         "edit-board": f"/boards/{dee['board']['id']}/edit/",
     }

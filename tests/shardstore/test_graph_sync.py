@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from shardstore import Store, compose
+from shardstore import Store, compose, notifications
 from shardstore.feeds import feed_key, seen_key
 from shardstore.graph import FollowerGraph, member
 from shardstore.graph_sync import sync_graph
@@ -257,6 +257,8 @@ def test_moving_virtual_shards_copies_switches_repairs_and_drops(
     old = before.shards.client("redis1")
     old.rpush(feed_key(world.b), "1:1")  # world.b is on the moving half, world.a is not
     old.rpush(feed_key(world.a), "2:2")
+    old.zadd(notifications.list_key(world.b), {"like:1:2": 3})
+    old.set(notifications.mark_key(world.b), 3)
 
     plan = plan_redis_move(
         source, world.store, first=4096, last=8191, instance="r2", url=r2, author="ada",
@@ -283,6 +285,10 @@ def test_moving_virtual_shards_copies_switches_repairs_and_drops(
         assert after.shards.client("r2").lrange(feed_key(world.b), 0, -1) == [b"1:1"]
         assert after.shards.client("r1").lrange(feed_key(world.a), 0, -1) == [b"2:2"]
         assert not after.shards.client("r1").exists(feed_key(world.b))
+        moved = after.shards.client("r2")
+        assert moved.zrange(notifications.list_key(world.b), 0, -1) == [b"like:1:2"]
+        assert moved.get(notifications.mark_key(world.b)) == b"3"
+        assert not after.shards.client("r1").exists(notifications.list_key(world.b))
     finally:
         after.shards.close()
         before.shards.close()

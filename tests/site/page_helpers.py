@@ -4,12 +4,13 @@ The ``cast`` fixture (ann with a board of two pins, bob with an empty board) is 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.test import Client
 
 from pinboard.boards.actions import create_board
-from pinboard.data_plane import cached_store
+from pinboard.data_plane import cached_store, get_notifications
 from pinboard.pins.actions import create_pin
 from toolkit.images import image_upload
 
@@ -31,17 +32,32 @@ def clear_caches() -> None:
         pool.clear()
 
 
-def get_counted(
-    client: Client, url: str, status: int = 200, *, warm: bool = False
-) -> tuple[int, Any]:
-    """GET ``url``; the SQL round trips it cost, and the response. Unless ``warm``, the
-    cache pools are emptied first, so the count is what a cold cache costs."""
+@dataclass(frozen=True)
+class Costs:
+    sql: int  # SQL round trips
+    redis: int  # Redis round trips (graph, feeds and notifications share the instances)
+    response: Any
+
+
+def get_costs(client: Client, url: str, status: int = 200, *, warm: bool = False) -> Costs:
+    """GET ``url``; the SQL and Redis round trips it cost, and the response. Unless
+    ``warm``, the cache pools are emptied first, so the count is what a cold cache costs."""
     if not warm:
         clear_caches()
+    shards = get_notifications().shards
+    calls = shards.calls
     with cached_store().count_queries() as queries:
         response = client.get(url)
     assert response.status_code == status, (url, response.status_code)
-    return queries.count, response
+    return Costs(queries.count, shards.calls - calls, response)
+
+
+def get_counted(
+    client: Client, url: str, status: int = 200, *, warm: bool = False
+) -> tuple[int, Any]:
+    """GET ``url``; the SQL round trips it cost, and the response (see ``get_costs``)."""
+    costs = get_costs(client, url, status, warm=warm)
+    return costs.sql, costs.response
 
 
 def board_url(user: dict[str, Any], board: dict[str, Any]) -> str:

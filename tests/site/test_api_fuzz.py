@@ -50,7 +50,9 @@ from schemathesis.specs.openapi.checks import (
 
 from pinboard.api.openapi import build
 from pinboard.boards.actions import create_board
-from pinboard.pins.actions import create_pin
+from pinboard.follows.actions import follow_board, follow_user
+from pinboard.likes.actions import like
+from pinboard.pins.actions import add_comment, create_pin, save_pin
 from pinboard.users.actions import sign_up
 from pinboard.users.tokens import issue_token
 from shardstore import Store
@@ -105,11 +107,18 @@ def cast(site_store: Store) -> Cast:
     me, other = _pinner("fuzzer"), _pinner("fuzzed")
     board = create_board(me["id"], "Fuzz board")
     other_board = create_board(other["id"], "Not yours")
+    pin = create_pin(me["id"], board["id"], image_upload("fuzz.png"))["id"]
+    # One notification of each kind for me, so that their shapes are checked too.
+    like(other["id"], pin)
+    save_pin(other["id"], pin, other_board["id"])
+    add_comment(other["id"], pin, "fuzzed")
+    follow_board(other["id"], board["id"])
+    follow_user(other["id"], me["id"])
     return Cast(
         me=me,
         token=issue_token(me)["token"],
         board=str(board["id"]),
-        pin=str(create_pin(me["id"], board["id"], image_upload("fuzz.png"))["id"]),
+        pin=str(pin),
         other=str(other["id"]),
         other_board=str(other_board["id"]),
         other_pin=str(create_pin(other["id"], other_board["id"], image_upload("fuzz.png"))["id"]),

@@ -1,27 +1,36 @@
 """SQL round trips per page: constant in the number of boards, pins and comments, and
-none at all once the cache pools are warm.
+none at all once the cache pools are warm; Redis round trips too.
 
 The profile is the seeds' "Loading a Page": a mod-shard username lookup, then
 on the pinner's shard the user (with counts), user_has_boards, boards by IN
 (with counts), board_has_pins of every board at once, cover pins by IN.
-Follow state comes from the Redis graph, not SQL.
+Follow state comes from the Redis graph, not SQL, and so does the header's count of
+unread notifications: one Redis call on every page a pinner sees, none for a visitor.
 """
 
 from __future__ import annotations
 
 from pinboard.data_plane import cached_store, get_feeds
-from pinboard.follows.actions import follow_user
+from pinboard.follows.actions import follow_board, follow_user
 from pinboard.likes.actions import like
 from pinboard.pins.actions import add_comment, save_pin
 from pinboard.pins.queries import board_pins_page
 from pinboard.users.tokens import issue_token
 from shardstore import shard_of
-from tests.site.page_helpers import board_url, board_with_pins, clear_caches, get_counted, log_in
+from tests.site.page_helpers import (
+    board_url,
+    board_with_pins,
+    clear_caches,
+    get_costs,
+    get_counted,
+    log_in,
+)
 
 # username lookup + user, user_has_boards, boards, board_has_pins, cover pins, and the
 # group boards they collaborate on (user_collaborates_on_boards: none here)
 PROFILE = 7
 SIGNED_IN = 1  # the session's pinner (follow state is read from Redis)
+UNREAD = 1  # Redis: the header's count of unread notifications, for a signed-in pinner
 
 
 def test_profile_costs_the_same_for_one_board_and_for_twelve(client, make_user):
@@ -30,26 +39,28 @@ def test_profile_costs_the_same_for_one_board_and_for_twelve(client, make_user):
     for n in range(12):
         board_with_pins(big, f"Board {n}", 5)
     small_cost, _ = get_counted(client, f"/{small['username']}/")
-    big_cost, response = get_counted(client, f"/{big['username']}/")
-    assert small_cost == big_cost == PROFILE
-    assert response.content.count(b'class="board-card"') == 12
+    big_costs = get_costs(client, f"/{big['username']}/")
+    assert small_cost == big_costs.sql == PROFILE and big_costs.redis == 0
+    assert big_costs.response.content.count(b'class="board-card"') == 12
 
     log_in(client, visitor)
     small_cost, _ = get_counted(client, f"/{small['username']}/")
-    big_cost, _ = get_counted(client, f"/{big['username']}/")
-    assert small_cost == big_cost == PROFILE + SIGNED_IN
-    warm_cost, _ = get_counted(client, f"/{big['username']}/", warm=True)
-    assert warm_cost == 0
+    big_costs = get_costs(client, f"/{big['username']}/")
+    assert small_cost == big_costs.sql == PROFILE + SIGNED_IN
+    assert big_costs.redis == 1 + UNREAD  # whether the visitor follows big, and the count
+    warm = get_costs(client, f"/{big['username']}/", warm=True)
+    assert warm.sql == 0 and warm.redis == 1 + UNREAD
 
 
 def test_own_profile_reads_its_pinner_once(client, make_user):
     ada = make_user("ada")
     board_with_pins(ada, "Mine", 2)
     log_in(client, ada)
-    cost, _ = get_counted(client, f"/{ada['username']}/")
+    costs = get_costs(client, f"/{ada['username']}/")
     # The session's pinner is the profile's user: one (cached) read; and their secret boards
     # (user_has_secret_boards: none here).
-    assert cost == PROFILE + 1
+    assert costs.sql == PROFILE + 1
+    assert costs.redis == UNREAD  # no follow button on one's own profile
 
 
 def test_board_page_costs_the_same_for_3_and_60_pins(client, make_user):
@@ -63,12 +74,14 @@ def test_board_page_costs_the_same_for_3_and_60_pins(client, make_user):
 
     log_in(client, visitor)
     few_cost, _ = get_counted(client, board_url(owner, few))
-    many_cost, _ = get_counted(client, board_url(owner, many))
-    assert few_cost == many_cost == 6 + SIGNED_IN
+    many_costs = get_costs(client, board_url(owner, many))
+    assert few_cost == many_costs.sql == 6 + SIGNED_IN
+    assert many_costs.redis == 1 + UNREAD  # whether the visitor follows the board, the count
 
     cursor = board_pins_page(many["id"]).cursor
-    partial_cost, _ = get_counted(client, f"{board_url(owner, many)}?cursor={cursor}&partial=1")
-    assert partial_cost == 6 + SIGNED_IN  # a secret board's next page is its owner's too
+    partial = get_costs(client, f"{board_url(owner, many)}?cursor={cursor}&partial=1")
+    # a secret board's next page is its owner's too: the session's pinner is read
+    assert partial.sql == 6 + SIGNED_IN and partial.redis == 0  # a grid chunk: no count
     get_counted(client, board_url(owner, many))
     warm_cost, _ = get_counted(client, board_url(owner, many), warm=True)
     assert warm_cost == 0
@@ -90,8 +103,8 @@ def test_likes_page_costs_the_same_for_1_and_60_likes(client, make_user):
     many_cost, response = get_counted(client, f"/{many['username']}/likes/")
     assert few_cost == many_cost == 5
     assert response.content.count(b'class="pin"') == 50
-    warm_cost, _ = get_counted(client, f"/{many['username']}/likes/", warm=True)
-    assert warm_cost == 0
+    warm = get_costs(client, f"/{many['username']}/likes/", warm=True)
+    assert warm.sql == 0 and warm.redis == 0  # a visitor: no count to show
 
 
 def test_pin_page_cost_does_not_grow_with_likes_saves_and_comments(client, make_user):
@@ -123,8 +136,8 @@ def test_pin_page_cost_does_not_grow_with_likes_saves_and_comments(client, make_
     quiet_cost, _ = get_counted(client, f"/pin/{quiet}/")
     busy_cost, _ = get_counted(client, f"/pin/{busy}/")
     assert quiet_cost == busy_cost == 5 + 6
-    warm_cost, _ = get_counted(client, f"/pin/{busy}/", warm=True)
-    assert warm_cost == 0
+    warm = get_costs(client, f"/pin/{busy}/", warm=True)
+    assert warm.sql == 0 and warm.redis == UNREAD
 
 
 def test_a_cold_home_feed_reads_its_pins_in_one_statement_per_host(client, make_user):
@@ -158,14 +171,41 @@ def test_a_visitors_home_reads_its_pins_in_one_statement_per_read_group(client, 
     # pins by IN, then their boards (on the same shards), by host or by shard
     assert len(ids) == 50 and cold_cost == 2 * len(groups)
     assert response.content.count(b'class="pin"') == 50
-    warm_cost, _ = get_counted(client, "/", warm=True)
-    assert warm_cost == 0
+    warm = get_costs(client, "/", warm=True)
+    assert warm.sql == 0 and warm.redis == 1  # the newest pins' IDs; a visitor has no count
 
 
 def test_settings_cost_only_the_sessions_pinner(client, make_user):
     ann = make_user("ann")
     log_in(client, ann)
-    cold_cost, response = get_counted(client, "/settings/")
-    assert cold_cost == SIGNED_IN and b'name="display_name"' in response.content
-    warm_cost, _ = get_counted(client, "/settings/", warm=True)
-    assert warm_cost == 0
+    cold = get_costs(client, "/settings/")
+    assert cold.sql == SIGNED_IN and b'name="display_name"' in cold.response.content
+    warm = get_costs(client, "/settings/", warm=True)
+    assert warm.sql == 0 and warm.redis == UNREAD
+
+
+def test_notifications_page_costs_a_few_multi_gets_however_many_it_shows(client, make_user):
+    few, many = make_user("few"), make_user("many")
+    actors = [make_user("actor") for _ in range(8)]  # on shards of their own
+    assert len({shard_of(a["id"]) for a in actors}) > 1
+    for owner, acting in ((few, actors[:1]), (many, actors)):
+        board = board_with_pins(owner, "Mine", 2)
+        liked, commented = board_pins_page(board["id"]).ids
+        for actor in acting:
+            like(actor["id"], liked)
+            add_comment(actor["id"], commented, "nice")
+            follow_board(actor["id"], board["id"])
+            follow_user(actor["id"], owner["id"])
+    groups = cached_store().store.read_groups(shard_of(a["id"]) for a in actors)
+    for owner, shown, actor_reads in ((few, 4, 1), (many, 32, len(groups))):
+        log_in(client, owner)
+        cold = get_costs(client, "/notifications/")
+        # the session's pinner; comments, pins, boards by IN on the owner's shard; the
+        # actors by IN, one statement per read group
+        assert cold.sql == SIGNED_IN + 3 + actor_reads
+        assert cold.response.content.count(b'<li class="notification unread">') == shown
+        # the page of entries with the read mark, the mark moved, the header's count
+        assert cold.redis == 2 + UNREAD
+        warm = get_costs(client, "/notifications/", warm=True)
+        assert warm.sql == 0 and warm.redis == 2 + UNREAD
+        assert b'class="notification unread"' not in warm.response.content

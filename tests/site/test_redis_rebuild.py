@@ -1,5 +1,6 @@
 """Redis killed and restarted empty: ``follower_graph rebuild`` brings the follower graph
-and the home feeds back to exactly what MySQL implies, and ``check`` proves it.
+and the home feeds back to exactly what MySQL implies, and ``check`` proves it; each
+pinner's notifications come back from MySQL too (``rebuild_notifications``).
 
 The site runs on a plane of this test's own (16 SQLite shards, local-memory pools, a
 private redis-server it kills), so that every key in that Redis is the test's. Pinners
@@ -20,9 +21,10 @@ from django.core.management import CommandError, call_command
 
 from pinboard.boards.actions import create_board
 from pinboard.catalog import CATALOG
-from pinboard.data_plane import POOLS, DataPlane, build, get_feeds, use
+from pinboard.data_plane import POOLS, DataPlane, build, get_feeds, get_notifications, use
 from pinboard.feeds.queries import home_feed
 from pinboard.follows.actions import follow_board, follow_user, unfollow_board, unfollow_user
+from pinboard.notifications.rebuild import rebuild_notifications
 from pinboard.pins.actions import create_pin, delete_pin, save_pin
 from pinboard.users.actions import sign_up
 from shardstore import Store, Topology, init_shards
@@ -128,6 +130,10 @@ def test_redis_killed_and_wiped_is_rebuilt_to_exactly_the_mysql_state(
     clean = run("check")  # the site's own writes keep Redis exact (else CommandError)
     assert f"home feeds: {len(names)} active feeds checked, would repair 0" in clean
 
+    notified = {n: get_notifications().entries(i) for n, i in ids.items()}
+    assert [e.kind for e in notified["bob"]] == ["follow", "follow"]  # eve, ann
+    fays_follow = [e for e in notified["cid"] if e.actor_id == ids["fay"]]
+    assert [e.kind for e in fays_follow] == ["follow"]  # kept after fay's unfollow
     client = redis.Redis.from_url(private_redis.url)
     before = everything(client)
     private_redis.halt(kill=True)
@@ -148,4 +154,11 @@ def test_redis_killed_and_wiped_is_rebuilt_to_exactly_the_mysql_state(
         deleted = str(later[1]).encode()
         assert after.get(key, []) == [e for e in before[key] if not e.startswith(deleted + b":")]
     assert run("check") == clean  # no CommandError: nothing differs
+
+    assert all(get_notifications().entries(i) == [] for i in ids.values())
+    for person in ids.values():
+        assert rebuild_notifications(person)
+    # All that MySQL still records comes back: fay's undone follow of cid does not.
+    notified["cid"] = [e for e in notified["cid"] if e not in fays_follow]
+    assert {n: get_notifications().entries(i) for n, i in ids.items()} == notified
     client.close()

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from pinboard.data_plane import cached_store, get_feeds
+from pinboard.data_plane import cached_store, get_feeds, get_notifications
+from pinboard.notifications.rebuild import expected_notifications
 from shardstore.feed_sync import expected_feeds
 from tests.site.api_client import Api, error_of
 from tests.site.page_helpers import log_in, text
@@ -185,3 +186,14 @@ def test_secret_must_be_a_boolean(world: dict[str, Any], secret: Any) -> None:
     garden = world["garden"]["id"]
     assert error_of(ann.patch(f"/boards/{garden}", {"secret": secret}), 422)
     assert ann.get(f"/boards/{garden}").json()["secret"] is False
+
+
+def test_a_save_to_a_secret_board_tells_no_one(world: dict[str, Any]) -> None:
+    ann, bob = world["ann"], world["bob"]
+    hideout = bob.post("/boards", {"name": "Hideout", "secret": True}).json()
+    saved = bob.post(f"/pins/{world['public_pin']['id']}/save", {"board_id": hideout["id"]})
+    assert saved.status_code == 201
+    kinds = [item["kind"] for item in ann.get("/notifications").json()["items"]]
+    assert "save" not in kinds
+    live = get_notifications().entries(int(ann.id))
+    assert expected_notifications(int(ann.id)) == live  # a rebuild would not add it either

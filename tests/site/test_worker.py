@@ -1,4 +1,5 @@
-"""A real Celery worker on a real Redis broker fans a new pin out to followers' feeds.
+"""A real Celery worker on a real Redis broker fans a new pin out to followers' feeds, and
+delivers notifications.
 
 Only on the site's ``servers`` plane: the worker is another process, and the embedded
 plane's pools and Redis live inside this one.
@@ -18,8 +19,9 @@ from django.conf import settings
 
 from pinboard import celery_app, ledger
 from pinboard.boards.actions import create_board
-from pinboard.data_plane import cached_store, get_feeds
+from pinboard.data_plane import cached_store, get_feeds, get_notifications
 from pinboard.follows.actions import follow_user
+from pinboard.likes.actions import like
 from pinboard.pins.actions import create_pin
 from tests.site.conftest import SiteServers
 from toolkit.images import image_upload
@@ -85,6 +87,21 @@ def test_a_new_pin_reaches_followers_feeds_through_a_worker(worker, make_user):
     assert all(feed.count(pin["id"]) == 1 for feed in feeds)
     assert "fan_out_batch" in worker.read_text()  # done by the worker, not eagerly here
     assert settings.CELERY_TASK_ALWAYS_EAGER  # the rest of the suite stays eager
+
+
+def test_a_like_reaches_the_pins_owner_through_a_worker(worker, make_user):
+    owner, fan = make_user("owner"), make_user("fan")
+    board = create_board(owner["id"], "Liked board")
+    pin = create_pin(owner["id"], board["id"], image_upload(), "Liked through a worker")
+    like(fan["id"], pin["id"])
+    deadline = time.monotonic() + 60
+    while not get_notifications().entries(owner["id"]):
+        if time.monotonic() > deadline:
+            pytest.fail("no notification reached the owner:\n" + worker.read_text()[-3000:])
+        time.sleep(0.2)
+    [entry] = get_notifications().entries(owner["id"])
+    assert (entry.kind, entry.actor_id, entry.object_id) == ("like", fan["id"], pin["id"])
+    assert "pinboard.notifications.tasks.deliver" in worker.read_text()
 
 
 def test_a_fan_out_whose_message_is_lost_is_sent_again_by_the_sweep(worker, make_user):
