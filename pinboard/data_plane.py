@@ -40,6 +40,7 @@ from shardstore.control import documents
 from shardstore.control.config_source import ConfigSource, NotPublished, Revision
 from shardstore.control.follower import ConfigFollower, FollowerStatus
 from shardstore.control.sources import open_source
+from shardstore.feed_sync import rebuild_recent
 from shardstore.feeds import HomeFeeds
 from shardstore.graph import FollowerGraph
 from shardstore.graph_sync import sync_graph
@@ -319,8 +320,9 @@ def _with_graph() -> DataPlane:
                 instances = current.graph.shards.topology.instances.values()
                 if all(url.startswith("memory://") for url in instances):
                     # The embedded in-process Redis starts empty in every process: derive
-                    # the follower graph from MySQL, its source of truth (feeds rebuild on
-                    # each pinner's next visit).
+                    # the follower graph and the newest pins from MySQL, their source of
+                    # truth (feeds rebuild on each pinner's next visit).
                     sync_graph(current.store.store, current.graph, wipe=True)
+                    rebuild_recent(current.store.store, current.feeds)
                 current.graph_ready = True
     return current

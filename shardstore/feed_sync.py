@@ -39,6 +39,7 @@ either seen by the computation or applied on top of the rewrite.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -288,3 +289,25 @@ def _rewrite(
                 feeds.shards.count_call(2)
                 continue
     return False
+
+
+# -- the site's newest pins ------------------------------------------------------------
+
+
+def rebuild_recent(store: StoreInterface, feeds: HomeFeeds) -> int:
+    """The site's newest pins from MySQL, for a Redis that starts empty (the embedded
+    in-process one): the newest public pins (``user_has_pins``: a secret board's are not
+    there) that are not saves, as fan-out adds them. Reads every shard's list rows; returns
+    how many pins it holds."""
+    rows = (
+        (sequence, pin_id)
+        for shard_id in range(store.topology.shard_count)
+        for batch in store.mapping("user_has_pins").scan(shard_id)
+        for _, pin_id, sequence in batch
+    )
+    candidates = heapq.nlargest(2 * feeds.length, rows)  # saves among them are left out
+    pins = store.objects("pin").get_many([pin_id for _, pin_id in candidates])
+    originals = {pin["id"] for pin in pins if not pin.get("saved_from")}
+    newest = [(s, p) for s, p in candidates if p in originals][: feeds.length]
+    feeds.replace_recent(newest)
+    return len(newest)

@@ -220,6 +220,16 @@ class HomeFeeds:
             pipe.execute()
         self.shards.count_call()
 
+    def replace_recent(self, pins: Iterable[tuple[int, int]]) -> None:
+        """Set the whole of the site's newest pins: (sequence, pin_id) pairs."""
+        newest = sorted(pins, reverse=True)[: self.length]
+        with self._recent_client().pipeline(transaction=True) as pipe:
+            pipe.delete(RECENT_KEY)
+            if newest:
+                pipe.zadd(RECENT_KEY, {str(pin_id): sequence for sequence, pin_id in newest})
+            pipe.execute()
+        self.shards.count_call()
+
     def remove_recent(self, pin_ids: Iterable[int]) -> None:
         members = [str(p) for p in pin_ids]
         if members:
