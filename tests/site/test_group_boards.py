@@ -10,9 +10,11 @@ import pytest
 from django.test import Client
 
 from pinboard.boards import collaborators
+from pinboard.data_plane import cached_store
 from pinboard.users.actions import delete_account
+from shardstore import shard_of
 from tests.site.api_client import Api, error_of
-from tests.site.page_helpers import log_in, text
+from tests.site.page_helpers import board_url, get_counted, log_in, text
 from toolkit.images import image_upload
 
 
@@ -125,3 +127,20 @@ def test_the_board_page_invites_by_username(client: Client, trio: dict[str, Any]
     assert "Group boards" in text(client.get(f"/{users['bob']['username']}/"))
     client.post(f"/boards/{board['id']}/collaborators/{users['bob']['id']}/remove/")
     assert "Add a pin" not in text(client.get(page))
+
+
+def test_a_group_boards_page_reads_its_collaborators_in_one_multi_get(
+    client: Client, trio: dict[str, Any], make_user: Callable[..., dict[str, Any]]
+) -> None:
+    ann, board = trio["users"]["ann"], trio["board"]
+    page = board_url(ann, board)
+    alone, _ = get_counted(client, page)
+    friends = [make_user("friend")["id"] for _ in range(3)]  # on shards of their own
+    for friend in friends:
+        collaborators.add_collaborator(ann["id"], int(board["id"]), friend)
+    groups = cached_store().store.read_groups(shard_of(friend) for friend in friends)
+    shared, response = get_counted(client, page)
+    assert shared == alone + len(groups)  # the collaborators by IN: one statement a group
+    assert text(response).count("friend_") >= 3
+    warm, _ = get_counted(client, page, warm=True)
+    assert warm == 0
