@@ -12,7 +12,7 @@ from typing import Any
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 
-from .pins.images import image_url
+from .image_files import image_url
 
 #: How wide a card's image is drawn (static/pinboard.css: ``--column``), for ``srcset``.
 CARD_SIZES = "(max-width: 760px) 160px, 236px"

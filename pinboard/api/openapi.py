@@ -20,7 +20,7 @@ import msgspec
 from django.http import HttpRequest, JsonResponse
 from django.urls import URLResolver, get_resolver, reverse
 
-from ..pins.images import MAX_BYTES
+from ..image_files import MAX_BYTES
 from .http import MAX_JSON_BYTES, MAX_JSON_DEPTH, endpoint, not_found, schema_fields
 from .operations import JSON, Operation, declared
 from .schemas import Error

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..boards.queries import follower_count
-from ..pins.images import image_url
+from ..image_files import image_url
 from .schemas import Board, Comment, Me, Pin, User
 
 

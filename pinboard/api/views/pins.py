@@ -10,10 +10,10 @@ from msgspec import Meta
 from ... import ratelimit
 from ...errors import BadRequest, Forbidden, InvalidField, NotFoundError, RateLimited
 from ...ids import parse_id
+from ...image_files import MAX_BYTES
 from ...likes import actions as like_actions
 from ...likes.queries import likers_page
 from ...pins import actions
-from ...pins.images import MAX_BYTES
 from ...pins.queries import comments_page, get_pin
 from ...users.queries import get_user, get_users
 from .. import serializers
