@@ -7,13 +7,14 @@ reaches the view and becomes a JSON 404; anything unmatched is a JSON 404 too.
 from django.urls import path, re_path
 
 from . import http, openapi
-from .views import auth, boards, feed, pins, users
+from .views import auth, avatar, boards, feed, pins, users
 
 urlpatterns = [
     path("openapi.json", openapi.document, name="api-openapi"),
     path("auth/token", auth.token, name="api-token"),
     path("me", users.me, name="api-me"),
     path("me/password", users.password, name="api-me-password"),
+    path("me/avatar", avatar.avatar, name="api-me-avatar"),
     path("feed", feed.feed, name="api-feed"),
     path("users", users.users, name="api-users"),
     path("users/by-username/<str:username>", users.by_username, name="api-user-by-username"),

@@ -8,7 +8,10 @@ home feeds follow as they always do: their boards (with their pins and the follo
 them), whom they
 follow and who follows them, the boards they follow or unfollowed, their likes, and
 their own feed. Each step takes what is still listed, so a purge cut short and run
-again finishes the job; it is acks_late and retried like the other tasks.
+again finishes the job; it is acks_late and retried like the other tasks. Last, the
+files of the pinner's avatar go.
+
+``release_avatar`` deletes the files of an avatar the pinner replaced or removed.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from ..follows.actions import unfollow_board, unfollow_user
 from ..ledger import ledgered_task
 from ..likes.actions import unlike
 from ..pins.tasks import RETRY_ON as PURGE_RETRY_ON
+from .avatars import delete_avatar
 
 BATCH = 500
 
@@ -64,3 +68,11 @@ def purge_account(user_id: int) -> None:
         for pin_id in pin_ids:
             unlike(user_id, pin_id)
     get_feeds().replace(user_id, [])
+    if user.get("avatar"):  # the object stays (its names stay taken); its files need not
+        delete_avatar(user["avatar"])
+
+
+@ledgered_task(retry_on=PURGE_RETRY_ON)
+def release_avatar(avatar: dict[str, str]) -> None:
+    """Delete the files of an avatar no user object names any more (replaced or removed)."""
+    delete_avatar(avatar)
