@@ -17,7 +17,7 @@ from ..feeds.queries import home_feed, recent_pins
 from ..follows.queries import followed_among, followers_page, following_page, follows_user
 from ..grid import pin_items
 from ..likes.queries import liked_pins_page
-from ..pins.queries import get_pins
+from ..pins.queries import get_pins, pinners_and_boards
 from ..views_common import (
     form_errors,
     next_url,
@@ -53,7 +53,8 @@ def landing(request: HttpRequest) -> HttpResponse:
         pins, cursor = recent_pins(cursor=parse_cursor(request))
     else:
         pins, cursor = home_feed(pinner["id"], cursor=parse_cursor(request))
-    grid = {"pins": pin_items(pins), "next_cursor": cursor}
+    pinners, boards = pinners_and_boards(pins, known_pinners=[pinner] if pinner else [])
+    grid = {"pins": pin_items(pins, pinners, boards), "next_cursor": cursor}
     if request.GET.get("partial"):
         return render(request, "pins/_grid.html", grid)
     return render(request, "users/home.html" if pinner else "users/landing.html", grid)
@@ -254,7 +255,9 @@ def following(request: HttpRequest, username: str) -> HttpResponse:
 def likes(request: HttpRequest, username: str) -> HttpResponse:
     user = _profile_user(username)
     page = liked_pins_page(user["id"], cursor=parse_cursor(request))
-    grid = {"pins": pin_items(get_pins(page.ids)), "next_cursor": page.cursor}
+    pins = get_pins(page.ids)
+    pinners, boards = pinners_and_boards(pins, known_pinners=[user])
+    grid = {"pins": pin_items(pins, pinners, boards), "next_cursor": page.cursor}
     if request.GET.get("partial"):
         return render(request, "pins/_grid.html", grid)
     context = {

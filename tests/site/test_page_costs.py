@@ -4,7 +4,10 @@ none at all once the cache pools are warm.
 The profile is the seeds' "Loading a Page": a mod-shard username lookup, then
 on the pinner's shard the user (with counts), user_has_boards, boards by IN
 (with counts), board_has_pins of every board at once, cover pins by IN.
-Follow state comes from the Redis graph, not SQL.
+Follow state comes from the Redis graph, not SQL. A grid's cards name each pin's
+pinner and board: one multi-get of the grid's users and one of its boards, on the
+shards of the pins (a pin lives on its board's and owner's shard), or none where the
+page has read them already (a board page).
 """
 
 from __future__ import annotations
@@ -16,10 +19,18 @@ from pinboard.pins.actions import add_comment, save_pin
 from pinboard.pins.queries import board_pins_page
 from pinboard.users.tokens import issue_token
 from shardstore import shard_of
-from tests.site.page_helpers import board_url, board_with_pins, clear_caches, get_counted, log_in
+from tests.site.page_helpers import (
+    board_url,
+    board_with_pins,
+    clear_caches,
+    get_counted,
+    log_in,
+    warm_cache_calls,
+)
 
 PROFILE = 6  # username lookup + user, user_has_boards, boards, board_has_pins, cover pins
 SIGNED_IN = 1  # the session's pinner (follow state is read from Redis)
+CARDS = 2  # the grid's pinners by IN, its boards by IN (per read group of its pins)
 
 
 def test_profile_costs_the_same_for_one_board_and_for_twelve(client, make_user):
@@ -51,11 +62,14 @@ def test_own_profile_reads_its_pinner_once(client, make_user):
 def test_board_page_costs_the_same_for_3_and_60_pins(client, make_user):
     owner, visitor = make_user("owner"), make_user("visitor")
     few, many = board_with_pins(owner, "Few", 3), board_with_pins(owner, "Many", 60)
-    # username lookup, slug lookup, board, owner, board_has_pins, pins by IN
+    # username lookup, slug lookup, board, owner, board_has_pins, pins by IN; the cards
+    # name the owner and board the page has read
     few_cost, _ = get_counted(client, board_url(owner, few))
     many_cost, response = get_counted(client, board_url(owner, many))
     assert few_cost == many_cost == 6
     assert response.content.count(b'class="pin"') == 50
+    assert response.content.count(f'href="/{owner["username"]}/many/"'.encode()) == 50
+    assert warm_cache_calls(client, board_url(owner, many)) == 6  # the same six, cached
 
     log_in(client, visitor)
     few_cost, _ = get_counted(client, board_url(owner, few))
@@ -80,13 +94,34 @@ def test_likes_page_costs_the_same_for_1_and_60_likes(client, make_user):
     like(few["id"], pins[0])
     for pin_id in pins:
         like(many["id"], pin_id)
-    # username lookup, user (with counts), user_likes_pins, pins by IN
+    # username lookup, user (with counts), user_likes_pins, pins by IN, then for the cards
+    # their pinner and board (all on the owner's shard)
     few_cost, _ = get_counted(client, f"/{few['username']}/likes/")
     many_cost, response = get_counted(client, f"/{many['username']}/likes/")
-    assert few_cost == many_cost == 4
+    assert few_cost == many_cost == 4 + CARDS
     assert response.content.count(b'class="pin"') == 50
+    assert response.content.count(b'class="credit-board"') == 50
     warm_cost, _ = get_counted(client, f"/{many['username']}/likes/", warm=True)
     assert warm_cost == 0
+    assert warm_cache_calls(client, f"/{many['username']}/likes/") == 4 + CARDS
+
+
+def test_the_cards_of_many_pinners_cost_one_read_of_them_per_read_group(client, make_user):
+    """Liked pins of twelve pinners on shards of their own: their twelve users and twelve
+    boards are read as the pins are, in one statement per read group (host or shard)."""
+    fan = make_user("fan")
+    pin_ids = []
+    for n in range(12):
+        board = board_with_pins(make_user("liked"), f"Board {n}", 2)
+        pin_ids += board_pins_page(board["id"]).ids
+    for pin_id in pin_ids:
+        like(fan["id"], pin_id)
+    groups = cached_store().store.read_groups(shard_of(pin_id) for pin_id in pin_ids)
+    assert len(groups) > 1
+    cost, response = get_counted(client, f"/{fan['username']}/likes/")
+    assert cost == 3 + len(groups) * (1 + CARDS)  # lookup, user, likes; pins, pinners, boards
+    assert response.content.count(b'class="credit-pinner"') == 24
+    assert warm_cache_calls(client, f"/{fan['username']}/likes/") == 4 + CARDS
 
 
 def test_pin_page_cost_does_not_grow_with_likes_saves_and_comments(client, make_user):
@@ -148,10 +183,33 @@ def test_a_visitors_home_reads_its_pins_in_one_statement_per_read_group(client, 
     ids = get_feeds().recent_page().ids
     groups = cached_store().store.read_groups(shard_of(pin_id) for pin_id in ids)
     cold_cost, response = get_counted(client, "/")
-    assert len(ids) == 50 and cold_cost == len(groups)  # pins by IN, by host or by shard
+    # pins, their pinners, their boards: each by IN, by host or by shard
+    assert len(ids) == 50 and cold_cost == len(groups) * (1 + CARDS)
     assert response.content.count(b'class="pin"') == 50
     warm_cost, _ = get_counted(client, "/", warm=True)
     assert warm_cost == 0
+    assert warm_cache_calls(client, "/") == 1 + CARDS  # the pins, pinners and boards
+
+
+def test_a_pinners_home_names_the_pinners_and_boards_of_its_pins(client, make_user):
+    viewer = make_user("viewer")
+    for author in [make_user("author") for _ in range(6)]:  # on shards of their own
+        board_with_pins(author, "Mine", 5)
+        follow_user(viewer["id"], author["id"])
+    board_with_pins(viewer, "My own", 2)  # in the feed too: the session's pinner, reused
+    log_in(client, viewer)
+    client.get("/")  # the visit is noted
+    ids = get_feeds().page(viewer["id"]).ids
+    groups = cached_store().store.read_groups(shard_of(pin_id) for pin_id in ids)
+    others = {shard_of(pin_id) for pin_id in ids} - {shard_of(viewer["id"])}
+    others_groups = cached_store().store.read_groups(others)
+    cold_cost, response = get_counted(client, "/")
+    assert cold_cost == SIGNED_IN + len(groups) + len(others_groups) + len(groups)
+    assert response.content.count(b'class="credit-pinner"') == 32
+    assert response.content.count(f'href="/{viewer["username"]}/my-own/"'.encode()) == 2
+    warm_cost, _ = get_counted(client, "/", warm=True)
+    assert warm_cost == 0
+    assert warm_cache_calls(client, "/") == SIGNED_IN + 1 + CARDS
 
 
 def test_settings_cost_only_the_sessions_pinner(client, make_user):
