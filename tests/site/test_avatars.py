@@ -151,6 +151,10 @@ def test_a_refused_upload_changes_nothing_and_says_why(
 
 
 def test_avatar_uploads_are_rate_limited(client: Client, ann: User, settings: Any) -> None:
+    from pinboard.settings import base
+
+    count, period = base.RATE_LIMITS["avatar"]
+    assert 0 < count <= 60 and period == 60  # on by default
     settings.RATE_LIMITS = {**settings.RATE_LIMITS, "avatar": (1, 60)}
     assert client.post("/settings/avatar/", {"image": image_upload()}).status_code == 302
     response = client.post("/settings/avatar/", {"image": image_upload()})
