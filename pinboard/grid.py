@@ -1,21 +1,28 @@
 """Pins as grid items: the dicts and the HTML cards the pin grids and pin pages show.
 
 A pin dict from the store has image keys; a template needs their URLs, and a grid
-of 50 needs each pin's card built once, in Python (``pins/_grid.html``).
+of 50 needs each pin's card built once, in Python (``pins/_grid.html``). A card names
+its pinner (avatar, name, a link to the profile) and its board (a link to it), from
+pinners and boards the page has read (``pins.queries.pinners_and_boards``): the line
+that names them is built once for each pinner and board of the grid, not once a pin.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from html import escape as html_escape
 from typing import Any
 
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 
-from .pins.images import image_url
+from .image_files import image_url
+from .users.avatars import SMALL, avatar_face
 
 #: How wide a card's image is drawn (static/pinboard.css: ``--column``), for ``srcset``.
 CARD_SIZES = "(max-width: 760px) 160px, 236px"
+
+Objects = Mapping[int, dict[str, Any]]
 
 
 def pin_item(pin: dict[str, Any]) -> dict[str, Any]:
@@ -30,21 +37,54 @@ def pin_item(pin: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def pin_items(pins: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Pins for a grid, each with its ``card``: the grid's HTML for it (pins/_grid.html)."""
-    pin_url = reverse("pin", args=["0"])[:-2] + "%d/"  # "/pin/%d/": one reverse per grid
+def pin_items(
+    pins: list[dict[str, Any]], pinners: Objects, boards: Objects
+) -> list[dict[str, Any]]:
+    """Pins for a grid, each with its ``card``: the grid's HTML for it (pins/_grid.html).
+    ``pinners`` and ``boards``: by ID, those the pins name (a pin whose pinner or board is
+    missing, being deleted, gets a card without the line naming them)."""
+    # One reverse a grid for each kind of link: "/pin/%d/", "/%s/", "/%s/%s/".
+    pin_url = reverse("pin", args=["0"])[:-2] + "%d/"
+    profile_url = reverse("profile", args=["_"])[:-2] + "%s/"
+    credits: dict[tuple[int, int], str] = {}
     items = []
     for pin in pins:
         item = pin_item(pin)
-        item["card"] = pin_card(item, pin_url % pin["id"])
+        owner_id, board_id = pin["owner_id"], pin["board_id"]
+        credit = credits.get((owner_id, board_id))
+        if credit is None:
+            credit = credits[owner_id, board_id] = pin_credit(
+                pinners.get(owner_id), boards.get(board_id), profile_url
+            )
+        item["card"] = pin_card(item, pin_url % pin["id"], credit)
         items.append(item)
     return items
 
 
-def pin_card(item: dict[str, Any], url: str) -> SafeString:
+def pin_credit(
+    pinner: dict[str, Any] | None, board: dict[str, Any] | None, profile_url: str
+) -> str:
+    """The line under a card: the pinner's avatar and name (display name, else username),
+    linking to their profile, then their board's name, linking to the board. Only what
+    their pages show anyone. Empty if either is missing."""
+    if pinner is None or board is None:
+        return ""
+    profile = profile_url % html_escape(pinner["username"])
+    name = html_escape(pinner.get("display_name") or pinner["username"])
+    return (
+        f'<p class="credit"><a class="credit-pinner" href="{profile}">'
+        f'<span class="avatar tiny" aria-hidden="true">{avatar_face(pinner, SMALL)}</span>'
+        f'<span class="credit-name">{name}</span></a>'
+        f'<a class="credit-board" href="{profile}{html_escape(board["slug"])}/">'
+        f"{html_escape(board['name'])}</a></p>"
+    )
+
+
+def pin_card(item: dict[str, Any], url: str, credit: str) -> SafeString:
     """One pin of a grid, built in Python: a page holds 50, and the template language
     spent most of a board page's time on them (a lookup, a filter, a tag per attribute).
-    ``html.escape`` is what Django's escape filter runs, without its lazy-string wrapping."""
+    ``html.escape`` is what Django's escape filter runs, without its lazy-string wrapping.
+    ``credit``: the line naming the pin's pinner and board (``pin_credit``)."""
     image = item["image"]
     description = item.get("description", "")
     alt = html_escape(truncate(description or "Pin", 100))
@@ -63,8 +103,9 @@ def pin_card(item: dict[str, Any], url: str) -> SafeString:
             f' sizes="{CARD_SIZES}"'
         )
     return mark_safe(  # every value is escaped
-        f'<a class="pin" href="{url}"><img src="{html_escape(item["thumb_url"])}"{srcset}'
-        f' width="{width}" height="{height}" alt="{alt}" loading="lazy">{caption}</a>'
+        f'<div class="pin-card"><a class="pin" href="{url}"><img src="{html_escape(item["thumb_url"])}"'
+        f'{srcset} width="{width}" height="{height}" alt="{alt}" loading="lazy">{caption}</a>'
+        f"{credit}</div>"
     )
 
 

@@ -3,7 +3,8 @@
 Limits are settings (``RATE_LIMITS = {"login": (count, seconds), ...}``), so
 each deployment tunes them; the embedded default allows 60 a minute. Log-in and
 sign-up are counted per client address (there is no pinner yet), pin creation
-per pinner. A refusal says when the window ends (``RateLimited.retry_after``).
+and avatar uploads per pinner. A refusal says when the window ends
+(``RateLimited.retry_after``).
 """
 
 from __future__ import annotations

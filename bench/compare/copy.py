@@ -50,15 +50,20 @@ def _active(alias: str) -> str:
     return f"IFNULL(JSON_EXTRACT({alias}.data, '$.active'), '') <> 'false'"
 
 
+# A user's avatar is its files' keys by size, ``{"60": key, "120": key}``; "" for none.
+_AVATAR_SMALL = _text("o", 'avatar."60"', "")
+_AVATAR_LARGE = _text("o", 'avatar."120"', "")
+
 #: Per object type, in the order they are copied (each row's references before it): the ORM
 #: table, its columns, and the SELECT of its rows from one shard's table (alias ``o``).
 OBJECTS = {
     "user": (
         "orm_pinner",
-        "id, username, email, display_name, about, password, created_at",
+        "id, username, email, display_name, about, password, created_at,"
+        " avatar_small_key, avatar_large_key",
         f"SELECT {{base}} + o.local_id, {_text('o', 'username')}, {_text('o', 'email')},"
         f" {_text('o', 'display_name', '')}, {_text('o', 'about', '')}, {_text('o', 'password')},"
-        f" {_time('o')}"
+        f" {_time('o')}, {_AVATAR_SMALL}, {_AVATAR_LARGE}"
         " FROM {db}.users o",
     ),
     "board": (

@@ -110,8 +110,10 @@ def board(request: HttpRequest, username: str, slug: str) -> HttpResponse:
     )
     data, owner = decode(board_id, raw_board), decode(owner_id, raw_owner)
     pin_ids, cursor = page_of(raw_pins)
+    # Every pin of a board is its owner's: the cards name the owner and board read above.
+    cards = pin_items(objects("pin", pin_ids), {owner_id: owner}, {board_id: data})
     context = {
-        "pins": pin_items(objects("pin", pin_ids)),
+        "pins": cards,
         "next_cursor": cursor,
         "board": data,
         "owner": owner,

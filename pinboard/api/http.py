@@ -14,7 +14,7 @@ import functools
 import json
 import re
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, TypedDict, TypeVar, cast
+from typing import Annotated, Any, BinaryIO, TypedDict, TypeVar, cast
 
 import msgspec.inspect
 import orjson
@@ -47,6 +47,7 @@ from ..errors import (
 )
 from ..ids import parse_id
 from ..users.tokens import pinner_of_token
+from .operations import MULTIPART
 from .schemas import Error, ErrorDetail
 
 DEFAULT_LIMIT = 50
@@ -236,6 +237,34 @@ def json_body(request: HttpRequest, schema: type[Body]) -> Body:
     if unknown:
         raise BadRequest(f"unknown field {unknown[0]!r}", field=unknown[0])
     return cast(Body, data)
+
+
+def multipart_body(request: HttpRequest, schema: type, what: str) -> tuple[Any, Any]:
+    """The form fields and files of a multipart request, whatever its method (Django parses
+    POST bodies only); 400 for another content type or a field ``schema`` does not name."""
+    if request.content_type != MULTIPART:
+        raise BadRequest(f"send {what} as {MULTIPART} with an image file")
+    fields: Any
+    files: Any
+    if request.method == "POST":
+        fields, files = request.POST, request.FILES
+    else:  # read from the request as a stream, as Django does for POST
+        fields, files = request.parse_file_upload(request.META, cast(BinaryIO, request))
+    _, known = schema_fields(schema)
+    unknown = sorted((set(fields) | set(files)) - known)
+    if unknown:
+        raise BadRequest(f"unknown field {unknown[0]!r}", field=unknown[0])
+    return fields, files
+
+
+def image_file(fields: Any, files: Any, name: str = "image") -> Any:
+    """The uploaded file of the form field ``name``: 400 if it is missing, 422 if it came
+    as text."""
+    if name not in files:
+        if name in fields:
+            raise InvalidField(f"{name} must be a file, not a text field", field=name)
+        raise BadRequest(f"{name} is required: a JPEG, PNG, GIF or WebP file", field=name)
+    return files[name]
 
 
 @functools.cache

@@ -20,7 +20,7 @@ import msgspec
 from django.http import HttpRequest, JsonResponse
 from django.urls import URLResolver, get_resolver, reverse
 
-from ..pins.images import MAX_BYTES
+from ..image_files import MAX_BYTES
 from .http import MAX_JSON_BYTES, MAX_JSON_DEPTH, endpoint, not_found, schema_fields
 from .operations import JSON, Operation, declared
 from .schemas import Error
@@ -41,8 +41,8 @@ ERRORS = {
     409: "The username or email is taken.",
     413: f"Too large: an image over {MAX_BYTES // (1024 * 1024)} MB, or the request body.",
     422: "A field's value is invalid; `error.field` names it.",
-    429: "Too many attempts (log-in and sign-up per client address, new and saved pins per"
-    " pinner); `Retry-After` says how many seconds until the limit resets.",
+    429: "Too many attempts (log-in and sign-up per client address, new and saved pins and"
+    " avatar uploads per pinner); `Retry-After` says how many seconds until the limit resets.",
     503: "A storage host is unavailable, or the data is moving to another host; nothing"
     " was written. `Retry-After` says when to try again.",
 }

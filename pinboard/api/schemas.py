@@ -21,6 +21,7 @@ from ..pins.actions import MAX_COMMENT, MAX_LINK
 from ..pins.actions import MAX_DESCRIPTION as MAX_PIN_DESCRIPTION
 from ..pins.images import FULL_MAX_SIDE, THUMBNAIL_WIDTH
 from ..users.actions import MAX_ABOUT, MAX_DISPLAY_NAME
+from ..users.avatars import SIZES as AVATAR_SIZES
 
 #: What users.actions accepts for a username and an email.
 MAX_USERNAME = 30
@@ -52,6 +53,21 @@ Next = Annotated[
 ]
 
 
+class AvatarImage(TypedDict):
+    size: Annotated[
+        int,
+        Meta(
+            description="Width and height in pixels (the picture is square): one of"
+            f" {', '.join(map(str, AVATAR_SIZES))}."
+        ),
+    ]
+    url: Annotated[str, Meta(description="URL of the picture (JPEG).")]
+
+
+class Avatar(TypedDict):
+    images: Annotated[list[AvatarImage], Meta(description="One per size, smallest first.")]
+
+
 class User(TypedDict):
     id: Id
     username: Annotated[str, Meta(max_length=MAX_USERNAME)]
@@ -62,6 +78,10 @@ class User(TypedDict):
     board_count: Count
     pin_count: Count
     like_count: Count
+    avatar: Annotated[
+        Avatar | None,
+        Meta(description="The pinner's picture; null if they have none (show their initial)."),
+    ]
 
 
 class Me(User):  # the pinner of the token

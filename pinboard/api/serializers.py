@@ -11,8 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..boards.queries import follower_count
-from ..pins.images import image_url
-from .schemas import Board, Comment, Me, Notification, Pin, User
+from ..image_files import image_url
+from ..users.avatars import SIZES as AVATAR_SIZES
+from .schemas import Avatar, Board, Comment, Me, Notification, Pin, User
 
 
 def _id(value: Any) -> str | None:
@@ -31,7 +32,15 @@ def user(data: dict[str, Any]) -> User:
         "board_count": counts.get("user_has_boards", 0),
         "pin_count": counts.get("user_has_pins", 0),
         "like_count": counts.get("user_likes_pins", 0),
+        "avatar": avatar(data.get("avatar")),
     }
+
+
+def avatar(stored: dict[str, str] | None) -> Avatar | None:
+    """A user object's ``avatar`` (its files' keys by size) as URLs; None without one."""
+    if not stored:
+        return None
+    return {"images": [{"size": s, "url": image_url(stored[str(s)])} for s in AVATAR_SIZES]}
 
 
 def me(data: dict[str, Any]) -> Me:

@@ -7,7 +7,7 @@ reaches the view and becomes a JSON 404; anything unmatched is a JSON 404 too.
 from django.urls import path, re_path
 
 from . import http, openapi
-from .views import auth, boards, collaborators, feed, notifications, pins, users
+from .views import auth, avatar, boards, collaborators, feed, notifications, pins, users
 
 urlpatterns = [
     path("openapi.json", openapi.document, name="api-openapi"),
@@ -15,6 +15,7 @@ urlpatterns = [
     path("me", users.me, name="api-me"),
     path("me/password", users.password, name="api-me-password"),
     path("me/secret-boards", users.secret_boards, name="api-me-secret-boards"),
+    path("me/avatar", avatar.avatar, name="api-me-avatar"),
     path("feed", feed.feed, name="api-feed"),
     path("notifications", notifications.notifications, name="api-notifications"),
     path("notifications/read", notifications.read, name="api-notifications-read"),

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..data_plane import cached_store
 from ..errors import Forbidden, NotFoundError
 from ..pins.queries import get_pin
-from .queries import get_board, get_boards
+from .queries import get_board
 
 
 def is_member(user_id: int | None, board: dict[str, Any]) -> bool:
@@ -66,10 +67,11 @@ def visible_pin(viewer_id: int | None, pin_id: int) -> tuple[dict[str, Any], dic
 
 
 def visible_pins(viewer_id: int | None, pins: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The pins the viewer may see, in order: one multi-get of their boards (none when
-    every pin is the viewer's own)."""
-    others = {pin["board_id"] for pin in pins if pin["owner_id"] != viewer_id}
-    if not others:
+    """The pins the viewer may see, in order: one multi-get of their boards (the same
+    entries a grid's cards read next, ``pins.queries.pinners_and_boards``)."""
+    if not pins:
         return pins
-    shown = {board["id"] for board in get_boards(sorted(others)) if may_see(viewer_id, board)}
-    return [pin for pin in pins if pin["owner_id"] == viewer_id or pin["board_id"] in shown]
+    board_ids = sorted({pin["board_id"] for pin in pins})
+    boards = cached_store().objects("board").get_many(board_ids)
+    shown = {board["id"] for board in boards if may_see(viewer_id, board)}
+    return [pin for pin in pins if pin["board_id"] in shown]

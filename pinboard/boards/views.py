@@ -14,7 +14,7 @@ from ..follows.actions import follow_board, unfollow_board
 from ..follows.queries import follows_board
 from ..grid import pin_items
 from ..ids import parse_id
-from ..pins.queries import board_pins_page, get_pins
+from ..pins.queries import board_pins_page, get_pins, pinners_and_boards
 from ..users.auth import get_pinner, signed_in_pinner
 from ..users.queries import get_user, user_id_for
 from ..views_common import act, form_errors, page_errors, parse_cursor, pinner_required
@@ -40,8 +40,10 @@ def detail(request: HttpRequest, username: str, slug: str) -> HttpResponse:
     if owner is None:
         raise Http404("no such board")
     page = board_pins_page(board["id"], cursor=parse_cursor(request))
-    pins = pin_items(get_pins(page.ids))
-    grid = {"pins": pins, "next_cursor": page.cursor}
+    pins = get_pins(page.ids)
+    # Every pin of a board is its owner's: the cards name what the page has read already.
+    pinners, boards = pinners_and_boards(pins, known_pinners=[owner], known_boards=[board])
+    grid = {"pins": pin_items(pins, pinners, boards), "next_cursor": page.cursor}
     if request.GET.get("partial"):
         return render(request, "pins/_grid.html", grid)
     following = None

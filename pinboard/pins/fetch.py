@@ -7,7 +7,7 @@ to a second resolution of the name (which a rebinding DNS server could answer
 differently), and each redirect is checked the same way, at most ``MAX_REDIRECTS``.
 Everything is bounded: one deadline for the whole fetch (redirects and a page's
 image included; a watchdog cuts the connection when it passes, so a server that
-trickles bytes cannot stretch it), an image at most ``images.MAX_BYTES`` (streamed,
+trickles bytes cannot stretch it), an image at most ``image_files.MAX_BYTES`` (streamed,
 read no further), a page at most ``MAX_PAGE_BYTES`` (its start holds the sharing
 metadata). A page's image is chosen by page_image.py. Every failure is a
 ``CouldNotFetch``; what was fetched is checked as an upload is, by the caller.
@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from urllib.parse import quote, urljoin, urlsplit
 
 from ..errors import CouldNotFetch
+from ..image_files import MAX_BYTES
 from . import page_image
-from .images import MAX_BYTES
 from .public_addresses import Address, parse, refusal
 
 MAX_URL = 2048

@@ -1,7 +1,9 @@
-"""Reading pins and their comments, and the pin an actor owns."""
+"""Reading pins and their comments, the pin an actor owns, and the pinners and boards a
+page of pins names."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from shardstore import Page
@@ -33,6 +35,29 @@ def owned_pin(actor_id: int, pin_id: int) -> dict[str, Any]:
 
 def get_pins(pin_ids: list[int]) -> list[dict[str, Any]]:
     return cached_store().objects("pin").get_many(pin_ids, counts=PIN_COUNTS)
+
+
+def pinners_and_boards(
+    pins: list[dict[str, Any]],
+    *,
+    known_pinners: Iterable[dict[str, Any]] = (),
+    known_boards: Iterable[dict[str, Any]] = (),
+) -> tuple[dict[int, dict[str, Any]], dict[int, dict[str, Any]]]:
+    """The pinners and boards the pins name, each by ID, for the grid's cards: those the
+    page has read already (``known_*``: a board page's owner and board, the signed-in
+    pinner), the others in one multi-get of users and one of boards. A pin lives on its
+    board's shard, which is its owner's, so both read the shards the pins came from.
+    Deleted pinners and boards are left out."""
+    pinners = {pinner["id"]: pinner for pinner in known_pinners}
+    boards = {board["id"]: board for board in known_boards}
+    store = cached_store()
+    missing = [i for i in dict.fromkeys(pin["owner_id"] for pin in pins) if i not in pinners]
+    if missing:
+        pinners.update((user["id"], user) for user in store.objects("user").get_many(missing))
+    missing = [i for i in dict.fromkeys(pin["board_id"] for pin in pins) if i not in boards]
+    if missing:
+        boards.update((board["id"], board) for board in store.objects("board").get_many(missing))
+    return pinners, boards
 
 
 def board_pins_page(board_id: int, *, limit: int = 50, cursor: str | None = None) -> Page:

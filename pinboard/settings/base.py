@@ -186,11 +186,13 @@ CACHES = {
     "ratelimit": _cache("ratelimit"),
     "sessions": _cache("sessions"),
 }
-# (attempts, seconds): log-in and sign-up per client address, pins (new and saved) per pinner.
+# (attempts, seconds): log-in and sign-up per client address, pins (new and saved) and
+# avatar uploads per pinner.
 RATE_LIMITS = {
     "login": (60, 60),
     "signup": (60, 60),
     "pin": (30, 60),
+    "avatar": (10, 60),
 }
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = 11 * 1024 * 1024  # an image of up to 10 MB, plus the form

@@ -29,4 +29,5 @@ RATE_LIMITS = {
     "login": (10_000, 60),
     "signup": (10_000, 60),
     "pin": (10_000, 60),
+    "avatar": (10_000, 60),
 }  # tests that check limits override these

@@ -1,4 +1,5 @@
-"""Writes to pinners: sign up, check a password, change it.
+"""Writes to pinners: sign up, check a password, change it, name themselves, set or remove
+their avatar, delete the account.
 
 A pinner is a user object on a random open shard; their username and email are
 mod-shard lookups to its ID. Sign-up creates the object first, then claims the
@@ -18,13 +19,14 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.utils import timezone
 
-from shardstore import DuplicateKey
+from shardstore import DuplicateKey, NotFound
 
 from ..data_plane import cached_store
 from ..errors import Conflict, InvalidField, NotFoundError
 from ..text import multi_line, one_line
+from .avatars import delete_avatar, store_avatar
 from .queries import get_user, user_id_for
-from .tasks import purge_account
+from .tasks import purge_account, release_avatar
 from .tokens import revoke_tokens
 
 USERNAME = re.compile(r"[A-Za-z0-9_]{3,30}")  # the whole string (fullmatch): no "ada\n"
@@ -166,6 +168,47 @@ def update_profile(user_id: int, changes: dict[str, object]) -> dict[str, Any]:
         updates["about"] = multi_line(about.strip(), "about")
     if updates:
         cached_store().objects("user").update(user_id, updates)
+    return _user_after_change(user_id)
+
+
+def set_avatar(user_id: int, upload: Any) -> dict[str, Any]:
+    """Make the uploaded image (checked as pin images are) the pinner's avatar; the files of
+    the one it replaces are deleted. Returns the user with their counts."""
+    stored = store_avatar(upload)
+    try:
+        _swap_avatar(user_id, stored)
+    except NotFoundError:
+        delete_avatar(stored)  # the account went meanwhile: nothing names these files
+        raise
+    return _user_after_change(user_id)
+
+
+def remove_avatar(user_id: int) -> dict[str, Any]:
+    """Show the pinner's initial again; their avatar's files are deleted."""
+    _swap_avatar(user_id, None)
+    return _user_after_change(user_id)
+
+
+def _swap_avatar(user_id: int, avatar: dict[str, str] | None) -> None:
+    """Record ``avatar`` (None: none) on the user object, then release the files of the one
+    it held. Read and written in one transaction, so of two uploads at once each releases
+    the avatar the other replaced, and no file is left that nothing names."""
+    replaced: list[dict[str, str] | None] = [None]
+
+    def swap(data: dict[str, Any]) -> None:  # run again if the transaction is retried
+        replaced[0] = data.pop("avatar", None)
+        if avatar is not None:
+            data["avatar"] = avatar
+
+    try:
+        cached_store().objects("user").update(user_id, swap)
+    except NotFound:
+        raise NotFoundError("no such pinner") from None
+    if replaced[0]:
+        release_avatar.delay(replaced[0])
+
+
+def _user_after_change(user_id: int) -> dict[str, Any]:
     user = get_user(user_id)
     if user is None:
         raise NotFoundError("no such pinner")

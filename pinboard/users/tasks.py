@@ -8,7 +8,10 @@ home feeds follow as they always do: their boards (with their pins and the follo
 them), the group boards they joined (and their pins there), whom they follow and who
 follows them, the boards they follow or unfollowed, their likes, and their own feed and
 notifications. Each step takes what is still listed, so a purge cut short and run again
-finishes the job; it is acks_late and retried like the other tasks.
+finishes the job; it is acks_late and retried like the other tasks. Last, the files of
+the pinner's avatar go.
+
+``release_avatar`` deletes the files of an avatar the pinner replaced or removed.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from ..ledger import ledgered_task
 from ..likes.actions import unlike
 from ..pins.actions import delete_pin
 from ..pins.tasks import RETRY_ON as PURGE_RETRY_ON
+from .avatars import delete_avatar
 
 BATCH = 500
 
@@ -79,3 +83,11 @@ def purge_account(user_id: int) -> None:
             unlike(user_id, pin_id)
     get_feeds().replace(user_id, [])
     get_notifications().clear(user_id)
+    if user.get("avatar"):  # the object stays (its names stay taken); its files need not
+        delete_avatar(user["avatar"])
+
+
+@ledgered_task(retry_on=PURGE_RETRY_ON)
+def release_avatar(avatar: dict[str, str]) -> None:
+    """Delete the files of an avatar no user object names any more (replaced or removed)."""
+    delete_avatar(avatar)

@@ -1,5 +1,5 @@
-"""Pages of pinners: landing, sign up, log in and out, password, profile, followers,
-following and likes."""
+"""Pages of pinners: landing, sign up, log in and out, password, settings (with the avatar),
+profile, followers, following and likes."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from ..feeds.queries import home_feed, recent_pins
 from ..follows.queries import followed_among, followers_page, following_page, follows_user
 from ..grid import pin_items
 from ..likes.queries import liked_pins
+from ..pins.queries import pinners_and_boards
 from ..views_common import (
     form_errors,
     next_url,
@@ -26,7 +27,15 @@ from ..views_common import (
     pinner_required,
     with_retry_after,
 )
-from .actions import authenticate, change_password, delete_account, sign_up, update_profile
+from .actions import (
+    authenticate,
+    change_password,
+    delete_account,
+    remove_avatar,
+    set_avatar,
+    sign_up,
+    update_profile,
+)
 from .auth import (
     get_pinner,
     keep_session_after_password_change,
@@ -45,7 +54,8 @@ def landing(request: HttpRequest) -> HttpResponse:
         pins, cursor = recent_pins(cursor=parse_cursor(request))
     else:
         pins, cursor = home_feed(pinner["id"], cursor=parse_cursor(request))
-    grid = {"pins": pin_items(pins), "next_cursor": cursor}
+    pinners, boards = pinners_and_boards(pins, known_pinners=[pinner] if pinner else [])
+    grid = {"pins": pin_items(pins, pinners, boards), "next_cursor": cursor}
     if request.GET.get("partial"):
         return render(request, "pins/_grid.html", grid)
     return render(request, "users/home.html" if pinner else "users/landing.html", grid)
@@ -137,6 +147,36 @@ def settings(request: HttpRequest) -> HttpResponse:
     return render(request, "users/settings.html", context, status=status)
 
 
+def _settings_refused(request: HttpRequest, error: DomainError, form: str) -> HttpResponse:
+    """The settings page again, with ``error`` shown on its ``form`` ("avatar", "delete")."""
+    context = {"errors": {}, f"{form}_errors": form_errors(error), "values": get_pinner(request)}
+    response = render(request, "users/settings.html", context, status=error.status)
+    return with_retry_after(response, error)
+
+
+@require_POST
+@pinner_required
+def avatar(request: HttpRequest) -> HttpResponse:
+    """Upload an avatar (the settings page's picture form); a refusal is shown there."""
+    pinner = signed_in_pinner(request)
+    try:
+        ratelimit.check_pinner(pinner["id"], "avatar")  # before the image is decoded
+        set_avatar(pinner["id"], request.FILES.get("image"))
+    except DomainError as error:
+        return _settings_refused(request, error, "avatar")
+    messages.success(request, "Your picture is saved.")
+    return redirect("settings")
+
+
+@require_POST
+@pinner_required
+@page_errors
+def avatar_remove(request: HttpRequest) -> HttpResponse:
+    remove_avatar(signed_in_pinner(request)["id"])
+    messages.success(request, "Your picture is removed: your initial shows instead.")
+    return redirect("settings")
+
+
 @require_POST
 @pinner_required
 def delete(request: HttpRequest) -> HttpResponse:
@@ -146,9 +186,7 @@ def delete(request: HttpRequest) -> HttpResponse:
         ratelimit.check(request, "login")  # the password is asked for: count it as a log-in
         delete_account(pinner["id"], request.POST.get("password"))
     except DomainError as error:
-        context = {"errors": {}, "delete_errors": form_errors(error), "values": pinner}
-        response = render(request, "users/settings.html", context, status=error.status)
-        return with_retry_after(response, error)
+        return _settings_refused(request, error, "delete")
     log_out(request)
     messages.success(request, "Your account is deleted.")
     return redirect("landing")
@@ -224,7 +262,8 @@ def likes(request: HttpRequest, username: str) -> HttpResponse:
     user, pinner = _profile_user(username), get_pinner(request)
     viewer = pinner["id"] if pinner else None
     pins, cursor = liked_pins(viewer, user["id"], cursor=parse_cursor(request))
-    grid = {"pins": pin_items(pins), "next_cursor": cursor}
+    pinners, boards = pinners_and_boards(pins, known_pinners=[user])
+    grid = {"pins": pin_items(pins, pinners, boards), "next_cursor": cursor}
     if request.GET.get("partial"):
         return render(request, "pins/_grid.html", grid)
     context = {

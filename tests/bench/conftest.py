@@ -55,21 +55,22 @@ def plane(mariadb: MariaDBServer) -> Iterator[Any]:
 
 @pytest.fixture(scope="module")
 def cast(plane: Any) -> Cast:
-    """ann's Recipes (55 pins), Garden (3) and an empty board; bob follows ann but unfollowed
-    Garden, saved a recipe and has 2 pins of his own; cat follows Garden alone; dan follows
-    bob; bob, cat and dan like and comment on one recipe; ann deleted another. wendy and
-    xavier are for the writes."""
+    """ann (with an avatar) has Recipes (55 pins), Garden (3) and an empty board; bob follows
+    ann but unfollowed Garden, saved a recipe and has 2 pins of his own; cat follows Garden
+    alone; dan follows bob; bob, cat and dan like and comment on one recipe; ann deleted
+    another. wendy and xavier are for the writes."""
     from pinboard.boards.actions import create_board
     from pinboard.follows.actions import follow_board, follow_user, unfollow_board
     from pinboard.likes.actions import like
     from pinboard.pins.actions import add_comment, create_pin, delete_pin, save_pin
-    from pinboard.users.actions import sign_up, update_profile
+    from pinboard.users.actions import set_avatar, sign_up, update_profile
     from pinboard.users.tokens import issue_token
 
     names = ("ann", "bob", "cat", "dan", "wendy", "xavier")
     users = {n: sign_up(n, f"{n}@example.com", PASSWORD) for n in names}
     about = 'Cooks & gardens, "mostly" ñ 😀\nTwo lines'
     update_profile(users["ann"]["id"], {"display_name": "Ann Lee 🌱", "about": about})
+    set_avatar(users["ann"]["id"], image_upload("ann.png", size=(90, 60)))
     uid = {n: u["id"] for n, u in users.items()}
 
     def board(owner: str, name: str, description: str = "") -> dict[str, Any]:

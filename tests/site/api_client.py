@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.test import Client
-from django.test.client import MULTIPART_CONTENT
+from django.test.client import BOUNDARY, MULTIPART_CONTENT, encode_multipart
 
 from pinboard.users.tokens import issue_token
 
@@ -62,6 +62,11 @@ class Api:
         return self.client.post(
             BASE + "/pins", fields, content_type=MULTIPART_CONTENT, headers=self.headers()
         )
+
+    def put_avatar(self, fields: dict[str, Any]) -> Any:
+        """``PUT /me/avatar`` as multipart (files as ``SimpleUploadedFile``)."""
+        body = encode_multipart(BOUNDARY, fields)
+        return self.call("PUT", "/me/avatar", data=body, content_type=MULTIPART_CONTENT)
 
     # -- shortcuts that expect success ---------------------------------------------
 

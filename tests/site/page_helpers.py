@@ -60,9 +60,24 @@ def get_counted(
     return costs.sql, costs.response
 
 
+def warm_cache_calls(client: Client, url: str) -> int:
+    """The cache pools' round trips of a GET of ``url`` once a first GET has filled them."""
+    client.get(url)
+    pools = cached_store().pools.values()
+    before = sum(pool.stats.calls for pool in pools)
+    response = client.get(url)
+    assert response.status_code == 200, (url, response.status_code)
+    return sum(pool.stats.calls for pool in pools) - before
+
+
 def board_url(user: dict[str, Any], board: dict[str, Any]) -> str:
     return f"/{user['username']}/{board['slug']}/"
 
 
 def text(response: Any) -> str:
     return response.content.decode()
+
+
+def grid_html(page: str) -> str:
+    """The cards of the page's (first) pin grid, pins/_grid.html, as HTML."""
+    return page.split('<div class="grid"')[1].split("\n</div>")[0]

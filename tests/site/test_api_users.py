@@ -24,6 +24,7 @@ USER_FIELDS = {
     "board_count",
     "pin_count",
     "like_count",
+    "avatar",
 }
 _n = itertools.count(1)
 
@@ -57,6 +58,7 @@ def test_sign_up_returns_the_user_without_secrets(anon: Api) -> None:
     assert set(user) == USER_FIELDS
     assert isinstance(user["id"], str) and user["id"].isdigit()
     assert user["follower_count"] == user["board_count"] == 0
+    assert user["avatar"] is None  # the initial stands in
 
 
 def test_a_token_opens_me_with_email(anon: Api, client: Client) -> None:

@@ -17,7 +17,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from PIL import Image
 
-from pinboard.pins.images import MAX_PIXELS
+from pinboard.image_files import MAX_PIXELS
 from pinboard.pins.queries import board_pins_page
 from tests.site.api_client import Api, error_of
 from tests.site.page_helpers import log_in, text

@@ -5,7 +5,12 @@ The profile is the seeds' "Loading a Page": a mod-shard username lookup, then
 on the pinner's shard the user (with counts), user_has_boards, boards by IN
 (with counts), board_has_pins of every board at once, cover pins by IN.
 Follow state comes from the Redis graph, not SQL, and so does the header's count of
-unread notifications: one Redis call on every page a pinner sees, none for a visitor.
+unread notifications: one Redis call on every page a pinner sees, none for a visitor. A
+grid's cards name each pin's pinner and board: one multi-get of the grid's users and
+one of its boards, on the shards of the pins (a pin lives on its board's and owner's
+shard), or none where the page has read them already (a board page). A list built
+ahead (a feed, likes, the newest pins) reads its pins' boards first, to leave out a
+secret board's: the cards then find those boards in the cache.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from tests.site.page_helpers import (
     get_costs,
     get_counted,
     log_in,
+    warm_cache_calls,
 )
 
 # username lookup + user, user_has_boards, boards, board_has_pins, cover pins, and the
@@ -31,6 +37,8 @@ from tests.site.page_helpers import (
 PROFILE = 7
 SIGNED_IN = 1  # the session's pinner (follow state is read from Redis)
 UNREAD = 1  # Redis: the header's count of unread notifications, for a signed-in pinner
+CARDS = 2  # the grid's pinners by IN, its boards by IN (per read group of its pins)
+VISIBLE = 1  # a list built ahead: its pins' boards, read to leave out a secret board's
 
 
 def test_profile_costs_the_same_for_one_board_and_for_twelve(client, make_user):
@@ -66,11 +74,14 @@ def test_own_profile_reads_its_pinner_once(client, make_user):
 def test_board_page_costs_the_same_for_3_and_60_pins(client, make_user):
     owner, visitor = make_user("owner"), make_user("visitor")
     few, many = board_with_pins(owner, "Few", 3), board_with_pins(owner, "Many", 60)
-    # username lookup, slug lookup, board, owner, board_has_pins, pins by IN
+    # username lookup, slug lookup, board, owner, board_has_pins, pins by IN; the cards
+    # name the owner and board the page has read
     few_cost, _ = get_counted(client, board_url(owner, few))
     many_cost, response = get_counted(client, board_url(owner, many))
     assert few_cost == many_cost == 6
     assert response.content.count(b'class="pin"') == 50
+    assert response.content.count(f'href="/{owner["username"]}/many/"'.encode()) == 50
+    assert warm_cache_calls(client, board_url(owner, many)) == 6  # the same six, cached
 
     log_in(client, visitor)
     few_cost, _ = get_counted(client, board_url(owner, few))
@@ -98,13 +109,34 @@ def test_likes_page_costs_the_same_for_1_and_60_likes(client, make_user):
     for pin_id in pins:
         like(many["id"], pin_id)
     # username lookup, user (with counts), user_likes_pins, pins by IN, their boards by IN
-    # (a secret board's pins are left out)
+    # (a secret board's pins are left out), then for the cards their pinner (the boards are
+    # in the cache by then); all on the owner's shard
     few_cost, _ = get_counted(client, f"/{few['username']}/likes/")
     many_cost, response = get_counted(client, f"/{many['username']}/likes/")
-    assert few_cost == many_cost == 5
+    assert few_cost == many_cost == 4 + CARDS
     assert response.content.count(b'class="pin"') == 50
+    assert response.content.count(b'class="credit-board"') == 50
     warm = get_costs(client, f"/{many['username']}/likes/", warm=True)
     assert warm.sql == 0 and warm.redis == 0  # a visitor: no count to show
+    assert warm_cache_calls(client, f"/{many['username']}/likes/") == 4 + CARDS + VISIBLE
+
+
+def test_the_cards_of_many_pinners_cost_one_read_of_them_per_read_group(client, make_user):
+    """Liked pins of twelve pinners on shards of their own: their twelve users and twelve
+    boards are read as the pins are, in one statement per read group (host or shard)."""
+    fan = make_user("fan")
+    pin_ids = []
+    for n in range(12):
+        board = board_with_pins(make_user("liked"), f"Board {n}", 2)
+        pin_ids += board_pins_page(board["id"]).ids
+    for pin_id in pin_ids:
+        like(fan["id"], pin_id)
+    groups = cached_store().store.read_groups(shard_of(pin_id) for pin_id in pin_ids)
+    assert len(groups) > 1
+    cost, response = get_counted(client, f"/{fan['username']}/likes/")
+    assert cost == 3 + len(groups) * (1 + CARDS)  # lookup, user, likes; pins, pinners, boards
+    assert response.content.count(b'class="credit-pinner"') == 24
+    assert warm_cache_calls(client, f"/{fan['username']}/likes/") == 4 + CARDS + VISIBLE
 
 
 def test_pin_page_cost_does_not_grow_with_likes_saves_and_comments(client, make_user):
@@ -168,11 +200,34 @@ def test_a_visitors_home_reads_its_pins_in_one_statement_per_read_group(client, 
     ids = get_feeds().recent_page().ids
     groups = cached_store().store.read_groups(shard_of(pin_id) for pin_id in ids)
     cold_cost, response = get_counted(client, "/")
-    # pins by IN, then their boards (on the same shards), by host or by shard
-    assert len(ids) == 50 and cold_cost == 2 * len(groups)
+    # pins, their boards, their pinners: each by IN, by host or by shard
+    assert len(ids) == 50 and cold_cost == len(groups) * (1 + CARDS)
     assert response.content.count(b'class="pin"') == 50
     warm = get_costs(client, "/", warm=True)
     assert warm.sql == 0 and warm.redis == 1  # the newest pins' IDs; a visitor has no count
+    assert warm_cache_calls(client, "/") == 1 + VISIBLE + CARDS
+
+
+def test_a_pinners_home_names_the_pinners_and_boards_of_its_pins(client, make_user):
+    viewer = make_user("viewer")
+    authors = [make_user("author") for _ in range(6)]  # on shards of their own
+    for author in authors:
+        board_with_pins(author, "Mine", 5)
+        follow_user(viewer["id"], author["id"])
+    board_with_pins(viewer, "My own", 2)  # in the feed too: the session's pinner, reused
+    log_in(client, viewer)
+    client.get("/")  # the visit is noted
+    ids = get_feeds().page(viewer["id"]).ids
+    read_groups = cached_store().store.read_groups
+    groups = read_groups(shard_of(pin_id) for pin_id in ids)  # the pins', the boards'
+    authors_groups = read_groups(shard_of(author["id"]) for author in authors)
+    cold_cost, response = get_counted(client, "/")
+    assert cold_cost == SIGNED_IN + len(groups) + len(authors_groups) + len(groups)
+    assert response.content.count(b'class="credit-pinner"') == 32
+    assert response.content.count(f'href="/{viewer["username"]}/my-own/"'.encode()) == 2
+    warm_cost, _ = get_counted(client, "/", warm=True)
+    assert warm_cost == 0
+    assert warm_cache_calls(client, "/") == SIGNED_IN + 1 + VISIBLE + CARDS
 
 
 def test_settings_cost_only_the_sessions_pinner(client, make_user):

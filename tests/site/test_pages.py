@@ -13,7 +13,7 @@ from pinboard.pins.actions import create_pin, delete_pin, save_pin
 from pinboard.pins.queries import board_pins_page
 from pinboard.users.queries import get_user_by_username
 from shardstore.feed_sync import rebuild_recent
-from tests.site.page_helpers import board_url, board_with_pins, log_in, text
+from tests.site.page_helpers import board_url, board_with_pins, grid_html, log_in, text
 from toolkit.images import image_upload
 
 # -- every page renders, signed in and out -------------------------------------
@@ -55,7 +55,7 @@ def test_a_visitor_sees_the_sites_newest_pins_but_not_saves_or_deleted_pins(clie
     saved = save_pin(bob["id"], newest, cast["bobs"]["id"])
     page = text(client.get("/"))
     assert "Find ideas." in page and "New on pinboard" in page
-    cards = page.split('<div class="grid"')[1].split("</div>")[0]
+    cards = grid_html(page)
     first_card = cards.split('<a class="pin" href="')[1]
     assert first_card.startswith(f"/pin/{newest}/")  # the newest pin of the whole site
     assert f'href="/pin/{older}/"' in cards
@@ -214,7 +214,7 @@ def test_grid_cards_escape_and_shorten_descriptions(client, make_user):
     create_pin(ann["id"], board["id"], image_upload(), long)
     create_pin(ann["id"], board["id"], image_upload(), "")
     page = text(client.get(board_url(ann, board)))
-    cards = page.split('<div class="grid"')[1].split("</div>")[0]
+    cards = grid_html(page)
     assert "<b>" not in cards and "Tomatoes &amp; basil &lt;b&gt;bold&lt;/b&gt;" in cards
     caption = cards.split('<span class="pin-caption">')[1].split("</span>")[0]
     assert (

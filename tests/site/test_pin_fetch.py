@@ -11,8 +11,8 @@ from collections.abc import Iterator
 import pytest
 
 from pinboard.errors import CouldNotFetch
+from pinboard.image_files import MAX_BYTES
 from pinboard.pins.fetch import MAX_PAGE_BYTES, MAX_REDIRECTS, FetchedImage, fetch_image
-from pinboard.pins.images import MAX_BYTES
 from toolkit.images import image_bytes, numbered_png
 from toolkit.processes import free_port
 from toolkit.web_pages import Route, WebPages

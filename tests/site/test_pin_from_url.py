@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from pinboard.pins.images import MAX_PIXELS
+from pinboard.image_files import MAX_PIXELS
 from pinboard.pins.queries import board_pins_page, get_pin
 from pinboard.settings import base
 from tests.site.api_client import Api, error_of

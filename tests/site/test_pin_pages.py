@@ -6,9 +6,9 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from pinboard.boards.actions import create_board
+from pinboard.image_files import MAX_BYTES
 from pinboard.likes.actions import like
 from pinboard.pins.actions import add_comment, save_pin
-from pinboard.pins.images import MAX_BYTES
 from pinboard.pins.queries import board_pins_page, get_pin
 from tests.site.page_helpers import board_url, log_in, text
 from toolkit.images import image_upload

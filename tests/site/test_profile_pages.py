@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pinboard.follows.actions import follow_user
 from pinboard.pins.queries import board_pins_page
-from tests.site.page_helpers import log_in, text
+from tests.site.page_helpers import grid_html, log_in, text
 
 
 def test_profile_shows_counts_covers_and_follow_button(client, cast, make_user):
@@ -74,7 +74,7 @@ def test_likes_page_shows_the_liked_pins_latest_first(client, cast):
         client.post(f"/pin/{pin_id}/like/")
     page = text(client.get(f"/{bob['username']}/likes/"))
     assert "<strong>2</strong> likes" in page
-    grid = page.split('<div class="grid"')[1].split("</div>")[0]
+    grid = grid_html(page)
     assert grid.index(f'href="/pin/{newer}/"') < grid.index(f'href="/pin/{older}/"')
     client.post(f"/pin/{newer}/unlike/")
     page = text(client.get(f"/{bob['username']}/likes/"))

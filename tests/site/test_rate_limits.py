@@ -122,6 +122,7 @@ def test_the_document_lists_429_with_retry_after_for_limited_operations(
         ("post", "/api/v1/users"),
         ("post", "/api/v1/pins"),
         ("post", "/api/v1/pins/{pin_id}/save"),
+        ("put", "/api/v1/me/avatar"),
     ]:
         assert "429" in document["paths"][path][method]["responses"], (method, path)
 

@@ -36,9 +36,18 @@ class Pinner(models.Model):
     about = models.TextField(blank=True, default="")
     password = models.CharField(max_length=128)
     created_at = models.DateTimeField(default=timezone.now)
+    # The stored files of the avatar's two squares (pinboard's ``avatar`` by size); "": none.
+    avatar_small_key = models.CharField(max_length=255, blank=True, default="")
+    avatar_large_key = models.CharField(max_length=255, blank=True, default="")
 
     def __str__(self) -> str:
         return self.username
+
+    def avatar_urls(self) -> dict[int, str]:
+        """The avatar's URLs by side in pixels (60, 120); empty without one."""
+        if not self.avatar_small_key:
+            return {}
+        return {60: media_url(self.avatar_small_key), 120: media_url(self.avatar_large_key)}
 
 
 class Board(models.Model):

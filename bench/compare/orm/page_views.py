@@ -12,10 +12,11 @@ from django.db.models import Model, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
-from django.utils.html import escape
+from django.utils.html import conditional_escape, escape
 from django.utils.safestring import SafeString, mark_safe
 
 from .api import object_id
+from .avatars import avatar
 from .models import Board, Comment, Pin, Pinner, media_url
 from .paging import InvalidCursor, keyset_page
 from .queries import boards_with_counts, pinners_with_counts, pins_with_counts, with_cover
@@ -37,13 +38,28 @@ def pin_item(pin: Pin) -> dict[str, Any]:
     }
 
 
-def grid_items(pins: list[Pin]) -> list[dict[str, SafeString]]:
-    """Pins for pinboard's grid (pins/_grid.html), which shows each one's ``card``."""
+def grid_items(pins: list[Pin], board: Board) -> list[dict[str, SafeString]]:
+    """Pins for pinboard's grid (pins/_grid.html), which shows each one's ``card``: the pins
+    of ``board``, each naming it and its owner (``board.owner``, read with it)."""
     pin_url = reverse("pin", args=["0"])[:-2] + "%d/"  # one reverse per grid
-    return [{"card": pin_card(pin, pin_url % pin.pk)} for pin in pins]
+    credit = board_credit(board)
+    return [{"card": pin_card(pin, pin_url % pin.pk, credit)} for pin in pins]
 
 
-def pin_card(pin: Pin, url: str) -> SafeString:
+def board_credit(board: Board) -> str:
+    """The line under each card of a board: its owner (avatar, name) and the board."""
+    owner = board.owner
+    profile = reverse("profile", args=[owner.username])
+    return (
+        f'<p class="credit"><a class="credit-pinner" href="{profile}">'
+        f'<span class="avatar tiny" aria-hidden="true">{conditional_escape(avatar(owner, 60))}</span>'
+        f'<span class="credit-name">{escape(owner.display_name or owner.username)}</span></a>'
+        f'<a class="credit-board" href="{reverse("board", args=[owner.username, board.slug])}">'
+        f"{escape(board.name)}</a></p>"
+    )
+
+
+def pin_card(pin: Pin, url: str, credit: str) -> SafeString:
     """One pin of a grid, with pinboard's markup, built in Python as pinboard builds it."""
     alt = escape(truncate(pin.description or "Pin", 100))
     caption = (
@@ -52,9 +68,9 @@ def pin_card(pin: Pin, url: str) -> SafeString:
         else ""
     )
     return mark_safe(  # every value is escaped
-        f'<a class="pin" href="{url}"><img src="{escape(pin.thumbnail_url)}"'
+        f'<div class="pin-card"><a class="pin" href="{url}"><img src="{escape(pin.thumbnail_url)}"'
         f' width="{pin.thumbnail_width}" height="{pin.thumbnail_height}" alt="{alt}"'
-        f' loading="lazy">{caption}</a>'
+        f' loading="lazy">{caption}</a>{credit}</div>'
     )
 
 
@@ -113,7 +129,7 @@ def board(request: HttpRequest, username: str, slug: str) -> HttpResponse:
     if found_board is None:
         raise Http404("no such board")
     pins, next_cursor = _page(found_board.pins.all(), request.GET.get("cursor") or None)
-    grid = {"pins": grid_items(pins), "next_cursor": next_cursor}
+    grid = {"pins": grid_items(pins, found_board), "next_cursor": next_cursor}
     if request.GET.get("partial"):
         return render(request, "pins/_grid.html", grid)
     context = {

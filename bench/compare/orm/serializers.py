@@ -23,6 +23,9 @@ def pinner(user: Pinner) -> dict[str, Any]:
         "board_count": user.board_count,
         "pin_count": user.pin_count,
         "like_count": user.like_count,
+        "avatar": {"images": [{"size": s, "url": u} for s, u in urls.items()]}
+        if (urls := user.avatar_urls())
+        else None,
     }
 
 

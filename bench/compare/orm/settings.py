@@ -59,6 +59,8 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
+            # The libraries the templates load, drawn from this build's models.
+            "libraries": {"avatars": "bench.compare.orm.avatars"},
         },
     },
 ]

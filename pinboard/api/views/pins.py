@@ -18,11 +18,11 @@ from ...errors import (
     RateLimited,
 )
 from ...ids import parse_id
+from ...image_files import MAX_BYTES
 from ...likes import actions as like_actions
 from ...likes.queries import likers_page
 from ...pins import actions
 from ...pins.fetch import MAX_REDIRECTS, MAX_URL
-from ...pins.images import MAX_BYTES
 from ...pins.queries import comments_page
 from ...users.queries import get_user, get_users
 from .. import serializers
@@ -31,13 +31,14 @@ from ..http import (
     created,
     endpoint,
     id_field,
+    image_file,
     json_body,
+    multipart_body,
     no_content,
     ok,
     page,
     page_params,
     require_pinner,
-    schema_fields,
     viewer_id,
 )
 from ..operations import MULTIPART, operation
@@ -121,24 +122,15 @@ def _create(request: HttpRequest) -> HttpResponse:
     """Multipart: ``board_id``, ``image`` (a file), optional ``description`` and ``link``."""
     pinner = require_pinner(request)
     ratelimit.check_pinner(pinner["id"], "pin")  # before the image is decoded
-    if request.content_type != MULTIPART:
-        raise BadRequest("send the pin as multipart/form-data with an image file")
-    fields, files = request.POST, request.FILES
-    _, known = schema_fields(PinUpload)
-    unknown = sorted((set(fields) | set(files)) - known)
-    if unknown:
-        raise BadRequest(f"unknown field {unknown[0]!r}", field=unknown[0])
+    fields, files = multipart_body(request, PinUpload, "the pin")
     if "board_id" not in fields:
         raise BadRequest("board_id is required", field="board_id")
-    if "image" not in files:
-        if "image" in fields:
-            raise InvalidField("image must be a file, not a text field", field="image")
-        raise BadRequest("image is required: a JPEG, PNG, GIF or WebP file", field="image")
+    upload = image_file(fields, files)
     board_id = id_field({"board_id": fields["board_id"]}, "board_id", "board")
     pin = actions.create_pin(
         pinner["id"],
         board_id,
-        files["image"],
+        upload,
         description=fields.get("description", ""),
         link=fields.get("link", ""),
     )
