@@ -14,6 +14,7 @@ from .follows import views as follows
 from .likes import views as likes
 from .ops import health
 from .pins import views as pins
+from .search import views as search
 from .users import views as users
 
 urlpatterns = [
@@ -29,6 +30,7 @@ urlpatterns = [
     path("boards/<str:board_id>/delete/", boards.delete, name="board_delete"),
     path("boards/<str:board_id>/follow/", boards.follow, name="board_follow"),
     path("boards/<str:board_id>/unfollow/", boards.unfollow, name="board_unfollow"),
+    path("search/", search.search, name="search"),
     path("pin/new/", pins.create, name="pin_new"),
     path("pin/<str:pin_id>/", pins.detail, name="pin"),
     path("pin/<str:pin_id>/edit/", pins.edit, name="pin_edit"),

@@ -7,7 +7,7 @@ reaches the view and becomes a JSON 404; anything unmatched is a JSON 404 too.
 from django.urls import path, re_path
 
 from . import http, openapi
-from .views import auth, boards, feed, pins, users
+from .views import auth, boards, feed, pins, search, users
 
 urlpatterns = [
     path("openapi.json", openapi.document, name="api-openapi"),
@@ -16,6 +16,7 @@ urlpatterns = [
     path("me/password", users.password, name="api-me-password"),
     path("me/secret-boards", users.secret_boards, name="api-me-secret-boards"),
     path("feed", feed.feed, name="api-feed"),
+    path("search", search.search, name="api-search"),
     path("users", users.users, name="api-users"),
     path("users/by-username/<str:username>", users.by_username, name="api-user-by-username"),
     path("users/<str:user_id>", users.user, name="api-user"),

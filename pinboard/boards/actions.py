@@ -13,6 +13,7 @@ from shardstore import DuplicateKey, shard_of
 from ..data_plane import cached_store
 from ..errors import InvalidField
 from ..pins.actions import delete_pins_of_board
+from ..search.tasks import index_board
 from ..text import clean_description, one_line
 from .queries import board_list, get_board, owned_board, slug_key
 from .tasks import sync_board_privacy
@@ -71,6 +72,7 @@ def create_board(
     slug = _claim_slug(owner_id, name, board_id)
     store.objects("board").update(board_id, {"slug": slug})
     store.mapping(board_list(secret)).add(owner_id, board_id)
+    index_board.delay(board_id)
     board = get_board(board_id)
     assert board is not None
     return board
@@ -100,7 +102,9 @@ def update_board(actor_id: int, board_id: int, changes: dict[str, object]) -> di
         # own now, its pins and the feeds that hold them in a task.
         store.mapping(board_list(updates["secret"])).add(actor_id, board_id)
         store.mapping(board_list(not updates["secret"])).remove(actor_id, board_id)
-        sync_board_privacy.delay(board_id)
+        sync_board_privacy.delay(board_id)  # which also indexes the board and its pins again
+    else:  # its pins are found by its name too
+        index_board.delay(board_id, with_pins="name" in updates)
     updated = get_board(board_id)
     assert updated is not None
     return updated
@@ -114,3 +118,4 @@ def delete_board(actor_id: int, board_id: int) -> None:
     store.mapping(board_list(bool(board.get("secret")))).remove(actor_id, board_id)
     store.lookup("board_slug").delete(slug_key(actor_id, board["slug"]), board_id)
     store.objects("board").delete(board_id)
+    index_board.delay(board_id)

@@ -104,14 +104,23 @@ def board_items(
     carry its counts (a board's followers include its owner's).
     """
     page = boards_page(owner["id"], cursor=cursor, secret=secret)
-    boards = get_boards(page.ids)
+    return board_cards(get_boards(page.ids), {owner["id"]: owner}), page.cursor
+
+
+def board_cards(
+    boards: list[dict[str, Any]], owners: dict[int, dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Boards as cards: each with its newest pin as cover, its pin and follower counts and
+    its owner's username. ``owners`` holds each board's owner, by ID, with counts. Two
+    round trips past the boards: board_has_pins of every board, then the cover pins (one
+    each per shard, or per host, the boards are on)."""
     store = cached_store()
     covers = store.mapping("board_has_pins").page_many([b["id"] for b in boards], limit=1)
     cover_ids = [covers[b["id"]].ids[0] for b in boards if covers[b["id"]].ids]
     cover_pins = {pin["id"]: pin for pin in store.objects("pin").get_many(cover_ids)}
-    owner_followers = owner["counts"]["user_followed_by_users"]
     items = []
     for board in boards:
+        owner = owners[board["owner_id"]]
         first = covers[board["id"]].ids[:1]
         cover = cover_pins.get(first[0]) if first else None
         items.append(
@@ -120,7 +129,7 @@ def board_items(
                 "owner_username": owner["username"],
                 "cover": pin_item(cover) if cover else None,
                 "pin_count": board["counts"]["board_has_pins"],
-                "follower_count": follower_count(board, owner_followers),
+                "follower_count": follower_count(board, owner["counts"]["user_followed_by_users"]),
             }
         )
-    return items, page.cursor
+    return items
