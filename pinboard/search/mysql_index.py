@@ -10,8 +10,8 @@ InnoDB leaves words shorter than ``innodb_ft_min_token_size`` (3) out of its ind
 and stopwords ("the", "of"...) unless the index was made without them. So the index
 is made with ``innodb_ft_enable_stopword`` off, and a word shorter than 3 characters
 is stored and searched padded with underscores to 3 ("ai" is ``ai_``): words here
-never hold an underscore (``words``), so a padded word matches only itself, and a
-prefix ``a*`` still finds it. Both backends then find the same documents.
+never hold an underscore (``words``), so a padded word matches only itself (and no
+prefix is that short). Both backends then find the same documents.
 """
 
 from __future__ import annotations
@@ -48,8 +48,8 @@ def padded(word: str) -> str:
 
 def boolean_query(query: Query) -> str:
     """InnoDB's boolean-mode spelling: every word required (``+``), the last one as a prefix
-    if the query's is (``ai*`` also finds the padded ``ai_``). Words are letters and
-    digits: no operator can come from a pinner's text."""
+    if the query's is. Words are letters and digits: no operator can come from a
+    pinner's text."""
     terms = [f"+{padded(term)}" for term in query.terms]
     if query.prefix:
         terms[-1] = f"+{query.terms[-1]}*"
@@ -172,6 +172,11 @@ class MySQLIndex(SearchIndex):
             raise IndexUnavailable(f"search database {self.database}: {exc}") from exc
         finally:
             connection.close()
+
+    def _optimize(self, table: str) -> None:
+        # InnoDB rebuilds a table with FULLTEXT indexes in place, holding its writes (the
+        # tasks' wait, or are tried again) but not its reads.
+        self._execute(f"OPTIMIZE TABLE {table}")
 
     def _search_sql(self, table: str, query: Query) -> tuple[str, str, list[Any]]:
         """Relevance over both fields, plus ``NAME_WEIGHT - 1`` times that of the primary

@@ -10,7 +10,8 @@ with its board, which lives on its shard.
 
 After each shard the index records the next one to do (``search_state``): a rebuild
 cut short (a crash, a deploy, Ctrl-C) resumes there when run again, unless told to
-start over. A check compares alone and changes nothing.
+start over. A rebuild that wrote merges the index's pieces at the end
+(``SearchIndex.optimize``). A check compares alone and changes nothing.
 """
 
 from __future__ import annotations
@@ -75,6 +76,8 @@ def rebuild(
             progress(shard_id + 1, shard_count)
     if repair:
         index.set_state(PROGRESS, None)
+        if report.differs:
+            index.optimize()
     return report
 
 

@@ -3,7 +3,8 @@
 One FTS5 table per kind; a document's rowid is its object's ID (IDs of pins, boards
 and pinners never collide: the type is in the ID), and the columns search filters on
 but never matches are UNINDEXED. Relevance is BM25 with the primary field weighted
-``NAME_WEIGHT`` times the secondary one. The file is in WAL mode, so readers never wait
+``NAME_WEIGHT`` times the secondary one; an index of 3-character prefixes makes the
+shortest prefixes quick. The file is in WAL mode, so readers never wait
 on the writer; connections are pooled, as the shards' are.
 """
 
@@ -95,11 +96,14 @@ class SQLiteIndex(SearchIndex):
             self._execute(
                 f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5("
                 " name, body, owner_id UNINDEXED, board_id UNINDEXED, secret UNINDEXED,"
-                " created UNINDEXED, tokenize = 'unicode61 remove_diacritics 0')"
+                " created UNINDEXED, tokenize = 'unicode61 remove_diacritics 0', prefix = '3')"
             )
         self._execute(
             f"CREATE TABLE IF NOT EXISTS {STATE_TABLE} (name TEXT PRIMARY KEY, value TEXT NOT NULL)"
         )
+
+    def _optimize(self, table: str) -> None:
+        self._execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
 
     def _search_sql(self, table: str, query: Query) -> tuple[str, str, list[Any]]:
         # bm25() is lower for a better match: its negation orders best first.

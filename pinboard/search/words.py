@@ -7,7 +7,8 @@ tokenizers, which differ on punctuation, case and accents, see the same words.
 
 A query is the same words, each of which must match. The last one also matches as a
 prefix (unless a space ends the query), so that what a pinner is still typing finds
-something; the whole word still ranks first. A pinner's text never reaches a backend's query syntax as written: the
+something; the whole word still ranks first. A prefix is at least ``MIN_PREFIX``
+characters: a shorter one would start too many words to rank their documents quickly. A pinner's text never reaches a backend's query syntax as written: the
 backends spell each word as a quoted term, and a word holds letters and digits only.
 """
 
@@ -21,6 +22,8 @@ from dataclasses import dataclass
 MAX_QUERY = 200
 #: The words of a query that count; those past them are left out.
 MAX_TERMS = 12
+#: The shortest last word that also matches as a prefix.
+MIN_PREFIX = 3
 #: The longest word indexed: InnoDB leaves out words over 84 characters, and SQLite then
 #: must too (longer ones are cut to this length, in the text and in queries alike).
 MAX_WORD = 80
@@ -65,4 +68,4 @@ def parse_query(text: object) -> Query:
     terms = tuple(dict.fromkeys(words(text)))[:MAX_TERMS]
     if not terms:
         raise QueryError("search for words: letters or digits")
-    return Query(terms, prefix=not text[-1].isspace())
+    return Query(terms, prefix=not text[-1].isspace() and len(terms[-1]) >= MIN_PREFIX)

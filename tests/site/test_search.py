@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -14,6 +15,7 @@ from django.test import Client
 
 from pinboard.boards.actions import create_board, update_board
 from pinboard.pins.actions import create_pin, save_pin
+from pinboard.search import plane
 from pinboard.search.queries import MAX_DEPTH
 from pinboard.users.actions import update_profile
 from shardstore import cursors
@@ -207,3 +209,21 @@ def test_boards_and_pinners_scroll_on_in_chunks_too(
         rest = text(client.get(f"/search/{more}&partial=1"))
         assert rest.strip().startswith('<div class="boards" data-next="">'), rest[:80]
         assert page.count('class="board-card"') + rest.count('class="board-card"') == count
+
+
+def test_an_index_that_cannot_answer_is_a_503_with_retry_after(
+    client: Client, tmp_path: Path
+) -> None:
+    (tmp_path / "a-file").write_text("")
+    broken = plane.open_index(f"sqlite://{tmp_path / 'a-file' / 'index.sqlite3'}")
+    previous = plane.use(broken)
+    try:
+        response = Api(client).get("/search", q="jam")
+        assert error_of(response, 503)["code"] == "unavailable"
+        assert response["Retry-After"] == "5"
+        response = client.get("/search/", {"q": "jam"})
+        assert response.status_code == 503 and response["Retry-After"] == "5"
+        assert "Search is unavailable" in text(response)
+    finally:
+        plane.use(previous)
+        broken.close()

@@ -174,6 +174,9 @@ def test_the_search_command(world: Any, empty_index: Callable[[str], SearchIndex
         out = io.StringIO()
         call_command("search", "counts", stdout=out)
         assert out.getvalue().splitlines()[0] == f"pin: {index.count('pin')}"
+        out = io.StringIO()
+        call_command("search", "optimize", stdout=out)
+        assert out.getvalue() == "search index optimized\n"
         index.set_state(PROGRESS, f"3/{cached_store().topology.shard_count}")
         out = io.StringIO()
         call_command("search", "rebuild", stdout=out, stderr=io.StringIO())

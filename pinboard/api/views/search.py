@@ -35,8 +35,8 @@ class SearchQuery(PageQuery, total=False):
                 max_length=MAX_QUERY,
                 description=f"What to look for, at most {MAX_QUERY} characters: its words"
                 " (letters and digits; case and accents do not matter) must all match, the"
-                " last one also as the start of a word unless a space ends the query."
-                " Without a word in it, a 400.",
+                " last one, of 3 characters or more, also as the start of a word unless a"
+                " space ends the query. Without a word in it, a 400.",
             ),
         ]
     ]

@@ -1,9 +1,12 @@
-"""``python manage.py search rebuild|check|counts``: the search index against the shards.
+"""``python manage.py search rebuild|check|counts|optimize``: the search index against the
+shards.
 
 ``rebuild`` makes the index agree with the shards, shard by shard, with a progress
 line; cut short, it resumes at the shard it got to when run again (``--restart``
 starts over). ``check`` compares without writing and exits with status 1 if the index
 differs from the shards. ``counts`` prints how many documents of each kind it holds.
+``optimize`` merges the index's pieces that many writes left (a rebuild that wrote does
+it at its end; on MySQL it holds the index's writes, not its reads, while it runs).
 """
 
 from __future__ import annotations
@@ -21,10 +24,12 @@ from shardstore.cli import ProgressLine
 
 
 class Command(BaseCommand):
-    help = "Rebuild or check the search index against the shards, or count its documents."
+    help = (
+        "Rebuild or check the search index against the shards, count its documents, or optimize it."
+    )
 
     def add_arguments(self, parser: Any) -> None:
-        parser.add_argument("action", choices=["rebuild", "check", "counts"])
+        parser.add_argument("action", choices=["rebuild", "check", "counts", "optimize"])
         parser.add_argument(
             "--restart", action="store_true", help="rebuild from the first shard, not where a"
             " rebuild cut short got to"
@@ -35,6 +40,10 @@ class Command(BaseCommand):
         if action == "counts":
             for kind in TABLES:
                 self.stdout.write(f"{kind}: {index.count(kind)}")
+            return
+        if action == "optimize":
+            index.optimize()
+            self.stdout.write("search index optimized")
             return
         repair = action == "rebuild"
         store = cached_store().store  # the shards themselves: a walk of them skips the caches
