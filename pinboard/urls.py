@@ -15,6 +15,7 @@ from .likes import views as likes
 from .notifications import views as notifications
 from .ops import health
 from .pins import views as pins
+from .search import views as search
 from .users import views as users
 
 urlpatterns = [
@@ -38,6 +39,7 @@ urlpatterns = [
         boards.remove_member,
         name="board_remove_member",
     ),
+    path("search/", search.search, name="search"),
     path("pin/new/", pins.create, name="pin_new"),
     path("pin/<str:pin_id>/", pins.detail, name="pin"),
     path("pin/<str:pin_id>/edit/", pins.edit, name="pin_edit"),

@@ -84,6 +84,13 @@ class ObjectTableInterface(Protocol):
         """Soft-delete (or remove the row); whether there was an object to delete."""
         ...
 
+    # a maintenance read: always from the database, never through a cache
+    def scan(
+        self, shard_id: int, *, batch: int = 1000, include_inactive: bool = False
+    ) -> Iterator[list[dict[str, Any]]]:
+        """Every object of this type on one shard, in ID order, ``batch`` rows at a time."""
+        ...
+
 
 class MappingTableInterface(Protocol):
     """One ``noun_verb_noun`` table on every shard, and its inverse if it has one."""

@@ -12,7 +12,7 @@ rows, aggregated): a board and its pin count cost one query, not two.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -80,6 +80,7 @@ class ObjectTable:
         )
         self._update = f"UPDATE {{db}}.{table} SET data = %s WHERE local_id = %s"
         self._delete = f"DELETE FROM {{db}}.{table} WHERE local_id = %s"
+        self._scan = f"SELECT local_id, data FROM {{db}}.{table} WHERE local_id > %s ORDER BY local_id LIMIT %s"
 
     def create(self, shard_id: int, data: Mapping[str, Any]) -> int:
         """Insert ``data`` on ``shard_id`` and return the new object's full ID."""
@@ -147,6 +148,23 @@ class ObjectTable:
         )
         params = [base, base] if count_list else [base]
         return sql, params + [object_id & MAX_LOCAL_ID for object_id in ids]
+
+    def scan(
+        self, shard_id: int, *, batch: int = 1000, include_inactive: bool = False
+    ) -> Iterator[list[dict[str, Any]]]:
+        """Every object of this type on one shard, in ID order, ``batch`` rows at a time
+        (for rebuilds and backfills); soft-deleted ones only with ``include_inactive``. A
+        batch may hold fewer objects than ``batch`` (deleted ones are passed over)."""
+        base = compose(shard_id, self.type.type_id, 0)
+        last = 0
+        while True:
+            with self._store.session(shard_id) as session:
+                rows = session.query(self._scan, (last, batch))
+            if not rows:
+                return
+            last = int(rows[-1][0])
+            objects = [_decode(base + int(local_id), text) for local_id, text in rows]
+            yield [data for data in objects if include_inactive or is_active(data)]
 
     def update(self, object_id: int | str, changes: Changes) -> dict[str, Any]:
         """Read-modify-write in one transaction; ``changes`` is a dict to merge or a function

@@ -5,7 +5,8 @@
 
   // A link <a data-more="#target" href="?cursor=..."> loads the next page of pins
   // (as ?partial=1: one .grid chunk whose data-next holds the next cursor) when it
-  // scrolls into view, and appends the chunk to the target.
+  // scrolls into view, and appends the chunk to the target. data-chunk names another
+  // kind of chunk (".boards", ".people": the search page's other tabs).
   function endlessScroll(more) {
     const target = document.querySelector(more.dataset.more);
     if (!target || !("IntersectionObserver" in window)) return;
@@ -20,8 +21,8 @@
         if (!response.ok) throw new Error("HTTP " + response.status);
         const template = document.createElement("template");
         template.innerHTML = await response.text();
-        const chunk = template.content.querySelector(".grid");
-        if (!chunk) throw new Error("no grid in the response");
+        const chunk = template.content.querySelector(more.dataset.chunk || ".grid");
+        if (!chunk) throw new Error("no chunk of results in the response");
         target.append(chunk);
         if (chunk.dataset.next) {
           url.searchParams.set("cursor", chunk.dataset.next);

@@ -8,7 +8,7 @@ next to their handlers in views/.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, NotRequired, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from msgspec import Meta
 
@@ -186,6 +186,25 @@ class NotificationList(TypedDict):
             f" {NOTIFICATIONS_KEPT} kept.",
         ),
     ]
+
+
+def _component(name: str) -> dict[str, str]:
+    """A reference to a schema of the OpenAPI document (each is named after its TypedDict)."""
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+Found = Annotated[
+    dict[str, Any],
+    Meta(
+        description="A pin, a board or a pinner, as the search's `type` asks.",
+        extra_json_schema={"anyOf": [_component(n) for n in ("Pin", "Board", "User")]},
+    ),
+]
+
+
+class SearchResults(TypedDict):
+    items: list[Found]
+    next: Next
 
 
 class Token(TypedDict):

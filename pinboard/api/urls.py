@@ -7,7 +7,17 @@ reaches the view and becomes a JSON 404; anything unmatched is a JSON 404 too.
 from django.urls import path, re_path
 
 from . import http, openapi
-from .views import auth, avatar, boards, collaborators, feed, notifications, pins, users
+from .views import (
+    auth,
+    avatar,
+    boards,
+    collaborators,
+    feed,
+    notifications,
+    pins,
+    search,
+    users,
+)
 
 urlpatterns = [
     path("openapi.json", openapi.document, name="api-openapi"),
@@ -19,6 +29,7 @@ urlpatterns = [
     path("feed", feed.feed, name="api-feed"),
     path("notifications", notifications.notifications, name="api-notifications"),
     path("notifications/read", notifications.read, name="api-notifications-read"),
+    path("search", search.search, name="api-search"),
     path("users", users.users, name="api-users"),
     path("users/by-username/<str:username>", users.by_username, name="api-user-by-username"),
     path("users/<str:user_id>", users.user, name="api-user"),

@@ -14,6 +14,7 @@ from ..data_plane import cached_store
 from ..errors import InvalidField
 from ..notifications.actions import forget as forget_notifications
 from ..pins.actions import delete_pins_of_board
+from ..search.tasks import index_board
 from ..text import clean_description, one_line
 from .privacy import owned_board
 from .queries import board_list, get_board, slug_key
@@ -73,6 +74,7 @@ def create_board(
     slug = _claim_slug(owner_id, name, board_id)
     store.objects("board").update(board_id, {"slug": slug})
     store.mapping(board_list(secret)).add(owner_id, board_id)
+    index_board.delay(board_id)
     board = get_board(board_id)
     assert board is not None
     return board
@@ -102,7 +104,9 @@ def update_board(actor_id: int, board_id: int, changes: dict[str, object]) -> di
         # own now, its pins and the feeds that hold them in a task.
         store.mapping(board_list(updates["secret"])).add(actor_id, board_id)
         store.mapping(board_list(not updates["secret"])).remove(actor_id, board_id)
-        sync_board_privacy.delay(board_id)
+        sync_board_privacy.delay(board_id)  # which also indexes the board and its pins again
+    else:  # its pins are found by its name too
+        index_board.delay(board_id, with_pins="name" in updates)
     updated = get_board(board_id)
     assert updated is not None
     return updated
@@ -119,3 +123,4 @@ def delete_board(actor_id: int, board_id: int) -> None:
     store.lookup("board_slug").delete(slug_key(actor_id, board["slug"]), board_id)
     store.objects("board").delete(board_id)
     forget_notifications(actor_id, [board_id])  # its follows (its pins' go with each pin)
+    index_board.delay(board_id)

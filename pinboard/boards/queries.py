@@ -108,9 +108,11 @@ def board_items(
 def board_cards(
     boards: list[dict[str, Any]], owners: dict[int, dict[str, Any]]
 ) -> list[dict[str, Any]]:
-    """Boards as the profile's cards: each with its newest pin as cover (board_has_pins of
-    every board in one query, the covers by IN) and its counts. ``owners`` (by ID, with
-    their counts: a board's followers include its owner's) has each board's owner."""
+    """Boards as cards: each with its newest pin as cover, its pin and follower counts and
+    its owner's username. ``owners`` holds each board's owner, by ID, with counts (a
+    board's followers include its owner's). Two round trips past the boards:
+    board_has_pins of every board, then the cover pins (one each per shard, or per host,
+    the boards are on)."""
     store = cached_store()
     covers = store.mapping("board_has_pins").page_many([b["id"] for b in boards], limit=1)
     cover_ids = [covers[b["id"]].ids[0] for b in boards if covers[b["id"]].ids]

@@ -5,7 +5,8 @@ is when the task runs* (so a task delivered twice, or after the flag changed bac
 the right thing): the board's pins move to their pinners' secret or public pins lists with
 their sequences, and the home feeds of the board's followers drop them or merge them in,
 a batch of followers per task. A secret board's pins also leave the site's newest pins;
-made public again, they are not put back there (they are not new).
+made public again, they are not put back there (they are not new). The search index
+takes the board's and its pins' new secrecy too (``search.tasks``).
 """
 
 from __future__ import annotations
@@ -13,15 +14,18 @@ from __future__ import annotations
 from ..data_plane import cached_store, get_feeds, get_graph
 from ..feeds.actions import drop_board, merge_board, rebuild
 from ..ledger import TRANSIENT_ERRORS, ledgered_task
+from ..search.index import IndexUnavailable
+from ..search.tasks import index_board, index_board_pins
 from .queries import pin_list
 
 BATCH = 1000
 
 
-@ledgered_task(retry_on=TRANSIENT_ERRORS)
+@ledgered_task(retry_on=(*TRANSIENT_ERRORS, IndexUnavailable))
 def sync_board_privacy(board_id: int) -> int:
-    """Move the board's pins to the owner's list its flag names, and queue the followers'
-    feeds; returns how many follower batches were queued."""
+    """Move the board's pins to the owner's list its flag names, index them again, and
+    queue the followers' feeds and the board's own document; returns how many follower
+    batches were queued."""
     store = cached_store()
     board = store.objects("board").get(board_id)
     if board is None:  # deleted meanwhile: its pins went with it
@@ -44,8 +48,10 @@ def sync_board_privacy(board_id: int) -> int:
                 from_list.remove(pinner, pin_id)
         if secret:
             get_feeds().remove_recent(pin_id for pin_id, _ in rows)
+        index_board_pins(board, [pin_id for pin_id, _ in rows])
         if cursor is None:
             break
+    index_board.delay(board_id)
     for member in (owner, *board.get("collaborators", ())):  # their feeds hold their own
         rebuild(member)  # public pins: a few feeds, rebuilt whole from MySQL
     batches = 0

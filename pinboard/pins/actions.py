@@ -35,6 +35,7 @@ from ..errors import CouldNotFetch, Forbidden, InvalidField, NotFoundError, TooL
 from ..feeds import actions as feeds
 from ..notifications import actions as notifications
 from ..notifications.kinds import COMMENT, SAVE
+from ..search.tasks import index_pin
 from ..text import clean_description, multi_line, one_line
 from ..users.queries import get_user
 from .fetch import fetch_image
@@ -78,6 +79,7 @@ def _publish(
     pin = get_pin(pin_id)
     assert pin is not None
     feeds.publish(pin, sequence)
+    index_pin.delay(pin_id)
     return pin
 
 
@@ -166,6 +168,8 @@ def update_pin(actor_id: int, pin_id: int, changes: dict[str, object]) -> dict[s
         store.mapping("board_has_pins").remove(pin["board_id"], pin_id)
         store.mapping("board_has_pins").add(moved_to["id"], pin_id)
         _relist(pin, secret=bool(moved_to.get("secret")))
+    if updates:
+        index_pin.delay(pin_id)
     updated = get_pin(pin_id)
     assert updated is not None
     return updated
@@ -190,6 +194,7 @@ def _unpublish(pin: dict[str, Any]) -> None:
         store.mapping("pin_saved_as_pins").remove(pin["saved_from"], pin["id"])
     store.objects("pin").delete(pin["id"])
     purge_pin.delay(pin["id"])
+    index_pin.delay(pin["id"])
 
 
 def delete_pin(actor_id: int, pin_id: int) -> None:

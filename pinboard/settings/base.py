@@ -33,6 +33,7 @@ INSTALLED_APPS = [
     "pinboard.follows",
     "pinboard.feeds",
     "pinboard.notifications",
+    "pinboard.search",
     "pinboard.api",
     "pinboard.ops",
     "csp",
@@ -224,6 +225,11 @@ SHARDSTORE: dict[str, Any] = {
     "MYSQL_ADMIN": environment.MYSQL_ADMIN,
     "CACHE_POOLS": {pool: environment.memcached(pool) for pool in CACHE_POOLS},
 }
+
+# The search index (pinboard/search/index.py): SQLite FTS5 in a file beside the embedded
+# shards, or InnoDB FULLTEXT in a MySQL database of its own (PINBOARD_SEARCH_URL,
+# mysql://user:password@host:port/name[?ssl_ca=/path/ca.pem]).
+SEARCH_URL = environment.SEARCH_URL or f"sqlite://{VAR_DIR / 'search.sqlite3'}"
 
 # The follower graph and home feeds: one Redis instance (PINBOARD_REDIS_URL), or a
 # virtual-shard map over several (PINBOARD_REDIS_TOPOLOGY, a JSON file). The embedded

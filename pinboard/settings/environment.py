@@ -52,6 +52,9 @@ def memcached(pool: str) -> list[str]:
     return _list(f"PINBOARD_MEMCACHED_{pool.upper()}") or _list("PINBOARD_MEMCACHED")
 
 
+# The search index (pinboard/search/): sqlite://PATH or mysql://user:password@host:port/name.
+SEARCH_URL = _text("PINBOARD_SEARCH_URL")
+
 # Tasks.
 BROKER_URL = _text("PINBOARD_BROKER_URL")
 BROKER_VISIBILITY_TIMEOUT = _whole_number("PINBOARD_BROKER_VISIBILITY_TIMEOUT", 1200)

@@ -23,6 +23,7 @@ SHARDSTORE = {
     "EMBEDDED_SHARDS": 16,
 }
 MEDIA_ROOT = _TMP / "media"
+SEARCH_URL = f"sqlite://{_TMP / 'search.sqlite3'}"
 # Fast; tests only. The tests of the hashing itself use base.PASSWORD_HASHERS (Argon2).
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 RATE_LIMITS = {

@@ -23,6 +23,7 @@ from shardstore import DuplicateKey, NotFound
 
 from ..data_plane import cached_store
 from ..errors import Conflict, InvalidField, NotFoundError
+from ..search.tasks import index_user
 from ..text import multi_line, one_line
 from .avatars import delete_avatar, store_avatar
 from .queries import get_user, user_id_for
@@ -100,6 +101,7 @@ def sign_up(username: object, email: object, password: object) -> dict[str, Any]
         store.lookup("username").delete(username, user_id)
         users.delete(user_id, hard=True)
         raise Conflict("an account with this email exists", field="email") from None
+    index_user.delay(user_id)
     user = get_user(user_id)
     assert user is not None
     return user
@@ -168,6 +170,7 @@ def update_profile(user_id: int, changes: dict[str, object]) -> dict[str, Any]:
         updates["about"] = multi_line(about.strip(), "about")
     if updates:
         cached_store().objects("user").update(user_id, updates)
+        index_user.delay(user_id)
     return _user_after_change(user_id)
 
 
@@ -227,3 +230,4 @@ def delete_account(user_id: int, password: object) -> None:
     cached_store().objects("user").delete(user_id)  # soft: the lookups still point at it
     revoke_tokens(user_id)
     purge_account.delay(user_id)
+    index_user.delay(user_id)

@@ -116,6 +116,11 @@ class CachedObjects:
         self.forget([object_id])
         return deleted
 
+    def scan(
+        self, shard_id: int, *, batch: int = 1000, include_inactive: bool = False
+    ) -> Iterator[list[dict[str, Any]]]:
+        return self._table.scan(shard_id, batch=batch, include_inactive=include_inactive)
+
     def forget(self, object_ids: Iterable[int]) -> None:
         """After a write that changed these objects or their counts has committed."""
         invalidate(self._pool, [self.key(object_id) for object_id in object_ids])

@@ -107,6 +107,9 @@ def test_every_page_fits_a_small_screen_and_works_by_keyboard(
         "likes": "/dee/likes/",
         "board": board,
         "pin": pin,
+        "search": "/search/?q=small",
+        "search-boards": "/search/?q=small&type=boards",
+        "search-pinners": "/search/?q=dee&type=pinners",
     }
     visitor = open_page(WIDTH, HEIGHT)
     for step, path in public.items():

@@ -112,6 +112,20 @@ def test_get_many_leaves_out_soft_deleted(store: Store) -> None:
     assert [o["k"] for o in pins.get_many([a, b, c], include_inactive=True)] == ["a", "b", "c"]
 
 
+def test_scan_walks_one_shard_in_id_order_in_batches(store: Store) -> None:
+    pins = store.objects("pin")
+    here = [pins.create(5, {"k": n}) for n in range(7)]
+    pins.create(6, {"k": "elsewhere"})
+    store.objects("board").create(5, {"k": "another type"})
+    assert pins.delete(here[3]) is True
+    batches = list(pins.scan(5, batch=3))
+    assert [[o["id"] for o in b] for b in batches] == [here[0:3], here[4:6], here[6:7]]
+    assert [o["k"] for b in batches for o in b] == [0, 1, 2, 4, 5, 6]
+    every = [o["id"] for b in pins.scan(5, include_inactive=True) for o in b]
+    assert every == here
+    assert list(pins.scan(7)) == []
+
+
 def test_update_merges_a_dict(store: Store) -> None:
     pins = store.objects("pin")
     pin_id = pins.create(6, {"title": "old", "keep": 1})

@@ -24,12 +24,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from django.conf import settings
 
 from pinboard.boards.actions import create_board
 from pinboard.catalog import CATALOG
 from pinboard.data_plane import POOLS, DataPlane, build, topology_from_settings, use
 from pinboard.pins.actions import create_pin
 from pinboard.pins.queries import board_pins_page
+from pinboard.search import plane as search_plane
+from pinboard.search.index import SearchIndex
 from pinboard.users.actions import sign_up
 from shardstore import Store, Topology, init_shards
 from shardstore.cache import CachePool, LocalPool, MemcachePool
@@ -52,6 +55,7 @@ class SiteServers:
     topology: Topology
     memcached: str  # host:port
     redis: str  # redis:// URL
+    search: str  # the search index's mysql:// URL
 
 
 @pytest.fixture(scope="session")
@@ -64,7 +68,8 @@ def site_servers(request: pytest.FixtureRequest) -> SiteServers:
     memcached = request.getfixturevalue("site_memcached_server")
     redis = request.getfixturevalue("redis_server")  # database 0 is the site's
     address = f"mysql://root@{mariadb.host}:{mariadb.port}"
-    return SiteServers(two_host_topology(address, address), memcached.address, redis.url)
+    search = f"{address}/pinboard_search"  # a database of its own, beside the shards'
+    return SiteServers(two_host_topology(address, address), memcached.address, redis.url, search)
 
 
 def two_host_topology(address_a: str, address_b: str) -> Topology:
@@ -103,6 +108,22 @@ def data_plane(request: pytest.FixtureRequest) -> Iterator[DataPlane]:
     yield plane
     use(previous)
     plane.close()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def search_index(request: pytest.FixtureRequest) -> Iterator[SearchIndex]:
+    """The run's search index: SQLite FTS5 (settings.test: a file in the run's temporary
+    directory) on the embedded plane, InnoDB FULLTEXT in a database of the site's MariaDB
+    on servers."""
+    if PLANE == "servers":
+        servers: SiteServers = request.getfixturevalue("site_servers")
+        index = search_plane.open_index(servers.search)
+    else:
+        index = search_plane.open_index(settings.SEARCH_URL)
+    previous = search_plane.use(index)
+    yield index
+    search_plane.use(previous)
+    index.close()
 
 
 @pytest.fixture(autouse=True)

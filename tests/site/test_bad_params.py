@@ -21,7 +21,16 @@ from tests.site.api_client import Api, error_of
 from tests.site.page_helpers import log_in, text
 
 #: Pages that read ``?cursor=`` (the pin page reads ``?comments=``).
-CURSOR_PAGES = {"landing", "profile", "followers", "following", "likes", "board", "notifications"}
+CURSOR_PAGES = {
+    "landing",
+    "profile",
+    "followers",
+    "following",
+    "likes",
+    "board",
+    "notifications",
+    "search",
+}
 BAD_CURSORS = ["abc", "%%%", "Zm9vOmJhcg", "MTox" * 20, "\x00", "-1", "9" * 40]
 #: Other spellings of a good ID ("{}" is the ID): each must be a 404.
 ID_SPELLINGS = ["0{}", "00{}", "+{}", "-{}", "%20{}", "{}%20", "{}%0A", "%09{}", "{}.0", "{}abc"]

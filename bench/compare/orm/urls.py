@@ -26,6 +26,7 @@ urlpatterns = [
     path("", page_views.not_in_this_build, name="landing"),
     path("signup/", page_views.not_in_this_build, name="signup"),
     path("login/", page_views.not_in_this_build, name="login"),
+    path("search/", page_views.not_in_this_build, name="search"),
     path("pin/<str:pin_id>/", page_views.pin, name="pin"),
     path("<str:username>/", page_views.profile, name="profile"),
     path("<str:username>/followers/", page_views.not_in_this_build, name="followers"),
