@@ -7,8 +7,9 @@ both fields (what must match) and one over the primary field (a match there adds
 ``NAME_WEIGHT - 1`` times its relevance).
 
 InnoDB leaves words shorter than ``innodb_ft_min_token_size`` (3) out of its index,
-and stopwords ("the", "of"...) unless the index was made without them. So the index
-is made with ``innodb_ft_enable_stopword`` off, and a word shorter than 3 characters
+and stopwords ("the", "of"...) unless the index was made without them. So every
+connection here has ``innodb_ft_enable_stopword`` off (the tables are made, and
+rebuilt by ``optimize``, without them), and a word shorter than 3 characters
 is stored and searched padded with underscores to 3 ("ai" is ``ai_``): words here
 never hold an underscore (``words``), so a padded word matches only itself (and no
 prefix is that short). Both backends then find the same documents.
@@ -73,6 +74,9 @@ def connection_params(url: str) -> dict[str, Any]:
         "charset": "utf8mb4",
         "autocommit": True,
         "connect_timeout": 3,
+        # Every connection, not only the one that makes the tables: a FULLTEXT index is
+        # made again, by this session's setting, when OPTIMIZE TABLE rebuilds its table.
+        "init_command": "SET SESSION innodb_ft_enable_stopword = OFF",
     }
     if "ssl_ca" in query:
         params["ssl"] = {"ca": query["ssl_ca"][0]}
@@ -153,7 +157,6 @@ class MySQLIndex(SearchIndex):
                 )
             cursor.execute(f"CREATE DATABASE IF NOT EXISTS `{self.database}` CHARACTER SET utf8mb4")
             cursor.execute(f"USE `{self.database}`")
-            cursor.execute("SET SESSION innodb_ft_enable_stopword = OFF")  # for the indexes made
             for table in TABLES.values():
                 cursor.execute(
                     f"CREATE TABLE IF NOT EXISTS {table} ("
