@@ -14,7 +14,7 @@ filtered here.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..data_plane import cached_store
 from ..errors import Forbidden, NotFoundError
@@ -66,12 +66,17 @@ def visible_pin(viewer_id: int | None, pin_id: int) -> tuple[dict[str, Any], dic
     return pin, board
 
 
-def visible_pins(viewer_id: int | None, pins: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The pins the viewer may see, in order: one multi-get of their boards (the same
-    entries a grid's cards read next, ``pins.queries.pinners_and_boards``)."""
-    if not pins:
-        return pins
+class ShownPins(NamedTuple):
+    """The pins of a list that a viewer may see, and their boards by ID (which a grid's
+    cards name: ``pins.queries.pinners_and_boards`` takes them as known)."""
+
+    pins: list[dict[str, Any]]
+    boards: dict[int, dict[str, Any]]
+
+
+def visible_pins(viewer_id: int | None, pins: list[dict[str, Any]]) -> ShownPins:
+    """The pins the viewer may see, in order: one multi-get of their boards."""
     board_ids = sorted({pin["board_id"] for pin in pins})
-    boards = cached_store().objects("board").get_many(board_ids)
-    shown = {board["id"] for board in boards if may_see(viewer_id, board)}
-    return [pin for pin in pins if pin["board_id"] in shown]
+    boards = cached_store().objects("board").get_many(board_ids) if board_ids else []
+    shown = {board["id"]: board for board in boards if may_see(viewer_id, board)}
+    return ShownPins([pin for pin in pins if pin["board_id"] in shown], shown)

@@ -3,9 +3,7 @@ cache pool, less those of a secret board (``boards.privacy``: its task may not h
 
 from __future__ import annotations
 
-from typing import Any
-
-from ..boards.privacy import visible_pins
+from ..boards.privacy import ShownPins, visible_pins
 from ..data_plane import get_feeds
 from ..pins.queries import get_pins
 from .actions import rebuild
@@ -13,7 +11,7 @@ from .actions import rebuild
 
 def home_feed(
     user_id: int, *, limit: int = 50, cursor: str | None = None
-) -> tuple[list[dict[str, Any]], str | None]:
+) -> tuple[ShownPins, str | None]:
     """A page of the pinner's home feed, newest first; deleted pins are skipped.
 
     The first page notes the visit; a pinner back after a long time (no fan-out
@@ -26,9 +24,7 @@ def home_feed(
     return visible_pins(user_id, get_pins(page.ids)), page.cursor
 
 
-def recent_pins(
-    *, limit: int = 50, cursor: str | None = None
-) -> tuple[list[dict[str, Any]], str | None]:
+def recent_pins(*, limit: int = 50, cursor: str | None = None) -> tuple[ShownPins, str | None]:
     """A page of the site's newest pins (what a visitor without an account sees)."""
     page = get_feeds().recent_page(limit=limit, cursor=cursor)
     return visible_pins(None, get_pins(page.ids)), page.cursor

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from shardstore import Page
 
-from ..boards.privacy import visible_pins
+from ..boards.privacy import ShownPins, visible_pins
 from ..data_plane import cached_store
 from ..pins.queries import get_pins
 
@@ -22,7 +20,7 @@ def likes_pin(actor_id: int, pin_id: int) -> bool:
 
 def liked_pins(
     viewer_id: int | None, user_id: int, *, limit: int = 50, cursor: str | None = None
-) -> tuple[list[dict[str, Any]], str | None]:
+) -> tuple[ShownPins, str | None]:
     """The pins a pinner liked, the latest like first, that ``viewer_id`` may see."""
     page = cached_store().mapping("user_likes_pins").page(user_id, limit=limit, cursor=cursor)
     return visible_pins(viewer_id, get_pins(page.ids)), page.cursor

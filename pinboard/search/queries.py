@@ -25,7 +25,7 @@ from typing import Any
 
 from shardstore import InvalidCursor, cursors
 
-from ..boards.privacy import may_see, visible_pins
+from ..boards.privacy import ShownPins, may_see, visible_pins
 from ..boards.queries import board_cards, get_boards
 from ..pins.queries import get_pins
 from ..users.queries import get_users
@@ -73,7 +73,7 @@ def found_ids(
 
 def found_pins(
     viewer_id: int | None, query: Query, at: Position, *, limit: int = 50
-) -> tuple[list[dict[str, Any]], str | None]:
+) -> tuple[ShownPins, str | None]:
     """Pins whose description or board's name holds the words, that the viewer may see."""
     ids, cursor = found_ids("pin", viewer_id, query, at, limit)
     return visible_pins(viewer_id, get_pins(ids)), cursor

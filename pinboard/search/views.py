@@ -43,10 +43,10 @@ RETRY_AFTER = 5
 def results(tab: str, viewer_id: int | None, query: Query, at: Position) -> dict[str, Any]:
     """One page of a tab's results, as its chunk template names them."""
     if tab == "pins":
-        pins, cursor = found_pins(viewer_id, query, at)
-        pinners, pin_boards = pinners_and_boards(pins)
-        items = pin_items(pins, pinners, pin_boards)
-        return {"pins": items, "found": len(pins), "next_cursor": cursor}
+        shown, cursor = found_pins(viewer_id, query, at)
+        pinners, pin_boards = pinners_and_boards(shown.pins, known_boards=shown.boards.values())
+        items = pin_items(shown.pins, pinners, pin_boards)
+        return {"pins": items, "found": len(items), "next_cursor": cursor}
     if tab == "boards":
         boards, cursor = found_boards(viewer_id, query, at)
         cards = board_results(boards)

@@ -51,11 +51,13 @@ def landing(request: HttpRequest) -> HttpResponse:
     """A pinner's home feed; for a visitor, the site's newest pins."""
     pinner = get_pinner(request)
     if pinner is None:
-        pins, cursor = recent_pins(cursor=parse_cursor(request))
+        shown, cursor = recent_pins(cursor=parse_cursor(request))
     else:
-        pins, cursor = home_feed(pinner["id"], cursor=parse_cursor(request))
-    pinners, boards = pinners_and_boards(pins, known_pinners=[pinner] if pinner else [])
-    grid = {"pins": pin_items(pins, pinners, boards), "next_cursor": cursor}
+        shown, cursor = home_feed(pinner["id"], cursor=parse_cursor(request))
+    pinners, boards = pinners_and_boards(
+        shown.pins, known_pinners=[pinner] if pinner else [], known_boards=shown.boards.values()
+    )
+    grid = {"pins": pin_items(shown.pins, pinners, boards), "next_cursor": cursor}
     if request.GET.get("partial"):
         return render(request, "pins/_grid.html", grid)
     return render(request, "users/home.html" if pinner else "users/landing.html", grid)
@@ -261,9 +263,11 @@ def following(request: HttpRequest, username: str) -> HttpResponse:
 def likes(request: HttpRequest, username: str) -> HttpResponse:
     user, pinner = _profile_user(username), get_pinner(request)
     viewer = pinner["id"] if pinner else None
-    pins, cursor = liked_pins(viewer, user["id"], cursor=parse_cursor(request))
-    pinners, boards = pinners_and_boards(pins, known_pinners=[user])
-    grid = {"pins": pin_items(pins, pinners, boards), "next_cursor": cursor}
+    shown, cursor = liked_pins(viewer, user["id"], cursor=parse_cursor(request))
+    pinners, boards = pinners_and_boards(
+        shown.pins, known_pinners=[user], known_boards=shown.boards.values()
+    )
+    grid = {"pins": pin_items(shown.pins, pinners, boards), "next_cursor": cursor}
     if request.GET.get("partial"):
         return render(request, "pins/_grid.html", grid)
     context = {

@@ -8,9 +8,9 @@ Follow state comes from the Redis graph, not SQL, and so does the header's count
 unread notifications: one Redis call on every page a pinner sees, none for a visitor. A
 grid's cards name each pin's pinner and board: one multi-get of the grid's users and
 one of its boards, on the shards of the pins (a pin lives on its board's and owner's
-shard), or none where the page has read them already (a board page). A list built
-ahead (a feed, likes, the newest pins) reads its pins' boards first, to leave out a
-secret board's: the cards then find those boards in the cache.
+shard), or none where the page has read them already (a board page; a list built ahead,
+a feed, likes or the newest pins, whose boards are read first to leave out a secret
+board's pins, and handed to the cards).
 """
 
 from __future__ import annotations
@@ -38,7 +38,6 @@ PROFILE = 7
 SIGNED_IN = 1  # the session's pinner (follow state is read from Redis)
 UNREAD = 1  # Redis: the header's count of unread notifications, for a signed-in pinner
 CARDS = 2  # the grid's pinners by IN, its boards by IN (per read group of its pins)
-VISIBLE = 1  # a list built ahead: its pins' boards, read to leave out a secret board's
 
 
 def test_profile_costs_the_same_for_one_board_and_for_twelve(client, make_user):
@@ -109,8 +108,8 @@ def test_likes_page_costs_the_same_for_1_and_60_likes(client, make_user):
     for pin_id in pins:
         like(many["id"], pin_id)
     # username lookup, user (with counts), user_likes_pins, pins by IN, their boards by IN
-    # (a secret board's pins are left out), then for the cards their pinner (the boards are
-    # in the cache by then); all on the owner's shard
+    # (a secret board's pins are left out; the cards take them), then for the cards their
+    # pinner; all on the owner's shard
     few_cost, _ = get_counted(client, f"/{few['username']}/likes/")
     many_cost, response = get_counted(client, f"/{many['username']}/likes/")
     assert few_cost == many_cost == 4 + CARDS
@@ -118,7 +117,7 @@ def test_likes_page_costs_the_same_for_1_and_60_likes(client, make_user):
     assert response.content.count(b'class="credit-board"') == 50
     warm = get_costs(client, f"/{many['username']}/likes/", warm=True)
     assert warm.sql == 0 and warm.redis == 0  # a visitor: no count to show
-    assert warm_cache_calls(client, f"/{many['username']}/likes/") == 4 + CARDS + VISIBLE
+    assert warm_cache_calls(client, f"/{many['username']}/likes/") == 4 + CARDS
 
 
 def test_the_cards_of_many_pinners_cost_one_read_of_them_per_read_group(client, make_user):
@@ -136,7 +135,7 @@ def test_the_cards_of_many_pinners_cost_one_read_of_them_per_read_group(client, 
     cost, response = get_counted(client, f"/{fan['username']}/likes/")
     assert cost == 3 + len(groups) * (1 + CARDS)  # lookup, user, likes; pins, pinners, boards
     assert response.content.count(b'class="credit-pinner"') == 24
-    assert warm_cache_calls(client, f"/{fan['username']}/likes/") == 4 + CARDS + VISIBLE
+    assert warm_cache_calls(client, f"/{fan['username']}/likes/") == 4 + CARDS
 
 
 def test_pin_page_cost_does_not_grow_with_likes_saves_and_comments(client, make_user):
@@ -205,7 +204,7 @@ def test_a_visitors_home_reads_its_pins_in_one_statement_per_read_group(client, 
     assert response.content.count(b'class="pin"') == 50
     warm = get_costs(client, "/", warm=True)
     assert warm.sql == 0 and warm.redis == 1  # the newest pins' IDs; a visitor has no count
-    assert warm_cache_calls(client, "/") == 1 + VISIBLE + CARDS
+    assert warm_cache_calls(client, "/") == 1 + CARDS
 
 
 def test_a_pinners_home_names_the_pinners_and_boards_of_its_pins(client, make_user):
@@ -227,7 +226,7 @@ def test_a_pinners_home_names_the_pinners_and_boards_of_its_pins(client, make_us
     assert response.content.count(f'href="/{viewer["username"]}/my-own/"'.encode()) == 2
     warm_cost, _ = get_counted(client, "/", warm=True)
     assert warm_cost == 0
-    assert warm_cache_calls(client, "/") == SIGNED_IN + 1 + VISIBLE + CARDS
+    assert warm_cache_calls(client, "/") == SIGNED_IN + 1 + CARDS
 
 
 def test_settings_cost_only_the_sessions_pinner(client, make_user):

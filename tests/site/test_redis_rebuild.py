@@ -124,7 +124,7 @@ def test_redis_killed_and_wiped_is_rebuilt_to_exactly_the_mysql_state(
     delete_pin(ids["bob"], later[1])  # its entries stay in feeds, skipped on reads
     assert len(early + later) + 1 == len({*early, *later, saved})
 
-    shown = {n: [p["id"] for p in home_feed(i, limit=100)[0]] for n, i in ids.items()}
+    shown = {n: [p["id"] for p in home_feed(i, limit=100)[0].pins] for n, i in ids.items()}
     assert shown["ann"][:3] == [saved, later[2], later[0]]
     assert later[1] not in shown["ann"]
     clean = run("check")  # the site's own writes keep Redis exact (else CommandError)
@@ -149,7 +149,7 @@ def test_redis_killed_and_wiped_is_rebuilt_to_exactly_the_mysql_state(
     assert graph_keys(after) == graph_keys(before) != {}
     for n, person in ids.items():
         assert client.exists(seen_key(person))
-        assert [p["id"] for p in home_feed(person, limit=100)[0]] == shown[n]
+        assert [p["id"] for p in home_feed(person, limit=100)[0].pins] == shown[n]
     for key in (k for k in before if k.startswith("homefeed:")):
         deleted = str(later[1]).encode()
         assert after.get(key, []) == [e for e in before[key] if not e.startswith(deleted + b":")]

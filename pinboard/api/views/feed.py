@@ -20,8 +20,8 @@ from ..schemas import PinList
 def _feed(request: HttpRequest) -> HttpResponse:
     pinner = require_pinner(request)
     limit, cursor = page_params(request)
-    pins, next_cursor = home_feed(pinner["id"], limit=limit, cursor=cursor)
-    return page([serializers.pin(p) for p in pins], next_cursor)
+    shown, next_cursor = home_feed(pinner["id"], limit=limit, cursor=cursor)
+    return page([serializers.pin(p) for p in shown.pins], next_cursor)
 
 
 feed = endpoint(GET=_feed)

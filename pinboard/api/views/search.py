@@ -69,8 +69,8 @@ def _search(request: HttpRequest) -> HttpResponse:
     viewer = viewer_id(request)
     try:
         if kind == "pins":
-            pins, next_cursor = found_pins(viewer, query, at, limit=limit)
-            return page([serializers.pin(p) for p in pins], next_cursor)
+            shown, next_cursor = found_pins(viewer, query, at, limit=limit)
+            return page([serializers.pin(p) for p in shown.pins], next_cursor)
         if kind == "boards":
             boards, next_cursor = found_boards(viewer, query, at, limit=limit)
             owners = owners_of(boards)

@@ -234,8 +234,8 @@ def _following(request: HttpRequest, user_id: Id) -> HttpResponse:
 def _likes(request: HttpRequest, user_id: Id) -> HttpResponse:
     user = user_or_404(user_id, counts=False)
     limit, cursor = page_params(request)
-    pins, next_cursor = liked_pins(viewer_id(request), user["id"], limit=limit, cursor=cursor)
-    return page([serializers.pin(p) for p in pins], next_cursor)
+    shown, next_cursor = liked_pins(viewer_id(request), user["id"], limit=limit, cursor=cursor)
+    return page([serializers.pin(p) for p in shown.pins], next_cursor)
 
 
 @operation(
