@@ -53,8 +53,10 @@ def pin_items(
         owner_id, board_id = pin["owner_id"], pin["board_id"]
         credit = credits.get((owner_id, board_id))
         if credit is None:
+            board = boards.get(board_id)
+            board_owner = pinners.get(board["owner_id"]) if board else None
             credit = credits[owner_id, board_id] = pin_credit(
-                pinners.get(owner_id), boards.get(board_id), profile_url
+                pinners.get(owner_id), board, board_owner, profile_url
             )
         item["card"] = pin_card(item, pin_url % pin["id"], credit)
         items.append(item)
@@ -62,20 +64,25 @@ def pin_items(
 
 
 def pin_credit(
-    pinner: dict[str, Any] | None, board: dict[str, Any] | None, profile_url: str
+    pinner: dict[str, Any] | None,
+    board: dict[str, Any] | None,
+    board_owner: dict[str, Any] | None,
+    profile_url: str,
 ) -> str:
     """The line under a card: the pinner's avatar and name (display name, else username),
-    linking to their profile, then their board's name, linking to the board. Only what
-    their pages show anyone. Empty if either is missing."""
-    if pinner is None or board is None:
+    linking to their profile, then the board's name, linking to the board (its owner's:
+    a group board's pin may be a collaborator's). Only what their pages show anyone.
+    Empty if any of them is missing."""
+    if pinner is None or board is None or board_owner is None:
         return ""
     profile = profile_url % html_escape(pinner["username"])
+    board_url = profile_url % html_escape(board_owner["username"])
     name = html_escape(pinner.get("display_name") or pinner["username"])
     return (
         f'<p class="credit"><a class="credit-pinner" href="{profile}">'
         f'<span class="avatar tiny" aria-hidden="true">{avatar_face(pinner, SMALL)}</span>'
         f'<span class="credit-name">{name}</span></a>'
-        f'<a class="credit-board" href="{profile}{html_escape(board["slug"])}/">'
+        f'<a class="credit-board" href="{board_url}{html_escape(board["slug"])}/">'
         f"{html_escape(board['name'])}</a></p>"
     )
 

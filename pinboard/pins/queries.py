@@ -44,19 +44,21 @@ def pinners_and_boards(
     known_boards: Iterable[dict[str, Any]] = (),
 ) -> tuple[dict[int, dict[str, Any]], dict[int, dict[str, Any]]]:
     """The pinners and boards the pins name, each by ID, for the grid's cards: those the
-    page has read already (``known_*``: a board page's owner and board, the signed-in
-    pinner), the others in one multi-get of users and one of boards. A pin lives on its
-    board's shard, which is its owner's, so both read the shards the pins came from.
-    Deleted pinners and boards are left out."""
+    page has read already (``known_*``: a board page's owner and board, a list's boards,
+    the signed-in pinner), the others in one multi-get of boards and one of users (the
+    pins' pinners and the boards' owners: a group board's pin may be a collaborator's).
+    A pin lives on its board's shard, which is its owner's, so both mostly read the shards
+    the pins came from. Deleted pinners and boards are left out."""
     pinners = {pinner["id"]: pinner for pinner in known_pinners}
     boards = {board["id"]: board for board in known_boards}
     store = cached_store()
-    missing = [i for i in dict.fromkeys(pin["owner_id"] for pin in pins) if i not in pinners]
-    if missing:
-        pinners.update((user["id"], user) for user in store.objects("user").get_many(missing))
     missing = [i for i in dict.fromkeys(pin["board_id"] for pin in pins) if i not in boards]
     if missing:
         boards.update((board["id"], board) for board in store.objects("board").get_many(missing))
+    people = [pin["owner_id"] for pin in pins] + [board["owner_id"] for board in boards.values()]
+    missing = [i for i in dict.fromkeys(people) if i not in pinners]
+    if missing:
+        pinners.update((user["id"], user) for user in store.objects("user").get_many(missing))
     return pinners, boards
 
 

@@ -144,3 +144,16 @@ def test_a_group_boards_page_reads_its_collaborators_in_one_multi_get(
     assert text(response).count("friend_") >= 3
     warm, _ = get_counted(client, page, warm=True)
     assert warm == 0
+
+
+def test_a_collaborators_pin_card_links_to_the_board_where_it_lives(
+    client: Client, trio: dict[str, Any]
+) -> None:
+    users, board = trio["users"], trio["board"]
+    invite(trio, "bob")
+    trio["bob"].new_pin(board["id"], image_upload(), description="from bob")
+    by_bob = f'class="credit-pinner" href="/{users["bob"]["username"]}/"'
+    to_board = f'class="credit-board" href="{board_url(users["ann"], board)}"'
+    for page in (board_url(users["ann"], board), "/"):  # the board, the visitors' grid
+        shown = text(client.get(page))
+        assert by_bob in shown and to_board in shown, page
