@@ -35,7 +35,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from shardstore import ShardUnavailable, Store, Topology
-from shardstore.cache import CachedStore, CachePool, LocalPool, MemcachePool
+from shardstore.cache import CachedStore, CachePool, LocalMemory, LocalPool, MemcachePool
 from shardstore.control import documents
 from shardstore.control.config_source import ConfigSource, NotPublished, Revision
 from shardstore.control.follower import ConfigFollower, FollowerStatus
@@ -129,19 +129,24 @@ def redis_topology_from_settings() -> RedisTopology:
     return RedisTopology.single(config["URL"])
 
 
-def pool_from_settings(name: str) -> CachePool:
-    """A pool on the memcached servers ``SHARDSTORE["CACHE_POOLS"]`` names, else in process
+def pools_from_settings() -> dict[str, CachePool]:
+    """Pools on the memcached servers ``SHARDSTORE["CACHE_POOLS"]`` names, else in process
     memory."""
-    servers = settings.SHARDSTORE["CACHE_POOLS"][name]
-    return MemcachePool(name, servers) if servers else LocalPool(name)
+    return _pools({name: settings.SHARDSTORE["CACHE_POOLS"][name] for name in POOLS})
 
 
 def pools_from_document(document: Mapping[str, Any]) -> dict[str, CachePool]:
     """Pools from a caches document (a pool of ``local`` only is process memory)."""
-    pools: dict[str, CachePool] = {}
-    for name, servers in documents.cache_servers(document).items():
-        pools[name] = MemcachePool(name, servers) if servers else LocalPool(name)
-    return pools
+    return _pools(documents.cache_servers(document))
+
+
+def _pools(servers_of: Mapping[str, list[str]]) -> dict[str, CachePool]:
+    """The pools in process memory share a new one, as pools on one memcached server do."""
+    memory = LocalMemory()
+    return {
+        name: MemcachePool(name, servers) if servers else LocalPool(name, memory)
+        for name, servers in servers_of.items()
+    }
 
 
 def build(store: Store, pools: Mapping[str, CachePool], redis_topology: RedisTopology) -> DataPlane:
@@ -164,11 +169,7 @@ def _plane_from_config() -> DataPlane:
         backend_options=settings.SHARDSTORE["BACKEND_OPTIONS"],
     )
     redis, caches = follower.current(documents.REDIS), follower.current(documents.CACHES)
-    pools = (
-        pools_from_document(caches.document)
-        if caches
-        else {name: pool_from_settings(name) for name in POOLS}
-    )
+    pools = pools_from_document(caches.document) if caches else pools_from_settings()
     redis_topology = (
         RedisTopology.from_json(redis.document) if redis else redis_topology_from_settings()
     )

@@ -12,7 +12,7 @@ data misses.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from operator import methodcaller
@@ -38,6 +38,13 @@ class CachePool(Protocol):
     stats: PoolStats
 
     def get_many(self, keys: Sequence[str]) -> dict[str, bytes]: ...
+    def homes(self, keys: Sequence[str]) -> dict[Hashable, list[str]]:
+        """The keys by where they live (a memcached server): pools that share a home are
+        read together by ``get_across``."""
+
+    def fetch(self, home: Hashable, keys: Sequence[str]) -> dict[str, bytes]:
+        """What ``home`` holds of ``keys`` (any pool's keys that live there), uncounted."""
+
     def gets_many(self, keys: Sequence[str]) -> dict[str, tuple[bytes, Any]]: ...
     def add(self, key: str, value: bytes, expire: int) -> bool: ...
     def claim_many(self, items: Mapping[str, bytes], expire: int) -> dict[str, tuple[bytes, Any]]:
@@ -84,27 +91,28 @@ class MemcachePool:
         self._timeout = timeout
         # One server needs no key hashing (pymemcache's murmur3 is pure Python).
         self._hasher = RendezvousHash(nodes=list(self.servers)) if len(self.servers) > 1 else None
-        # One connection per server per thread: commands a thread sends without waiting
-        # for replies are then executed before its next read.
-        self._local = threading.local()
         self._clients: list[Any] = []
         self._clients_lock = threading.Lock()
 
     def _client(self, address: str) -> Any:
-        clients: dict[str, Any] | None = getattr(self._local, "clients", None)
+        """This thread's connection to ``address``, shared by every pool on that server:
+        commands a thread sends without waiting for replies are then executed before its
+        next read, whichever pool reads, and pools on one server are read together."""
+        clients: dict[tuple[str, float], Any] | None = getattr(_connections, "clients", None)
         if clients is None:
-            clients = self._local.clients = {}
-        client = clients.get(address)
-        if client is None:
+            clients = _connections.clients = {}
+        client = clients.get((address, self._timeout))
+        if client is None or client.retired:
             from pymemcache.client.base import Client
 
             host, port = address.rsplit(":", 1)
             # no_delay: a read right after unanswered writes must not wait for a delayed
             # ACK. Errors are raised to this pool, which turns them into misses.
-            client = clients[address] = Client(
+            client = clients[address, self._timeout] = Client(
                 (host, int(port)), connect_timeout=self._timeout, timeout=self._timeout,
                 no_delay=True, ignore_exc=False,
             )  # fmt: skip
+            client.retired = False  # its pool closed (the next pool to use it makes another)
             with self._clients_lock:
                 self._clients.append(client)
         return client
@@ -158,13 +166,20 @@ class MemcachePool:
         health.failed(invalidates)
         return default
 
+    def homes(self, keys: Sequence[str]) -> dict[Hashable, list[str]]:
+        return {address: batch for address, batch in self._by_server(keys).items()}
+
+    def fetch(self, home: Hashable, keys: Sequence[str]) -> dict[str, bytes]:
+        found: dict[str, bytes] = self._run(str(home), methodcaller("get_many", keys), {})
+        return found
+
     def get_many(self, keys: Sequence[str]) -> dict[str, bytes]:
         if not keys:
             return {}
         self.stats.calls += 1
         found: dict[str, bytes] = {}
         for address, batch in self._by_server(keys).items():
-            found.update(self._run(address, methodcaller("get_many", batch), {}))
+            found.update(self.fetch(address, batch))
         self.stats.hits += len(found)
         self.stats.misses += len(keys) - len(found)
         return found
@@ -301,8 +316,37 @@ class MemcachePool:
         with self._clients_lock:
             clients, self._clients = self._clients, []
         for client in clients:
+            client.retired = True
             client.close()
-        self._local = threading.local()
+
+
+#: Each thread's connections, by server address (and timeout), shared by the pools there.
+_connections = threading.local()
+
+
+def get_across(wanted: Sequence[tuple[CachePool, Sequence[str]]]) -> list[dict[str, bytes]]:
+    """What each pool holds of its keys, for a page that needs several pools' keys at one
+    step (a board, its owner and its list of pins): one multi-get per home, however many
+    pools live there. A round trip counts as a call of the first pool in it; every pool
+    counts its own hits and misses."""
+    found: list[dict[str, bytes]] = [{} for _ in wanted]
+    homes: dict[Hashable, list[tuple[int, list[str]]]] = {}
+    for index, (pool, keys) in enumerate(wanted):
+        for home, batch in pool.homes(keys).items():
+            homes.setdefault(home, []).append((index, batch))
+    for home, parts in homes.items():
+        first = wanted[parts[0][0]][0]
+        first.stats.calls += 1
+        held = first.fetch(home, [key for _, batch in parts for key in batch])
+        for index, batch in parts:
+            stats = wanted[index][0].stats
+            for key in batch:
+                if key in held:
+                    found[index][key] = held[key]
+                    stats.hits += 1
+                else:
+                    stats.misses += 1
+    return found
 
 
 def _command(verb: bytes, key: str, value: bytes, expire: int, *, token: Any = None) -> bytes:

@@ -41,11 +41,13 @@ def read_through(
     *,
     expire: int = 0,
     merge: Callable[[bytes, bytes], bytes] | None = None,
+    fetched: Mapping[str, bytes] | None = None,
 ) -> dict[str, bytes]:
     """The cached value of each key; misses are loaded (``load(missing) -> {key: value}``,
     one batch) and stored. With ``merge``, appends that landed on a claim while it was
-    being filled are merged into the loaded value (``merge(loaded, appended)``)."""
-    found = pool.get_many(keys)
+    being filled are merged into the loaded value (``merge(loaded, appended)``). ``fetched``:
+    what the pool held of ``keys``, when a read of several pools got them already."""
+    found = pool.get_many(keys) if fetched is None else dict(fetched)
     missing = [k for k in keys if found.get(k, FILLING).startswith(FILLING)]
     if not missing:
         return found

@@ -17,6 +17,7 @@ from ..mappings import MappingTable, check_limit, now_sequence
 from ..objects import ObjectTable, is_active
 from . import lists
 from .pools import CachePool
+from .reads import Read
 from .readthrough import invalidate, key_for, read_through
 
 
@@ -74,6 +75,16 @@ class CachedObjects:
     ) -> list[dict[str, Any]]:
         """Objects (and the ``counts`` asked for) from the pool; what misses is read in one
         query per shard, objects and all their counts together (``ObjectTable.get_many``)."""
+        return self.reading(object_ids, include_inactive=include_inactive, counts=counts).run()
+
+    def reading(
+        self,
+        object_ids: Iterable[int | str],
+        *,
+        include_inactive: bool = False,
+        counts: Sequence[str] = (),
+    ) -> Read[list[dict[str, Any]]]:
+        """``get_many`` as a read to make with others (``read_together``)."""
         wanted = self._cached.catalog.expect_all(object_ids, self.type.name)
         for relation in counts:
             if relation not in self._counts:
@@ -87,18 +98,21 @@ class CachedObjects:
             found = {row["id"]: row for row in rows}
             return {keys[object_id]: _dump(found.get(object_id)) for object_id in ids}
 
-        values = read_through(self._pool, list(keys.values()), load)
-        objects = []
-        for object_id in wanted:
-            data = orjson.loads(values[keys[object_id]])
-            if data is None or not (include_inactive or is_active(data)):
-                continue
-            data["id"] = object_id
-            stored_counts = data.pop("counts", {})
-            if counts:
-                data["counts"] = {r: stored_counts.get(r, 0) for r in counts}
-            objects.append(data)
-        return objects
+        def finish(held: dict[str, bytes]) -> list[dict[str, Any]]:
+            values = read_through(self._pool, list(keys.values()), load, fetched=held)
+            objects = []
+            for object_id in wanted:
+                data = orjson.loads(values[keys[object_id]])
+                if data is None or not (include_inactive or is_active(data)):
+                    continue
+                data["id"] = object_id
+                stored_counts = data.pop("counts", {})
+                if counts:
+                    data["counts"] = {r: stored_counts.get(r, 0) for r in counts}
+                objects.append(data)
+            return objects
+
+        return Read(self._pool, list(keys.values()), finish)
 
     def create(self, shard_id: int, data: Mapping[str, Any]) -> int:
         object_id = self._table.create(shard_id, data)
@@ -155,7 +169,7 @@ class CachedMapping:
 
     # -- reads ----------------------------------------------------------------
 
-    def _lists(self, from_ids: list[int]) -> dict[int, lists.CachedList | None]:
+    def _lists(self, from_ids: list[int]) -> Read[dict[int, lists.CachedList | None]]:
         """The cached lists; None for a value that is foreign or overgrown (it is dropped,
         to be refilled, and this read goes to MySQL)."""
         keys = {self.list_key(f): f for f in from_ids}
@@ -164,15 +178,18 @@ class CachedMapping:
             pages = self._table.rows_many([keys[k] for k in missing], limit=LIST_CAP + 1)
             return {k: lists.encode(pages[keys[k]], LIST_CAP) for k in missing}
 
-        values = read_through(self._pool, list(keys), load, merge=lists.merge)
-        decoded: dict[int, lists.CachedList | None] = {}
-        for key, from_id in keys.items():
-            cached = lists.decode(values[key])
-            if cached is None or len(cached.entries) > 4 * LIST_CAP:
-                invalidate(self._pool, [key])
-                cached = None
-            decoded[from_id] = cached
-        return decoded
+        def finish(held: dict[str, bytes]) -> dict[int, lists.CachedList | None]:
+            values = read_through(self._pool, list(keys), load, merge=lists.merge, fetched=held)
+            decoded: dict[int, lists.CachedList | None] = {}
+            for key, from_id in keys.items():
+                cached = lists.decode(values[key])
+                if cached is None or len(cached.entries) > 4 * LIST_CAP:
+                    invalidate(self._pool, [key])
+                    cached = None
+                decoded[from_id] = cached
+            return decoded
+
+        return Read(self._pool, list(keys), finish)
 
     def page(
         self,
@@ -182,25 +199,52 @@ class CachedMapping:
         cursor: str | None = None,
         oldest_first: bool = False,
     ) -> Page:
+        return self.reading_page(
+            from_id, limit=limit, cursor=cursor, oldest_first=oldest_first
+        ).run()
+
+    def reading_page(
+        self,
+        from_id: int | str,
+        *,
+        limit: int = 50,
+        cursor: str | None = None,
+        oldest_first: bool = False,
+    ) -> Read[Page]:
+        """``page`` as a read to make with others (``read_together``)."""
         from_id = self._cached.catalog.expect(from_id, self.relation.from_type)
         limit = check_limit(limit)
-        cached = self._lists([from_id])[from_id]
-        page = cached.page(limit, cursor, oldest_first) if cached else None
-        if page is None:  # past the cached newest entries
-            return self._table.page(from_id, limit=limit, cursor=cursor, oldest_first=oldest_first)
-        return page
+
+        def shape(found: dict[int, lists.CachedList | None]) -> Page:
+            cached = found[from_id]
+            page = cached.page(limit, cursor, oldest_first) if cached else None
+            if page is None:  # past the cached newest entries
+                return self._table.page(
+                    from_id, limit=limit, cursor=cursor, oldest_first=oldest_first
+                )
+            return page
+
+        return self._lists([from_id]).then(shape)
 
     def page_many(self, from_ids: Iterable[int | str], *, limit: int = 50) -> dict[int, Page]:
+        return self.reading_pages(from_ids, limit=limit).run()
+
+    def reading_pages(
+        self, from_ids: Iterable[int | str], *, limit: int = 50
+    ) -> Read[dict[int, Page]]:
+        """``page_many`` as a read to make with others (``read_together``)."""
         wanted = self._cached.catalog.expect_all(from_ids, self.relation.from_type)
         limit = check_limit(limit)
-        pages: dict[int, Page | None] = {}
-        for from_id, cached in self._lists(list(dict.fromkeys(wanted))).items():
-            pages[from_id] = cached.page(limit, None, False) if cached else None
-        short = [f for f, p in pages.items() if p is None]
-        found = {f: p for f, p in pages.items() if p is not None}
-        if short:  # past the cached entries, or not cached: MySQL, one query per shard
-            found.update(self._table.page_many(short, limit=limit))
-        return found
+
+        def shape(found: dict[int, lists.CachedList | None]) -> dict[int, Page]:
+            pages = {f: c.page(limit, None, False) if c else None for f, c in found.items()}
+            short = [f for f, p in pages.items() if p is None]
+            complete = {f: p for f, p in pages.items() if p is not None}
+            if short:  # past the cached entries, or not cached: MySQL, one query per shard
+                complete.update(self._table.page_many(short, limit=limit))
+            return complete
+
+        return self._lists(list(dict.fromkeys(wanted))).then(shape)
 
     def count(self, from_id: int | str) -> int:
         from_id = self._cached.catalog.expect(from_id, self.relation.from_type)
@@ -302,14 +346,21 @@ class CachedLookup:
         return key_for("lookup:%s:%s", VERSION, self.lookup.name, digest)
 
     def get(self, key: str) -> int | None:
+        return self.reading(key).run()
+
+    def reading(self, key: str) -> Read[int | None]:
+        """``get`` as a read to make with others (``read_together``)."""
         cache_key = self.key(key)
 
         def load(missing: list[str]) -> dict[str, bytes]:
             found = self._table.get(key)
             return {cache_key: str(found).encode() if found is not None else ABSENT}
 
-        value = read_through(self._pool, [cache_key], load)[cache_key]
-        return None if value == ABSENT else int(value)
+        def finish(held: dict[str, bytes]) -> int | None:
+            value = read_through(self._pool, [cache_key], load, fetched=held)[cache_key]
+            return None if value == ABSENT else int(value)
+
+        return Read(self._pool, [cache_key], finish)
 
     def insert(self, key: str, object_id: int) -> None:
         self._table.insert(key, object_id)

@@ -153,8 +153,8 @@ def test_local_pool_expiry_without_waiting(key: Callable[[str], str]) -> None:
     pool.add(k, b"v", 1)
     pool.add(forever, b"v", 0)
     assert pool.get_many([k]) == {k: b"v"}
-    item = pool._items[k]
-    pool._items[k] = (item[0], item[1], time.monotonic() - 0.001)  # its second has passed
+    item = pool.memory.items[k]
+    pool.memory.items[k] = (item[0], item[1], time.monotonic() - 0.001)  # its second has passed
     assert pool.get_many([k, forever]) == {forever: b"v"}
     assert pool.add(k, b"new", 0) is True  # an expired key is absent for add
     assert pool.append(forever, b"!") is True
