@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from shardstore import InvalidKey, Page
+from shardstore.cache import Read
 from shardstore.mappings import all_ids
 
 from ..data_plane import cached_store
@@ -17,7 +18,12 @@ BOARD_COUNTS = ("board_has_pins", "board_followed_by_users", "board_unfollowed_b
 
 
 def get_board(board_id: int) -> dict[str, Any] | None:
-    return cached_store().objects("board").get(board_id, counts=BOARD_COUNTS)
+    return reading_board(board_id).run()
+
+
+def reading_board(board_id: int) -> Read[dict[str, Any] | None]:
+    """``get_board`` as a read to make with others at one step of a page."""
+    return cached_store().objects("board").reading_one(board_id, counts=BOARD_COUNTS)
 
 
 def get_boards(board_ids: list[int]) -> list[dict[str, Any]]:

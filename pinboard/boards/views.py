@@ -9,19 +9,21 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from shardstore.cache import read_together
+
 from ..errors import DomainError, NotFoundError
 from ..follows.actions import follow_board, unfollow_board
 from ..follows.queries import follows_board
 from ..grid import pin_items
 from ..ids import parse_id
-from ..pins.queries import board_pins_page, get_pins, pinners_and_boards
+from ..pins.queries import get_pins, pinners_and_boards, reading_board_pins
 from ..users.auth import get_pinner, signed_in_pinner
-from ..users.queries import get_user, user_id_for
+from ..users.queries import reading_user, user_id_for
 from ..views_common import act, form_errors, page_errors, parse_cursor, pinner_required
 from .actions import create_board, delete_board, update_board
 from .collaborators import add_collaborator, collaborators_of, remove_collaborator
 from .privacy import is_member, may_see, owned_board
-from .queries import board_id_by_slug, follower_count, get_board
+from .queries import board_id_by_slug, follower_count, reading_board
 
 
 def board_url(username: str, board: dict[str, Any]) -> str:
@@ -32,14 +34,17 @@ def board_url(username: str, board: dict[str, Any]) -> str:
 def detail(request: HttpRequest, username: str, slug: str) -> HttpResponse:
     owner_id = user_id_for("username", username)
     board_id = owner_id and board_id_by_slug(owner_id, slug)
-    board = get_board(board_id) if board_id else None
+    if not owner_id or not board_id:
+        raise Http404("no such board")
+    # The board's slug is its owner's: the board, the owner and the pins' list at one step.
+    board, owner, page = read_together(
+        reading_board(board_id),
+        reading_user(owner_id),
+        reading_board_pins(board_id, cursor=parse_cursor(request)),
+    )
     pinner = get_pinner(request)
-    if board is None or not may_see(pinner["id"] if pinner else None, board):
+    if board is None or owner is None or not may_see(pinner["id"] if pinner else None, board):
         raise Http404("no such board")
-    owner = get_user(board["owner_id"])
-    if owner is None:
-        raise Http404("no such board")
-    page = board_pins_page(board["id"], cursor=parse_cursor(request))
     pins = get_pins(page.ids)
     # Every pin of a board is its owner's: the cards name what the page has read already.
     pinners, boards = pinners_and_boards(pins, known_pinners=[owner], known_boards=[board])

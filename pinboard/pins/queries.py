@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from shardstore import Page
+from shardstore.cache import Read
 
 from ..boards.queries import get_board
 from ..data_plane import cached_store
@@ -64,7 +65,14 @@ def pinners_and_boards(
 
 def board_pins_page(board_id: int, *, limit: int = 50, cursor: str | None = None) -> Page:
     """A board's pin IDs, newest first."""
-    return cached_store().mapping("board_has_pins").page(board_id, limit=limit, cursor=cursor)
+    return reading_board_pins(board_id, limit=limit, cursor=cursor).run()
+
+
+def reading_board_pins(board_id: int, *, limit: int = 50, cursor: str | None = None) -> Read[Page]:
+    """``board_pins_page`` as a read to make with others at one step of a page."""
+    return (
+        cached_store().mapping("board_has_pins").reading_page(board_id, limit=limit, cursor=cursor)
+    )
 
 
 def get_comment(comment_id: int) -> dict[str, Any] | None:
@@ -81,11 +89,19 @@ def comments_page(
     """A pin's comments, oldest first, each with ``author`` (ID and username, kept in the
     comment when it was written: authors live on any shard, and a page of comments must
     not cost a query per shard of its authors)."""
-    store = cached_store()
-    page = store.mapping("pin_has_comments").page(
-        pin_id, limit=limit, cursor=cursor, oldest_first=True
-    )
-    comments = store.objects("comment").get_many(page.ids)
+    page = reading_comments(pin_id, limit=limit, cursor=cursor).run()
+    return comments_of(page), page.cursor
+
+
+def reading_comments(pin_id: int, *, limit: int = 50, cursor: str | None = None) -> Read[Page]:
+    """A page of a pin's comment IDs, oldest first, as a read to make with others."""
+    mapping = cached_store().mapping("pin_has_comments")
+    return mapping.reading_page(pin_id, limit=limit, cursor=cursor, oldest_first=True)
+
+
+def comments_of(page: Page) -> list[dict[str, Any]]:
+    """The comments of a page of their IDs, each with its ``author``."""
+    comments = cached_store().objects("comment").get_many(page.ids)
     for comment in comments:
         comment["author"] = {"id": comment["author_id"], "username": comment["author_username"]}
-    return comments, page.cursor
+    return comments

@@ -12,15 +12,17 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.views.decorators.http import require_POST
 
+from shardstore.cache import read_together
+
 from .. import ratelimit
 from ..boards.privacy import may_see
-from ..boards.queries import get_board, get_boards, pinnable_board_ids
+from ..boards.queries import get_boards, pinnable_board_ids, reading_board
 from ..errors import DomainError, Forbidden, InvalidField, NotFoundError, TooLarge
 from ..grid import pin_item
 from ..ids import parse_id
 from ..likes.queries import likes_pin
 from ..users.auth import get_pinner, signed_in_pinner
-from ..users.queries import get_user
+from ..users.queries import reading_user
 from ..views_common import act, next_url, page_errors, pinner_required, with_retry_after
 from .actions import (
     add_comment,
@@ -31,7 +33,7 @@ from .actions import (
     save_pin,
     update_pin,
 )
-from .queries import comments_page, get_pin, owned_pin
+from .queries import comments_of, get_pin, owned_pin, reading_comments
 
 #: The boards a save or create form offers: the pinner's newest this many.
 BOARD_CHOICES = 200
@@ -55,19 +57,23 @@ def _form_errors(error: DomainError) -> dict[str, str]:
 @page_errors
 def detail(request: HttpRequest, pin_id: str) -> HttpResponse:
     pin = get_pin(parse_id(pin_id, "pin"))
-    board = get_board(pin["board_id"]) if pin else None
-    owner = get_user(pin["owner_id"], counts=False) if pin else None
+    if pin is None:
+        raise Http404("no such pin")
+    board, owner, comments = read_together(
+        reading_board(pin["board_id"]),
+        reading_user(pin["owner_id"], counts=False),
+        reading_comments(pin["id"], cursor=request.GET.get("comments") or None),
+    )
     pinner = get_pinner(request)
     viewer = pinner["id"] if pinner else None
-    if pin is None or board is None or owner is None or not may_see(viewer, board):
+    if board is None or owner is None or not may_see(viewer, board):
         raise Http404("no such pin")
-    comments, comments_cursor = comments_page(pin["id"], cursor=request.GET.get("comments") or None)
     context = {
         "pin": pin_item(pin),
         "board": board,
         "owner": owner,
-        "comments": comments,
-        "comments_cursor": comments_cursor,
+        "comments": comments_of(comments),
+        "comments_cursor": comments.cursor,
         "liked": likes_pin(pinner["id"], pin["id"]) if pinner else False,
         "my_boards": _my_boards(pinner),
         "is_owner": pinner is not None and pinner["id"] == owner["id"],

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from shardstore import InvalidKey
+from shardstore.cache import Read
 
 from ..data_plane import cached_store
 
@@ -19,7 +20,12 @@ USER_COUNTS = (
 
 
 def get_user(user_id: int, *, counts: bool = True) -> dict[str, Any] | None:
-    return cached_store().objects("user").get(user_id, counts=USER_COUNTS if counts else ())
+    return reading_user(user_id, counts=counts).run()
+
+
+def reading_user(user_id: int, *, counts: bool = True) -> Read[dict[str, Any] | None]:
+    """``get_user`` as a read to make with others at one step of a page."""
+    return cached_store().objects("user").reading_one(user_id, counts=USER_COUNTS if counts else ())
 
 
 def get_users(user_ids: list[int], *, counts: bool = False) -> list[dict[str, Any]]:

@@ -38,7 +38,7 @@ class CachePool(Protocol):
     stats: PoolStats
 
     def get_many(self, keys: Sequence[str]) -> dict[str, bytes]: ...
-    def homes(self, keys: Sequence[str]) -> dict[Hashable, list[str]]:
+    def homes(self, keys: Sequence[str]) -> dict[Any, list[str]]:
         """The keys by where they live (a memcached server): pools that share a home are
         read together by ``get_across``."""
 
@@ -166,8 +166,8 @@ class MemcachePool:
         health.failed(invalidates)
         return default
 
-    def homes(self, keys: Sequence[str]) -> dict[Hashable, list[str]]:
-        return {address: batch for address, batch in self._by_server(keys).items()}
+    def homes(self, keys: Sequence[str]) -> dict[Any, list[str]]:
+        return self._by_server(keys)
 
     def fetch(self, home: Hashable, keys: Sequence[str]) -> dict[str, bytes]:
         found: dict[str, bytes] = self._run(str(home), methodcaller("get_many", keys), {})

@@ -63,8 +63,14 @@ class CachedObjects:
     def get(
         self, object_id: int | str, *, include_inactive: bool = False, counts: Sequence[str] = ()
     ) -> dict[str, Any] | None:
-        found = self.get_many([object_id], include_inactive=include_inactive, counts=counts)
-        return found[0] if found else None
+        return self.reading_one(object_id, include_inactive=include_inactive, counts=counts).run()
+
+    def reading_one(
+        self, object_id: int | str, *, include_inactive: bool = False, counts: Sequence[str] = ()
+    ) -> Read[dict[str, Any] | None]:
+        """``get`` as a read to make with others (``read_together``)."""
+        read = self.reading([object_id], include_inactive=include_inactive, counts=counts)
+        return read.then(lambda found: found[0] if found else None)
 
     def get_many(
         self,

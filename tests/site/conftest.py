@@ -35,7 +35,7 @@ from pinboard.search import plane as search_plane
 from pinboard.search.index import SearchIndex
 from pinboard.users.actions import sign_up
 from shardstore import Store, Topology, init_shards
-from shardstore.cache import CachePool, LocalPool, MemcachePool
+from shardstore.cache import CachePool, LocalMemory, LocalPool, MemcachePool
 from shardstore.redis_shards import RedisTopology
 from toolkit.images import image_upload
 
@@ -100,7 +100,8 @@ def data_plane(request: pytest.FixtureRequest) -> Iterator[DataPlane]:
         redis_topology = RedisTopology.single(servers.redis)
     else:
         store = Store(topology_from_settings(), catalog=CATALOG)
-        pools = {name: LocalPool(name) for name in POOLS}
+        memory = LocalMemory()  # the pools share it, as on the embedded default
+        pools = {name: LocalPool(name, memory) for name in POOLS}
         redis_topology = RedisTopology.single("memory://site-tests")
     init_shards(store)
     plane = build(store, pools, redis_topology)

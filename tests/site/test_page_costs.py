@@ -80,7 +80,8 @@ def test_board_page_costs_the_same_for_3_and_60_pins(client, make_user):
     assert few_cost == many_cost == 6
     assert response.content.count(b'class="pin"') == 50
     assert response.content.count(f'href="/{owner["username"]}/many/"'.encode()) == 50
-    assert warm_cache_calls(client, board_url(owner, many)) == 6  # the same six, cached
+    # username, slug, then the board, its owner and its list together, then the pins
+    assert warm_cache_calls(client, board_url(owner, many)) == 4
 
     log_in(client, visitor)
     few_cost, _ = get_counted(client, board_url(owner, few))
@@ -159,6 +160,8 @@ def test_pin_page_cost_does_not_grow_with_likes_saves_and_comments(client, make_
     busy_cost, response = get_counted(client, f"/pin/{busy}/")
     assert quiet_cost == busy_cost == 5
     assert all(c["username"].encode() in response.content for c in commenters)
+    # the pin, then its board, owner and comments' list together, then the comments
+    assert warm_cache_calls(client, f"/pin/{busy}/") == 3
 
     board_with_pins(visitor, "Visitor board", 0)
     log_in(client, visitor)
