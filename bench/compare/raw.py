@@ -128,9 +128,14 @@ def board(request: HttpRequest, username: str, slug: str) -> HttpResponse:
 @warm_only
 def profile(request: HttpRequest, username: str) -> HttpResponse:
     (user_id,) = (int(v) for v in get(lookup_key("username", username)))
-    raw_user, raw_boards = get(key("user", user_id), list_key("user_has_boards", user_id))
+    raw_user, raw_boards, raw_group = get(
+        key("user", user_id), list_key("user_has_boards", user_id),
+        list_key("user_collaborates_on_boards", user_id),
+    )  # fmt: skip
     user = decode(user_id, raw_user)
     board_ids, cursor = page_of(raw_boards)
+    if page_of(raw_group)[0]:
+        raise Miss("group boards (the benchmark's pinners collaborate on none)")
     raw = get(
         *(key("board", b) for b in board_ids), *(list_key("board_has_pins", b) for b in board_ids)
     )

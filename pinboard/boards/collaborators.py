@@ -18,7 +18,7 @@ from ..data_plane import cached_store
 from ..errors import Forbidden, InvalidField, NotFoundError
 from ..users.queries import get_user, get_users
 from .privacy import may_see, owned_board, visible_board
-from .queries import board_cards, get_board, get_boards
+from .queries import get_board, get_boards
 
 #: Collaborators of one board, at most (the board object carries their IDs).
 MAX_COLLABORATORS = 50
@@ -83,10 +83,3 @@ def group_boards(user_id: int, viewer_id: int | None) -> list[dict[str, Any]]:
     pinner collaborates on few: the first page of the list)."""
     page = cached_store().mapping("user_collaborates_on_boards").page(user_id, limit=100)
     return [b for b in get_boards(page.ids) if may_see(viewer_id, b)]
-
-
-def group_board_items(user_id: int, viewer_id: int | None) -> list[dict[str, Any]]:
-    """``group_boards`` as profile cards."""
-    boards = group_boards(user_id, viewer_id)
-    owners = get_users(sorted({b["owner_id"] for b in boards}), counts=True)
-    return board_cards(boards, {owner["id"]: owner for owner in owners})

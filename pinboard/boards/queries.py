@@ -96,21 +96,6 @@ def follower_count(board: dict[str, Any], owner_follower_count: int) -> int:
     )
 
 
-def board_items(
-    owner: dict[str, Any], *, cursor: str | None = None, secret: bool = False
-) -> tuple[list[dict[str, Any]], str | None]:
-    """A page of a pinner's boards, each with its newest pin as cover and its counts.
-
-    Public boards, or with ``secret`` the owner's secret ones (for the owner's eyes).
-    The seeds' "Loading a Page": user_has_boards, boards by IN (with counts),
-    board_has_pins for every board in one query, cover pins by IN. Four round
-    trips on the owner's shard, however many boards and pins. ``owner`` must
-    carry its counts (a board's followers include its owner's).
-    """
-    page = boards_page(owner["id"], cursor=cursor, secret=secret)
-    return board_cards(get_boards(page.ids), {owner["id"]: owner}), page.cursor
-
-
 def board_cards(
     boards: list[dict[str, Any]], owners: dict[int, dict[str, Any]]
 ) -> list[dict[str, Any]]:
@@ -123,6 +108,17 @@ def board_cards(
     covers = store.mapping("board_has_pins").page_many([b["id"] for b in boards], limit=1)
     cover_ids = [covers[b["id"]].ids[0] for b in boards if covers[b["id"]].ids]
     cover_pins = {pin["id"]: pin for pin in store.objects("pin").get_many(cover_ids)}
+    return card_items(boards, owners, covers, cover_pins)
+
+
+def card_items(
+    boards: list[dict[str, Any]],
+    owners: dict[int, dict[str, Any]],
+    covers: dict[int, Page],
+    cover_pins: dict[int, dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """``board_cards`` from what was read: each board's first page of pins (``covers``,
+    by board ID) and the cover pins, by ID."""
     items = []
     for board in boards:
         owner = owners.get(board["owner_id"])

@@ -11,8 +11,6 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from .. import ratelimit
-from ..boards.collaborators import group_board_items
-from ..boards.queries import board_items
 from ..errors import DomainError, InvalidField
 from ..feeds.queries import home_feed, recent_pins
 from ..follows.queries import followed_among, followers_page, following_page, follows_user
@@ -43,6 +41,7 @@ from .auth import (
     log_out,
     signed_in_pinner,
 )
+from .profile import read_profile
 from .queries import get_user_by_username, get_users, user_stats
 
 
@@ -211,18 +210,18 @@ def _follow_state(request: HttpRequest, user: dict[str, Any]) -> bool | None:
 
 @page_errors
 def profile(request: HttpRequest, username: str) -> HttpResponse:
-    user, pinner, cursor = _profile_user(username), get_pinner(request), parse_cursor(request)
-    boards, next_cursor = board_items(user, cursor=cursor)
-    viewer = pinner["id"] if pinner else None
-    first = cursor is None
-    secret_boards = board_items(user, secret=True)[0] if viewer == user["id"] and first else []
+    pinner = get_pinner(request)
+    found = read_profile(username, pinner["id"] if pinner else None, parse_cursor(request))
+    if found is None:
+        raise Http404("no such pinner")
+    user = found.user
     context = {
         "profile": user,
         "stats": user_stats(user),
-        "boards": boards,
-        "secret_boards": secret_boards,
-        "group_boards": group_board_items(user["id"], viewer) if first else [],
-        "next_cursor": next_cursor,
+        "boards": found.boards,
+        "secret_boards": found.secret_boards,
+        "group_boards": found.group_boards,
+        "next_cursor": found.next_cursor,
         "following": _follow_state(request, user),
     }
     return render(request, "users/profile.html", context)

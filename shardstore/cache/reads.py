@@ -29,13 +29,18 @@ class Read(Generic[T]):
     """A read of ``keys`` of one pool, and ``finish``, which makes its answer from what the
     pool held of them (loading and filling the misses)."""
 
-    pool: CachePool
+    pool: CachePool | None  # None: no keys
     keys: list[str]
     finish: Callable[[dict[str, bytes]], T]
 
+    @classmethod
+    def done(cls, answer: T) -> Read[T]:
+        """A read a page may skip (another's secret boards): ``answer``, for no key."""
+        return cls(None, [], lambda _: answer)
+
     def run(self) -> T:
         """The read on its own."""
-        return self.finish(self.pool.get_many(self.keys))
+        return self.finish(self.pool.get_many(self.keys) if self.pool else {})
 
     def then(self, shape: Callable[[T], U]) -> Read[U]:
         """The same keys, the answer reshaped."""
@@ -50,5 +55,6 @@ def read_together(a: Read[A], b: Read[B], c: Read[C], /) -> tuple[A, B, C]: ...
 def read_together(a: Read[A], b: Read[B], c: Read[C], d: Read[D], /) -> tuple[A, B, C, D]: ...
 def read_together(*reads: Read[Any]) -> tuple[Any, ...]:
     """The answers of ``reads``, their keys fetched in one multi-get per server."""
-    held = get_across([(read.pool, read.keys) for read in reads])
-    return tuple(read.finish(found) for read, found in zip(reads, held, strict=True))
+    asked = [(read.pool, read.keys) for read in reads if read.pool]
+    held = iter(get_across(asked))
+    return tuple(read.finish(next(held) if read.pool else {}) for read in reads)

@@ -57,6 +57,9 @@ def test_profile_costs_the_same_for_one_board_and_for_twelve(client, make_user):
     assert big_costs.redis == 1 + UNREAD  # whether the visitor follows big, and the count
     warm = get_costs(client, f"/{big['username']}/", warm=True)
     assert warm.sql == 0 and warm.redis == 1 + UNREAD
+    # the username; the pinner and their lists; the boards and their newest pins' IDs;
+    # the covers (and group boards' owners): one step each; and the session's pinner
+    assert warm_cache_calls(client, f"/{big['username']}/") == 4 + SIGNED_IN
 
 
 def test_own_profile_reads_its_pinner_once(client, make_user):

@@ -1,0 +1,76 @@
+"""What a profile page reads: the pinner and their boards as cards, in four round trips to
+the cache however many boards they have (the seeds' "Loading a Page", each step's reads
+together): the username, then the pinner with their lists of boards (public, secret for
+their own eyes, and the group boards they collaborate on), then the boards with their
+newest pins' IDs, then the covers and the group boards' owners."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from shardstore import Page
+from shardstore.cache import Read, read_together
+
+from ..boards.privacy import may_see
+from ..boards.queries import BOARD_COUNTS, board_list, card_items
+from ..data_plane import cached_store
+from .queries import USER_COUNTS, reading_user, user_id_for
+
+NO_BOARDS = Page([], None)
+#: A pinner collaborates on few boards: the profile shows the first page of them.
+GROUP_BOARDS = 100
+
+
+@dataclass(frozen=True)
+class Profile:
+    user: dict[str, Any]
+    boards: list[dict[str, Any]]  # a page of the public boards, as cards
+    next_cursor: str | None
+    secret_boards: list[dict[str, Any]]  # the viewer's own, on the first page
+    group_boards: list[dict[str, Any]]  # those the viewer may see, on the first page
+
+
+def read_profile(username: str, viewer_id: int | None, cursor: str | None) -> Profile | None:
+    """The profile of ``username`` as ``viewer_id`` sees it; None for no such pinner."""
+    user_id = user_id_for("username", username)
+    if user_id is None:
+        return None
+    store = cached_store()
+    first = cursor is None
+
+    def board_ids(name: str, wanted: bool, limit: int = 50) -> Read[Page]:
+        return (
+            store.mapping(name).reading_page(user_id, limit=limit)
+            if wanted
+            else Read.done(NO_BOARDS)
+        )
+
+    user, public, secret, group = read_together(
+        reading_user(user_id),
+        store.mapping(board_list(False)).reading_page(user_id, cursor=cursor),
+        board_ids(board_list(True), first and viewer_id == user_id),
+        board_ids("user_collaborates_on_boards", first, GROUP_BOARDS),
+    )
+    if user is None:
+        return None
+    ids = list(dict.fromkeys(public.ids + secret.ids + group.ids))
+    found, covers = read_together(
+        store.objects("board").reading(ids, counts=BOARD_COUNTS),
+        store.mapping("board_has_pins").reading_pages(ids, limit=1),
+    )
+    boards = {board["id"]: board for board in found}
+    shown = [i for i in group.ids if i in boards and may_see(viewer_id, boards[i])]
+    others = sorted({boards[i]["owner_id"] for i in shown} - {user_id})
+    pins, owners = read_together(
+        store.objects("pin").reading([page.ids[0] for page in covers.values() if page.ids]),
+        store.objects("user").reading(others, counts=USER_COUNTS),
+    )
+    cover_pins = {pin["id"]: pin for pin in pins}
+    owners_by_id = {user_id: user, **{owner["id"]: owner for owner in owners}}
+
+    def cards(board_ids: list[int]) -> list[dict[str, Any]]:
+        listed = [boards[i] for i in board_ids if i in boards]
+        return card_items(listed, owners_by_id, covers, cover_pins)
+
+    return Profile(user, cards(public.ids), public.cursor, cards(secret.ids), cards(shown))
