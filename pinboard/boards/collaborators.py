@@ -14,6 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from shardstore import Page
+from shardstore.cache import Read
+
 from ..data_plane import cached_store
 from ..errors import Forbidden, InvalidField, NotFoundError
 from ..users.queries import get_user, get_users
@@ -22,6 +25,8 @@ from .queries import get_board, get_boards
 
 #: Collaborators of one board, at most (the board object carries their IDs).
 MAX_COLLABORATORS = 50
+#: The boards a pinner collaborates on that a profile shows, at most.
+GROUP_BOARDS = 100
 
 
 def add_collaborator(actor_id: int, board_id: int, user_id: int) -> dict[str, Any]:
@@ -79,7 +84,13 @@ def collaborators_of(board: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def group_boards(user_id: int, viewer_id: int | None) -> list[dict[str, Any]]:
-    """The boards ``user_id`` collaborates on that the viewer may see, newest first (a
-    pinner collaborates on few: the first page of the list)."""
-    page = cached_store().mapping("user_collaborates_on_boards").page(user_id, limit=100)
+    """The boards ``user_id`` collaborates on that the viewer may see, newest first."""
+    page = reading_group_board_ids(user_id).run()
     return [b for b in get_boards(page.ids) if may_see(viewer_id, b)]
+
+
+def reading_group_board_ids(user_id: int) -> Read[Page]:
+    """The IDs of the boards ``user_id`` collaborates on, newest first (a pinner
+    collaborates on few: the first page of the list), as a read to make with others."""
+    mapping = cached_store().mapping("user_collaborates_on_boards")
+    return mapping.reading_page(user_id, limit=GROUP_BOARDS)

@@ -44,8 +44,15 @@ def boards_page(
     user_id: int, *, limit: int = 50, cursor: str | None = None, secret: bool = False
 ) -> Page:
     """A pinner's public (or secret) board IDs, newest first."""
+    return reading_boards_page(user_id, limit=limit, cursor=cursor, secret=secret).run()
+
+
+def reading_boards_page(
+    user_id: int, *, limit: int = 50, cursor: str | None = None, secret: bool = False
+) -> Read[Page]:
+    """``boards_page`` as a read to make with others at one step of a page."""
     mapping = cached_store().mapping(board_list(secret))
-    return mapping.page(user_id, limit=limit, cursor=cursor)
+    return mapping.reading_page(user_id, limit=limit, cursor=cursor)
 
 
 def all_board_ids(user_id: int, *, secret: bool = False) -> list[int]:
@@ -106,9 +113,13 @@ def board_cards(
     the boards are on)."""
     store = cached_store()
     covers = store.mapping("board_has_pins").page_many([b["id"] for b in boards], limit=1)
-    cover_ids = [covers[b["id"]].ids[0] for b in boards if covers[b["id"]].ids]
-    cover_pins = {pin["id"]: pin for pin in store.objects("pin").get_many(cover_ids)}
+    cover_pins = {pin["id"]: pin for pin in store.objects("pin").get_many(cover_ids(covers))}
     return card_items(boards, owners, covers, cover_pins)
+
+
+def cover_ids(covers: dict[int, Page]) -> list[int]:
+    """The cover pins' IDs: the newest pin of each board (``covers``: their first pages)."""
+    return [page.ids[0] for page in covers.values() if page.ids]
 
 
 def card_items(

@@ -12,14 +12,13 @@ from typing import Any
 from shardstore import Page
 from shardstore.cache import Read, read_together
 
+from ..boards.collaborators import reading_group_board_ids
 from ..boards.privacy import may_see
-from ..boards.queries import BOARD_COUNTS, board_list, card_items
+from ..boards.queries import BOARD_COUNTS, card_items, cover_ids, reading_boards_page
 from ..data_plane import cached_store
 from .queries import USER_COUNTS, reading_user, user_id_for
 
-NO_BOARDS = Page([], None)
-#: A pinner collaborates on few boards: the profile shows the first page of them.
-GROUP_BOARDS = 100
+NO_BOARDS: Read[Page] = Read.done(Page([], None))
 
 
 @dataclass(frozen=True)
@@ -36,24 +35,16 @@ def read_profile(username: str, viewer_id: int | None, cursor: str | None) -> Pr
     user_id = user_id_for("username", username)
     if user_id is None:
         return None
-    store = cached_store()
-    first = cursor is None
-
-    def board_ids(name: str, wanted: bool, limit: int = 50) -> Read[Page]:
-        return (
-            store.mapping(name).reading_page(user_id, limit=limit)
-            if wanted
-            else Read.done(NO_BOARDS)
-        )
-
+    first = cursor is None  # the secret and group boards show on the first page only
     user, public, secret, group = read_together(
         reading_user(user_id),
-        store.mapping(board_list(False)).reading_page(user_id, cursor=cursor),
-        board_ids(board_list(True), first and viewer_id == user_id),
-        board_ids("user_collaborates_on_boards", first, GROUP_BOARDS),
+        reading_boards_page(user_id, cursor=cursor),
+        reading_boards_page(user_id, secret=True) if first and viewer_id == user_id else NO_BOARDS,
+        reading_group_board_ids(user_id) if first else NO_BOARDS,
     )
     if user is None:
         return None
+    store = cached_store()
     ids = list(dict.fromkeys(public.ids + secret.ids + group.ids))
     found, covers = read_together(
         store.objects("board").reading(ids, counts=BOARD_COUNTS),
@@ -63,14 +54,15 @@ def read_profile(username: str, viewer_id: int | None, cursor: str | None) -> Pr
     shown = [i for i in group.ids if i in boards and may_see(viewer_id, boards[i])]
     others = sorted({boards[i]["owner_id"] for i in shown} - {user_id})
     pins, owners = read_together(
-        store.objects("pin").reading([page.ids[0] for page in covers.values() if page.ids]),
+        store.objects("pin").reading(cover_ids(covers)),
         store.objects("user").reading(others, counts=USER_COUNTS),
     )
     cover_pins = {pin["id"]: pin for pin in pins}
     owners_by_id = {user_id: user, **{owner["id"]: owner for owner in owners}}
 
-    def cards(board_ids: list[int]) -> list[dict[str, Any]]:
-        listed = [boards[i] for i in board_ids if i in boards]
-        return card_items(listed, owners_by_id, covers, cover_pins)
+    def cards(listed: list[int]) -> list[dict[str, Any]]:
+        return card_items(
+            [boards[i] for i in listed if i in boards], owners_by_id, covers, cover_pins
+        )
 
     return Profile(user, cards(public.ids), public.cursor, cards(secret.ids), cards(shown))
