@@ -79,11 +79,13 @@ OBJECTS = {
     "pin": (
         "orm_pin",
         "id, board_id, owner_id, description, link, image_key, thumbnail_key,"
-        " width, height, thumbnail_width, thumbnail_height, saved_from_id, created_at",
+        " width, height, thumbnail_width, thumbnail_height, thumbnail_2x_key,"
+        " thumbnail_2x_width, saved_from_id, created_at",
         f"SELECT {{base}} + o.local_id, board.id, owner.id, {_text('o', 'description', '')},"
         f" {_text('o', 'link', '')}, {_text('o', 'image.key')}, {_text('o', 'image.thumbnail_key')},"
         f" {_id('o', 'image.width')}, {_id('o', 'image.height')},"
         f" {_id('o', 'image.thumbnail_width')}, {_id('o', 'image.thumbnail_height')},"
+        f" {_text('o', 'image.thumbnail_2x_key', '')}, {_id('o', 'image.thumbnail_2x_width')},"
         f" {_id('o', 'saved_from')}, {_time('o')}"
         " FROM {db}.pins o"
         f" JOIN {{target}}.orm_board board ON board.id = {_id('o', 'board_id')}"

@@ -87,12 +87,16 @@ def cast(plane: Any) -> Cast:
         "wendys": board("wendy", "Wendy saves"),
     }
 
-    def pin(owner: str, board_name: str, description: str, link: str = "") -> dict[str, Any]:
-        return create_pin(uid[owner], boards[board_name]["id"], image_upload(), description, link)
+    def pin(
+        owner: str, board_name: str, description: str, link: str = "", *, wide: bool = False
+    ) -> dict[str, Any]:
+        # A wide image has a sharper thumbnail too (the cards' srcset).
+        image = image_upload(size=(600, 400)) if wide else image_upload()
+        return create_pin(uid[owner], boards[board_name]["id"], image, description, link)
 
+    links = [f"https://example.com/r/{n}" if n % 3 else "" for n in range(55)]
     recipes = [
-        pin("ann", "recipes", f"Recipe {n}", f"https://example.com/r/{n}" if n % 3 else "")
-        for n in range(55)
+        pin("ann", "recipes", f"Recipe {n}", link, wide=n % 5 == 0) for n, link in enumerate(links)
     ]
     pins = {f"recipe{n}": p for n, p in enumerate(recipes)}
     pins["tomatoes"] = pin("ann", "garden", "Tomatoes\nand basil ✓")

@@ -177,6 +177,7 @@ def test_pages_send_pinboards_html(cast: Cast, orm: OrmBuild) -> None:
         assert without_cursors(answer["html"]) == without_cursors(html), path
     board = orm.get("/ann/recipes/")["html"]
     assert board.count('class="pin"') == 50 and "More pins" in board
+    assert board.count(" srcset=") == 10  # the wide pins' sharper thumbnails
     assert orm.get("/ann/")["html"].count('class="board-card"') == 3
     assert orm.get("/nobody/")["status"] == orm.get(f"/pin/{cast.deleted_pin}/")["status"] == 404
 

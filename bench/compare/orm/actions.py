@@ -39,6 +39,8 @@ def save(actor: Pinner, pin_id: int, board_id: int, description: str | None) -> 
         height=source.height,
         thumbnail_width=source.thumbnail_width,
         thumbnail_height=source.thumbnail_height,
+        thumbnail_2x_key=source.thumbnail_2x_key,
+        thumbnail_2x_width=source.thumbnail_2x_width,
         saved_from=source,
     )
 

@@ -77,6 +77,9 @@ class Pin(models.Model):
     height = models.PositiveIntegerField()
     thumbnail_width = models.PositiveIntegerField()
     thumbnail_height = models.PositiveIntegerField()
+    # The grid's thumbnail for sharper screens (srcset), when the image is wide enough.
+    thumbnail_2x_key = models.CharField(max_length=255, blank=True, default="")
+    thumbnail_2x_width = models.PositiveIntegerField(null=True, blank=True)
     saved_from = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="saves"
     )
@@ -98,6 +101,10 @@ class Pin(models.Model):
     @property
     def thumbnail_url(self) -> str:
         return media_url(self.thumbnail_key)
+
+    @property
+    def thumbnail_2x_url(self) -> str | None:
+        return media_url(self.thumbnail_2x_key) if self.thumbnail_2x_key else None
 
 
 class Like(models.Model):

@@ -15,6 +15,8 @@ from django.urls import reverse
 from django.utils.html import conditional_escape, escape
 from django.utils.safestring import SafeString, mark_safe
 
+from pinboard.grid import CARD_SIZES  # the same markup: the cards' srcset sizes
+
 from .api import object_id
 from .avatars import avatar
 from .models import Board, Comment, Pin, Pinner, media_url
@@ -67,9 +69,16 @@ def pin_card(pin: Pin, url: str, credit: str) -> SafeString:
         if pin.description
         else ""
     )
+    sharper = pin.thumbnail_2x_url
+    srcset = (
+        f' srcset="{escape(pin.thumbnail_url)} {pin.thumbnail_width}w,'
+        f' {escape(sharper)} {pin.thumbnail_2x_width}w" sizes="{CARD_SIZES}"'
+        if sharper
+        else ""
+    )
     return mark_safe(  # every value is escaped
         f'<div class="pin-card"><a class="pin" href="{url}"><img src="{escape(pin.thumbnail_url)}"'
-        f' width="{pin.thumbnail_width}" height="{pin.thumbnail_height}" alt="{alt}"'
+        f'{srcset} width="{pin.thumbnail_width}" height="{pin.thumbnail_height}" alt="{alt}"'
         f' loading="lazy">{caption}</a>{credit}</div>'
     )
 
