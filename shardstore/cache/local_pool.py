@@ -37,6 +37,25 @@ class LocalMemory:
         with self.lock:
             return {k: item[0] for k in keys if (item := self.live(k)) is not None}
 
+    def fetch_tokens(self, keys: Sequence[str]) -> dict[str, tuple[bytes, Any]]:
+        with self.lock:
+            return {k: (item[0], item[1]) for k in keys if (item := self.live(k)) is not None}
+
+    def claim(self, items: Mapping[str, bytes], expire: int) -> dict[str, tuple[bytes, Any]]:
+        with self.lock:
+            for key, value in items.items():
+                if self.live(key) is None:
+                    self.store(key, value, expire)
+            return {k: (item[0], item[1]) for k in items if (item := self.live(k)) is not None}
+
+    def cas(self, key: str, value: bytes, token: Any, expire: int) -> bool:
+        with self.lock:
+            item = self.live(key)
+            if item is None or item[1] != token:
+                return False
+            self.store(key, value, expire)
+            return True
+
 
 class LocalPool:
     """memcached's semantics in this process's memory (thread-safe; expiry honoured), in a
@@ -54,6 +73,21 @@ class LocalPool:
         memory: LocalMemory = home
         return memory.fetch(keys)
 
+    def fetch_tokens(self, home: Any, keys: Sequence[str]) -> dict[str, tuple[bytes, Any]]:
+        memory: LocalMemory = home
+        return memory.fetch_tokens(keys)
+
+    def claim(
+        self, home: Any, items: Mapping[str, bytes], expire: int
+    ) -> dict[str, tuple[bytes, Any]]:
+        memory: LocalMemory = home
+        return memory.claim(items, expire)
+
+    def fill(self, home: Any, items: Sequence[tuple[str, bytes, Any]]) -> None:
+        memory: LocalMemory = home
+        for key, value, token in items:
+            memory.cas(key, value, token, 0)
+
     def get_many(self, keys: Sequence[str]) -> dict[str, bytes]:
         if not keys:
             return {}
@@ -64,10 +98,8 @@ class LocalPool:
         return found
 
     def gets_many(self, keys: Sequence[str]) -> dict[str, tuple[bytes, Any]]:
-        memory = self.memory
-        with memory.lock:
-            self.stats.calls += 1
-            return {k: (item[0], item[1]) for k in keys if (item := memory.live(k)) is not None}
+        self.stats.calls += 1
+        return self.memory.fetch_tokens(keys)
 
     def add(self, key: str, value: bytes, expire: int) -> bool:
         memory = self.memory
@@ -79,27 +111,8 @@ class LocalPool:
             return True
 
     def cas(self, key: str, value: bytes, token: Any, expire: int) -> bool:
-        memory = self.memory
-        with memory.lock:
-            self.stats.calls += 1
-            item = memory.live(key)
-            if item is None or item[1] != token:
-                return False
-            memory.store(key, value, expire)
-            return True
-
-    def claim_many(self, items: Mapping[str, bytes], expire: int) -> dict[str, tuple[bytes, Any]]:
-        memory = self.memory
-        with memory.lock:
-            self.stats.calls += 1
-            for key, value in items.items():
-                if memory.live(key) is None:
-                    memory.store(key, value, expire)
-            return {k: (item[0], item[1]) for k in items if (item := memory.live(k)) is not None}
-
-    def cas_many(self, items: Sequence[tuple[str, bytes, Any]], expire: int) -> None:
-        for key, value, token in items:
-            self.cas(key, value, token, expire)
+        self.stats.calls += 1
+        return self.memory.cas(key, value, token, expire)
 
     def append(self, key: str, value: bytes) -> bool:
         memory = self.memory

@@ -45,17 +45,24 @@ class CachePool(Protocol):
     def fetch(self, home: Hashable, keys: Sequence[str]) -> dict[str, bytes]:
         """What ``home`` holds of ``keys`` (any pool's keys that live there), uncounted."""
 
+    def fetch_tokens(self, home: Hashable, keys: Sequence[str]) -> dict[str, tuple[bytes, Any]]:
+        """``fetch`` with each value's cas token (memcached's ``gets``), uncounted."""
+
+    def claim(
+        self, home: Hashable, items: Mapping[str, bytes], expire: int
+    ) -> dict[str, tuple[bytes, Any]]:
+        """``add`` each item at ``home``, then ``gets`` the keys (one round trip, uncounted):
+        what each key holds once the adds are applied, with its token. A fill's claim must
+        be in place before it reads the database; the token lets it fill only if nothing
+        touched the key since."""
+
+    def fill(self, home: Hashable, items: Sequence[tuple[str, bytes, Any]]) -> None:
+        """``cas`` each (key, value, token) at ``home``, in one write, replies not awaited
+        (uncounted)."""
+
     def gets_many(self, keys: Sequence[str]) -> dict[str, tuple[bytes, Any]]: ...
     def add(self, key: str, value: bytes, expire: int) -> bool: ...
-    def claim_many(self, items: Mapping[str, bytes], expire: int) -> dict[str, tuple[bytes, Any]]:
-        """``add`` each item, then ``gets`` the keys (one round trip): what each key holds
-        once the adds are applied, with its token. A fill's claim must be in place before it
-        reads the database; the token lets it fill only if nothing touched the key since."""
-
     def cas(self, key: str, value: bytes, token: Any, expire: int) -> bool: ...
-    def cas_many(self, items: Sequence[tuple[str, bytes, Any]], expire: int) -> None:
-        """``cas`` each (key, value, token), in one write, replies not awaited."""
-
     def append(self, key: str, value: bytes) -> bool: ...
     def delete_many(self, keys: Iterable[str]) -> None: ...
     def clear(self) -> None: ...
@@ -173,6 +180,32 @@ class MemcachePool:
         found: dict[str, bytes] = self._run(str(home), methodcaller("get_many", keys), {})
         return found
 
+    def fetch_tokens(self, home: Hashable, keys: Sequence[str]) -> dict[str, tuple[bytes, Any]]:
+        found: dict[str, tuple[bytes, Any]] = self._run(
+            str(home), methodcaller("gets_many", keys), {}
+        )
+        return found
+
+    # memcached has no multi-add or multi-cas: these go back to back on this thread's
+    # connection to the server, in one write, without waiting for replies (noreply). The
+    # claims are followed by a ``gets`` of their keys: a server runs a connection's commands
+    # in order, so its answer comes once every add was applied (a claim must be in place
+    # before the filler reads the database, or a writer's delete could land before it and
+    # the filler store what it read before the write), and it carries the token the fill's
+    # cas will need. Fills need no wait: a cas whose claim was deleted or changed fails.
+    # One write, not one per key: a cold page of 50 pins claims and fills 50 keys.
+    def claim(
+        self, home: Hashable, items: Mapping[str, bytes], expire: int
+    ) -> dict[str, tuple[bytes, Any]]:
+        adds = [_command(b"add", key, value, expire) for key, value in items.items()]
+        claim = partial(_claim, commands=adds, keys=list(items))
+        found: dict[str, tuple[bytes, Any]] = self._run(str(home), claim, {}, fill=True)
+        return found
+
+    def fill(self, home: Hashable, items: Sequence[tuple[str, bytes, Any]]) -> None:
+        commands = [_command(b"cas", key, value, 0, token=token) for key, value, token in items]
+        self._run(str(home), partial(_send, commands=commands), None, fill=True)
+
     def get_many(self, keys: Sequence[str]) -> dict[str, bytes]:
         if not keys:
             return {}
@@ -190,7 +223,7 @@ class MemcachePool:
         self.stats.calls += 1
         found: dict[str, tuple[bytes, Any]] = {}
         for address, batch in self._by_server(keys).items():
-            found.update(self._run(address, methodcaller("gets_many", batch), {}))
+            found.update(self.fetch_tokens(address, batch))
         return found
 
     def add(self, key: str, value: bytes, expire: int) -> bool:
@@ -214,36 +247,6 @@ class MemcachePool:
                 fill=True,
             )
         )
-
-    # memcached has no multi-add or multi-cas: these go back to back on this thread's
-    # connection to each server, in one write, without waiting for replies (noreply). The
-    # claims are followed by a ``gets`` of their keys: a server runs a connection's commands
-    # in order, so its answer comes once every add was applied (a claim must be in place
-    # before the filler reads the database, or a writer's delete could land before it and
-    # the filler store what it read before the write), and it carries the token the fill's
-    # cas will need. Fills need no wait: a cas whose claim was deleted or changed fails.
-    # One write, not one per key: a cold page of 50 pins claims and fills 50 keys.
-    def claim_many(self, items: Mapping[str, bytes], expire: int) -> dict[str, tuple[bytes, Any]]:
-        if not items:
-            return {}
-        self.stats.calls += 1
-        found: dict[str, tuple[bytes, Any]] = {}
-        for address, keys in self._by_server(items).items():
-            adds = [_command(b"add", key, items[key], expire) for key in keys]
-            claim = partial(_claim, commands=adds, keys=keys)
-            found.update(self._run(address, claim, {}, fill=True))
-        return found
-
-    def cas_many(self, items: Sequence[tuple[str, bytes, Any]], expire: int) -> None:
-        if items:
-            self.stats.calls += 1
-            by_key = {key: (value, token) for key, value, token in items}
-            for address, keys in self._by_server(by_key).items():
-                commands = [
-                    _command(b"cas", key, by_key[key][0], expire, token=by_key[key][1])
-                    for key in keys
-                ]
-                self._run(address, partial(_send, commands=commands), None, fill=True)
 
     def append(self, key: str, value: bytes) -> bool:
         """Append to a cached list; a lost append is replayed as a delete of the list."""
@@ -327,17 +330,10 @@ _connections = threading.local()
 def get_across(wanted: Sequence[tuple[CachePool, Sequence[str]]]) -> list[dict[str, bytes]]:
     """What each pool holds of its keys, for a page that needs several pools' keys at one
     step (a board, its owner and its list of pins): one multi-get per home, however many
-    pools live there. A round trip counts as a call of the first pool in it; every pool
-    counts its own hits and misses."""
+    pools live there. Every pool counts its own hits and misses."""
     found: list[dict[str, bytes]] = [{} for _ in wanted]
-    homes: dict[Hashable, list[tuple[int, list[str]]]] = {}
-    for index, (pool, keys) in enumerate(wanted):
-        for home, batch in pool.homes(keys).items():
-            homes.setdefault(home, []).append((index, batch))
-    for home, parts in homes.items():
-        first = wanted[parts[0][0]][0]
-        first.stats.calls += 1
-        held = first.fetch(home, [key for _, batch in parts for key in batch])
+    for pool, home, parts in _round_trips(wanted):
+        held = pool.fetch(home, [key for _, batch in parts for key in batch])
         for index, batch in parts:
             stats = wanted[index][0].stats
             for key in batch:
@@ -347,6 +343,57 @@ def get_across(wanted: Sequence[tuple[CachePool, Sequence[str]]]) -> list[dict[s
                 else:
                     stats.misses += 1
     return found
+
+
+def gets_across(
+    wanted: Sequence[tuple[CachePool, Sequence[str]]],
+) -> list[dict[str, tuple[bytes, Any]]]:
+    """``get_across`` with each value's cas token (hits and misses uncounted)."""
+    found: list[dict[str, tuple[bytes, Any]]] = [{} for _ in wanted]
+    for pool, home, parts in _round_trips(wanted):
+        held = pool.fetch_tokens(home, [key for _, batch in parts for key in batch])
+        for index, batch in parts:
+            found[index].update((key, held[key]) for key in batch if key in held)
+    return found
+
+
+def claim_across(
+    wanted: Sequence[tuple[CachePool, Sequence[str]]], claim: bytes, expire: int
+) -> list[dict[str, tuple[bytes, Any]]]:
+    """``claim`` each pool's keys with the value ``claim``: one round trip per home."""
+    found: list[dict[str, tuple[bytes, Any]]] = [{} for _ in wanted]
+    for pool, home, parts in _round_trips(wanted):
+        keys = [key for _, batch in parts for key in batch]
+        held = pool.claim(home, dict.fromkeys(keys, claim), expire)
+        for index, batch in parts:
+            found[index].update((key, held[key]) for key in batch if key in held)
+    return found
+
+
+def fill_across(wanted: Sequence[tuple[CachePool, Sequence[tuple[str, bytes, Any]]]]) -> None:
+    """``fill`` each pool's (key, value, token): one write per home, replies not awaited."""
+    items = [{key: (key, value, token) for key, value, token in fills} for _, fills in wanted]
+    keyed = [(pool, list(items[index])) for index, (pool, _) in enumerate(wanted)]
+    for pool, home, parts in _round_trips(keyed):
+        pool.fill(home, [items[index][key] for index, batch in parts for key in batch])
+
+
+def _round_trips(
+    wanted: Sequence[tuple[CachePool, Sequence[str]]],
+) -> list[tuple[CachePool, Hashable, list[tuple[int, list[str]]]]]:
+    """One round trip per home the keys live at: the pool that makes it (the first of
+    ``wanted`` there, which counts it as a call) and which keys of each of ``wanted`` go."""
+    homes: dict[Hashable, list[tuple[int, list[str]]]] = {}
+    for index, (pool, keys) in enumerate(wanted):
+        if keys:
+            for home, batch in pool.homes(keys).items():
+                homes.setdefault(home, []).append((index, batch))
+    trips = []
+    for home, parts in homes.items():
+        pool = wanted[parts[0][0]][0]
+        pool.stats.calls += 1
+        trips.append((pool, home, parts))
+    return trips
 
 
 def _command(verb: bytes, key: str, value: bytes, expire: int, *, token: Any = None) -> bytes:

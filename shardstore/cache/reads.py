@@ -4,8 +4,8 @@ A page reads in steps, each needing what the one before found: a board page read
 board, its owner and its list of pins, then the pins. A step's reads are independent of
 each other, so ``read_together`` sends them as one multi-get to each memcached server
 they live on (pools often share servers), where reading them one by one would cost a
-round trip each. Each read then finishes as it would alone: its misses go through the
-read-through fill of its own table, and a warm step costs no more than one round trip.
+round trip each. A cold step's claims and fills go together too (readthrough.py): a
+step costs one round trip warm, and two and the loads cold, however many reads it makes.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, overload
 
-from .pools import CachePool, get_across
+from .readthrough import Through, read_through_all
 
 T = TypeVar("T")
 U = TypeVar("U")
@@ -26,27 +26,28 @@ D = TypeVar("D")
 
 @dataclass(frozen=True)
 class Read(Generic[T]):
-    """A read of ``keys`` of one pool, and ``finish``, which makes its answer from what the
-    pool held of them (loading and filling the misses)."""
+    """A read through the cache (``through``), and ``shape``, which makes its answer from
+    the values of its keys."""
 
-    pool: CachePool | None  # None: no keys
-    keys: list[str]
-    finish: Callable[[dict[str, bytes]], T]
+    through: Through | None  # None: no keys
+    shape: Callable[[dict[str, bytes]], T]
 
     @classmethod
     def done(cls, answer: T) -> Read[T]:
         """A read a page may skip (another's secret boards): ``answer``, for no key."""
-        return cls(None, [], lambda _: answer)
+        return cls(None, lambda _: answer)
 
     def run(self) -> T:
         """The read on its own."""
-        return self.finish(self.pool.get_many(self.keys) if self.pool else {})
+        return read_together(self)[0]
 
     def then(self, shape: Callable[[T], U]) -> Read[U]:
         """The same keys, the answer reshaped."""
-        return Read(self.pool, self.keys, lambda held: shape(self.finish(held)))
+        return Read(self.through, lambda values: shape(self.shape(values)))
 
 
+@overload
+def read_together(a: Read[A], /) -> tuple[A]: ...
 @overload
 def read_together(a: Read[A], b: Read[B], /) -> tuple[A, B]: ...
 @overload
@@ -54,7 +55,6 @@ def read_together(a: Read[A], b: Read[B], c: Read[C], /) -> tuple[A, B, C]: ...
 @overload
 def read_together(a: Read[A], b: Read[B], c: Read[C], d: Read[D], /) -> tuple[A, B, C, D]: ...
 def read_together(*reads: Read[Any]) -> tuple[Any, ...]:
-    """The answers of ``reads``, their keys fetched in one multi-get per server."""
-    asked = [(read.pool, read.keys) for read in reads if read.pool]
-    held = iter(get_across(asked))
-    return tuple(read.finish(next(held) if read.pool else {}) for read in reads)
+    """The answers of ``reads``, their keys read through together (``read_through_all``)."""
+    values = iter(read_through_all([read.through for read in reads if read.through]))
+    return tuple(read.shape(next(values) if read.through else {}) for read in reads)

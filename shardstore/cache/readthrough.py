@@ -17,16 +17,19 @@ land after a writer's delete and hold the key for a value read before the
 write), and a batch of fills sent without waiting for replies, each a ``cas``
 on the token its claim was given, which fails if anything touched the key
 since. A list (``merge``) reads its claim again after loading instead, to merge
-the appends that landed on it meanwhile.
+the appends that landed on it meanwhile. Reads that a page makes at one step go
+together (``read_through_all``): each of these round trips is made once per memcached
+server for them all.
 """
 
 from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from .pools import CachePool
+from .pools import CachePool, claim_across, fill_across, get_across, gets_across
 
 #: The value of a key whose filler is reading the database.
 FILLING = b"\x00filling"
@@ -34,43 +37,76 @@ FILLING = b"\x00filling"
 FILL_SECONDS = 10
 
 
+@dataclass(frozen=True)
+class Through:
+    """A read of ``keys`` of ``pool`` through to the database: ``load(missing) -> {key:
+    value}`` reads what the pool misses, in one batch. With ``merge``, appends that landed
+    on a claim while it was being filled are merged into the loaded value (``merge(loaded,
+    appended)``)."""
+
+    pool: CachePool
+    keys: Sequence[str]
+    load: Callable[[list[str]], Mapping[str, bytes]]
+    merge: Callable[[bytes, bytes], bytes] | None = None
+
+
 def read_through(
     pool: CachePool,
     keys: Sequence[str],
     load: Callable[[list[str]], Mapping[str, bytes]],
     *,
-    expire: int = 0,
     merge: Callable[[bytes, bytes], bytes] | None = None,
-    fetched: Mapping[str, bytes] | None = None,
 ) -> dict[str, bytes]:
-    """The cached value of each key; misses are loaded (``load(missing) -> {key: value}``,
-    one batch) and stored. With ``merge``, appends that landed on a claim while it was
-    being filled are merged into the loaded value (``merge(loaded, appended)``). ``fetched``:
-    what the pool held of ``keys``, when a read of several pools got them already."""
-    found = pool.get_many(keys) if fetched is None else dict(fetched)
-    missing = [k for k in keys if found.get(k, FILLING).startswith(FILLING)]
+    """The cached value of each key; misses are loaded and stored (see ``Through``)."""
+    return read_through_all([Through(pool, keys, load, merge)])[0]
+
+
+def read_through_all(reads: Sequence[Through]) -> list[dict[str, bytes]]:
+    """The cached values of each read's keys, the reads made together: one multi-get per
+    home (a memcached server) for them all; if any missed, one round trip of claims per
+    home, each read's load, one ``gets`` per home of the lists' claims, and the fills sent
+    in one write per home."""
+    found = get_across([(read.pool, read.keys) for read in reads])
+    missing = {
+        index: keys
+        for index, read in enumerate(reads)
+        if (keys := [k for k in read.keys if found[index].get(k, FILLING).startswith(FILLING)])
+    }
     if not missing:
         return found
     claim = FILLING + secrets.token_bytes(8)
-    held = pool.claim_many(dict.fromkeys(missing, claim), FILL_SECONDS)
-    # A key another reader filled between our get and our claim: its value stands.
-    filled = {k: held[k][0] for k in missing if k in held and not held[k][0].startswith(FILLING)}
-    found.update(filled)
-    missing = [k for k in missing if k not in filled]
-    loaded = load(missing) if missing else {}
-    if merge is not None:
-        held = pool.gets_many(missing)
-    fills = []
-    for key in missing:
-        value = loaded[key]
-        current = held.get(key)
-        if current is not None and current[0].startswith(claim):  # our claim, still standing
-            appended = current[0][len(claim) :]
-            if appended and merge is not None:
-                value = merge(value, appended)
-            fills.append((key, value, current[1]))
-        found[key] = value
-    pool.cas_many(fills, expire)
+    claims = claim_across(
+        [(reads[i].pool, keys) for i, keys in missing.items()], claim, FILL_SECONDS
+    )
+    held = dict(zip(missing, claims, strict=True))
+    for index, keys in missing.items():
+        # A key another reader filled between our get and our claim: its value stands.
+        filled = {
+            k: held[index][k][0]
+            for k in keys
+            if k in held[index] and not held[index][k][0].startswith(FILLING)
+        }
+        found[index].update(filled)
+        missing[index] = [k for k in keys if k not in filled]
+    loaded = {i: reads[i].load(keys) if keys else {} for i, keys in missing.items()}
+    merging = [i for i, keys in missing.items() if keys and reads[i].merge]
+    if merging:  # what was appended to the lists' claims while they were loaded
+        again = gets_across([(reads[i].pool, missing[i]) for i in merging])
+        held.update(zip(merging, again, strict=True))
+    fills: list[tuple[CachePool, list[tuple[str, bytes, Any]]]] = []
+    for index, keys in missing.items():
+        merge, ours = reads[index].merge, []
+        for key in keys:
+            value = loaded[index][key]
+            current = held[index].get(key)
+            if current is not None and current[0].startswith(claim):  # our claim, standing
+                appended = current[0][len(claim) :]
+                if appended and merge is not None:
+                    value = merge(value, appended)
+                ours.append((key, value, current[1]))
+            found[index][key] = value
+        fills.append((reads[index].pool, ours))
+    fill_across(fills)
     return found
 
 

@@ -18,7 +18,7 @@ from ..objects import ObjectTable, is_active
 from . import lists
 from .pools import CachePool
 from .reads import Read
-from .readthrough import invalidate, key_for, read_through
+from .readthrough import Through, invalidate, key_for, read_through
 
 
 class CachedTables(Protocol):
@@ -104,8 +104,7 @@ class CachedObjects:
             found = {row["id"]: row for row in rows}
             return {keys[object_id]: _dump(found.get(object_id)) for object_id in ids}
 
-        def finish(held: dict[str, bytes]) -> list[dict[str, Any]]:
-            values = read_through(self._pool, list(keys.values()), load, fetched=held)
+        def shape(values: dict[str, bytes]) -> list[dict[str, Any]]:
             objects = []
             for object_id in wanted:
                 data = orjson.loads(values[keys[object_id]])
@@ -118,7 +117,7 @@ class CachedObjects:
                 objects.append(data)
             return objects
 
-        return Read(self._pool, list(keys.values()), finish)
+        return Read(Through(self._pool, list(keys.values()), load), shape)
 
     def create(self, shard_id: int, data: Mapping[str, Any]) -> int:
         object_id = self._table.create(shard_id, data)
@@ -184,8 +183,7 @@ class CachedMapping:
             pages = self._table.rows_many([keys[k] for k in missing], limit=LIST_CAP + 1)
             return {k: lists.encode(pages[keys[k]], LIST_CAP) for k in missing}
 
-        def finish(held: dict[str, bytes]) -> dict[int, lists.CachedList | None]:
-            values = read_through(self._pool, list(keys), load, merge=lists.merge, fetched=held)
+        def shape(values: dict[str, bytes]) -> dict[int, lists.CachedList | None]:
             decoded: dict[int, lists.CachedList | None] = {}
             for key, from_id in keys.items():
                 cached = lists.decode(values[key])
@@ -195,7 +193,7 @@ class CachedMapping:
                 decoded[from_id] = cached
             return decoded
 
-        return Read(self._pool, list(keys), finish)
+        return Read(Through(self._pool, list(keys), load, lists.merge), shape)
 
     def page(
         self,
@@ -362,11 +360,11 @@ class CachedLookup:
             found = self._table.get(key)
             return {cache_key: str(found).encode() if found is not None else ABSENT}
 
-        def finish(held: dict[str, bytes]) -> int | None:
-            value = read_through(self._pool, [cache_key], load, fetched=held)[cache_key]
+        def shape(values: dict[str, bytes]) -> int | None:
+            value = values[cache_key]
             return None if value == ABSENT else int(value)
 
-        return Read(self._pool, [cache_key], finish)
+        return Read(Through(self._pool, [cache_key], load), shape)
 
     def insert(self, key: str, object_id: int) -> None:
         self._table.insert(key, object_id)

@@ -293,7 +293,7 @@ def test_keys_of_a_stopped_server_are_not_cached_on_another(
     direct_b.close()
 
 
-def test_claims_are_in_place_when_claim_many_returns_even_on_a_slow_link(
+def test_claims_are_in_place_when_a_claim_returns_even_on_a_slow_link(
     start_memcached: Callable[[], MemcachedServer],
 ) -> None:
     """A filler reads the database right after its claims: a claim still on its way could
@@ -304,7 +304,7 @@ def test_claims_are_in_place_when_claim_many_returns_even_on_a_slow_link(
         direct = raw(server.address)
         try:
             claims = {f"claim-{n}": b"\x00filling-mine" for n in range(3)}
-            held = pool.claim_many(claims, 10)
+            held = pool.claim(link.address, claims, 10)
             assert direct.get_many(list(claims)) == claims
             assert {k: v for k, (v, _token) in held.items()} == claims
         finally:

@@ -48,11 +48,11 @@ def test_a_cold_read_is_three_calls_and_a_fill_landing_before_the_claim_is_taken
     A key another reader fills between the get and the claim is not loaded again."""
     pool = pools["pins"]
     ours, theirs = _key(), _key()
-    real_claim = pool.claim_many
+    real_claim = pool.claim
 
-    def claim_after_their_fill(items: dict[str, bytes], expire: int) -> dict[str, Any]:
+    def claim_after_their_fill(home: Any, items: dict[str, bytes], expire: int) -> Any:
         pool.add(theirs, b"filled by another reader", 0)  # lands just before our claim
-        return real_claim(items, expire)
+        return real_claim(home, items, expire)
 
     loaded: list[list[str]] = []
 
@@ -60,12 +60,12 @@ def test_a_cold_read_is_three_calls_and_a_fill_landing_before_the_claim_is_taken
         loaded.append(missing)
         return dict.fromkeys(missing, b"from the database")
 
-    pool.claim_many = claim_after_their_fill
+    pool.claim = claim_after_their_fill
     try:
         calls = pool.stats.calls
         got = read_through(pool, [ours, theirs], load)
     finally:
-        del pool.claim_many
+        del pool.claim
     assert pool.stats.calls - calls == 4  # get, claim (+ the other reader's add), fill
     assert loaded == [[ours]]
     assert got == {ours: b"from the database", theirs: b"filled by another reader"}

@@ -1,5 +1,6 @@
 """Reads made together: the reads of one step of a page (a board, its owner, its list of
-pins) fetched in one multi-get per server they live on, each then finished as alone."""
+pins) fetched in one multi-get per server they live on, their misses claimed and filled
+together, each answering as alone."""
 
 from __future__ import annotations
 
@@ -31,16 +32,20 @@ def test_a_step_answers_as_its_reads_alone_in_one_round_trip_per_server(
     )
     assert alone[2].ids == pins[::-1][:2]
 
+    # One memcached server holds every pool: one round trip each time. Pools in memory of
+    # their own are three homes.
+    homes = 1 if isinstance(pools["lists"], MemcachePool) else 3
+    before = calls(pools)
     with store.count_queries() as cold:
         assert board_step(cached, board, owner) == alone  # misses filled as alone
     assert cold.count == 3  # board with its counts, user, list: one query each
+    # The gets, the claims and the fills of the three reads go together; the list's claim
+    # is read again after its load (appends that landed meanwhile are merged).
+    assert sum(delta(before, pools).values()) == 3 * homes + 1
     before = calls(pools)
     with store.count_queries() as warm:
         assert board_step(cached, board, owner) == alone
     assert warm.count == 0
-    # One memcached server holds every pool: one round trip. Pools in memory of their own
-    # are three homes.
-    homes = 1 if isinstance(pools["lists"], MemcachePool) else 3
     assert sum(delta(before, pools).values()) == homes
     assert pools["lists"].stats.hits >= 1 and pools["users"].stats.hits >= 1
 
