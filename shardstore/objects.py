@@ -51,13 +51,11 @@ def _decode(object_id: int, text: str | bytes) -> dict[str, Any]:
     return data
 
 
-def _counts(count_list: str | bytes | None, wanted: Sequence[str]) -> dict[str, int]:
-    """The ``wanted`` counts from a "relation n,relation n" list (0 for a relation with
-    no row: nothing was ever added to it)."""
-    if isinstance(count_list, bytes):
-        count_list = count_list.decode()
-    rows = dict(item.split(" ") for item in count_list.split(",")) if count_list else {}
-    return {relation: int(rows.get(relation, 0)) for relation in wanted}
+def _counts(count_object: str | bytes | None, wanted: Sequence[str]) -> dict[str, int]:
+    """The ``wanted`` counts from a ``{"relation": n}`` object (0 for a relation with no
+    row: nothing was ever added to it)."""
+    found = orjson.loads(count_object) if count_object else {}
+    return {relation: int(found.get(relation, 0)) for relation in wanted}
 
 
 def is_active(data: Mapping[str, Any]) -> bool:
@@ -73,9 +71,9 @@ class ObjectTable:
         table = object_type.table
         self._insert = f"INSERT INTO {{db}}.{table} (data) VALUES (%s)"
         self._select_one = f"SELECT data FROM {{db}}.{table} WHERE local_id = %s"
-        # A sub-query on the object's own shard: its count rows, as "relation n,relation n".
+        # A sub-query on the object's own shard: its count rows, as {"relation": n}.
         self._counts_column = (
-            ", (SELECT {count_list} FROM {db}.mapping_counts c"
+            ", (SELECT {count_object} FROM {db}.mapping_counts c"
             f" WHERE c.from_id = %s + {table}.local_id)"
         )
         self._update = f"UPDATE {{db}}.{table} SET data = %s WHERE local_id = %s"
@@ -113,40 +111,57 @@ class ObjectTable:
             if self._store.catalog.relation(relation).from_type != self.type.name:
                 raise ValueError(f"{relation} does not map from {self.type.name}")
         found: dict[int, dict[str, Any]] = {}
-        by_shard = group_by_shard(wanted)
+        for object_id, (text, count_object) in self.stored_many(
+            wanted, counts=bool(counts)
+        ).items():
+            data = _decode(object_id, text)
+            if counts:
+                data["counts"] = _counts(count_object, counts)
+            if include_inactive or is_active(data):
+                found[object_id] = data
+        return [found[object_id] for object_id in wanted if object_id in found]
+
+    def stored_many(
+        self, object_ids: Sequence[int], *, counts: bool
+    ) -> dict[int, tuple[str | bytes, str | bytes | None]]:
+        """What MySQL holds of each object found (deleted ones too), in the order asked: its
+        stored JSON and, with ``counts``, the counts of every mapping from it as a JSON
+        object (None for none). One query per read group of shards. The cache keeps them
+        as they come (cache/tables.py), without decoding them."""
+        by_shard = group_by_shard(object_ids)
+        rows: list[Any] = []
         for shards in self._store.read_groups(by_shard):
             with self._store.session(shards[0]) as session:
                 parts, params = [], []
                 for shard_id in shards:
                     sql, shard_params = self._select_many(
-                        shard_id, by_shard[shard_id], session.dialect.count_list if counts else ""
+                        shard_id, by_shard[shard_id], session.dialect.count_object if counts else ""
                     )
                     parts.append(sql)
                     params += shard_params
-                rows = session.query(" UNION ALL ".join(parts), params)
-            for object_id, text, *count_list in rows:
-                data = _decode(object_id, text)
-                if counts:
-                    data["counts"] = _counts(count_list[0], counts)
-                if include_inactive or is_active(data):
-                    found[object_id] = data
-        return [found[object_id] for object_id in wanted if object_id in found]
+                rows += session.query(" UNION ALL ".join(parts), params)
+        found = {row[0]: (row[1], row[2] if counts else None) for row in rows}
+        return {object_id: found[object_id] for object_id in object_ids if object_id in found}
 
-    def _select_many(self, shard_id: int, ids: list[int], count_list: str) -> tuple[str, list[Any]]:
-        """A SELECT of these objects of one shard (full ID, data, and with ``count_list``,
+    def _select_many(
+        self, shard_id: int, ids: list[int], count_object: str
+    ) -> tuple[str, list[Any]]:
+        """A SELECT of these objects of one shard (full ID, data, and with ``count_object``,
         the dialect's aggregate, their counts), naming its database, so that several shards
         of a host can be read in one UNION ALL."""
         base = compose(shard_id, self.type.type_id, 0)
         db = self._store.database(shard_id)
         columns = ""
-        if count_list:
-            columns = self._counts_column.replace("{db}", db).replace("{count_list}", count_list)
+        if count_object:
+            columns = self._counts_column.replace("{db}", db).replace(
+                "{count_object}", count_object
+            )
         marks = ",".join(["%s"] * len(ids))
         sql = (
             f"SELECT %s + local_id, data{columns} FROM {db}.{self.type.table}"
             f" WHERE local_id IN ({marks})"
         )
-        params = [base, base] if count_list else [base]
+        params = [base, base] if count_object else [base]
         return sql, params + [object_id & MAX_LOCAL_ID for object_id in ids]
 
     def scan(

@@ -36,7 +36,7 @@ class Dialect:
     for_update: str  # row lock on a read inside a write transaction
     begin: str  # start a write transaction
     add_to_count: str  # upsert into mapping_counts: (from_id, relation, delta)
-    count_list: str  # an aggregate of a group of mapping_counts rows: "relation n,relation n"
+    count_object: str  # an aggregate of a group of mapping_counts rows: {"relation": n}
 
 
 class Session:

@@ -42,7 +42,7 @@ class MySQLBackend(Backend):
             "INSERT INTO {db}.mapping_counts (from_id, relation, n) VALUES (%s, %s, %s)"
             " ON DUPLICATE KEY UPDATE n = n + VALUES(n)"
         ),
-        count_list="GROUP_CONCAT(relation, ' ', n)",
+        count_object="JSON_OBJECTAGG(relation, n)",
     )
 
     def __init__(

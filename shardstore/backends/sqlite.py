@@ -30,7 +30,7 @@ class SQLiteBackend(Backend):
             "INSERT INTO {db}.mapping_counts (from_id, relation, n) VALUES (%s, %s, %s)"
             " ON CONFLICT (from_id, relation) DO UPDATE SET n = n + excluded.n"
         ),
-        count_list="group_concat(relation || ' ' || n)",
+        count_object="json_group_object(relation, n)",
     )
 
     def __init__(self, host: str, address: str, **options: Any) -> None:

@@ -100,9 +100,8 @@ class CachedObjects:
 
         def load(missing: list[str]) -> dict[str, bytes]:
             ids = [by_key[key] for key in missing]
-            rows = self._table.get_many(ids, include_inactive=True, counts=self._counts)
-            found = {row["id"]: row for row in rows}
-            return {keys[object_id]: _dump(found.get(object_id)) for object_id in ids}
+            found = self._table.stored_many(ids, counts=bool(self._counts))
+            return {keys[object_id]: _value(found.get(object_id)) for object_id in ids}
 
         def shape(values: dict[str, bytes]) -> list[dict[str, Any]]:
             objects = []
@@ -145,11 +144,21 @@ class CachedObjects:
         invalidate(self._pool, [self.key(object_id) for object_id in object_ids])
 
 
-def _dump(data: dict[str, Any] | None) -> bytes:
-    """The cached value: the stored JSON with the counts, without the ID (the key has it)."""
-    if data is None:
+def _value(stored: tuple[str | bytes, str | bytes | None] | None) -> bytes:
+    """The cached value: the stored JSON with ``"counts"`` (a JSON object) spliced in at its
+    head, ``null`` when absent. The stored object never holds ``counts`` or ``id``
+    (objects.py), so a cold read decodes nothing on its way from MySQL to the pool."""
+    if stored is None:
         return ABSENT
-    return orjson.dumps({k: v for k, v in data.items() if k != "id"})
+    text, counts = (_bytes(part) for part in stored)
+    if not counts:
+        return text
+    rest = text[1:].lstrip()  # after the object's opening brace
+    return b'{"counts":' + counts + (rest if rest.startswith(b"}") else b"," + rest)
+
+
+def _bytes(text: str | bytes | None) -> bytes:
+    return text.encode() if isinstance(text, str) else text or b""
 
 
 class CachedMapping:

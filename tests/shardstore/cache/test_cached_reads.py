@@ -36,6 +36,24 @@ def test_warm_object_with_counts_costs_no_sql(
     assert pools["boards"].stats.hits >= 1
 
 
+def test_objects_are_cached_as_stored_with_their_counts(store: Store, cached: CachedStore) -> None:
+    """The cached value is the stored JSON with its counts spliced in, undecoded: an object
+    with no fields, one with counts and one with none read back as the store reads them."""
+    boards = store.objects("board")
+    empty = boards.create(2, {})
+    counted = boards.create(2, {"title": 'Caf\u00e9 "best", {braces}', "owner_id": 1})
+    plain = boards.create(5, {"title": "no pins"})
+    fill_board(store, empty, 1, shard=2)
+    fill_board(store, counted, 3, shard=2)
+    wanted, counts = [empty, counted, plain], ("board_has_pins",)
+    expected = boards.get_many(wanted, counts=counts)
+    assert [b["counts"]["board_has_pins"] for b in expected] == [1, 3, 0]
+    assert expected[0] == {"id": empty, "counts": {"board_has_pins": 1}}
+    for _ in ("cold", "warm"):
+        assert cached.objects("board").get_many(wanted, counts=counts) == expected
+    assert cached.objects("board").get_many(wanted) == boards.get_many(wanted)
+
+
 def test_warm_get_many_across_shards_and_absent_ids(
     store: Store, cached: CachedStore, pools: dict[str, Any]
 ) -> None:

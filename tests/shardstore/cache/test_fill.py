@@ -111,18 +111,18 @@ def test_object_update_during_a_cached_read_leaves_no_stale_object(
 ) -> None:
     pin = store.objects("pin").create(3, {"title": "old"})
     table = store.objects("pin")
-    original = table.get_many
+    original = table.stored_many
     writes: list[dict[str, Any]] = []
 
-    def get_many_then_write(*args: Any, **kwargs: Any) -> Any:
+    def stored_many_then_write(*args: Any, **kwargs: Any) -> Any:
         rows = original(*args, **kwargs)  # the reader's SELECT...
         if not writes:
             writes.append(cached.objects("pin").update(pin, {"title": "new"}))  # ...a write
         return rows
 
-    monkeypatch.setattr(table, "get_many", get_many_then_write)
+    monkeypatch.setattr(table, "stored_many", stored_many_then_write)
     assert cached.objects("pin").get(pin)["title"] == "old"  # type: ignore[index]
-    monkeypatch.setattr(table, "get_many", original)
+    monkeypatch.setattr(table, "stored_many", original)
     assert writes
     assert cached.objects("pin").get(pin)["title"] == "new"  # type: ignore[index]
 
