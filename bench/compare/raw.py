@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import defaultdict
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
@@ -82,6 +83,8 @@ def lookup_key(name: str, value: str) -> str:
 def decode(object_id: int, value: bytes) -> dict[str, Any]:
     data: dict[str, Any] = orjson.loads(value)
     data["id"] = object_id
+    # The cache holds the counts of the mappings with a row; the others are 0.
+    data["counts"] = defaultdict(int, data.get("counts", {}))
     return data
 
 
