@@ -35,7 +35,11 @@ def may_see(viewer_id: int | None, board: dict[str, Any]) -> bool:
 
 def visible_board(viewer_id: int | None, board_id: int) -> dict[str, Any]:
     """The board, if the viewer may see it; NotFoundError otherwise."""
-    board = get_board(board_id)
+    return shown_board(viewer_id, get_board(board_id))
+
+
+def shown_board(viewer_id: int | None, board: dict[str, Any] | None) -> dict[str, Any]:
+    """``visible_board`` of a board read already (None: there is none)."""
     if board is None or not may_see(viewer_id, board):
         raise NotFoundError("no such board")
     return board
@@ -61,6 +65,13 @@ def visible_pin(viewer_id: int | None, pin_id: int) -> tuple[dict[str, Any], dic
     """The pin and its board, if the viewer may see them; NotFoundError otherwise."""
     pin = get_pin(pin_id)
     board = get_board(pin["board_id"]) if pin else None
+    return shown_pin(viewer_id, pin, board)
+
+
+def shown_pin(
+    viewer_id: int | None, pin: dict[str, Any] | None, board: dict[str, Any] | None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``visible_pin`` of a pin and its board read already (None: there is none)."""
     if pin is None or board is None or not may_see(viewer_id, board):
         raise NotFoundError("no such pin")
     return pin, board

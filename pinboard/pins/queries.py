@@ -18,7 +18,12 @@ PIN_COUNTS = ("pin_liked_by_users", "pin_saved_as_pins", "pin_has_comments")
 
 
 def get_pin(pin_id: int) -> dict[str, Any] | None:
-    return cached_store().objects("pin").get(pin_id, counts=PIN_COUNTS)
+    return reading_pin(pin_id).run()
+
+
+def reading_pin(pin_id: int) -> Read[dict[str, Any] | None]:
+    """``get_pin`` as a read to make with others at one step of a page."""
+    return cached_store().objects("pin").reading_one(pin_id, counts=PIN_COUNTS)
 
 
 def owned_pin(actor_id: int, pin_id: int) -> dict[str, Any]:
@@ -83,25 +88,20 @@ def get_comments(comment_ids: list[int]) -> list[dict[str, Any]]:
     return cached_store().objects("comment").get_many(comment_ids)
 
 
-def comments_page(
-    pin_id: int, *, limit: int = 50, cursor: str | None = None
-) -> tuple[list[dict[str, Any]], str | None]:
-    """A pin's comments, oldest first, each with ``author`` (ID and username, kept in the
-    comment when it was written: authors live on any shard, and a page of comments must
-    not cost a query per shard of its authors)."""
-    page = reading_comments(pin_id, limit=limit, cursor=cursor).run()
-    return comments_of(page), page.cursor
-
-
 def reading_comments(pin_id: int, *, limit: int = 50, cursor: str | None = None) -> Read[Page]:
     """A page of a pin's comment IDs, oldest first, as a read to make with others."""
     mapping = cached_store().mapping("pin_has_comments")
     return mapping.reading_page(pin_id, limit=limit, cursor=cursor, oldest_first=True)
 
 
-def comments_of(page: Page) -> list[dict[str, Any]]:
-    """The comments of a page of their IDs, each with its ``author``."""
-    comments = cached_store().objects("comment").get_many(page.ids)
+def reading_comments_of(page: Page) -> Read[list[dict[str, Any]]]:
+    """The comments of a page of their IDs, each with ``author`` (ID and username, kept in
+    the comment when it was written: authors live on any shard, and a page of comments
+    must not cost a query per shard of its authors), as a read to make with others."""
+    return cached_store().objects("comment").reading(page.ids).then(_with_authors)
+
+
+def _with_authors(comments: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for comment in comments:
         comment["author"] = {"id": comment["author_id"], "username": comment["author_username"]}
     return comments

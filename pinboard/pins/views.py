@@ -33,7 +33,7 @@ from .actions import (
     save_pin,
     update_pin,
 )
-from .queries import comments_of, get_pin, owned_pin, reading_comments
+from .queries import get_pin, owned_pin, reading_comments, reading_comments_of, reading_pin
 
 #: The boards a save or create form offers: the pinner's newest this many.
 BOARD_CHOICES = 200
@@ -56,13 +56,16 @@ def _form_errors(error: DomainError) -> dict[str, str]:
 
 @page_errors
 def detail(request: HttpRequest, pin_id: str) -> HttpResponse:
-    pin = get_pin(parse_id(pin_id, "pin"))
+    # The pin and its comments' list, then its board, owner and comments: two steps.
+    wanted = parse_id(pin_id, "pin")
+    cursor = request.GET.get("comments") or None
+    pin, page = read_together(reading_pin(wanted), reading_comments(wanted, cursor=cursor))
     if pin is None:
         raise Http404("no such pin")
     board, owner, comments = read_together(
         reading_board(pin["board_id"]),
         reading_user(pin["owner_id"], counts=False),
-        reading_comments(pin["id"], cursor=request.GET.get("comments") or None),
+        reading_comments_of(page),
     )
     pinner = get_pinner(request)
     viewer = pinner["id"] if pinner else None
@@ -72,8 +75,8 @@ def detail(request: HttpRequest, pin_id: str) -> HttpResponse:
         "pin": pin_item(pin),
         "board": board,
         "owner": owner,
-        "comments": comments_of(comments),
-        "comments_cursor": comments.cursor,
+        "comments": comments,
+        "comments_cursor": page.cursor,
         "liked": likes_pin(pinner["id"], pin["id"]) if pinner else False,
         "my_boards": _my_boards(pinner),
         "is_owner": pinner is not None and pinner["id"] == owner["id"],

@@ -163,8 +163,8 @@ def test_pin_page_cost_does_not_grow_with_likes_saves_and_comments(client, make_
     busy_cost, response = get_counted(client, f"/pin/{busy}/")
     assert quiet_cost == busy_cost == 5
     assert all(c["username"].encode() in response.content for c in commenters)
-    # the pin, then its board, owner and comments' list together, then the comments
-    assert warm_cache_calls(client, f"/pin/{busy}/") == 3
+    # the pin and its comments' list together, then its board, owner and comments
+    assert warm_cache_calls(client, f"/pin/{busy}/") == 2
 
     board_with_pins(visitor, "Visitor board", 0)
     log_in(client, visitor)
@@ -175,6 +175,17 @@ def test_pin_page_cost_does_not_grow_with_likes_saves_and_comments(client, make_
     assert quiet_cost == busy_cost == 5 + 6
     warm = get_costs(client, f"/pin/{busy}/", warm=True)
     assert warm.sql == 0 and warm.redis == UNREAD
+
+
+def test_api_lists_read_their_board_or_pin_with_the_list(client, make_user):
+    owner, fan = make_user("owner"), make_user("fan")
+    board = board_with_pins(owner, "Pins", 3)
+    pin = board_pins_page(board["id"]).ids[0]
+    add_comment(fan["id"], pin, "nice")
+    # the board (whose privacy decides) and its pins' list together, then the pins
+    assert warm_cache_calls(client, f"/api/v1/boards/{board['id']}/pins") == 2
+    # the pin and its comments' list, then its board and the comments, then their authors
+    assert warm_cache_calls(client, f"/api/v1/pins/{pin}/comments") == 3
 
 
 def test_a_cold_home_feed_reads_its_pins_in_one_statement_per_host(client, make_user):

@@ -14,7 +14,7 @@ from django.test import Client
 
 from pinboard.boards.queries import boards_page
 from pinboard.errors import InvalidField
-from pinboard.pins.queries import board_pins_page, comments_page, get_pin
+from pinboard.pins.queries import board_pins_page, get_pin, reading_comments
 from pinboard.text import multi_line, one_line
 from pinboard.users.queries import user_id_for
 from tests.site.api_client import Api, error_of
@@ -77,7 +77,7 @@ def test_api_refuses_control_characters_in_every_text_field(ada: Api, char: str)
     assert boards_page(ada.user["id"]).ids == [int(board["id"])]
     assert board_pins_page(int(board["id"])).ids == [int(pin["id"])]
     assert get_pin(int(pin["id"]))["description"] == ""
-    assert comments_page(int(pin["id"]))[0] == []
+    assert reading_comments(int(pin["id"])).run().ids == []
     assert user_id_for("username", "ctl_user_x") is None
 
 
@@ -117,4 +117,4 @@ def test_pages_refuse_control_characters_in_forms(client: Client, cast: dict[str
     assert "control characters" in text(response)
     assert len(boards_page(ann["id"]).ids) == 1
     assert len(board_pins_page(board["id"]).ids) == 2
-    assert comments_page(pin)[0] == []
+    assert reading_comments(pin).run().ids == []

@@ -7,12 +7,15 @@ from typing import Annotated, Any, NotRequired, TypedDict
 from django.http import HttpRequest, HttpResponse
 from msgspec import Meta
 
+from shardstore.cache import read_together
+
 from ...boards import actions
-from ...boards.privacy import visible_board
+from ...boards.privacy import shown_board, visible_board
+from ...boards.queries import reading_board
 from ...errors import Forbidden, InvalidField, NotFoundError
 from ...follows import actions as follow_actions
 from ...ids import parse_id
-from ...pins.queries import board_pins_page, get_pins
+from ...pins.queries import get_pins, reading_board_pins
 from ...users.queries import get_user
 from .. import serializers
 from ..http import (
@@ -112,10 +115,14 @@ def _delete(request: HttpRequest, board_id: Id) -> HttpResponse:
 
 @operation("A board's pins, newest first", ok=PinList, errors=(NotFoundError,), query=PageQuery)
 def _pins(request: HttpRequest, board_id: Id) -> HttpResponse:
-    board = board_or_404(request, board_id)
+    wanted = parse_id(board_id, "board")
     limit, cursor = page_params(request)
-    ids, next_cursor = board_pins_page(board["id"], limit=limit, cursor=cursor)
-    return page([serializers.pin(p) for p in get_pins(ids)], next_cursor)
+    # The board (whose privacy decides) and its pins' list at one step.
+    board, found = read_together(
+        reading_board(wanted), reading_board_pins(wanted, limit=limit, cursor=cursor)
+    )
+    shown_board(viewer_id(request), board)
+    return page([serializers.pin(p) for p in get_pins(found.ids)], found.cursor)
 
 
 @operation("Follow the board", errors=(NotFoundError, InvalidField), auth=True)

@@ -7,8 +7,11 @@ from typing import Annotated, Any, NotRequired, TypedDict
 from django.http import HttpRequest, HttpResponse
 from msgspec import Meta
 
+from shardstore.cache import Read, read_together
+
 from ... import ratelimit
-from ...boards.privacy import visible_pin
+from ...boards.privacy import shown_pin, visible_pin
+from ...boards.queries import reading_board
 from ...errors import (
     BadRequest,
     CouldNotFetch,
@@ -23,7 +26,7 @@ from ...likes import actions as like_actions
 from ...likes.queries import likers_page
 from ...pins import actions
 from ...pins.fetch import MAX_REDIRECTS, MAX_URL
-from ...pins.queries import comments_page
+from ...pins.queries import reading_comments, reading_comments_of, reading_pin
 from ...users.queries import get_user, get_users
 from .. import serializers
 from ..http import (
@@ -252,13 +255,21 @@ def _comment(request: HttpRequest, pin_id: Id) -> HttpResponse:
     query=PageQuery,
 )
 def _comments(request: HttpRequest, pin_id: Id) -> HttpResponse:
-    pin = pin_or_404(request, pin_id)
+    wanted = parse_id(pin_id, "pin")
     limit, cursor = page_params(request)
-    comments, next_cursor = comments_page(pin["id"], limit=limit, cursor=cursor)
+    # The pin and its comments' list, then its board (whose privacy decides) and the
+    # comments, then their authors: three steps.
+    pin, found = read_together(
+        reading_pin(wanted), reading_comments(wanted, limit=limit, cursor=cursor)
+    )
+    board, comments = read_together(
+        reading_board(pin["board_id"]) if pin else Read.done(None), reading_comments_of(found)
+    )
+    shown_pin(viewer_id(request), pin, board)
     # The page brings authors without their counts; a user always carries them.
     authors = {u["id"]: u for u in get_users([c["author_id"] for c in comments], counts=True)}
     items = [serializers.comment(c, authors.get(c["author_id"])) for c in comments]
-    return page(items, next_cursor)
+    return page(items, found.cursor)
 
 
 @operation(
