@@ -166,13 +166,14 @@ def profile(request: HttpRequest, username: str) -> HttpResponse:
 
 @warm_only
 def pin(request: HttpRequest, pin_id: str) -> HttpResponse:
-    (data,) = objects("pin", [int(pin_id)])
-    raw_board, raw_owner, raw_comments = get(
-        key("board", data["board_id"]), key("user", data["owner_id"]),
-        list_key("pin_has_comments", data["id"]),
-    )  # fmt: skip
+    raw_pin, raw_comments = get(key("pin", int(pin_id)), list_key("pin_has_comments", int(pin_id)))
+    data = decode(int(pin_id), raw_pin)
     comment_ids, comments_cursor = page_of(raw_comments, oldest_first=True)
-    comments = objects("comment", comment_ids)
+    raw_board, raw_owner, *raw = get(
+        key("board", data["board_id"]), key("user", data["owner_id"]),
+        *(key("comment", c) for c in comment_ids),
+    )  # fmt: skip
+    comments = [decode(c, value) for c, value in zip(comment_ids, raw, strict=True)]
     for comment in comments:
         comment["author"] = {"id": comment["author_id"], "username": comment["author_username"]}
     counts = data["counts"]
