@@ -239,8 +239,8 @@ def load_pins(
 ) -> list[int]:
     """``plan[board_id]`` pins on each board, as create_pin writes them.
 
-    Per pin: the pin object on the board's shard, board_has_pins and its inverse
-    pin_owned_by_board (one sequence), user_has_pins (a later sequence), and
+    Per pin: the pin object on the board's shard, board_has_pins, its inverse
+    pin_owned_by_board and user_has_pins (one sequence, which home feeds hold too), and
     their mapping_counts. Returns the IDs of the pins made.
     """
     by_shard: dict[int, list[int]] = defaultdict(list)
@@ -270,7 +270,7 @@ def load_pins(
                 sequence = created + rng.randrange(200, 2_000)  # the object insert came first
                 has_pins.append((board_id, pin_id, sequence))
                 owned_by.append((pin_id, board_id, sequence))
-                user_pins.append((owner_id, pin_id, sequence + rng.randrange(200, 2_000)))
+                user_pins.append((owner_id, pin_id, sequence))
                 counts[(board_id, "board_has_pins")] += 1
                 counts[(pin_id, "pin_owned_by_board")] += 1
                 counts[(owner_id, "user_has_pins")] += 1

@@ -83,6 +83,11 @@ def checks(results: dict[str, Any]) -> list[tuple[str, bool]]:
     rss = rss_ratio(results)
     if rss is not None:
         found.append((f"worker RSS end/1 min {rss:.2f} (<= {RSS_RATIO})", rss <= RSS_RATIO))
+    redis = results.get("redis_check")
+    if redis:
+        differ = redis["graph_differ"] + redis["feeds_differ"]
+        found.append((f"Redis after the mix: {redis['graph_keys']:,} graph keys and"
+                      f" {redis['feeds']:,} feeds against MySQL, {differ} differ", differ == 0))  # fmt: skip
     return found
 
 

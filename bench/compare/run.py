@@ -19,7 +19,7 @@ What it does, in one run:
    request a different entity): req/s, p50, p99, errors, server CPU-ms per request,
    response bytes; and the SQL statements of one request cold and warm (MariaDB's count).
 5. The mixed workload (bench/compare/mixed.py) on both builds, and a pinboard worker's RSS
-   over it.
+   over it; then pinboard's Redis follower graph and home feeds checked against MySQL.
 6. Writes the figures (JSON), the plots (PNG) and the tables in docs/benchmarks.md.
 """
 
@@ -122,6 +122,7 @@ class Bench:
                 self.servers, data, self.tokens, minutes=args.mixed_minutes,
                 clients=args.connections, seed=args.seed,
             )  # fmt: skip
+            results["redis_check"] = check_redis()
         return results
 
     # -- data and servers -----------------------------------------------------------
@@ -347,6 +348,21 @@ class Bench:
                 warm = [probe.statements(self.mysql, port, line, before=None) for _ in range(3)]
                 found[op.name][side] = {"cold": min(cold), "warm": min(warm)}
         return found
+
+
+def check_redis() -> dict[str, Any]:
+    """After the mix's follows, saves and pins: pinboard's Redis follower graph and home
+    feeds against what its MySQL implies (``follower_graph check``), changing nothing."""
+    from pinboard.follows.actions import sync_redis
+
+    graph, feeds = sync_redis(repair=False, wipe=False)
+    return {
+        "graph_keys": graph.keys_checked,
+        "graph_differ": graph.keys_repaired + graph.keys_removed,
+        "feeds": feeds.feeds_checked,
+        "feeds_differ": feeds.feeds_repaired,
+        "drift": graph.drift + feeds.drift,
+    }
 
 
 def as_dict(run: load.Run) -> dict[str, Any]:

@@ -64,6 +64,9 @@ def test_a_small_run_measures_every_operation_on_both_builds(tmp_path: Path) -> 
         operations = mixed[side]["operations"]
         assert {"like", "save", "comment", "follow", "pin"} <= set(operations)
         assert sum(op["errors"] for op in operations.values()) == 0, operations
+    redis = results["redis_check"]  # the mix's follows and saves, in Redis as in MySQL
+    assert redis["graph_keys"] > 0 and redis["feeds"] > 0
+    assert redis["graph_differ"] == redis["feeds_differ"] == 0, redis["drift"]
     assert (tmp_path / "throughput.png").stat().st_size > 1000
     assert (tmp_path / "p50-by-size.png").stat().st_size > 1000
     text = doc.read_text()
