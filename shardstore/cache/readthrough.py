@@ -29,7 +29,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .pools import CachePool, claim_across, fill_across, get_across, gets_across
+from .across import claim_across, fill_across, get_across, gets_across
+from .pools import CachePool
 
 #: The value of a key whose filler is reading the database.
 FILLING = b"\x00filling"

@@ -28,8 +28,12 @@ pytestmark = pytest.mark.browser
 Shoot = Callable[["Page", str], Path]
 #: What the page is wider than its screen by (0 when nothing sticks out).
 _OVERFLOW = "() => document.documentElement.scrollWidth - window.innerWidth"
-#: The picture's width as decoded (0 if it did not load).
-_LOADED = "image => image.complete ? image.naturalWidth : 0"
+#: The picture's width once it has loaded and decoded (0 if it fails, or takes over 10 s):
+#: a page's images may still be on their way when its HTML has arrived.
+_LOADED = """image => Promise.race([
+  image.decode().then(() => image.naturalWidth, () => 0),
+  new Promise(done => setTimeout(() => done(0), 10000)),
+])"""
 
 
 def cards_by(page: Page, name: str) -> Locator:

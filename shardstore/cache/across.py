@@ -1,0 +1,80 @@
+"""Commands to several pools at once, for the reads a page makes at one step: one round
+trip per home (a memcached server, or a process's ``LocalMemory``), however many pools
+live there. A round trip counts as a call of the pool that makes it, the first of those
+asked at that home."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+from .pools import CachePool
+
+
+def get_across(wanted: Sequence[tuple[CachePool, Sequence[str]]]) -> list[dict[str, bytes]]:
+    """What each pool holds of its keys, for a page that needs several pools' keys at one
+    step (a board, its owner and its list of pins): one multi-get per home, however many
+    pools live there. Every pool counts its own hits and misses."""
+    found: list[dict[str, bytes]] = [{} for _ in wanted]
+    for pool, home, parts in _round_trips(wanted):
+        held = pool.fetch(home, [key for _, batch in parts for key in batch])
+        for index, batch in parts:
+            stats = wanted[index][0].stats
+            for key in batch:
+                if key in held:
+                    found[index][key] = held[key]
+                    stats.hits += 1
+                else:
+                    stats.misses += 1
+    return found
+
+
+def gets_across(
+    wanted: Sequence[tuple[CachePool, Sequence[str]]],
+) -> list[dict[str, tuple[bytes, Any]]]:
+    """``get_across`` with each value's cas token (hits and misses uncounted)."""
+    found: list[dict[str, tuple[bytes, Any]]] = [{} for _ in wanted]
+    for pool, home, parts in _round_trips(wanted):
+        held = pool.fetch_tokens(home, [key for _, batch in parts for key in batch])
+        for index, batch in parts:
+            found[index].update((key, held[key]) for key in batch if key in held)
+    return found
+
+
+def claim_across(
+    wanted: Sequence[tuple[CachePool, Sequence[str]]], claim: bytes, expire: int
+) -> list[dict[str, tuple[bytes, Any]]]:
+    """``claim`` each pool's keys with the value ``claim``: one round trip per home."""
+    found: list[dict[str, tuple[bytes, Any]]] = [{} for _ in wanted]
+    for pool, home, parts in _round_trips(wanted):
+        keys = [key for _, batch in parts for key in batch]
+        held = pool.claim(home, dict.fromkeys(keys, claim), expire)
+        for index, batch in parts:
+            found[index].update((key, held[key]) for key in batch if key in held)
+    return found
+
+
+def fill_across(wanted: Sequence[tuple[CachePool, Sequence[tuple[str, bytes, Any]]]]) -> None:
+    """``fill`` each pool's (key, value, token): one write per home, replies not awaited."""
+    items = [{key: (key, value, token) for key, value, token in fills} for _, fills in wanted]
+    keyed = [(pool, list(items[index])) for index, (pool, _) in enumerate(wanted)]
+    for pool, home, parts in _round_trips(keyed):
+        pool.fill(home, [items[index][key] for index, batch in parts for key in batch])
+
+
+def _round_trips(
+    wanted: Sequence[tuple[CachePool, Sequence[str]]],
+) -> list[tuple[CachePool, Hashable, list[tuple[int, list[str]]]]]:
+    """One round trip per home the keys live at: the pool that makes it (the first of
+    ``wanted`` there, which counts it as a call) and which keys of each of ``wanted`` go."""
+    homes: dict[Hashable, list[tuple[int, list[str]]]] = {}
+    for index, (pool, keys) in enumerate(wanted):
+        if keys:
+            for home, batch in pool.homes(keys).items():
+                homes.setdefault(home, []).append((index, batch))
+    trips = []
+    for home, parts in homes.items():
+        pool = wanted[parts[0][0]][0]
+        pool.stats.calls += 1
+        trips.append((pool, home, parts))
+    return trips
