@@ -207,14 +207,14 @@ class Bench:
         self._orm_tokens()
 
     def _rebuild_feeds(self) -> None:
-        """The home feeds of every viewer, from MySQL: the bulk load goes around Redis."""
-        from pinboard.feeds.actions import rebuild
+        """Every pinner's home feed, from MySQL (``follower_graph repair``): the bulk load
+        goes around Redis, and the check after the mix compares them all."""
+        from pinboard.follows.actions import sync_redis
 
         started = time.monotonic()
-        for viewer in self.tokens:
-            rebuild(viewer)
-        print(f"rebuilt {len(self.tokens):,} feeds in {time.monotonic() - started:.0f}s",
-              file=sys.stderr)  # fmt: skip
+        _, feeds = sync_redis(repair=True, wipe=False)
+        print(f"repaired {feeds.feeds_repaired:,} of {feeds.feeds_checked:,} feeds in"
+              f" {time.monotonic() - started:.0f}s", file=sys.stderr)  # fmt: skip
 
     def _orm_tokens(self) -> None:
         from bench.compare.copy import add_tokens
