@@ -111,9 +111,8 @@ class ObjectTable:
             if self._store.catalog.relation(relation).from_type != self.type.name:
                 raise ValueError(f"{relation} does not map from {self.type.name}")
         found: dict[int, dict[str, Any]] = {}
-        for object_id, (text, count_object) in self.stored_many(
-            wanted, counts=bool(counts)
-        ).items():
+        stored = self.stored_many(wanted, counts=bool(counts))
+        for object_id, (text, count_object) in stored.items():
             data = _decode(object_id, text)
             if counts:
                 data["counts"] = _counts(count_object, counts)
@@ -124,8 +123,7 @@ class ObjectTable:
     def stored_many(
         self, object_ids: Sequence[int], *, counts: bool
     ) -> dict[int, tuple[str | bytes, str | bytes | None]]:
-        """What MySQL holds of each object found (deleted ones too), in the order asked: its
-        stored JSON and, with ``counts``, the counts of every mapping from it as a JSON
+        """What MySQL holds of each object found (deleted ones too), by ID: its stored JSON and, with ``counts``, the counts of every mapping from it as a JSON
         object (None for none). One query per read group of shards. The cache keeps them
         as they come (cache/tables.py), without decoding them."""
         by_shard = group_by_shard(object_ids)
@@ -140,8 +138,7 @@ class ObjectTable:
                     parts.append(sql)
                     params += shard_params
                 rows += session.query(" UNION ALL ".join(parts), params)
-        found = {row[0]: (row[1], row[2] if counts else None) for row in rows}
-        return {object_id: found[object_id] for object_id in object_ids if object_id in found}
+        return {row[0]: (row[1], row[2] if counts else None) for row in rows}
 
     def _select_many(
         self, shard_id: int, ids: list[int], count_object: str

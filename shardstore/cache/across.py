@@ -5,27 +5,23 @@ asked at that home."""
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
-from typing import Any
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from .pools import CachePool
+
+V = TypeVar("V")
 
 
 def get_across(wanted: Sequence[tuple[CachePool, Sequence[str]]]) -> list[dict[str, bytes]]:
     """What each pool holds of its keys, for a page that needs several pools' keys at one
     step (a board, its owner and its list of pins): one multi-get per home, however many
     pools live there. Every pool counts its own hits and misses."""
-    found: list[dict[str, bytes]] = [{} for _ in wanted]
-    for pool, home, parts in _round_trips(wanted):
-        held = pool.fetch(home, [key for _, batch in parts for key in batch])
-        for index, batch in parts:
-            stats = wanted[index][0].stats
-            for key in batch:
-                if key in held:
-                    found[index][key] = held[key]
-                    stats.hits += 1
-                else:
-                    stats.misses += 1
+    found = _ask(wanted, lambda pool, home, keys: pool.fetch(home, keys))
+    for (pool, keys), held in zip(wanted, found, strict=True):
+        hits = sum(key in held for key in keys)
+        pool.stats.hits += hits
+        pool.stats.misses += len(keys) - hits
     return found
 
 
@@ -33,25 +29,16 @@ def gets_across(
     wanted: Sequence[tuple[CachePool, Sequence[str]]],
 ) -> list[dict[str, tuple[bytes, Any]]]:
     """``get_across`` with each value's cas token (hits and misses uncounted)."""
-    found: list[dict[str, tuple[bytes, Any]]] = [{} for _ in wanted]
-    for pool, home, parts in _round_trips(wanted):
-        held = pool.fetch_tokens(home, [key for _, batch in parts for key in batch])
-        for index, batch in parts:
-            found[index].update((key, held[key]) for key in batch if key in held)
-    return found
+    return _ask(wanted, lambda pool, home, keys: pool.fetch_tokens(home, keys))
 
 
 def claim_across(
     wanted: Sequence[tuple[CachePool, Sequence[str]]], claim: bytes, expire: int
 ) -> list[dict[str, tuple[bytes, Any]]]:
     """``claim`` each pool's keys with the value ``claim``: one round trip per home."""
-    found: list[dict[str, tuple[bytes, Any]]] = [{} for _ in wanted]
-    for pool, home, parts in _round_trips(wanted):
-        keys = [key for _, batch in parts for key in batch]
-        held = pool.claim(home, dict.fromkeys(keys, claim), expire)
-        for index, batch in parts:
-            found[index].update((key, held[key]) for key in batch if key in held)
-    return found
+    return _ask(
+        wanted, lambda pool, home, keys: pool.claim(home, dict.fromkeys(keys, claim), expire)
+    )
 
 
 def fill_across(wanted: Sequence[tuple[CachePool, Sequence[tuple[str, bytes, Any]]]]) -> None:
@@ -60,6 +47,20 @@ def fill_across(wanted: Sequence[tuple[CachePool, Sequence[tuple[str, bytes, Any
     keyed = [(pool, list(items[index])) for index, (pool, _) in enumerate(wanted)]
     for pool, home, parts in _round_trips(keyed):
         pool.fill(home, [items[index][key] for index, batch in parts for key in batch])
+
+
+def _ask(
+    wanted: Sequence[tuple[CachePool, Sequence[str]]],
+    command: Callable[[CachePool, Hashable, list[str]], Mapping[str, V]],
+) -> list[dict[str, V]]:
+    """``command(pool, home, keys)`` once per home for every key there, and what it
+    answered of each of ``wanted``'s keys."""
+    found: list[dict[str, V]] = [{} for _ in wanted]
+    for pool, home, parts in _round_trips(wanted):
+        held = command(pool, home, [key for _, batch in parts for key in batch])
+        for index, batch in parts:
+            found[index].update((key, held[key]) for key in batch if key in held)
+    return found
 
 
 def _round_trips(

@@ -4,8 +4,9 @@ A page reads in steps, each needing what the one before found: a board page read
 board, its owner and its list of pins, then the pins. A step's reads are independent of
 each other, so ``read_together`` sends them as one multi-get to each memcached server
 they live on (pools often share servers), where reading them one by one would cost a
-round trip each. A cold step's claims and fills go together too (readthrough.py): a
-step costs one round trip warm, and two and the loads cold, however many reads it makes.
+round trip each. A cold step's claims and fills go together too (readthrough.py): warm,
+a step costs one round trip per server however many reads it makes; cold, one more for
+the claims, the loads, a write of fills, and one more if a list was loaded.
 """
 
 from __future__ import annotations
