@@ -11,8 +11,6 @@ which is what a p50 against data size must isolate.
 from __future__ import annotations
 
 import random
-import subprocess
-import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -26,7 +24,6 @@ from bench.bulkload import (
     load_pins,
     load_reactions,
 )
-from toolkit.site_processes import ROOT
 
 from .stack import Stack
 
@@ -95,11 +92,7 @@ class Dataset:
         )  # fmt: skip
         self.pins = list(self.probe_pins)
         self.grow(pins)
-        # The Redis follower graph and every home feed, from MySQL.
-        subprocess.run(
-            [sys.executable, "manage.py", "follower_graph", "rebuild"],
-            cwd=ROOT, env=self.stack.pinboard_env, check=True, stdout=subprocess.DEVNULL,
-        )  # fmt: skip
+        self.stack.rebuild_redis()
         self.stack.clear_caches()  # the rows went around the cache pools
 
     def grow(self, pins: int) -> None:

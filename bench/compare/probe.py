@@ -54,23 +54,12 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
 
 
-def timings(
-    port: int, lines: list[str], *, before_each: Callable[[], None] | None = None
-) -> list[float]:
-    """Milliseconds of each of ``lines`` in turn; ``before_each`` (untimed) e.g. empties caches."""
-    client = Client(port)
-    times = []
-    try:
-        for line in lines:
-            if before_each is not None:
-                before_each()
-            status, _, ms = client.get(line)
-            if status != 200:
-                raise RuntimeError(f"GET {line.split(chr(9))[0]} on :{port}: {status}")
-            times.append(ms)
-    finally:
-        client.close()
-    return times
+def timed(client: Client, line: str) -> float:
+    """Milliseconds of one GET, which must succeed."""
+    status, _, ms = client.get(line)
+    if status != 200:
+        raise RuntimeError(f"GET {line.split(chr(9))[0]} on :{client.port}: {status}")
+    return ms
 
 
 def summary(times: list[float]) -> dict[str, float]:

@@ -10,9 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .sizes import growth
+
 BEGIN, END = "<!-- results -->", "<!-- /results -->"
 #: The targets: pinboard's req/s over the ORM build's, warm and cold; p50 at the largest
-#: size over p50 at the smallest; a worker's RSS at the end of the mix over its RSS at 1 min.
+#: size over p50 at the smallest, served alongside (sizes.py); a worker's RSS at the end of
+#: the mix over its RSS at 1 min.
 WARM_RATIO, COLD_RATIO, SIZE_RATIO, RSS_RATIO, FEED_SQL = 2.0, 1.0, 1.1, 1.2, 6
 #: A warm HTML page's req/s over the hand-built page's (bench/compare/raw.py).
 RAW_RATIO = 0.8
@@ -36,12 +39,6 @@ def ratio(results: dict[str, Any], op: str, mode: str) -> float:
     sides = results["throughput"][op]
     orm = sides["orm"][mode]["rps"]
     return sides["pinboard"][mode]["rps"] / orm if orm else float("inf")
-
-
-def size_ratio(results: dict[str, Any], op: str, side: str, mode: str) -> float:
-    sizes = sorted(results["sizes"], key=int)
-    first, last = (results["sizes"][s][op][side][mode]["p50"] for s in (sizes[0], sizes[-1]))
-    return last / first
 
 
 def raw_ratios(results: dict[str, Any]) -> dict[str, float]:
@@ -75,7 +72,7 @@ def checks(results: dict[str, Any]) -> list[tuple[str, bool]]:
         found.append((f"home feed SQL: cold {feed['cold']}, warm {feed['warm']}", ok))
     for op in results["throughput"]:
         for mode in ("warm", "cold"):
-            r = size_ratio(results, op, "pinboard", mode)
+            r = growth(results, op, "pinboard", mode)
             found.append((f"{op}: p50 {mode} largest/smallest {r:.2f} (<= {SIZE_RATIO})",
                           r <= SIZE_RATIO))  # fmt: skip
     for op, r in raw_ratios(results).items():
@@ -137,7 +134,10 @@ def tables(results: dict[str, Any]) -> str:
         sides = results["throughput"][op]
         out.append(f"| {op} | {sides['raw']['site']['rps']:,.0f} "
                    f"| {sides['raw']['warm']['rps']:,.0f} | {r:.2f}x |")  # fmt: skip
-    out += ["", "### p50 (ms) against data size: the probes' pages, one request at a time", ""]
+    out += ["", "### p50 (ms) against data size: the probes' pages, one request at a time", "",
+            f"Each size in passes alternating with a copy of the {int(sizes[0]):,}-pin data "
+            "set served alongside (its p50 in brackets); the ratio is the largest size's "
+            "over that copy's, taken in the same minutes.", ""]  # fmt: skip
     head = " | ".join(f"{int(s):,} pins" for s in sizes)
     out += [f"| operation | build | cache | {head} | largest/smallest |",
             "|---|---|---|" + "--:|" * (len(sizes) + 1)]  # fmt: skip
@@ -145,10 +145,11 @@ def tables(results: dict[str, Any]) -> str:
         for side in ("pinboard", "orm"):
             for mode in ("warm", "cold"):
                 cells = " | ".join(
-                    f"{results['sizes'][s][op][side][mode]['p50']:.2f}" for s in sizes
+                    f"{found[mode]['p50']:.2f} ({found['reference'][mode]['p50']:.2f})"
+                    for found in (results["sizes"][s][op][side] for s in sizes)
                 )
                 out.append(f"| {op} | {side} | {mode} | {cells} "
-                           f"| {size_ratio(results, op, side, mode):.2f} |")  # fmt: skip
+                           f"| {growth(results, op, side, mode):.2f} |")  # fmt: skip
     if "mixed" in results:
         out += mixed_tables(results["mixed"])
     out += ["", "### Targets", ""]
@@ -210,17 +211,18 @@ def plot_sizes(results: dict[str, Any], file: Path) -> None:
 
     sizes = sorted(results["sizes"], key=int)
     ops = list(results["sizes"][sizes[0]])
-    fig, axes = plt.subplots(1, 2, figsize=(13, 5))
-    for ax, side in zip(axes, ("pinboard", "orm"), strict=True):
-        for op in ops:
-            ax.plot([int(s) for s in sizes],
-                    [results["sizes"][s][op][side]["warm"]["p50"] for s in sizes],
-                    marker="o", label=op)  # fmt: skip
-        ax.set_xscale("log")
-        ax.set_xlabel("pins")
-        ax.set_ylabel("p50 ms (warm)")
-        ax.set_title(side)
-        ax.legend(fontsize=7)
+    fig, axes = plt.subplots(2, 2, figsize=(13, 9))
+    for row, mode in zip(axes, ("warm", "cold"), strict=True):
+        for ax, side in zip(row, ("pinboard", "orm"), strict=True):
+            for op in ops:
+                ax.plot([int(s) for s in sizes],
+                        [results["sizes"][s][op][side][mode]["p50"] for s in sizes],
+                        marker="o", label=op)  # fmt: skip
+            ax.set_xscale("log")
+            ax.set_xlabel("pins")
+            ax.set_ylabel(f"p50 ms ({mode})")
+            ax.set_title(f"{side}, {mode}")
+            ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(file, dpi=90)
     plt.close(fig)

@@ -13,7 +13,9 @@ What it does, in one run:
    threads, no worker recycling, so the CPU and memory figures are the workers').
 3. At every size: p50 and p99 of each operation on the probes' entities (the same content
    at every size), one request at a time, warm and cold (cache pools emptied before every
-   request). Checks first that both builds return the same JSON items for the same path.
+   request), in passes alternating with a copy of the first size served alongside on
+   servers of its own (bench/compare/sizes.py). Checks first that both builds return the
+   same JSON items for the same path.
 4. At the largest size, for each operation and build: wrk with 16 connections over random
    entities, warm (after a pass over the same paths) and cold (pools emptied, then every
    request a different entity): req/s, p50, p99, errors, server CPU-ms per request,
@@ -39,7 +41,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from bench.compare import load, probe  # noqa: E402
+from bench.compare import load, probe, sizes  # noqa: E402
 from bench.compare.dataset import Dataset  # noqa: E402
 from bench.compare.operations import OPERATIONS, Tokens, sample_paths  # noqa: E402
 from bench.compare.stack import ORM_DATABASE, Stack, start_stack  # noqa: E402
@@ -96,6 +98,8 @@ class Bench:
         self.operations = [o for o in OPERATIONS if not args.only or o.name in args.only]
         self.servers: dict[str, GunicornSite] = {}
         self.tokens: Tokens = {}
+        #: The first size, served alongside the growing data set (sizes.py): by build.
+        self.reference: dict[str, sizes.Server] = {}
 
     def run(self, servers: ExitStack) -> dict[str, Any]:
         import MySQLdb
@@ -111,6 +115,8 @@ class Bench:
         for size in args.sizes:
             data.grow(size)
             self._serve(servers, data)
+            if len(args.sizes) > 1 and not self.reference:
+                self._serve_reference(servers, data)
             results["sizes"][str(size)] = self._sweep(data)
             print(f"{size:,} pins: {json.dumps(results['sizes'][str(size)])}", file=sys.stderr)
         results["throughput"] = self._throughput(data)
@@ -156,29 +162,36 @@ class Bench:
         self._issue_tokens(data)
         self._rebuild_feeds()
         print(f"settle: {self.stack.settle()}", file=sys.stderr)
-        apps = {
-            "pinboard": "pinboard.wsgi",
-            "orm": "bench.compare.orm.wsgi",
-            "raw": "pinboard.wsgi",
-        }
-        envs = {
-            "pinboard": self.stack.pinboard_env,
-            "orm": self.stack.orm_env,
-            "raw": {**self.stack.pinboard_env, "DJANGO_SETTINGS_MODULE": RAW_SETTINGS},
-        }
         for side in (*SIDES, "raw"):
-            server = GunicornSite(
-                envs[side], self.stack.tmp / f"gunicorn-{side}.log", app=apps[side],
-                workers=self.args.workers, threads=self.args.threads,
-                extra_args=("--log-level", "warning", "--max-requests", "0"),
-            )  # fmt: skip
-            server.start()
-            servers.callback(server.stop)
-            server.wait_ready(
-                path="/healthz" if side == "raw" else f"/api/v1/users/{data.probes[0]}"
-            )
-            self.servers[side] = server
+            self.servers[side] = self._start_site(servers, self.stack, side, data)
         self._check_same_answers(data)
+
+    def _serve_reference(self, servers: ExitStack, data: Dataset) -> None:
+        """A copy of the data as it is now, on servers of its own, both builds serving it."""
+        stack = sizes.copy_of(self.stack, servers)
+        for side in SIDES:
+            site = self._start_site(servers, stack, side, data)
+            self.reference[side] = sizes.Server(site.port, stack.clear_caches)
+
+    def _start_site(
+        self, servers: ExitStack, stack: Stack, side: str, data: Dataset
+    ) -> GunicornSite:
+        """One build under gunicorn (from gunicorn.conf.py) on ``stack``'s servers, stopped
+        when ``servers`` closes; "raw" is the hand-built pages."""
+        app = "bench.compare.orm.wsgi" if side == "orm" else "pinboard.wsgi"
+        env = {
+            "pinboard": stack.pinboard_env,
+            "orm": stack.orm_env,
+            "raw": {**stack.pinboard_env, "DJANGO_SETTINGS_MODULE": RAW_SETTINGS},
+        }[side]
+        site = GunicornSite(
+            env, stack.tmp / f"gunicorn-{side}.log", app=app, workers=self.args.workers,
+            threads=self.args.threads, extra_args=("--log-level", "warning", "--max-requests", "0"),
+        )  # fmt: skip
+        site.start()
+        servers.callback(site.stop)
+        site.wait_ready(path="/healthz" if side == "raw" else f"/api/v1/users/{data.probes[0]}")
+        return site
 
     def _copy_to_orm(self) -> None:
         from bench.compare.copy import copy_into_orm
@@ -269,25 +282,17 @@ class Bench:
     # -- measurements ----------------------------------------------------------------
 
     def _sweep(self, data: Dataset) -> dict[str, Any]:
-        """p50/p99 of each operation on the probes, one request at a time, warm and cold.
-
-        Every path is asked for once before a warm pass, so a warm request finds its values
-        cached (the paths repeat entities: a first visit would be a cold one). The rounds
-        alternate warm and cold and their samples are pooled, so a passing disturbance of
-        the machine weighs on both alike."""
+        """p50/p99 of each operation on the probes, one request at a time, warm and cold,
+        in passes alternating with the same paths on the reference (sizes.py)."""
         found: dict[str, Any] = {}
         for op in self.operations:
             lines = sample_paths(op, data, self.tokens, self.rng, self.args.requests, probes=True)
             found[op.name] = {}
             for side in SIDES:
-                port = self.servers[side].port
-                warm: list[float] = []
-                cold: list[float] = []
-                for _ in range(self.args.rounds):
-                    probe.timings(port, lines)  # fills the caches: every path once
-                    warm += probe.timings(port, lines)
-                    cold += probe.timings(port, lines, before_each=self.stack.clear_caches)
-                found[op.name][side] = {"warm": probe.summary(warm), "cold": probe.summary(cold)}
+                here = sizes.Server(self.servers[side].port, self.stack.clear_caches)
+                found[op.name][side] = sizes.measure(
+                    lines, here, self.reference.get(side), rounds=self.args.rounds
+                )
         return found
 
     def _throughput(self, data: Dataset) -> dict[str, Any]:

@@ -36,6 +36,7 @@ MARIADB_ARGS = [
     "--table-open-cache=8000",
 ]
 ORM_DATABASE = "orm"
+SYSTEM_DATABASES = {"information_schema", "mysql", "performance_schema", "sys"}
 
 
 @dataclass(frozen=True)
@@ -86,16 +87,56 @@ class Stack:
             conn.close()
         _run(self.orm_env, "-m", "bench.compare.orm", "migrate", "--verbosity", "0")
 
+    def copy_databases(self, to: Stack) -> None:
+        """Every database of this stack's MariaDB (pinboard's shards, the ORM build's) into
+        ``to``'s, as they are now (mariadb-dump, one consistent snapshot)."""
+        import MySQLdb
+
+        conn = MySQLdb.connect(**self.mysql)
+        try:
+            cursor = conn.cursor()
+            cursor.execute("SHOW DATABASES")
+            names = sorted({row[0] for row in cursor.fetchall()} - SYSTEM_DATABASES)
+        finally:
+            conn.close()
+        dump = subprocess.Popen(
+            ["mariadb-dump", *_client_args(self.mysql), "--single-transaction", "--quick",
+             "--databases", *names],
+            stdout=subprocess.PIPE,
+        )  # fmt: skip
+        subprocess.run(["mariadb", *_client_args(to.mysql)], stdin=dump.stdout, check=True)
+        assert dump.stdout is not None
+        dump.stdout.close()
+        if dump.wait() != 0:
+            raise SystemExit(f"mariadb-dump failed ({dump.returncode})")
+
+    def rebuild_redis(self) -> None:
+        """pinboard's Redis follower graph and every home feed, from MySQL (the bulk load
+        and copies go around Redis)."""
+        subprocess.run(
+            [sys.executable, "manage.py", "follower_graph", "rebuild"],
+            cwd=ROOT, env=self.pinboard_env, check=True, stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    @property
+    def memcached(self) -> str:
+        """pinboard's cache pool, host:port."""
+        return self.pinboard_env["PINBOARD_MEMCACHED"]
+
     def clear_caches(self) -> None:
         """Empty pinboard's cache pools (memcached flush_all)."""
-        from pymemcache.client.base import Client
+        flush_memcached(self.memcached)
 
-        host, port = self.pinboard_env["PINBOARD_MEMCACHED"].rsplit(":", 1)
-        client = Client((host, int(port)), timeout=5)
-        try:
-            client.flush_all(noreply=False)
-        finally:
-            client.close()
+
+def flush_memcached(address: str) -> None:
+    from pymemcache.client.base import Client
+
+    host, port = address.rsplit(":", 1)
+    client = Client((host, int(port)), timeout=5)
+    try:
+        client.flush_all(noreply=False)
+    finally:
+        client.close()
 
 
 def start_stack(tmp: Path, servers: ExitStack, *, shards: int, settings: str) -> Stack:
@@ -157,6 +198,10 @@ def start_stack(tmp: Path, servers: ExitStack, *, shards: int, settings: str) ->
     stack = Stack(tmp, mysql, pid, Topology.load(topology_file), pinboard_env, orm_env)
     stack.empty_orm_database()
     return stack
+
+
+def _client_args(mysql: dict[str, object]) -> list[str]:
+    return [f"--host={mysql['host']}", f"--port={mysql['port']}", f"--user={mysql['user']}"]
 
 
 def _run(env: dict[str, str], *args: str) -> None:

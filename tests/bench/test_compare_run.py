@@ -50,6 +50,11 @@ def test_a_small_run_measures_every_operation_on_both_builds(tmp_path: Path) -> 
     names = [op.name for op in OPERATIONS]
     assert list(results["throughput"]) == names
     assert sorted(results["sizes"]) == ["1500", "2500"]
+    for found in results["sizes"].values():  # each size alongside the 1,500-pin reference
+        for sides in found.values():
+            for side in ("pinboard", "orm"):
+                reference = sides[side]["reference"]
+                assert reference["warm"]["p50"] > 0 and reference["cold"]["p50"] > 0
     for name, sides in results["throughput"].items():
         for side in ("pinboard", "orm"):
             for mode in ("warm", "cold"):
