@@ -13,9 +13,9 @@ What it does, in one run:
    threads, no worker recycling, so the CPU and memory figures are the workers').
 3. At every size: p50 and p99 of each operation on the probes' entities (the same content
    at every size), one request at a time, warm and cold (cache pools emptied before every
-   request), in passes alternating with a copy of the first size served alongside on
-   servers of its own (bench/compare/sizes.py). Checks first that both builds return the
-   same JSON items for the same path.
+   request), each path in turn on the growing data set and on a copy of the first size
+   served alongside on servers of its own (bench/compare/sizes.py). Checks first that
+   both builds return the same JSON items for the same path.
 4. At the largest size, for each operation and build: wrk with 16 connections over random
    entities, warm (after a pass over the same paths) and cold (pools emptied, then every
    request a different entity): req/s, p50, p99, errors, server CPU-ms per request,
@@ -283,7 +283,7 @@ class Bench:
 
     def _sweep(self, data: Dataset) -> dict[str, Any]:
         """p50/p99 of each operation on the probes, one request at a time, warm and cold,
-        in passes alternating with the same paths on the reference (sizes.py)."""
+        each path in turn here and on the reference (sizes.py)."""
         found: dict[str, Any] = {}
         for op in self.operations:
             lines = sample_paths(op, data, self.tokens, self.rng, self.args.requests, probes=True)

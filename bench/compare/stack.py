@@ -118,25 +118,16 @@ class Stack:
             cwd=ROOT, env=self.pinboard_env, check=True, stdout=subprocess.DEVNULL,
         )  # fmt: skip
 
-    @property
-    def memcached(self) -> str:
-        """pinboard's cache pool, host:port."""
-        return self.pinboard_env["PINBOARD_MEMCACHED"]
-
     def clear_caches(self) -> None:
         """Empty pinboard's cache pools (memcached flush_all)."""
-        flush_memcached(self.memcached)
+        from pymemcache.client.base import Client
 
-
-def flush_memcached(address: str) -> None:
-    from pymemcache.client.base import Client
-
-    host, port = address.rsplit(":", 1)
-    client = Client((host, int(port)), timeout=5)
-    try:
-        client.flush_all(noreply=False)
-    finally:
-        client.close()
+        host, port = self.pinboard_env["PINBOARD_MEMCACHED"].rsplit(":", 1)
+        client = Client((host, int(port)), timeout=5)
+        try:
+            client.flush_all(noreply=False)
+        finally:
+            client.close()
 
 
 def start_stack(tmp: Path, servers: ExitStack, *, shards: int, settings: str) -> Stack:
