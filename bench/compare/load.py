@@ -12,6 +12,7 @@ import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 LUA = Path(__file__).with_name("paths.lua")
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -41,6 +42,24 @@ class Run:
     @property
     def bytes_per_request(self) -> float:
         return self.bytes / self.requests if self.requests else 0.0
+
+    def figures(self) -> dict[str, Any]:
+        """What the report shows of a run (results.json)."""
+        return {
+            "rps": round(self.rps, 1),
+            "rps_by": "Little's law" if self.exhausted else "wrk",
+            "p50_ms": self.p50_ms,
+            "p99_ms": self.p99_ms,
+            "errors": self.errors,
+            "requests": self.requests,
+            "cpu_ms": round(self.cpu_ms, 2),
+            "bytes": round(self.bytes_per_request),
+        }
+
+
+def median(runs: list[Run]) -> dict[str, Any]:
+    """The figures of the run of median req/s (of runs taken in turns with another's)."""
+    return sorted(runs, key=lambda run: run.rps)[len(runs) // 2].figures()
 
 
 def drive(

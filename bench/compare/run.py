@@ -63,7 +63,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3,
                         help="rounds of each one-at-a-time measurement and of each page "
                         "against the hand-built one")  # fmt: skip
-    parser.add_argument("--seconds", type=float, default=8, help="per wrk run")
+    parser.add_argument("--seconds", type=float, default=4, help="per wrk run")
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=4)
@@ -296,23 +296,34 @@ class Bench:
         return found
 
     def _throughput(self, data: Dataset) -> dict[str, Any]:
-        """wrk on each operation and build: warm, then cold."""
+        """wrk on each operation, warm, then cold (caches emptied, each path once), the two
+        builds taking turns for ``--rounds`` rounds; the run of median req/s of each."""
         found: dict[str, Any] = {}
         for op in self.operations:
             warm = sample_paths(op, data, self.tokens, self.rng, 1_000, probes=False)
             cold = sample_paths(
                 op, data, self.tokens, self.rng, 20_000, probes=False, distinct=True
             )
-            found[op.name] = {}
+            runs: dict[str, dict[str, list[load.Run]]] = {
+                s: {"warm": [], "cold": []} for s in SIDES
+            }
+            for n in range(self.args.rounds):
+                order = [(side, self.servers[side]) for side in SIDES[:: -1 if n % 2 else 1]]
+                for _, server in order:
+                    self._drive(server, warm, once=True)  # fills the caches
+                for side, server in order:
+                    runs[side]["warm"].append(self._drive(server, warm, once=False))
+                self.rng.shuffle(cold)  # other entities than last round's, the same for both
+                for side, server in order:
+                    self.stack.clear_caches()
+                    runs[side]["cold"].append(self._drive(server, cold, once=True))
+            found[op.name] = {
+                side: {mode: load.median(taken) for mode, taken in modes.items()}
+                for side, modes in runs.items()
+            }
             for side in SIDES:
-                server = self.servers[side]
-                self._drive(server, warm, once=True)  # fills the caches
-                warm_run = self._drive(server, warm, once=False)
-                self.stack.clear_caches()
-                cold_run = self._drive(server, cold, once=True)
-                found[op.name][side] = {"warm": as_dict(warm_run), "cold": as_dict(cold_run)}
-                print(f"{op.name:<14} {side:<8} warm {warm_run.rps:8.0f}/s "
-                      f"cold {cold_run.rps:8.0f}/s", file=sys.stderr)  # fmt: skip
+                print(f"{op.name:<14} {side:<8} warm {found[op.name][side]['warm']['rps']:8.0f}/s"
+                      f" cold {found[op.name][side]['cold']['rps']:8.0f}/s", file=sys.stderr)  # fmt: skip
             if op.page:
                 found[op.name]["raw"] = self._against_raw(warm)
         return found
@@ -325,10 +336,7 @@ class Bench:
         for _ in range(self.args.rounds):
             runs["site"].append(self._drive(self.servers["pinboard"], paths, once=False))
             runs["warm"].append(self._drive(self.servers["raw"], paths, once=False))
-        return {
-            key: as_dict(sorted(taken, key=lambda run: run.rps)[len(taken) // 2])
-            for key, taken in runs.items()
-        }
+        return {key: load.median(taken) for key, taken in runs.items()}
 
     def _drive(self, server: GunicornSite, paths: list[str], *, once: bool) -> load.Run:
         assert server.pid is not None
@@ -367,19 +375,6 @@ def check_redis() -> dict[str, Any]:
         "feeds": feeds.feeds_checked,
         "feeds_differ": feeds.feeds_repaired,
         "drift": graph.drift + feeds.drift,
-    }
-
-
-def as_dict(run: load.Run) -> dict[str, Any]:
-    return {
-        "rps": round(run.rps, 1),
-        "rps_by": "Little's law" if run.exhausted else "wrk",
-        "p50_ms": run.p50_ms,
-        "p99_ms": run.p99_ms,
-        "errors": run.errors,
-        "requests": run.requests,
-        "cpu_ms": round(run.cpu_ms, 2),
-        "bytes": round(run.bytes_per_request),
     }
 
 
