@@ -86,7 +86,7 @@ bench: $(VENV)/.dev
 	$(PY) bench/store_throughput.py
 
 # pinboard against the plain Django-ORM build, 10k to 1M pins (docs/benchmarks.md): needs
-# MariaDB, memcached, Redis and wrk; about 45 minutes.
+# MariaDB, memcached, Redis and wrk; about an hour.
 bench-compare: $(VENV)/.dev $(VENV)/.mysql
 	$(PY) -m bench.compare.run
 

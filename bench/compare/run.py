@@ -1,6 +1,6 @@
 """pinboard against the plain Django-ORM build of the same site, side by side, on one machine.
 
-    python -m bench.compare.run                     # 10k, 100k and 1M pins (about 45 minutes)
+    python -m bench.compare.run                     # 10k, 100k and 1M pins (about an hour)
     python -m bench.compare.run --sizes 10000 50000 --seconds 3 --mixed-minutes 1   # quick
 
 What it does, in one run:
