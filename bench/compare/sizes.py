@@ -78,7 +78,10 @@ def measure(
     return found
 
 
-def growth(results: dict[str, Any], op: str, side: str, mode: str) -> float:
-    """p50 at the largest size over the reference's (the first size) in the same minutes."""
+def growth(results: dict[str, Any], op: str, side: str, mode: str) -> float | None:
+    """p50 at the largest size over the reference's (the first size) in the same minutes;
+    None for a run of one size, which has no reference."""
     largest = results["sizes"][max(results["sizes"], key=int)][op][side]
+    if "reference" not in largest:
+        return None
     return float(largest[mode]["p50"] / largest["reference"][mode]["p50"])
