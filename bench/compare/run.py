@@ -61,8 +61,9 @@ def main() -> int:
     parser.add_argument("--shards", type=int, default=64)
     parser.add_argument("--requests", type=int, default=200, help="per operation, one at a time")
     parser.add_argument("--rounds", type=int, default=3,
-                        help="rounds of each one-at-a-time measurement and of each page "
-                        "against the hand-built one")  # fmt: skip
+                        help="rounds of each one-at-a-time measurement, of each wrk run "
+                        "(the builds taking turns) and of each page against the hand-built "
+                        "one")  # fmt: skip
     parser.add_argument("--seconds", type=float, default=4, help="per wrk run")
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--workers", type=int, default=2)
@@ -321,9 +322,9 @@ class Bench:
                 side: {mode: load.median(taken) for mode, taken in modes.items()}
                 for side, modes in runs.items()
             }
-            for side in SIDES:
-                print(f"{op.name:<14} {side:<8} warm {found[op.name][side]['warm']['rps']:8.0f}/s"
-                      f" cold {found[op.name][side]['cold']['rps']:8.0f}/s", file=sys.stderr)  # fmt: skip
+            for side, figures in found[op.name].items():
+                print(f"{op.name:<14} {side:<8} warm {figures['warm']['rps']:8.0f}/s"
+                      f" cold {figures['cold']['rps']:8.0f}/s", file=sys.stderr)  # fmt: skip
             if op.page:
                 found[op.name]["raw"] = self._against_raw(warm)
         return found

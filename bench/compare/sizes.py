@@ -5,7 +5,7 @@ minutes apart, and a shared two-core machine changes speed by more than the 10% 
 target allows within such minutes (a fixed CPU loop here takes 20 ms in one second and
 31 ms a few seconds later). So a copy of the first size, the *reference*, is served all
 along on servers of its own (MariaDB, memcached, Redis, both builds under gunicorn), and
-every size is measured in passes that alternate with the same paths on the reference: the
+at every size each path goes to the growing data set and to the reference in turn: the
 growing data set's p50 over the reference's, taken in the same minutes, is what grows
 with the data. At the first size the two hold the same data, and their ratio is the
 method's own noise. The probes' pages hold the same content at every size
@@ -72,10 +72,10 @@ def measure(
     finally:
         for client in clients.values():
             client.close()
-    found: dict[str, Any] = {mode: probe.summary(taken["here"][mode]) for mode in ("warm", "cold")}
-    if reference:
-        found["reference"] = {mode: probe.summary(taken["reference"][mode]) for mode in found}
-    return found
+    summaries = {
+        name: {mode: probe.summary(t) for mode, t in modes.items()} for name, modes in taken.items()
+    }
+    return summaries["here"] | ({"reference": summaries["reference"]} if reference else {})
 
 
 def growth(results: dict[str, Any], op: str, side: str, mode: str) -> float | None:
