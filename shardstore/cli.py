@@ -12,7 +12,9 @@ file or ``zk://hosts/root``;
 the control commands (``topology ...``, ``open-range``, ``close-range``,
 ``host-service``, ``cache-server``, ``redis-move``, ``failover``...) are in
 control/cli.py; operators' MySQL connections (failover) log in as
-``SHARDSTORE_MYSQL_ADMIN`` (``user:password``). ``python manage.py shardstore ...``
+``SHARDSTORE_MYSQL_ADMIN`` (``user:password``), point replicas at their source as
+``SHARDSTORE_MYSQL_REPLICATION`` and fence an unreachable master with
+``SHARDSTORE_FENCE_COMMAND`` (control/fencing.py). ``python manage.py shardstore ...``
 runs the same commands on the site's catalog, store, config source and journal.
 """
 
@@ -30,6 +32,7 @@ from typing import Any, TextIO
 
 from .catalog import Catalog
 from .control import cli as control_cli
+from .control.fencing import command_fence
 from .control.mysql_hosts import admin
 from .control.plans import MemoryJournal, locks_for
 from .control.sources import open_source
@@ -193,5 +196,8 @@ def _standalone(
         MemoryJournal(),
         locks_for(source),
         getpass.getuser(),
-        admin(os.environ.get("SHARDSTORE_MYSQL_ADMIN")),
+        admin(
+            os.environ.get("SHARDSTORE_MYSQL_ADMIN"), os.environ.get("SHARDSTORE_MYSQL_REPLICATION")
+        ),
+        command_fence(os.environ.get("SHARDSTORE_FENCE_COMMAND")),
     )

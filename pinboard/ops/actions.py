@@ -214,12 +214,25 @@ register(
         "Planned: check the replica is caught up, make the master read-only and wait until "
         "no write lands, wait for the replica to apply everything (GTID), publish the map "
         "with the replica as master, make it writable, and make the old master its replica. "
-        "Emergency (the master is down): promote its most advanced replica once it has "
-        "applied all it received, publish, and keep the old master out of service (it "
-        "starts read-only if it returns).",
+        "Emergency (the master is down for the operator and for every replica): fence it, "
+        "promote the replica that received every acknowledged write once it has applied "
+        "all it received, publish, and keep the old master out of service (it starts "
+        "read-only if it returns). Refused when no replica can be shown to hold every "
+        "acknowledged write, unless data loss is accepted (the journal names the GTIDs).",
         FailoverForm,
-        lambda made, data: (plan_emergency_failover if data["emergency"] else plan_failover)(
-            made.source, host=data["host"], author=made.operator, connect=made.mysql
+        lambda made, data: (
+            plan_emergency_failover(
+                made.source,
+                host=data["host"],
+                author=made.operator,
+                fence=made.fence,
+                connect=made.mysql,
+                accept_data_loss=data["accept_data_loss"],
+            )
+            if data["emergency"]
+            else plan_failover(
+                made.source, host=data["host"], author=made.operator, connect=made.mysql
+            )
         ),
     )
 )

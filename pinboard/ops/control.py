@@ -9,6 +9,7 @@ from django.conf import settings
 
 from shardstore import Store, Topology
 from shardstore.control.cli import Control
+from shardstore.control.fencing import command_fence
 from shardstore.control.mysql_hosts import admin
 from shardstore.control.plans import Plan, locks_for
 
@@ -55,5 +56,6 @@ def control(operator: str | None = None) -> Control:
         DatabaseJournal(),
         locks_for(source),
         who,
-        admin(settings.SHARDSTORE.get("MYSQL_ADMIN")),
+        admin(settings.SHARDSTORE.get("MYSQL_ADMIN"), settings.SHARDSTORE.get("MYSQL_REPLICATION")),
+        command_fence(settings.SHARDSTORE.get("FENCE_COMMAND")),
     )

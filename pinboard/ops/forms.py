@@ -82,6 +82,17 @@ class FailoverForm(forms.Form):
         label="Emergency: the master is down",
         help_text="promote its most advanced replica; the old master goes out of service",
     )
+    accept_data_loss = forms.BooleanField(
+        required=False,
+        label="Accept data loss",
+        help_text="emergency only: promote a replica that may lack acknowledged writes",
+    )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("accept_data_loss") and not data.get("emergency"):
+            raise forms.ValidationError("accepting data loss goes with an emergency failover")
+        return data
 
 
 class DiffForm(forms.Form):

@@ -25,5 +25,9 @@ def kind(name: str) -> JobKind:
 def context() -> JobContext:
     """What chunks run against: this process's store (with its caches) and follower graph."""
     return JobContext(
-        cached_store(), get_graph, mysql=admin(settings.SHARDSTORE.get("MYSQL_ADMIN"))
+        cached_store(),
+        get_graph,
+        mysql=admin(
+            settings.SHARDSTORE.get("MYSQL_ADMIN"), settings.SHARDSTORE.get("MYSQL_REPLICATION")
+        ),
     )

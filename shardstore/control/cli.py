@@ -11,7 +11,7 @@ and ``python manage.py shardstore`` alike).
     close-range FIRST LAST [--dry-run]          host-service HOST (--out | --in) [--dry-run]
     cache-server POOL HOST:PORT (--add | --remove) [--dry-run]
     redis-move FIRST LAST INSTANCE [--url redis://...] [--dry-run]
-    failover HOST [--emergency] [--dry-run]
+    failover HOST [--emergency [--accept-data-loss]] [--dry-run]
     split HOST [--dry-run]                      split --revert SPLIT [--dry-run]
     cleanup SPLIT [--dry-run]                   diff HOST_A HOST_B [--shards FIRST-LAST]
 
@@ -37,6 +37,7 @@ from .close_range import plan_close_range
 from .config_source import ConfigError, ConfigSource
 from .diff import plan_diff
 from .failover import plan_emergency_failover, plan_failover
+from .fencing import Fence
 from .host_service import plan_host_service
 from .mysql_hosts import HostError, MySQLHost
 from .new_pairs import plan_bring_up
@@ -65,6 +66,8 @@ class Control:
     operator: str
     #: An operator's connection to a MySQL server, by its address in the shard map.
     mysql: Callable[[str], MySQLHost] = MySQLHost
+    #: How an unreachable master is fenced before an emergency failover (``fencing.py``).
+    fence: Fence | None = None
 
 
 def add_parsers(commands: Any) -> None:
@@ -130,6 +133,12 @@ def add_parsers(commands: Any) -> None:
     p.add_argument(
         "--emergency", action="store_true", help="the master is down: promote its best replica"
     )
+    p.add_argument(
+        "--accept-data-loss",
+        action="store_true",
+        help="with --emergency: promote a replica that may lack acknowledged writes (the"
+        " journal names the GTIDs)",
+    )
     p = parsers["split"]
     p.add_argument("host", nargs="?")
     p.add_argument("--revert", type=int, metavar="SPLIT", help="undo split SPLIT (its map version)")
@@ -185,8 +194,18 @@ def plan_of(args: argparse.Namespace, control: Control) -> Plan:
             source, pool=args.pool, server=args.server, add=args.add, author=author
         )
     if args.command == "failover":
-        plan = plan_emergency_failover if args.emergency else plan_failover
-        return plan(source, host=args.host, author=author, connect=control.mysql)
+        if args.emergency:
+            return plan_emergency_failover(
+                source,
+                host=args.host,
+                author=author,
+                fence=control.fence,
+                connect=control.mysql,
+                accept_data_loss=args.accept_data_loss,
+            )
+        if args.accept_data_loss:
+            raise ConfigError("--accept-data-loss goes with --emergency only")
+        return plan_failover(source, host=args.host, author=author, connect=control.mysql)
     if args.command == "split":
         if args.revert is not None:
             return plan_split_revert(

@@ -5,45 +5,70 @@ Planned (``plan_failover``: the master is retired, or needs maintenance). Steps:
 
 1. check the replica: it replicates from the master, both threads run, no error,
    lag at most ``max_lag`` seconds;
-2. set ``read_only`` on the master and confirm that no write lands for a short
-   window (its GTID position stands still): from here, writes to these shards
-   fail with a typed error the site turns into a retry, never a silent loss;
+2. set ``read_only`` on the master (waiting at most ``FENCE_SECONDS`` for running
+   commits), end every client session there, and confirm that no write lands for
+   a short window (its GTID position stands still): from here, writes to these
+   shards fail with a typed error the site turns into a retry, never a silent loss;
 3. wait until the replica has applied the master's last transaction (GTID);
-   if it cannot in time, the master is made writable again and nothing changed;
-4. publish the shard map with the replica as master (and the old master as its
+4. swap the pair's direction: the replica stops replicating, the old master
+   replicates from it, and it waits for the old master's acknowledgements;
+5. publish the shard map with the replica as master (and the old master as its
    replica): every process switches within a second;
-5. stop replication on the new master and clear its ``read_only``;
-6. make the old master replicate from the new one (it stays ``read_only``).
+6. clear the new master's ``read_only``.
 
-To revert after step 4: fail over again the other way.
+Any failure, and the operator's Ctrl-C or SIGTERM, undoes every step done so far
+(``plans.run``): the map published back, the pair turned back, the master
+writable again. The pair replicates in one direction or the other at every
+step, so "fail over again the other way" works after a run too.
 
-Emergency (``plan_emergency_failover``: the master cannot be reached). Steps:
+Emergency (``plan_emergency_failover``: the master cannot be reached). Before
+anything changes, the plan refuses, with its reason, unless it can show that
+promotion loses no acknowledged write:
 
-1. confirm the master does not answer (if it does, a planned failover loses
-   nothing: use that);
-2. let the most advanced of its replicas apply all it received: with
-   semi-synchronous replication every write a client saw acknowledged is
-   there;
-3. stop replication there and clear its ``read_only``;
-4. publish the shard map with it as master, the old master out of service.
+- the master is down from every vantage point: the operator's connections get
+  no answer (refused or timed out: a server that answers "too many connections"
+  or "access denied" is alive), and no replica is still connected to it
+  (orchestrator's holistic check: a master cut off from the operator alone is
+  not down);
+- the candidate was replicating from the failed master until it failed (its
+  I/O thread still trying to reconnect, not stopped by hand or on an error),
+  its SQL thread runs, it has received every transaction any other replica
+  received, domain by domain, and it wrote nothing of its own (no errant GTID).
 
-The old master is fenced twice over: every server starts ``read_only`` (so if
-it comes back, it refuses writes until an operator says otherwise), and no
-process writes to a host the shard map in force does not name as a shard's
-master (``shardstore.fence``). It comes back into service only after it has
-been rebuilt as a replica of the new master (``host-service HOST --in``).
+Masters run semi-synchronously with no fallback (``SEMI_SYNC_TIMEOUT_MS``), so a
+write a client saw acknowledged is in a replica's relay log. ``accept_data_loss``
+promotes a candidate that fails the second check anyway, and the journal names
+the GTIDs that may be lost. Steps:
+
+1. confirm the master is still down (the same check);
+2. fence it (``fence(host, address)``: on the local cluster its process is
+   stopped, in a deployment its security group swapped), so that a process that
+   missed the new map cannot write there;
+3. stop every replica's I/O thread and wait until each has applied what it
+   received;
+4. stop replication on the candidate and clear its ``read_only`` (it runs
+   asynchronously: it has no replica until one is rebuilt);
+5. publish the shard map with it as master, the old master out of service.
+
+The old master is fenced three times over: by the hook, by ``read_only`` (every
+server starts so, and refuses writes until an operator says otherwise), and by
+the shard map (no process writes to a host the map in force does not name as a
+shard's master: ``shardstore.fence``). It comes back into service only after it
+has been rebuilt as a replica of the new master (``host-service HOST --in``).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ..exceptions import InvalidTopology
 from . import documents
 from .config_source import ConfigSource
-from .mysql_hosts import HostError, MySQLHost, endpoint, gtid_sequence
+from .fencing import Fence
+from .mysql_hosts import NO_ANSWER, HostError, MySQLHost, ReplicaStatus, endpoint, gtid_domains
 from .plans import Plan, Step
 from .publish import publish_step
 
@@ -112,37 +137,55 @@ def plan_failover(
     def freeze() -> str:
         with connect(master_address) as m:
             m.set_read_only(True)
+            ended = m.kill_client_sessions()
             before = m.gtid_binlog_pos()
             time.sleep(quiet_seconds)
             after = m.gtid_binlog_pos()
         if before != after:
-            _thaw(connect, master_address)
             raise HostError(f"{host} still took writes while read_only (a privileged client?)")
         held["position"] = after
-        return f"{host} read_only; at {after or 'an empty position'} for {quiet_seconds:g}s"
+        return (
+            f"{host} read_only, {ended} client sessions ended;"
+            f" at {after or 'an empty position'} for {quiet_seconds:g}s"
+        )
+
+    def thaw() -> str:
+        with connect(master_address) as m:
+            m.set_read_only(False)
+        return f"{host} writable again"
 
     def catch_up() -> str:
         with connect(replica_address) as r:
             caught_up = r.wait_for(held["position"], catch_up_seconds)
         if not caught_up:
-            _thaw(connect, master_address)
-            raise HostError(
-                f"{replica} did not apply {held['position']} in {catch_up_seconds:g}s; {host} is writable again"
-            )
+            raise HostError(f"{replica} did not apply {held['position']} in {catch_up_seconds:g}s")
         return f"{replica} has applied {held['position'] or 'everything'}"
 
-    def promote() -> str:
-        with connect(replica_address) as r:
-            r.stop_replicating()
-            r.set_read_only(False)
-        return f"{replica} writable, replicating from no one"
-
-    def repoint() -> str:
+    def swap() -> str:
         with connect(master_address) as m, connect(replica_address) as r:
+            r.stop_replicating()
             m.set_semi_sync(False)  # a replica that waited for acks would stall its applier
             m.replicate_from(r)
             r.set_semi_sync(True)
-        return f"{host} replicates from {replica} (semi-synchronously), read_only"
+        return f"{host} replicates from {replica}, which waits for its acknowledgements"
+
+    def swap_back() -> str:
+        with connect(master_address) as m, connect(replica_address) as r:
+            r.set_semi_sync(False)
+            m.stop_replicating()
+            r.replicate_from(m)
+            m.set_semi_sync(True)
+        return f"{replica} replicates from {host} again"
+
+    def open_new() -> str:
+        with connect(replica_address) as r:
+            r.set_read_only(False)
+        return f"{replica} writable"
+
+    def close_new() -> str:
+        with connect(replica_address) as r:
+            r.set_read_only(True)
+        return f"{replica} read_only again"
 
     shards = ", ".join(f"{r['range'][0]}..{r['range'][1]}" for r in mastered)
     change = f"shards {shards} mastered by {replica}"
@@ -152,13 +195,18 @@ def plan_failover(
         [
             check_replica_step(connect, document, host, replica, max_lag=max_lag),
             Step(
-                f"set read_only on {host}; no write lands for {quiet_seconds:g}s", (host,), freeze
+                f"set read_only on {host}, end its client sessions; no write lands for"
+                f" {quiet_seconds:g}s",
+                (host,),
+                freeze,
+                thaw,
             ),
             Step(
                 f"wait until {replica} has applied all of {host}'s writes (GTID)",
                 (replica,),
                 catch_up,
             ),
+            Step(f"make {host} replicate from {replica}", (host, replica), swap, swap_back),
             publish_step(
                 source,
                 current,
@@ -168,16 +216,10 @@ def plan_failover(
                 change=change,
                 hosts=(host, replica),
             ),
-            Step(f"stop replication on {replica} and clear its read_only", (replica,), promote),
-            Step(f"make {host} replicate from {replica}", (host, replica), repoint),
+            Step(f"clear {replica}'s read_only", (replica,), open_new, close_new),
         ],
         {"host": host, "replica": replica},
     )
-
-
-def _thaw(connect: Connect, address: str) -> None:
-    with connect(address) as m:
-        m.set_read_only(False)
 
 
 def plan_emergency_failover(
@@ -185,29 +227,30 @@ def plan_emergency_failover(
     *,
     host: str,
     author: str,
+    fence: Fence | None,
     connect: Connect = MySQLHost,
     apply_seconds: float = 30.0,
+    accept_data_loss: bool = False,
 ) -> Plan:
-    """The plan to hand the ranges of ``host``, which cannot be reached, to the most
-    advanced of its replicas."""
+    """The plan to hand the ranges of ``host``, which cannot be reached, to the one of its
+    replicas that has every acknowledged write; refuses (``InvalidTopology`` or
+    ``HostError``, with the reason) when that cannot be shown."""
     current = source.current(documents.SHARDS)
     document = current.document
     addresses = document["hosts"]
     mastered = [r for r in document["ranges"] if r["master"] == host]
     if not mastered:
         raise InvalidTopology(f"host {host} is the master of no range")
-    _check_unreachable(connect, host, addresses[host])
+    if fence is None:
+        raise InvalidTopology(
+            f"no fence command is set (PINBOARD_FENCE_COMMAND): {host} may be alive and"
+            " reached by a process that missed the new map"
+        )
     candidates = sorted({r["slave"] for r in mastered if r.get("slave")})
-    positions = {}
-    for candidate in candidates:
-        try:
-            with connect(addresses[candidate]) as r:
-                positions[candidate] = r.gtid_current_pos()
-        except HostError:
-            continue  # down too: not a candidate
-    if not positions:
-        raise HostError(f"no replica of {host} answers ({', '.join(candidates) or 'none named'})")
-    replica = max(positions, key=lambda name: gtid_sequence(positions[name]))
+    if not candidates:
+        raise InvalidTopology(f"{host} has no replica to promote")
+    views = _down_from_everywhere(connect, host, addresses, candidates)
+    replica, loss = _choose(host, views, accept_data_loss=accept_data_loss)
     ranges = []
     for entry in document["ranges"]:
         if entry["master"] == host:
@@ -221,35 +264,52 @@ def plan_emergency_failover(
     )
 
     def confirm() -> str:
-        _check_unreachable(connect, host, addresses[host])
-        return f"{host} does not answer"
+        _down_from_everywhere(connect, host, addresses, candidates)
+        note = f"{host} gives no answer, and no replica receives from it"
+        return f"{note}; ACCEPTED DATA LOSS: {loss}" if loss else note
+
+    def fence_host() -> str:
+        return fence(host, addresses[host])
 
     def apply_received() -> str:
-        with connect(addresses[replica]) as r:
-            if not r.wait_relay_applied(apply_seconds):
-                raise HostError(f"{replica} has not applied what it received in {apply_seconds:g}s")
-            return f"{replica} has applied all it received, at {r.gtid_current_pos()}"
+        notes = []
+        for name in views:
+            with connect(addresses[name]) as r:
+                r.stop_receiving()
+                notes.append(f"{name} applied {r.apply_received(apply_seconds) or 'nothing'}")
+        return "; ".join(notes)
 
     def promote() -> str:
         with connect(addresses[replica]) as r:
             r.stop_replicating()
-            # (semi-sync stays off, as on every replica: it has no replica to acknowledge.)
             r.set_read_only(False)
         return f"{replica} writable, replicating from no one (asynchronous until it has a replica)"
 
+    def demote() -> str:
+        with connect(addresses[replica]) as r:
+            r.set_read_only(True)
+        return f"{replica} read_only again (its replication was reset: rebuild it)"
+
     shards = ", ".join(f"{r['range'][0]}..{r['range'][1]}" for r in mastered)
-    ranked = ", ".join(f"{name} at {positions[name] or 'nothing'}" for name in positions)
+    ranked = ", ".join(f"{name} received {views[name].received or 'nothing'}" for name in views)
     return Plan(
         "failover",
-        f"emergency failover of {host} to {replica} (shards {shards})",
+        f"emergency failover of {host} to {replica} (shards {shards})"
+        + (f"; accepted data loss: {loss}" if loss else ""),
         [
-            Step(f"confirm {host} does not answer", (host,), confirm),
+            Step(f"confirm {host} is down, from the operator and every replica", (host,), confirm),
+            Step(f"fence {host}", (host,), fence_host),
             Step(
-                f"let {replica} apply all it received from {host} (replicas: {ranked})",
-                (replica,),
+                f"stop receiving from {host}; apply all that was received ({ranked})",
+                tuple(views),
                 apply_received,
             ),
-            Step(f"stop replication on {replica} and clear its read_only", (replica,), promote),
+            Step(
+                f"stop replication on {replica} and clear its read_only",
+                (replica,),
+                promote,
+                demote,
+            ),
             publish_step(
                 source,
                 current,
@@ -260,16 +320,124 @@ def plan_emergency_failover(
                 hosts=(host, replica),
             ),
         ],
-        {"host": host, "replica": replica, "emergency": True},
+        {"host": host, "replica": replica, "emergency": True, "data_loss": loss},
     )
 
 
-def _check_unreachable(connect: Connect, host: str, address: str) -> None:
+@dataclass(frozen=True)
+class _View:
+    """A replica of the failed master, as it sees its replication."""
+
+    status: ReplicaStatus
+    own_writes: str  # its binary log's GTIDs of its own server id, past what it received
+    refusal: str  # why it may not be promoted without losing data ("" if it may)
+
+    @property
+    def received(self) -> str:
+        return self.status.received
+
+
+def _down_from_everywhere(
+    connect: Connect, host: str, addresses: dict[str, str], replicas: list[str]
+) -> dict[str, _View]:
+    """Raise unless ``host`` is down both for the operator and for every replica; the
+    replicas' views of their replication, by name (those that answer)."""
     try:
-        with connect(address):
+        with connect(addresses[host]):
             pass
-    except HostError:
-        return
-    raise InvalidTopology(
-        f"{host} answers: fail it over as planned (without --emergency), which loses nothing"
+    except HostError as exc:
+        if exc.errno not in NO_ANSWER:
+            raise HostError(
+                f"{host} answers with a refusal, so it is alive: {exc}; see to that instead"
+            ) from None
+    else:
+        raise InvalidTopology(
+            f"{host} answers: fail it over as planned (without --emergency), which loses nothing"
+        )
+    source = "{}:{}".format(*endpoint(addresses[host]))
+    views: dict[str, _View] = {}
+    for name in replicas:
+        try:
+            with connect(addresses[name]) as r:
+                status = r.replica_status()
+                own = _own_writes(r, status)
+        except HostError:
+            continue  # down too: not a candidate
+        if status is None:
+            raise HostError(f"{name} replicates from no one: it cannot stand in for {host}")
+        if status.source != source:
+            raise HostError(f"{name} replicates from {status.source}, not from {host}")
+        if status.io_state not in ("Connecting", "No"):  # "Yes", or "Preparing" to connect
+            raise HostError(
+                f"{name} still receives from {host} (its I/O thread: {status.io_state}):"
+                f" {host} is alive, cut off from the operator only (a replica notices a"
+                " silent master within slave_net_timeout)"
+            )
+        refusal = ""
+        if status.io_state == "No":
+            refusal = (
+                f"{name} was not replicating from {host} when it failed: its I/O thread is"
+                f" stopped ({status.last_error or 'by hand'})"
+            )
+        elif not status.sql_running:
+            refusal = f"{name}'s SQL thread is stopped: {status.last_error or 'by hand'}"
+        views[name] = _View(status, own, refusal)
+    if not views:
+        raise HostError(f"no replica of {host} answers ({', '.join(replicas)})")
+    return views
+
+
+def _own_writes(replica: MySQLHost, status: ReplicaStatus | None) -> str:
+    """The GTIDs in ``replica``'s binary log that it wrote itself after what it received:
+    errant transactions, which the failed master never had."""
+    received = gtid_domains(status.received if status else "")
+    me = replica.server_id()
+    errant = [
+        f"{domain}-{server}-{sequence}"
+        for domain, (server, sequence) in gtid_domains(replica.gtid_binlog_pos()).items()
+        if server == me and sequence > received.get(domain, (0, 0))[1]
+    ]
+    return ",".join(errant)
+
+
+def _choose(host: str, views: dict[str, _View], *, accept_data_loss: bool) -> tuple[str, str]:
+    """The replica to promote: it received, in every domain, at least what every other
+    did. With it, what may be lost ("" when nothing can be)."""
+    received = {name: gtid_domains(view.received) for name, view in views.items()}
+    domains = {d for positions in received.values() for d in positions}
+
+    def behind(name: str) -> list[int]:
+        return [
+            d
+            for d in sorted(domains)
+            if any(
+                received[name].get(d, (0, 0))[1] < other.get(d, (0, 0))[1]
+                for other in received.values()
+            )
+        ]
+
+    complete = [name for name in sorted(views) if not behind(name)]
+    if not complete:
+        raise HostError(
+            f"no replica of {host} received everything the others did: "
+            + "; ".join(f"{n} behind in domains {behind(n)}" for n in sorted(views))
+        )
+    replica = complete[0]
+    view = views[replica]
+    if view.own_writes:
+        raise HostError(
+            f"{replica} has transactions of its own that {host} never had (errant GTIDs"
+            f" {view.own_writes}): promoting it would diverge the shards"
+        )
+    if not view.refusal:
+        return replica, ""
+    if not accept_data_loss:
+        raise HostError(
+            f"{view.refusal}; promoting it may lose acknowledged writes. Refused: rerun with"
+            " --accept-data-loss to promote it anyway"
+        )
+    gap = ", ".join(
+        f"domain {d}: every transaction after {d}-{s}-{n}"
+        for d, (s, n) in sorted(received[replica].items())
     )
+    return replica, f"{view.refusal}; GTIDs {host} may have had and {replica} lacks: {gap or 'any'}"

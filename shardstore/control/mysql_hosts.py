@@ -14,7 +14,6 @@ repointing one needs no binary log file name or offset.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -23,10 +22,26 @@ from urllib.parse import unquote, urlsplit
 from ..exceptions import ShardStoreError
 
 CONNECT_TIMEOUT = 2  # seconds (MySQL counts whole seconds)
+#: How long a fence statement (``read_only``, killing sessions) may wait for locks.
+FENCE_SECONDS = 5
+#: A master waits this long for a replica's acknowledgement before it would commit without
+#: one: for ever, in effect. A master whose replica is gone stops acknowledging writes
+#: rather than going asynchronous without a word, so a write a client saw acknowledged is
+#: always on a replica (emergency failover relies on it).
+SEMI_SYNC_TIMEOUT_MS = 18446744073709551615
+#: Client errors that mean "nothing answers there" (refused, timed out, connection lost),
+#: as opposed to a server that answers with a refusal (too many connections, access denied,
+#: host blocked): only the first can be a dead server.
+NO_ANSWER = frozenset({2002, 2003, 2006, 2013})
 
 
 class HostError(ShardStoreError):
-    """A MySQL server refused or failed an operator's command; the message names it."""
+    """A MySQL server refused or failed an operator's command; the message names it.
+    ``errno`` is MySQL's error number, when there is one."""
+
+    def __init__(self, message: str, errno: int = 0) -> None:
+        super().__init__(message)
+        self.errno = errno
 
 
 @dataclass(frozen=True)
@@ -38,8 +53,10 @@ class ReplicaStatus:
     sql_running: bool
     lag_seconds: int | None  # None while the SQL thread is stopped
     last_error: str
-    #: Whether the SQL thread has applied everything the I/O thread received.
-    relay_applied: bool = True
+    #: The I/O thread: "Yes" (connected), "Connecting" (running, its source lost) or "No".
+    io_state: str = "Yes"
+    #: The GTID position of what the I/O thread has received (``Gtid_IO_Pos``).
+    received: str = ""
 
     @property
     def healthy(self) -> bool:
@@ -55,16 +72,17 @@ class SnapshotPosition:
     gtid: str
 
 
-def admin(credentials: str | None) -> Callable[[str], MySQLHost]:
-    """Operators' connections as ``user:password`` (the site's own user in the shard map
-    has no privilege that ``read_only`` lets through, so it cannot fail a host over);
-    None: the credentials in each host's address."""
-    if not credentials:
-        return MySQLHost
-    user, _, password = credentials.partition(":")
+def admin(credentials: str | None, replication: str | None = None) -> Callable[[str], MySQLHost]:
+    """Operators' connections as ``user:password`` (the site's own user has no privilege
+    that ``read_only`` lets through, so it cannot fail a host over; None: the credentials
+    in each host's address), which point replicas at their source as ``replication``
+    (``user:password`` of an account with REPLICATION SLAVE only)."""
+    user, _, password = (credentials or "").partition(":")
 
     def connect(address: str) -> MySQLHost:
-        return MySQLHost(address, user=user, password=password)
+        if not credentials:
+            return MySQLHost(address, replication=replication)
+        return MySQLHost(address, user=user, password=password, replication=replication)
 
     return connect
 
@@ -84,6 +102,7 @@ class MySQLHost:
         *,
         user: str | None = None,
         password: str | None = None,
+        replication: str | None = None,
         timeout: float = 30.0,
     ) -> None:
         try:
@@ -97,6 +116,8 @@ class MySQLHost:
         self.host, self.port = endpoint(address)
         self.user = user or unquote(parts.username or "root")
         self.password = password if password is not None else unquote(parts.password or "")
+        #: ``user:password`` of the account replicas log in to this server's source as.
+        self.replication = replication
         try:
             self._connection = MySQLdb.connect(
                 host=self.host,
@@ -109,7 +130,8 @@ class MySQLHost:
                 cursorclass=MySQLdb.cursors.DictCursor,
             )
         except MySQLdb.Error as exc:
-            raise HostError(f"{self.host}:{self.port} cannot be reached: {exc}") from None
+            errno = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
+            raise HostError(f"{self.host}:{self.port} cannot be reached: {exc}", errno) from None
 
     def __enter__(self) -> MySQLHost:
         return self
@@ -128,7 +150,8 @@ class MySQLHost:
             cursor.execute(sql, params or None)
             rows = list(cursor.fetchall() or [])
         except MySQLdb.Error as exc:
-            raise HostError(f"{self.host}:{self.port}: {sql.split()[0]}: {exc}") from None
+            errno = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
+            raise HostError(f"{self.host}:{self.port}: {sql.split()[0]}: {exc}", errno) from None
         return rows
 
     def executemany(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
@@ -155,7 +178,34 @@ class MySQLHost:
         return bool(self.value("SELECT @@global.read_only"))
 
     def set_read_only(self, on: bool) -> None:
-        self.query(f"SET GLOBAL read_only = {1 if on else 0}")
+        """Set or clear ``read_only``; setting it waits for running commits, at most
+        ``FENCE_SECONDS``."""
+        self.query(
+            f"SET STATEMENT max_statement_time = {FENCE_SECONDS}, lock_wait_timeout = "
+            f"{FENCE_SECONDS} FOR SET GLOBAL read_only = {1 if on else 0}"
+        )
+
+    def server_id(self) -> int:
+        return int(self.value("SELECT @@global.server_id"))
+
+    def kill_client_sessions(self) -> int:
+        """End every client's session but this one, privileged ones included (``read_only``
+        does not stop a SUPER session, and a transaction open across it could commit
+        later); replication's own threads stay. How many were ended."""
+        rows = self.query(
+            "SELECT id FROM information_schema.processlist WHERE id <> CONNECTION_ID()"
+            " AND user NOT IN ('system user', 'event_scheduler')"
+            " AND command NOT IN ('Binlog Dump', 'Daemon', 'Slave_IO', 'Slave_SQL')"
+        )
+        ended = 0
+        for row in rows:
+            try:
+                self.query(f"KILL {int(row['id'])}")
+                ended += 1
+            except HostError as exc:
+                if exc.errno != _UNKNOWN_THREAD:  # it ended by itself meanwhile
+                    raise
+        return ended
 
     def gtid_binlog_pos(self) -> str:
         """What this server has written to its binary log (its own and replicated writes)."""
@@ -191,27 +241,36 @@ class MySQLHost:
             row.get("Slave_SQL_Running") == "Yes",
             None if lag is None else int(lag),
             str(row.get("Last_SQL_Error") or row.get("Last_IO_Error") or ""),
-            row.get("Master_Log_File") == row.get("Relay_Master_Log_File")
-            and row.get("Read_Master_Log_Pos") == row.get("Exec_Master_Log_Pos"),
+            str(row.get("Slave_IO_Running") or "No"),
+            str(row.get("Gtid_IO_Pos") or ""),
         )
 
     # -- replication --------------------------------------------------------------
 
-    def wait_relay_applied(self, timeout: float) -> bool:
-        """Wait until the SQL thread has applied all that the I/O thread received (its
-        source is gone: nothing more will come). Whether it did in time."""
-        deadline = time.monotonic() + timeout
-        while True:
-            status = self.replica_status()
-            if status is None or status.relay_applied:
-                return True
-            if status.last_error and not status.sql_running:
-                raise HostError(
-                    f"{self.host}:{self.port}: replication stopped: {status.last_error}"
-                )
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.05)
+    def stop_receiving(self) -> None:
+        """Stop the I/O thread: nothing more arrives from the source (the SQL thread goes
+        on applying what did)."""
+        self.query("STOP SLAVE IO_THREAD")
+
+    def apply_received(self, timeout: float) -> str:
+        """Wait until the SQL thread has applied everything the I/O thread received (which
+        must be stopped: nothing more comes). Returns what was received; raises if the SQL
+        thread stopped on an error or did not finish in time."""
+        status = self.replica_status()
+        if status is None:
+            raise HostError(f"{self.host}:{self.port} replicates from no one")
+        if status.io_state != "No":
+            raise HostError(f"{self.host}:{self.port}: stop its I/O thread first")
+        if not status.sql_running:
+            raise HostError(
+                f"{self.host}:{self.port}: its SQL thread is stopped:"
+                f" {status.last_error or 'stopped by hand'}"
+            )
+        if not self.wait_for(status.received, timeout):
+            raise HostError(
+                f"{self.host}:{self.port} has not applied {status.received} in {timeout:g}s"
+            )
+        return status.received
 
     def wait_for(self, gtid_pos: str, timeout: float) -> bool:
         """Wait until this replica has applied ``gtid_pos``; whether it did in time."""
@@ -221,20 +280,28 @@ class MySQLHost:
         return bool(result == 0)
 
     def replicate_from(self, source: MySQLHost) -> None:
-        """Follow ``source`` from where this server's GTID position stands."""
+        """Follow ``source`` from where this server's GTID position stands, logged in as the
+        replication account (REPLICATION SLAVE only: ``master.info`` keeps its password)."""
+        if not self.replication:
+            raise HostError(
+                "no replication account: set PINBOARD_MYSQL_REPLICATION (user:password)"
+            )
+        user, _, password = self.replication.partition(":")
         self.query("STOP SLAVE")
         self.query(
             "CHANGE MASTER TO MASTER_HOST=%s, MASTER_PORT=%s, MASTER_USER=%s,"
-            " MASTER_PASSWORD=%s, MASTER_USE_GTID=current_pos",
-            (source.host, source.port, source.user, source.password),
+            " MASTER_PASSWORD=%s, MASTER_USE_GTID=current_pos, MASTER_CONNECT_RETRY=1",
+            (source.host, source.port, user, password),
         )
         self.query("START SLAVE")
 
     def set_semi_sync(self, on: bool) -> None:
-        """Whether commits wait for a replica's acknowledgement (semi-synchronous). On a
-        master with a replica only: on a replica it would hold back the applier (MariaDB
-        waits for acks of replicated commits too), and with no replica every commit would
-        wait for the timeout."""
+        """Whether commits wait for a replica's acknowledgement (semi-synchronous), with no
+        fallback to asynchronous (``SEMI_SYNC_TIMEOUT_MS``). On a master with a replica
+        only: on a replica it would hold back the applier (MariaDB waits for acks of
+        replicated commits too), and with no replica every commit would wait."""
+        if on:
+            self.query(f"SET GLOBAL rpl_semi_sync_master_timeout = {SEMI_SYNC_TIMEOUT_MS}")
         self.query(f"SET GLOBAL rpl_semi_sync_master_enabled = {1 if on else 0}")
 
     def stop_replicating(self) -> None:
@@ -243,10 +310,15 @@ class MySQLHost:
         self.query("RESET SLAVE ALL")
 
 
-def gtid_sequence(position: str) -> int:
-    """How far a GTID position has got: the sum of its sequence numbers over domains
-    (``0-1-120,1-2-7`` -> 127), enough to rank replicas of one master."""
-    total = 0
+def gtid_domains(position: str) -> dict[int, tuple[int, int]]:
+    """A GTID position by replication domain: ``0-1-120,1-2-7`` -> ``{0: (1, 120), 1: (2,
+    7)}`` (domain: (server id, sequence number)). In strict mode a domain's sequence
+    numbers only grow, whoever writes them, so two positions compare domain by domain."""
+    domains = {}
     for gtid in filter(None, (part.strip() for part in position.split(","))):
-        total += int(gtid.rsplit("-", 1)[1])
-    return total
+        domain, server, sequence = (int(n) for n in gtid.split("-"))
+        domains[domain] = (server, sequence)
+    return domains
+
+
+_UNKNOWN_THREAD = 1094

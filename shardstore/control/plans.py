@@ -12,9 +12,21 @@ summary and a list of named ``Step``s, each saying which hosts it touches.
 3. journals the start, runs the steps in order, journals each step's result,
 4. journals the end (done, or failed at which step and why) and its duration.
 
-A failed step stops the run; the steps before it stay done, and the journal
-says exactly how far it got (operations put their irreversible step last, and
-say in their docstring how to resume or revert).
+A failed step stops the run. A step may say how to put back what it did
+(``undo``): then the failed step and every step before it are undone, newest
+first, still under the locks, each undo journaled, back to the last step that
+``commits`` (after which writes may land where the operation moved them, so it
+stands, and the steps after it are clean-up that can be run again). The operator's SIGINT or
+SIGTERM is a failure of the step it interrupts, so it is undone too. Undos open
+fresh connections and are idempotent (the step they undo may have stopped
+anywhere). Steps without an undo stay done, and the journal says how far the
+run got.
+
+Every operation that publishes a config document also takes the ``CONFIG``
+lock, so no publish, rollback or other operation changes the map between one
+operation's publishes (a hand rollback cannot lift a split's read-only window).
+A lock is checked again before each step: a ZooKeeper lock lost with its
+session stops the run before it changes anything more.
 """
 
 from __future__ import annotations
@@ -22,6 +34,8 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -39,13 +53,30 @@ class StepFailed(ShardStoreError):
     """A step of a plan raised; the journal holds the steps done before it."""
 
 
+class LockLost(ShardStoreError):
+    """A lock the run held is no longer held (its ZooKeeper session ended)."""
+
+
+class Interrupted(BaseException):
+    """The operator's process was told to stop (SIGTERM): undo, then stop."""
+
+
+#: The lock every operation that publishes a config document holds for its whole run.
+CONFIG = "@config"
+
+
 @dataclass(frozen=True)
 class Step:
-    """One named thing an operation does, on these hosts (``run`` returns a short note)."""
+    """One named thing an operation does, on these hosts (``run`` returns a short note).
+    ``undo`` puts back what ``run`` did, or began to do, and returns a note."""
 
     name: str
     hosts: tuple[str, ...]
     run: Callable[[], str | None]
+    undo: Callable[[], str | None] | None = None
+    #: Once this step has run, the operation has taken effect (writes may land where it
+    #: moved them): a later step's failure undoes nothing up to here.
+    commits: bool = False
 
 
 @dataclass(frozen=True)
@@ -56,15 +87,21 @@ class Plan:
     params: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def hosts(self) -> tuple[str, ...]:
+    def locks(self) -> tuple[str, ...]:
+        """What ``run`` locks: every host a step touches, and ``CONFIG`` if one publishes."""
         return tuple(sorted({host for step in self.steps for host in step.hosts}))
+
+    @property
+    def hosts(self) -> tuple[str, ...]:
+        return tuple(host for host in self.locks if host != CONFIG)
 
     def lines(self) -> list[str]:
         """The plan as an operator reads it: one numbered line per step, with its hosts."""
-        return [
-            f"{n}. {step.name}" + (f"  [{', '.join(step.hosts)}]" if step.hosts else "")
-            for n, step in enumerate(self.steps, 1)
-        ]
+        lines = []
+        for n, step in enumerate(self.steps, 1):
+            hosts = [host for host in step.hosts if host != CONFIG]
+            lines.append(f"{n}. {step.name}" + (f"  [{', '.join(hosts)}]" if hosts else ""))
+        return lines
 
     def text(self) -> str:
         return "\n".join([self.summary, *self.lines()])
@@ -93,8 +130,14 @@ class Journal(Protocol):
     def finish(self, entry: Any, *, ok: bool, result: str, seconds: float) -> None: ...
 
 
+#: Raises LockLost if a lock taken by ``hold`` is no longer held.
+LockCheck = Callable[[], None]
+
+
 class Locks(Protocol):
-    def hold(self, hosts: Sequence[str], *, owner: str) -> contextlib.AbstractContextManager[None]:
+    def hold(
+        self, hosts: Sequence[str], *, owner: str
+    ) -> contextlib.AbstractContextManager[LockCheck]:
         """Hold every host's lock for the block, or raise HostsBusy at once."""
         ...
 
@@ -108,7 +151,8 @@ def run(
     dry_run: bool = False,
     progress: Callable[[int, int, str], None] | None = None,
 ) -> Outcome:
-    """Journal the plan, and unless ``dry_run`` run it under its hosts' locks."""
+    """Journal the plan, and unless ``dry_run`` run it under its hosts' locks; a failed
+    or interrupted step is undone with those before it."""
     entry = journal.begin(plan, operator=operator, dry_run=dry_run)
     if dry_run:
         journal.finish(entry, ok=True, result="dry run: nothing changed", seconds=0.0)
@@ -116,23 +160,109 @@ def run(
     started = time.monotonic()
     notes: list[str] = []
     try:
-        with locks.hold(plan.hosts, owner=f"{operator}: {plan.operation}"):
-            for index, step in enumerate(plan.steps, 1):
-                if progress:
-                    progress(index, len(plan.steps), step.name)
-                try:
-                    note = step.run() or "done"
-                except Exception as exc:
-                    raise StepFailed(f"step {index} ({step.name}) failed: {exc}") from exc
-                notes.append(note)
-                journal.step(entry, index, step.name, note)
-    except (HostsBusy, StepFailed) as exc:
-        seconds = time.monotonic() - started
-        journal.finish(entry, ok=False, result=str(exc), seconds=seconds)
-        return Outcome(plan, False, False, notes, str(exc), seconds, entry)
+        with locks.hold(plan.locks, owner=f"{operator}: {plan.operation}") as still_held:
+            error = _run_steps(plan, still_held, journal, entry, notes, progress)
+    except HostsBusy as exc:
+        error = str(exc)
     seconds = time.monotonic() - started
+    if error:
+        journal.finish(entry, ok=False, result=error, seconds=seconds)
+        return Outcome(plan, False, False, notes, error, seconds, entry)
     journal.finish(entry, ok=True, result=f"{len(notes)} steps done", seconds=seconds)
     return Outcome(plan, False, True, notes, seconds=seconds, entry=entry)
+
+
+def _run_steps(
+    plan: Plan,
+    still_held: LockCheck,
+    journal: Journal,
+    entry: Any,
+    notes: list[str],
+    progress: Callable[[int, int, str], None] | None,
+) -> str:
+    """Run the steps; on a failure, undo what ran. The error, or "" if every step ran."""
+    with _signals_interrupt():
+        for index, step in enumerate(plan.steps, 1):
+            if progress:
+                progress(index, len(plan.steps), step.name)
+            try:
+                still_held()
+                note = step.run() or "done"
+            except (Exception, KeyboardInterrupt, Interrupted) as exc:  # noqa: BLE001 - any failure is undone
+                reason = str(exc) or type(exc).__name__
+                if isinstance(exc, KeyboardInterrupt | Interrupted):
+                    reason = "the operator's command was interrupted"
+                error = f"step {index} ({step.name}) failed: {reason}"
+                committed = max(
+                    (n for n, s in enumerate(plan.steps[:index], 1) if s.commits), default=0
+                )
+                if committed:
+                    error += f" (after step {committed}, which took effect: it stands)"
+                return error + _undo(
+                    plan.steps[committed:index], journal, entry, first=committed + 1
+                )
+            notes.append(note)
+            journal.step(entry, index, step.name, note)
+    return ""
+
+
+def _undo(done: Sequence[Step], journal: Journal, entry: Any, *, first: int) -> str:
+    """Undo ``done`` (steps ``first``...) newest first, signals held off; what the error
+    should add."""
+    undone, failed = 0, ""
+    with _signals_deferred():
+        for index in range(first + len(done) - 1, first - 1, -1):
+            step = done[index - first]
+            if step.undo is None:
+                continue
+            try:
+                note = step.undo() or "undone"
+            except Exception as exc:  # noqa: BLE001 - journaled; the run stops there
+                failed = f"; undoing step {index} ({step.name}) failed: {exc}: see the journal"
+                journal.step(entry, index, f"undo: {step.name}", f"FAILED: {exc}")
+                break
+            undone += 1
+            journal.step(entry, index, f"undo: {step.name}", note)
+    if failed:
+        return failed
+    return f"; {undone} steps undone" if undone else ""
+
+
+def _raise_interrupted(signum: int, frame: Any) -> None:
+    raise Interrupted(signal.Signals(signum).name)
+
+
+@contextlib.contextmanager
+def _signals_interrupt() -> Iterator[None]:
+    """SIGTERM raises ``Interrupted`` in the steps (SIGINT raises KeyboardInterrupt), so a
+    stopped command undoes its work. Signals reach the main thread only: elsewhere (a
+    console action's worker thread) this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_interrupted)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """While undoing: SIGINT and SIGTERM are noted, not obeyed, until the undo is done."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    handlers = {
+        signum: signal.signal(signum, lambda signum, frame: received.append(signum))
+        for signum in (signal.SIGINT, signal.SIGTERM)
+    }
+    try:
+        yield
+    finally:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
 
 
 # -- locks ------------------------------------------------------------------------
@@ -146,7 +276,7 @@ class FileLocks:
         self.directory = Path(directory)
 
     @contextlib.contextmanager
-    def hold(self, hosts: Sequence[str], *, owner: str) -> Iterator[None]:
+    def hold(self, hosts: Sequence[str], *, owner: str) -> Iterator[LockCheck]:
         self.directory.mkdir(parents=True, exist_ok=True)
         with contextlib.ExitStack() as held:
             for host in sorted(set(hosts)):
@@ -157,11 +287,11 @@ class FileLocks:
                 except BlockingIOError:
                     handle.seek(0)
                     holder = handle.read() or "another operation"
-                    raise HostsBusy(f"host {host} is locked by: {holder}") from None
+                    raise HostsBusy(f"{_what(host)} is locked by: {holder}") from None
                 handle.truncate(0)
                 handle.write(f"{owner} (pid {os.getpid()})")
                 handle.flush()
-            yield
+            yield _held_while_alive  # a flock lasts as long as its process
 
 
 class ZooKeeperLocks:
@@ -173,19 +303,41 @@ class ZooKeeperLocks:
         self.root = "/" + root.strip("/")
 
     @contextlib.contextmanager
-    def hold(self, hosts: Sequence[str], *, owner: str) -> Iterator[None]:
+    def hold(self, hosts: Sequence[str], *, owner: str) -> Iterator[LockCheck]:
         acquired = []
         try:
             for host in sorted(set(hosts)):
                 lock = self.client.Lock(f"{self.root}/locks/{_safe(host)}", identifier=owner)
                 if not lock.acquire(blocking=False):
                     holders = ", ".join(lock.contenders()) or "another operation"
-                    raise HostsBusy(f"host {host} is locked by: {holders}")
+                    raise HostsBusy(f"{_what(host)} is locked by: {holders}")
                 acquired.append(lock)
-            yield
+            yield lambda: self._check(acquired)
         finally:
             for lock in reversed(acquired):
                 lock.release()
+
+    def _check(self, acquired: list[Any]) -> None:
+        """Each lock's node is still there, owned by this session (a session that expired
+        took its nodes with it, and another operator may hold the lock now)."""
+        from kazoo.exceptions import KazooException
+
+        session = self.client.client_id[0] if self.client.client_id else None
+        for lock in acquired:
+            try:
+                stat = self.client.exists(f"{lock.path}/{lock.node}")
+            except KazooException as exc:  # connection lost, session expired
+                raise LockLost(f"lock {lock.path} cannot be checked: {exc!r}") from None
+            if stat is None or stat.ephemeralOwner != session:
+                raise LockLost(f"lock {lock.path} was lost with its ZooKeeper session")
+
+
+def _held_while_alive() -> None:
+    """File locks: held until the process ends, nothing to check."""
+
+
+def _what(lock: str) -> str:
+    return "the config" if lock == CONFIG else f"host {lock}"
 
 
 def _safe(host: str) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 
 from . import documents
 from .config_source import ConfigSource, NotPublished, Revision, VersionConflict
-from .plans import Plan, Step, StepFailed
+from .plans import CONFIG, Plan, Step, StepFailed
 
 #: How each document is called in plans and notes.
 TITLES = {documents.SHARDS: "shard map", documents.REDIS: "redis map", documents.CACHES: "caches"}
@@ -32,8 +32,11 @@ def publish_step(
 ) -> Step:
     """The step that publishes ``document`` as the version after ``current``, only if
     ``current`` is still the one in force (so a plan made from it cannot undo a publish
-    that came in between): ``publish shard map v4: <change>``."""
+    that came in between): ``publish shard map v4: <change>``. Its undo publishes
+    ``current``'s document again, if this step's version is the one in force. The plan
+    holds the ``CONFIG`` lock."""
     title = TITLES[current.name]
+    mine = current.version + 1
 
     def publish() -> str:
         published = source.publish(
@@ -41,7 +44,19 @@ def publish_step(
         )
         return f"{title} version {published.version} published"
 
-    return Step(f"publish {title} v{current.version + 1}: {change}", hosts, publish)
+    def unpublish() -> str:
+        if source.current(current.name).version != mine:
+            return f"{title} v{mine} was not published: nothing to take back"
+        back = source.publish(
+            current.name,
+            {**current.document},
+            author=author,
+            reason=f"undo: {reason}",
+            expect_version=mine,
+        )
+        return f"{title} v{current.version}'s document published again as v{back.version}"
+
+    return Step(f"publish {title} v{mine}: {change}", (*hosts, CONFIG), publish, unpublish)
 
 
 #: How long every process is given to swap in a new version and report it.
@@ -111,7 +126,7 @@ def plan_publish(
     return Plan(
         "publish",
         summary,
-        [Step(f"publish {TITLES[name]} v{base + 1}", (), publish)],
+        [Step(f"publish {TITLES[name]} v{base + 1}", (CONFIG,), publish)],
         {"name": name, "version": base + 1, "diff": changes},
     )
 

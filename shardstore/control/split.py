@@ -17,8 +17,10 @@ replica becomes responsible for some of the DBs"), and undo that, and clean up a
    ``db00042_split9``, 9 being the map version the split published): kept until
    ``cleanup 9`` drops them, never dropped in the same step.
 
-If a step fails before 6, the read-only window is closed (the map published
-again without it) and the host keeps every shard.
+If a step fails before 6 (or the operator stops the command), what was done is
+undone (``plans.run``): the replica follows the host again, the map is published
+again without the read-only window, and the host keeps every shard. Step 6 commits
+the split: a failure after it leaves the split done and the rename to be run again.
 
 ``plan_split_revert(source, split=9)``, until ``cleanup 9`` has run: make the
 moving shards read-only again, copy them back from the replica to the host
@@ -33,6 +35,7 @@ hosts; the ``cleanup`` long job does the same chunked by shard.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from ..exceptions import InvalidTopology
@@ -101,7 +104,6 @@ def plan_split(
     frozen = documents.validate(documents.SHARDS, {**document, "read_only": moving})
     final = documents.validate(documents.SHARDS, {**document, "ranges": split_ranges})
     final.pop("read_only", None)
-    thawed = {k: v for k, v in document.items() if k != "read_only"}
     split_version = current.version + 2
     suffix = f"_split{split_version}"
     reason = SPLIT.format(host=host, replica=replica)
@@ -128,26 +130,6 @@ def plan_split(
         source, documents.SHARDS, current.version + 1, hosts=(host, replica), timeout=follow_seconds
     )
 
-    def thaw() -> None:
-        """Close the read-only window: the host keeps every shard."""
-        source.publish(
-            documents.SHARDS,
-            thawed,
-            author=author,
-            reason=f"{reason}: abandoned",
-            expect_version=current.version + 1,
-        )
-
-    def guarded(step: Callable[[], str | None]) -> Callable[[], str | None]:
-        def run() -> str | None:
-            try:
-                return step()
-            except Exception:
-                thaw()
-                raise
-
-        return run
-
     def catch_up() -> str:
         with connect(host_address) as m:
             position = m.gtid_binlog_pos()
@@ -163,6 +145,15 @@ def plan_split(
         with connect(host_address) as m:
             m.set_semi_sync(False)  # it has no replica left to acknowledge
         return f"{replica} replicates from no one and is writable"
+
+    def rejoin() -> str:
+        """The pair as before ``separate``: no process wrote to the replica meanwhile (the
+        moving shards are read-only in the map until the final publish)."""
+        with connect(replica_address) as r, connect(host_address) as m:
+            r.set_read_only(True)
+            r.replicate_from(m)
+            m.set_semi_sync(True)
+        return f"{replica} read_only, replicating from {host} again"
 
     def rename() -> str:
         with connect(host_address) as m:
@@ -185,25 +176,29 @@ def plan_split(
                 diff,
             ),
             freeze,
-            Step(followed.name, followed.hosts, guarded(followed.run)),
+            followed,
             Step(
                 f"wait until {replica} has applied all of {host}'s writes (GTID)",
                 (replica,),
-                guarded(catch_up),
+                catch_up,
             ),
             Step(
                 f"stop replication from {host} to {replica}; {replica} writable",
                 (host, replica),
-                guarded(separate),
+                separate,
+                rejoin,
             ),
-            publish_step(
-                source,
-                frozen_revision,
-                final,
-                author=author,
-                reason=reason,
-                change=f"shards {spans(moving)} mastered by {replica}",
-                hosts=(host, replica),
+            replace(
+                publish_step(
+                    source,
+                    frozen_revision,
+                    final,
+                    author=author,
+                    reason=reason,
+                    change=f"shards {spans(moving)} mastered by {replica}",
+                    hosts=(host, replica),
+                ),
+                commits=True,
             ),
             Step(f"rename the shards that left each host to db*{suffix}", (host, replica), rename),
         ],
@@ -325,14 +320,17 @@ def plan_split_revert(
                 (host, replica),
                 copy_back,
             ),
-            publish_step(
-                source,
-                frozen_revision,
-                restored,
-                author=author,
-                reason=reason,
-                change=f"shards {spans(moved)} mastered by {host}; {replica} out of service",
-                hosts=(host, replica),
+            replace(
+                publish_step(
+                    source,
+                    frozen_revision,
+                    restored,
+                    author=author,
+                    reason=reason,
+                    change=f"shards {spans(moved)} mastered by {host}; {replica} out of service",
+                    hosts=(host, replica),
+                ),
+                commits=True,
             ),
             Step(f"rename {replica}'s copies of shards {spans(moved)} away", (replica,), set_aside),
         ],

@@ -13,10 +13,11 @@ from tests.conftest import unavailable
 from toolkit.servers.mariadb import MariaDBServer
 
 APP = "app:app-password"  # the store's user: no privilege that read_only lets through
+REPLICATION = "repl:repl-password"  # replicas' user: REPLICATION SLAVE only
 
 
 def root(address: str) -> MySQLHost:
-    return MySQLHost(address, user="root", password="")
+    return MySQLHost(address, user="root", password="", replication=REPLICATION)
 
 
 #: As in production: binary logs on both (either can lead), GTIDs, semi-sync able, and
@@ -30,13 +31,12 @@ SERVER_OPTIONS = [
     "--read-only=1",
     "--rpl-semi-sync-slave-enabled=1",
     "--rpl-semi-sync-master-wait-point=AFTER_SYNC",
-    "--rpl-semi-sync-master-timeout=10000",
 ]
 
 
 def start_servers(count: int) -> list[MariaDBServer]:
     """``count`` new servers, read-only, replicating from no one, each with the store's
-    user ``app`` (made on each alone, as provisioning does)."""
+    user ``app`` and the replicas' ``repl`` (made on each alone, as provisioning does)."""
     if not MariaDBServer.available() or importlib.util.find_spec("MySQLdb") is None:
         unavailable("MariaDB", "mariadbd and mysqlclient are needed for replication")
     servers: list[MariaDBServer] = []
@@ -48,6 +48,8 @@ def start_servers(count: int) -> list[MariaDBServer]:
                 db.query("SET SESSION sql_log_bin = 0")
                 db.query("CREATE USER 'app'@'127.0.0.1' IDENTIFIED BY 'app-password'")
                 db.query("GRANT ALL PRIVILEGES ON `db%`.* TO 'app'@'127.0.0.1'")
+                db.query("CREATE USER 'repl'@'127.0.0.1' IDENTIFIED BY 'repl-password'")
+                db.query("GRANT REPLICATION SLAVE ON *.* TO 'repl'@'127.0.0.1'")
     except BaseException:
         for server in servers:
             server.stop()

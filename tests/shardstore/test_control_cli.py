@@ -104,7 +104,7 @@ def test_operations_print_their_plan_and_dry_runs_change_nothing(spec: str, tmp_
 
 
 def test_failover_prints_its_plan_and_refuses_an_emergency_with_no_replica_up(
-    spec: str, tmp_path: Path
+    spec: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     document = shard_map(1)
     closed = [f"mysql://127.0.0.1:{free_port()}" for _ in range(2)]
@@ -116,14 +116,19 @@ def test_failover_prints_its_plan_and_refuses_an_emergency_with_no_replica_up(
     assert [line.split("  [")[0] for line in out.splitlines()[:7]] == [
         "fail over db1 to db2 (shards 0..15)",
         "1. check db2 replicates from db1 and is caught up",
-        "2. set read_only on db1; no write lands for 0.5s",
+        "2. set read_only on db1, end its client sessions; no write lands for 0.5s",
         "3. wait until db2 has applied all of db1's writes (GTID)",
-        "4. publish shard map v2: shards 0..15 mastered by db2",
-        "5. stop replication on db2 and clear its read_only",
-        "6. make db1 replicate from db2",
+        "4. make db1 replicate from db2",
+        "5. publish shard map v2: shards 0..15 mastered by db2",
+        "6. clear db2's read_only",
     ]
     status, out = cli(spec, "diff", "db1", "db3")
     assert status == 1 and "no host db3 in the shard map" in out
+    status, out = cli(spec, "failover", "db1", "--emergency", "--dry-run")
+    assert status == 1 and "no fence command is set" in out
+    status, out = cli(spec, "failover", "db1", "--accept-data-loss", "--dry-run")
+    assert status == 1 and "--accept-data-loss goes with --emergency only" in out
+    monkeypatch.setenv("SHARDSTORE_FENCE_COMMAND", "true")
     status, out = cli(spec, "failover", "db1", "--emergency", "--dry-run")
     assert status == 1 and "no replica of db1 answers (db2)" in out
     assert current(spec).version == 1

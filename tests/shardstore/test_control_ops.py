@@ -3,6 +3,7 @@ host operations, run for real on SQLite hosts (the MySQL run is in tests/site)."
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from shardstore.control.file_source import FileSource
 from shardstore.control.host_service import plan_host_service
 from shardstore.control.open_range import plan_open_range
 from shardstore.control.plans import (
+    CONFIG,
     FileLocks,
     HostsBusy,
     MemoryJournal,
@@ -89,6 +91,132 @@ def test_steps_run_in_order_and_a_failure_stops_the_run(tmp_path: Path) -> None:
     (entry,) = journal.entries
     assert entry.ok is False and entry.steps == [(1, "first", "did first")]
     assert entry.result == outcome.error
+
+
+def test_a_failure_undoes_the_steps_before_it_newest_first(tmp_path: Path) -> None:
+    """The failed step's undo runs too (it may have stopped half-way), then the others',
+    back to the last step that took effect; steps without an undo are skipped."""
+    done: list[str] = []
+
+    def step(name: str, *, fails: bool = False, commits: bool = False, undo: bool = True) -> Step:
+        def do() -> str:
+            if fails:
+                raise RuntimeError("connection lost")
+            done.append(name)
+            return f"did {name}"
+
+        def back() -> str:
+            done.append(f"undo {name}")
+            return f"undid {name}"
+
+        return Step(name, ("A",), do, back if undo else None, commits)
+
+    plan = Plan(
+        "demo", "", [step("one"), step("two", undo=False), step("three"), step("four", fails=True)]
+    )
+    journal = MemoryJournal()
+    outcome = run(plan, journal=journal, locks=FileLocks(tmp_path), operator="ada")
+    assert not outcome.ok
+    assert outcome.error == "step 4 (four) failed: connection lost; 3 steps undone"
+    assert done == ["one", "two", "three", "undo four", "undo three", "undo one"]
+    assert [s[1] for s in journal.entries[0].steps][3:] == [
+        "undo: four",
+        "undo: three",
+        "undo: one",
+    ]
+
+    done.clear()
+    plan = Plan(
+        "demo",
+        "",
+        [step("one"), step("two", commits=True), step("three"), step("four", fails=True)],
+    )
+    outcome = run(plan, journal=MemoryJournal(), locks=FileLocks(tmp_path), operator="ada")
+    assert "after step 2, which took effect: it stands" in outcome.error
+    assert done == ["one", "two", "three", "undo four", "undo three"]
+
+
+def test_an_interrupted_operator_undoes_what_ran(tmp_path: Path) -> None:
+    """Ctrl-C (KeyboardInterrupt) or SIGTERM in a step: the run undoes, then reports."""
+    import os
+    import signal
+
+    done: list[str] = []
+
+    def terminated() -> str:
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise AssertionError("SIGTERM did not interrupt the step")
+
+    def interrupted() -> str:
+        raise KeyboardInterrupt
+
+    for stop in (terminated, interrupted):
+        done.clear()
+        plan = Plan(
+            "demo",
+            "",
+            [
+                Step(
+                    "freeze",
+                    ("A",),
+                    lambda: done.append("freeze") or "",
+                    lambda: done.append("thaw") or "",
+                ),
+                Step("wait", ("A",), stop),
+            ],
+        )
+        outcome = run(plan, journal=MemoryJournal(), locks=FileLocks(tmp_path), operator="ada")
+        assert not outcome.ok and "the operator's command was interrupted" in outcome.error
+        assert done == ["freeze", "thaw"]
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # put back after the run
+
+
+def test_every_publish_holds_the_config_lock(source: FileSource, tmp_path: Path) -> None:
+    """A rollback cannot run while another operation that publishes holds the config."""
+    locks = FileLocks(tmp_path / "locks")
+    close = plan_close_range(source, first=0, last=7, author="ada")
+    assert CONFIG in close.locks and close.hosts == ()
+    with locks.hold([CONFIG], owner="bob: split"):
+        outcome = run(close, journal=MemoryJournal(), locks=locks, operator="ada")
+    assert (
+        not outcome.ok
+        and outcome.error == f"the config is locked by: bob: split (pid {os.getpid()})"
+    )
+    assert source.current("shards").version == 1
+
+
+def test_a_zookeeper_lock_lost_stops_the_run_before_its_next_step(
+    tmp_path: Path, zookeeper_server: Any
+) -> None:
+    from kazoo.client import KazooClient
+
+    client = KazooClient(hosts=zookeeper_server.address)
+    client.start()
+    try:
+        root = f"/locks-lost-{tmp_path.name}"
+        done: list[str] = []
+
+        def lose_the_lock() -> str:
+            (node,) = client.get_children(f"{root}/locks/A")
+            client.delete(f"{root}/locks/A/{node}")  # as a session expiry would
+            return "lost"
+
+        plan = Plan(
+            "demo",
+            "",
+            [
+                Step("one", ("A",), lose_the_lock, lambda: done.append("undo one") or ""),
+                Step("two", ("A",), lambda: done.append("two") or ""),
+            ],
+        )
+        outcome = run(
+            plan, journal=MemoryJournal(), locks=ZooKeeperLocks(client, root), operator="ada"
+        )
+        assert not outcome.ok and "lost with its ZooKeeper session" in outcome.error
+        assert done == ["undo one"]
+    finally:
+        client.stop()
+        client.close()
 
 
 @pytest.mark.parametrize("kind", ["files", "zookeeper"])

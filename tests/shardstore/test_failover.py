@@ -9,13 +9,15 @@ import pytest
 
 from shardstore import InvalidTopology, ShardReadOnly, Store, Topology, init_shards
 from shardstore.control.failover import plan_emergency_failover, plan_failover
+from shardstore.control.fencing import command_fence
 from shardstore.control.file_source import FileSource
+from shardstore.control.mysql_hosts import HostError, MySQLHost
 from shardstore.control.plans import FileLocks, MemoryJournal, run
 from tests.config_documents import eventually
 from toolkit.servers.mariadb import MariaDBServer
 
 from .catalog import CATALOG
-from .replication import publish_pair, root
+from .replication import publish_pair, root, wait_caught_up
 
 
 def test_planned_failover_moves_the_master_and_loses_nothing(
@@ -32,11 +34,11 @@ def test_planned_failover_moves_the_master_and_loses_nothing(
     plan = plan_failover(source, host="A", author="ada", connect=root, quiet_seconds=0.2)
     assert [line.split("  [")[0] for line in plan.lines()] == [
         "1. check B replicates from A and is caught up",
-        "2. set read_only on A; no write lands for 0.2s",
+        "2. set read_only on A, end its client sessions; no write lands for 0.2s",
         "3. wait until B has applied all of A's writes (GTID)",
-        "4. publish shard map v2: shards 0..3 mastered by B",
-        "5. stop replication on B and clear its read_only",
-        "6. make A replicate from B",
+        "4. make A replicate from B",
+        "5. publish shard map v2: shards 0..3 mastered by B",
+        "6. clear B's read_only",
     ]
     journal = MemoryJournal()
     outcome = run(plan, journal=journal, locks=FileLocks(tmp_path / "locks"), operator="ada")
@@ -83,6 +85,11 @@ def test_failover_refuses_a_replica_that_is_not_following(
         assert not m.read_only()  # the check comes first: nothing was frozen
 
 
+def killed(host: str, address: str) -> str:
+    """The fence of the tests: the master was killed (``kill -9``) before the failover."""
+    return f"{host} was killed"
+
+
 def test_emergency_failover_promotes_the_replica_with_every_acknowledged_write(
     pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
 ) -> None:
@@ -90,20 +97,24 @@ def test_emergency_failover_promotes_the_replica_with_every_acknowledged_write(
     source = FileSource(tmp_path / "config")
     publish_pair(source, master, replica)
     with pytest.raises(InvalidTopology, match="A answers: fail it over as planned"):
-        plan_emergency_failover(source, host="A", author="ada", connect=root)
+        plan_emergency_failover(source, host="A", author="ada", fence=killed, connect=root)
 
     old = Store(Topology.from_json(source.current("shards").document), catalog=CATALOG)
     init_shards(old)
     acknowledged = [old.objects("pin").create(n % 4, {"n": n}) for n in range(50)]
     master.halt(kill=True)  # kill -9: no goodbye to the replica
 
-    plan = plan_emergency_failover(source, host="A", author="ada", connect=root)
-    assert [line.split("  [")[0] for line in plan.lines()][0::3] == [
-        "1. confirm A does not answer",
-        "4. publish shard map v2: shards 0..3 mastered by B; A out of service",
+    with pytest.raises(InvalidTopology, match="no fence command"):
+        plan_emergency_failover(source, host="A", author="ada", fence=None, connect=root)
+    plan = plan_emergency_failover(source, host="A", author="ada", fence=killed, connect=root)
+    assert [line.split("  [")[0] for line in plan.lines()][0::4] == [
+        "1. confirm A is down, from the operator and every replica",
+        "5. publish shard map v2: shards 0..3 mastered by B; A out of service",
     ]
-    outcome = run(plan, journal=MemoryJournal(), locks=FileLocks(tmp_path), operator="ada")
+    journal = MemoryJournal()
+    outcome = run(plan, journal=journal, locks=FileLocks(tmp_path), operator="ada")
     assert outcome.ok, outcome.error
+    assert journal.entries[0].steps[1][2] == "A fenced" or "A was killed" in outcome.notes[1]
 
     topology = Topology.from_json(source.current("shards").document)
     assert topology.range_of(0).master == "B" and topology.range_of(0).replica is None
@@ -120,3 +131,152 @@ def test_emergency_failover_promotes_the_replica_with_every_acknowledged_write(
         old.objects("pin").create(1, {"n": "stale"})
     old.close()
     new.close()
+
+
+def test_emergency_failover_refuses_a_replica_that_stopped_replicating(
+    pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
+) -> None:
+    """The incident: a replica's I/O thread stopped, writes acknowledged on its master
+    (asynchronously: semi-sync was off, as after a restart), then the master killed. The
+    replica lacks them: promoting it must be refused, or recorded as loss."""
+    master, replica = pair
+    source = FileSource(tmp_path / "config")
+    publish_pair(source, master, replica)
+    old = Store(Topology.from_json(source.current("shards").document), catalog=CATALOG)
+    init_shards(old)
+    wait_caught_up(master, replica)
+    with root(f"mysql://{replica.address}") as r, root(f"mysql://{master.address}") as m:
+        r.stop_receiving()
+        m.set_semi_sync(False)
+    lost = [old.objects("pin").create(n % 4, {"n": n}) for n in range(3)]
+    with root(f"mysql://{master.address}") as m:
+        last = m.gtid_binlog_pos()
+    master.halt(kill=True)
+
+    with pytest.raises(HostError, match=r"I/O thread is stopped.*--accept-data-loss"):
+        plan_emergency_failover(source, host="A", author="ada", fence=killed, connect=root)
+    assert source.current("shards").version == 1  # nothing promoted, the map unchanged
+    with root(f"mysql://{replica.address}") as r:
+        assert r.read_only()
+
+    plan = plan_emergency_failover(
+        source, host="A", author="ada", fence=killed, connect=root, accept_data_loss=True
+    )
+    journal = MemoryJournal()
+    outcome = run(plan, journal=journal, locks=FileLocks(tmp_path), operator="ada")
+    assert outcome.ok, outcome.error
+    # The journal names the gap: every GTID after what B received, which A had.
+    with root(f"mysql://{replica.address}") as r:
+        received = r.gtid_current_pos()
+    assert received != last
+    assert f"every transaction after {received}" in journal.entries[0].summary
+    assert "ACCEPTED DATA LOSS" in journal.entries[0].steps[0][2]
+    new = Store(Topology.from_json(source.current("shards").document), catalog=CATALOG)
+    assert new.objects("pin").get_many(lost) == []  # what was lost, as the journal said
+    new.close()
+    old.close()
+
+
+def test_a_master_that_answers_with_a_refusal_is_not_down(
+    pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
+) -> None:
+    master, replica = pair
+    source = FileSource(tmp_path / "config")
+    publish_pair(source, master, replica)
+
+    def wrong_password(address: str) -> MySQLHost:
+        if address.endswith(master.address):
+            return MySQLHost(address, user="root", password="wrong")  # 1045 access denied
+        return root(address)
+
+    with pytest.raises(HostError, match="answers with a refusal, so it is alive"):
+        plan_emergency_failover(
+            source, host="A", author="ada", fence=killed, connect=wrong_password
+        )
+
+
+def test_a_master_cut_off_from_the_operator_only_is_not_down(
+    pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
+) -> None:
+    """The operator's connections time out, but the replica still receives from it."""
+    master, replica = pair
+    source = FileSource(tmp_path / "config")
+    publish_pair(source, master, replica)
+
+    def cut_off(address: str) -> MySQLHost:
+        if address.endswith(master.address):
+            raise HostError(f"{master.address} cannot be reached: timed out", 2003)
+        return root(address)
+
+    with pytest.raises(
+        HostError, match=r"B still receives from A \(its I/O thread: \w+\): A is alive"
+    ):
+        plan_emergency_failover(source, host="A", author="ada", fence=killed, connect=cut_off)
+    assert source.current("shards").version == 1
+
+
+def test_emergency_failover_refuses_a_replica_with_writes_of_its_own(
+    pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
+) -> None:
+    master, replica = pair
+    source = FileSource(tmp_path / "config")
+    publish_pair(source, master, replica)
+    wait_caught_up(master, replica)
+    with root(f"mysql://{replica.address}") as r:  # a hand write on the replica: errant
+        r.query("CREATE DATABASE errant")
+    master.halt(kill=True)
+    with pytest.raises(HostError, match="errant GTIDs 0-2-"):
+        plan_emergency_failover(
+            source, host="A", author="ada", fence=killed, connect=root, accept_data_loss=True
+        )
+
+
+def test_a_failed_fence_stops_the_failover_before_anything_changes(
+    pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
+) -> None:
+    master, replica = pair
+    source = FileSource(tmp_path / "config")
+    publish_pair(source, master, replica)
+    master.halt(kill=True)
+    fence = command_fence("false")
+    plan = plan_emergency_failover(source, host="A", author="ada", fence=fence, connect=root)
+    outcome = run(plan, journal=MemoryJournal(), locks=FileLocks(tmp_path), operator="ada")
+    assert not outcome.ok and "the fence command for A failed (1)" in outcome.error
+    assert source.current("shards").version == 1
+    with root(f"mysql://{replica.address}") as r:
+        status = r.replica_status()
+        assert r.read_only() and status is not None and status.io_state == "Connecting"
+
+
+def test_a_planned_failover_that_fails_after_the_freeze_is_undone(
+    pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
+) -> None:
+    """A publish that loses its compare-and-set (someone published meanwhile) at step 5:
+    the pair is turned back and the master is writable again."""
+    master, replica = pair
+    source = FileSource(tmp_path / "config")
+    publish_pair(source, master, replica)
+    old = Store(Topology.from_json(source.current("shards").document), catalog=CATALOG)
+    init_shards(old)
+    plan = plan_failover(source, host="A", author="ada", connect=root, quiet_seconds=0.1)
+    document = source.current("shards").document
+    source.publish("shards", document, author="bob", reason="meanwhile")
+
+    journal = MemoryJournal()
+    outcome = run(plan, journal=journal, locks=FileLocks(tmp_path / "locks"), operator="ada")
+    assert not outcome.ok and "step 5" in outcome.error and "3 steps undone" in outcome.error
+    undone = [name for _, name, _ in journal.entries[0].steps if name.startswith("undo: ")]
+    assert undone == [
+        "undo: publish shard map v2: shards 0..3 mastered by B",
+        "undo: make A replicate from B",
+        "undo: set read_only on A, end its client sessions; no write lands for 0.1s",
+    ]
+    with root(f"mysql://{master.address}") as m, root(f"mysql://{replica.address}") as r:
+        assert not m.read_only() and m.replica_status() is None
+        status = r.replica_status()
+        assert r.read_only() and status is not None and status.healthy
+        assert status.source == master.address
+    pin = old.objects("pin").create(1, {"n": "after the undo"})  # writable, and replicated
+    wait_caught_up(master, replica)
+    old.close()
+    assert pin

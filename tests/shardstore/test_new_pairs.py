@@ -21,7 +21,7 @@ from shardstore.ids import shard_of
 from toolkit.servers.mariadb import MariaDBServer
 
 from .catalog import CATALOG, open_store
-from .replication import APP, root, start_servers
+from .replication import APP, REPLICATION, root, start_servers
 
 
 @pytest.fixture
@@ -150,6 +150,7 @@ def _bring_up(servers: list[MariaDBServer], tmp_path: Path, monkeypatch: pytest.
     (tmp_path / "shards.json").write_text(json.dumps(document))
     spec = str(tmp_path / "config")
     monkeypatch.setenv("SHARDSTORE_MYSQL_ADMIN", "root:")
+    monkeypatch.setenv("SHARDSTORE_MYSQL_REPLICATION", REPLICATION)
 
     def cli(*args: str) -> tuple[int, str]:
         out = io.StringIO()

@@ -157,6 +157,17 @@ class BringUp:
             "PINBOARD_ALLOWED_HOSTS": f"{HOST},localhost",
             "PINBOARD_SECRET_KEY": self.cluster.secrets["secret_key"],
             "PINBOARD_MYSQL_ADMIN": f"root:{self.cluster.secrets['root']}",
+            # An unreachable master is fenced by stopping its process (toolkit/cluster).
+            "PINBOARD_FENCE_COMMAND": shlex.join(
+                [
+                    sys.executable,
+                    "-m",
+                    "toolkit.cluster",
+                    "--dir",
+                    str(self.cluster.directory),
+                    "fence",
+                ]
+            ),
             # A task whose worker died unannounced is queued again this long after it was
             # taken (pinboard/settings/base.py), not after production's 20 minutes, so the
             # Celery drill can wait for it. A task held longer than this (a retry's

@@ -1,5 +1,6 @@
 """The local cluster's commands: ``up``, ``down`` and ``status``, one ``up`` or ``down`` at a
-time per cluster directory."""
+time per cluster directory; and ``fence HOST HOST:PORT``, the cluster's fence command
+(``PINBOARD_FENCE_COMMAND``, shardstore/control/fencing.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from toolkit.cluster.bring_up import BringUp
 from toolkit.cluster.files import locked
 from toolkit.cluster.plan import DEFAULT_DIR, SHARDS
 from toolkit.cluster.state import Cluster
+from toolkit.processes import HOST
 
 
 def up(
@@ -37,13 +39,34 @@ def down(directory: Path = DEFAULT_DIR, *, out: TextIO = sys.stdout) -> bool:
         return Cluster.load(directory).down(out)
 
 
+def fence(directory: Path, host: str, target: str, *, out: TextIO = sys.stdout) -> int:
+    """Stop the MariaDB server ``host`` of the cluster at once (``kill -9``), so that it takes
+    no write: exit status 0 once it does not run. ``target`` (its ``host:port`` in the shard
+    map) must be the one the cluster gave it: the fence never stops anything else."""
+    from toolkit.cluster.plan import MARIADB
+
+    cluster = Cluster.load(directory)
+    if host not in MARIADB or target != f"{HOST}:{cluster.port(host)}":
+        out.write(f"{host} at {target} is not a MariaDB server of the cluster\n")
+        return 2
+    if not cluster.running(host):
+        out.write(f"{host} does not run\n")
+        return 0
+    process = cluster.processes[host]
+    pid = process.pid
+    process.halt(kill=True)
+    out.write(f"{host} (pid {pid}) stopped with SIGKILL\n")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m toolkit.cluster",
         description="The local cluster: the production shape on one machine, on loopback,"
         " up with one command.",
     )
-    parser.add_argument("command", choices=("up", "down", "status"))
+    parser.add_argument("command", choices=("up", "down", "status", "fence"))
+    parser.add_argument("target", nargs="*", help="fence: the host's name and host:port")
     parser.add_argument("--dir", type=Path, default=DEFAULT_DIR, help="default: var/cluster")
     parser.add_argument(
         "--shards", type=int, default=None, help=f"shards of a new cluster (default {SHARDS})"
@@ -58,6 +81,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if args.command == "status" else 0
     if args.command == "down":
         return 0 if down(args.dir) else 1
+    if args.command == "fence":
+        if len(args.target) != 2:
+            parser.error("fence needs HOST HOST:PORT")
+        return fence(args.dir, *args.target)
     cluster = Cluster.load(args.dir)
     cluster.report(sys.stdout)
     return 0 if all(row.alive for row in cluster.status()) else 1

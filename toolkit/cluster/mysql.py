@@ -4,7 +4,8 @@ them may be written.
 Every server runs with a binary log, GTIDs in strict mode, ``log_slave_updates`` (a replica
 can be promoted and be followed in turn) and semi-synchronous replication (``AFTER_SYNC``:
 a commit is acknowledged to the client once a replica has the transaction, so a master
-killed with SIGKILL loses no acknowledged write). Every server can acknowledge; only a
+killed with SIGKILL loses no acknowledged write), with no fallback to asynchronous
+(``SEMI_SYNC_TIMEOUT_MS``: a master whose replica is gone stops acknowledging writes). Every server can acknowledge; only a
 master with a replica waits for acknowledgements (a replica that waited would hold back
 its own applier: MariaDB waits for replicated commits too), so the cluster turns the
 wait on when it opens a master, and failover and split turn it on and off. Commits are not flushed to
@@ -28,14 +29,12 @@ import time
 from contextlib import closing
 from typing import Any
 
+from shardstore.control.mysql_hosts import SEMI_SYNC_TIMEOUT_MS
 from toolkit.processes import HOST
 
 REPLICATION_USER = "repl"
 APP_USER = "pinboard"
 APP_GRANTS = "SELECT, INSERT, UPDATE, DELETE, CREATE, INDEX, ALTER, DROP"
-#: A master waits this long for a replica's acknowledgement before it goes on without
-#: (and says so in Rpl_semi_sync_master_status); long enough never to lapse under normal load.
-SEMI_SYNC_TIMEOUT_MS = 5000
 _ACCESS_DENIED = 1045
 
 

@@ -1,0 +1,48 @@
+"""Fencing a MySQL master that cannot be reached, before its replica is promoted (as
+pinterest/mysql_utils' ``fence_server``): a master the operator cannot reach may still be
+alive and reached by a process that missed the new map, whose writes would be thrown away
+when the host is rebuilt. The fence makes sure it takes none.
+
+The fence is a command (``PINBOARD_FENCE_COMMAND``), run with the host's name and its
+``host:port`` as its last two arguments; it must exit 0 only once the host can take no
+write: on the local cluster it stops the server's process (``python -m toolkit.cluster
+fence``), in a deployment it swaps the host's security group for one that lets nothing in.
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+from collections.abc import Callable
+
+from .mysql_hosts import HostError, endpoint
+
+#: Fences a host, given its name and its address in the shard map; returns a note.
+Fence = Callable[[str, str], str]
+FENCE_SECONDS = 60
+
+
+def command_fence(command: str | None) -> Fence | None:
+    """The fence that runs ``command``; None if no command is set."""
+    if not command:
+        return None
+    argv = shlex.split(command)
+
+    def fence(host: str, address: str) -> str:
+        target = "{}:{}".format(*endpoint(address))
+        try:
+            done = subprocess.run(
+                [*argv, host, target],
+                capture_output=True,
+                text=True,
+                timeout=FENCE_SECONDS,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise HostError(f"the fence command for {host} did not run: {exc}") from None
+        said = (done.stdout.strip() or done.stderr.strip()).splitlines()[-1:] or ["no output"]
+        if done.returncode != 0:
+            raise HostError(f"the fence command for {host} failed ({done.returncode}): {said[0]}")
+        return f"{host} fenced: {said[0]}"
+
+    return fence
