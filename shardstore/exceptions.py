@@ -84,6 +84,12 @@ class ShardMoving(ShardReadOnly):
     """
 
 
+class WritesInFlight(ShardStoreError):
+    """A new shard map is in force, but writes admitted under the old one were still in
+    flight when the swap gave up waiting for them (``fence.DRAIN_SECONDS``): the process
+    must not report the new map as followed, so an operation waiting on it stops."""
+
+
 class WriteConflict(ShardStoreError):
     """A write transaction kept losing lock conflicts (deadlock, lock wait timeout).
 

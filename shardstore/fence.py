@@ -87,9 +87,10 @@ class WriteFence:
                 del self._in_flight[ticket]
                 self._changed.notify_all()
 
-    def drain(self, *, seconds: float = DRAIN_SECONDS) -> bool:
+    def drain(self, *, seconds: float | None = None) -> bool:
         """Call after swapping in a map: wait until no write admitted before is in flight.
-        Returns False if some still were after ``seconds``."""
+        Returns False if some still were after ``seconds`` (``DRAIN_SECONDS``)."""
+        seconds = DRAIN_SECONDS if seconds is None else seconds
         with self._changed:
             self._generation += 1
             generation = self._generation

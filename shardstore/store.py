@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .backends import Backend, Session, TableSet, batched, open_backend
 from .catalog import Catalog
-from .exceptions import WriteConflict
+from .exceptions import WriteConflict, WritesInFlight
 from .fence import HOLD_SECONDS, WriteFence
 from .ids import shard_of
 from .interface import QueryCount
@@ -104,7 +104,8 @@ class Store:
 
     def set_topology(self, topology: Topology) -> None:
         """Swap in a new shard map; backends of unchanged hosts are kept. Returns once no
-        write admitted under the old map is in flight (see ``fence``)."""
+        write admitted under the old map is in flight (see ``fence``); raises
+        ``WritesInFlight`` (the new map in force all the same) if some still were."""
         with self._swap_lock:
             old = self._routing.backends
             backends = {}
@@ -117,10 +118,14 @@ class Store:
                         host, address, on_query=self._note_query, **self._backend_options
                     )
             self._routing = _Routing(topology, backends)
-        self._fence.drain()
+        drained = self._fence.drain()
         for host, backend in old.items():
             if backends.get(host) is not backend:
                 backend.close()
+        if not drained:
+            raise WritesInFlight(
+                f"shard map v{topology.version}: writes under the old map in flight"
+            )
 
     def backend(self, shard_id: int) -> Backend:
         """The backend of the host that masters ``shard_id``."""

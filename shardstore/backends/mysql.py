@@ -23,8 +23,11 @@ except ImportError:  # the embedded default does not need the MySQL client libra
 # Server errors that mean "this shard's database or tables are not there".
 _MISSING_SCHEMA = {1049, 1146}
 _DUPLICATE_ENTRY = 1062
-# "running with the --read-only option": a demoted or fenced master refused a write.
+# "running with the --read-only option": a demoted or fenced master refused a write; or
+# "INSERT command denied" on a shard's table: a move took this host's writes on the shard
+# away from the site's account (shardstore/control/mysql_hosts.py, fence_databases).
 _READ_ONLY = 1290
+_TABLE_ACCESS_DENIED = 1142
 # Lock conflicts: the transaction was rolled back and may simply be run again.
 _DEADLOCK, _LOCK_WAIT_TIMEOUT = 1213, 1205
 # Client errors for a connection that is gone; 2006 is raised before sending.
@@ -96,6 +99,10 @@ class MySQLBackend(Backend):
             return WriteConflict(f"shard {shard_id}: {exc.args[1]}")
         if code == _READ_ONLY:
             return ShardReadOnly(shard_id, self.host, "the host is read_only (demoted or fenced)")
+        if code == _TABLE_ACCESS_DENIED:
+            return ShardReadOnly(
+                shard_id, self.host, "the host no longer takes writes to it (moved)"
+            )
         if code in _MISSING_SCHEMA:
             return self.unavailable(shard_id, f"{exc.args[1]} (run `shardstore init`)")
         if isinstance(exc, (MySQLdb.OperationalError, MySQLdb.InterfaceError)):

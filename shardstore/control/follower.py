@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..exceptions import InvalidTopology
+from ..exceptions import InvalidTopology, WritesInFlight
 from . import documents
 from .config_source import ConfigError, ConfigSource, NotPublished, Revision, SourceUnavailable
 
@@ -154,7 +154,13 @@ class ConfigFollower:
             self._current[revision.name] = revision
         self._mirror(revision)
         if notify and self._on_change is not None:
-            self._on_change(revision)
+            try:
+                self._on_change(revision)
+            except WritesInFlight as exc:
+                # Not reported: an operation waiting for every process to follow this
+                # version stops (and undoes) rather than go on past writes in flight.
+                log.error("config %s v%s: %s", revision.name, revision.version, exc)
+                return
         self._report()
 
     def _report(self) -> None:

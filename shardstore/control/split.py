@@ -8,24 +8,31 @@ replica becomes responsible for some of the DBs"), and undo that, and clean up a
    rows and checksum must match, or nothing changes;
 3. publish the shard map with the moving shards read-only, and wait until every
    process follows it (its writes under the old map drained: ``fence``);
-4. wait until the replica has applied all of the host's writes (GTID);
-5. stop replication between the two; the replica is writable;
-6. publish the new ranges: the moving shards mastered by the replica. The
-   read-only window (steps 3 to 6) is what the moving shards' pinners wait;
+4. fence the moving shards on the host in MySQL itself: the site's account loses
+   its writes on their databases there (``MySQLHost.fence_databases``), and its
+   sessions that could still write are ended, so a process that missed the map
+   (cut off from ZooKeeper, say) gets an error, never a write that would land in
+   a copy ``cleanup`` drops;
+5. wait until the replica has applied all of the host's writes (GTID);
+6. stop replication between the two; the replica is writable;
+7. publish the new ranges: the moving shards mastered by the replica. The
+   read-only window (steps 3 to 7) is what the moving shards' pinners wait;
    the other shards are never stopped;
-7. on each host, rename the shards that left it (``db00042`` ->
+8. on each host, rename the shards that left it (``db00042`` ->
    ``db00042_split9``, 9 being the map version the split published): kept until
    ``cleanup 9`` drops them, never dropped in the same step.
 
-If a step fails before 6 (or the operator stops the command), what was done is
-undone (``plans.run``): the replica follows the host again, the map is published
-again without the read-only window, and the host keeps every shard. Step 6 commits
-the split: a failure after it leaves the split done and the rename to be run again.
+If a step fails before 7 (or the operator stops the command), what was done is
+undone (``plans.run``): the replica follows the host again, the site's writes are
+given back, the map is published again without the read-only window, and the host
+keeps every shard. Step 7 commits the split: a failure after it leaves the split
+done and the rename to be run again.
 
 ``plan_split_revert(source, split=9)``, until ``cleanup 9`` has run: make the
-moving shards read-only again, copy them back from the replica to the host
-(their newest rows), publish the old ranges, and rename the replica's copies
-away. The replica has taken its own writes since, so it cannot simply follow
+moving shards read-only again, fence them on the replica (as step 4 above), copy
+them back from the replica to the host (their newest rows), give the site its
+writes on them back on the host, publish the old ranges, and rename the replica's
+copies away. The replica has taken its own writes since, so it cannot simply follow
 the host again: it is left out of service until it is rebuilt as a replica.
 
 ``plan_cleanup(source, split=9)`` (split_cleanup.py) drops the renamed copies on both
@@ -130,6 +137,16 @@ def plan_split(
         source, documents.SHARDS, current.version + 1, hosts=(host, replica), timeout=follow_seconds
     )
 
+    moving_databases = [database_name(shard) for shard in shards_in(moving)]
+
+    def fence() -> str:
+        with connect(host_address) as m:
+            return m.fence_databases(moving_databases)
+
+    def unfence() -> str:
+        with connect(host_address) as m:
+            return m.unfence_databases(moving_databases)
+
     def catch_up() -> str:
         with connect(host_address) as m:
             position = m.gtid_binlog_pos()
@@ -177,6 +194,12 @@ def plan_split(
             ),
             freeze,
             followed,
+            Step(
+                f"take the site's writes on shards {spans(moving)} away on {host} (MySQL grants)",
+                (host,),
+                fence,
+                unfence,
+            ),
             Step(
                 f"wait until {replica} has applied all of {host}'s writes (GTID)",
                 (replica,),
@@ -290,6 +313,22 @@ def plan_split_revert(
                 rows += copy_shard(r, m, shard, template=f"{database_name(shard)}{suffix}")
         return f"{rows} rows copied from {replica} to {host}"
 
+    moved_databases = [database_name(shard) for shard in shards_in(moved)]
+
+    def fence_on(name: str) -> Callable[[], str]:
+        def fence() -> str:
+            with connect(addresses[name]) as h:
+                return h.fence_databases(moved_databases)
+
+        return fence
+
+    def unfence_on(name: str) -> Callable[[], str]:
+        def unfence() -> str:
+            with connect(addresses[name]) as h:
+                return h.unfence_databases(moved_databases)
+
+        return unfence
+
     def set_aside() -> str:
         with connect(addresses[replica]) as r:
             n = rename_shards(r, shards_in(moved), f"_reverted{split}")
@@ -316,9 +355,21 @@ def plan_split_revert(
                 timeout=follow_seconds,
             ),
             Step(
+                f"take the site's writes on shards {spans(moved)} away on {replica} (MySQL grants)",
+                (replica,),
+                fence_on(replica),
+                unfence_on(replica),
+            ),
+            Step(
                 f"copy shards {spans(moved)} from {replica} back to {host}",
                 (host, replica),
                 copy_back,
+            ),
+            Step(
+                f"give the site's writes on shards {spans(moved)} back on {host}",
+                (host,),
+                unfence_on(host),
+                fence_on(host),
             ),
             replace(
                 publish_step(

@@ -33,6 +33,8 @@ def plan_cleanup(
                 dropped = [db for suffix in suffixes for db in renamed_databases(h, suffix)]
                 for db in dropped:
                     h.query(f"DROP DATABASE {db}")
+                # The split's fence on the shards that left: they may come back one day.
+                h.unfence_databases(sorted({db.split("_")[0] for db in dropped}))
             return f"{len(dropped)} databases dropped on {name}"
 
         return run
@@ -62,6 +64,7 @@ def _cleanup_chunk(context: JobContext, chunk: Chunk, params: Params) -> Summary
                 for suffix in (f"_split{split}", f"_reverted{split}"):
                     if f"{database_name(shard)}{suffix}" in present:
                         host.query(f"DROP DATABASE {database_name(shard)}{suffix}")
+                        host.unfence_databases([database_name(shard)])  # as plan_cleanup
                         dropped += 1
     return {"dropped": dropped}
 

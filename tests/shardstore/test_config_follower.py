@@ -18,6 +18,7 @@ from shardstore.control.file_source import FileSource
 from shardstore.control.follower import ConfigFollower
 from shardstore.control.publish import followed_step
 from shardstore.control.sources import open_source
+from shardstore.exceptions import WritesInFlight
 from tests.config_documents import eventually, shard_map
 
 
@@ -40,6 +41,29 @@ def test_changes_arrive_and_are_mirrored(tmp_path: Path) -> None:
     assert eventually(lambda: [r.version for r in seen] == [2], 5)
     assert process.current("shards").version == 2  # type: ignore[union-attr]
     assert '"version": 2' in (tmp_path / "mirror" / "shards.json").read_text()
+    process.close()
+
+
+def test_a_swap_with_writes_in_flight_is_not_reported(tmp_path: Path) -> None:
+    """An operation waits for every process to report the new map: one whose swap could not
+    drain its old writes does not report it, so the operation stops instead of going on."""
+    source = FileSource(tmp_path / "config")
+    source.publish("shards", shard_map(1), author="ops", reason="first")
+
+    def undrained(revision: Revision) -> None:
+        raise WritesInFlight(f"shard map v{revision.version}: writes under the old map in flight")
+
+    process = ConfigFollower(
+        lambda: open_source(str(tmp_path / "config")),
+        tmp_path / "m",
+        on_change=undrained,
+        process="p",
+    )
+    process.start()
+    source.publish("shards", shard_map(2), author="ops", reason="second")
+    assert eventually(lambda: process.current("shards").version == 2, 5)  # type: ignore[union-attr]
+    time.sleep(0.3)
+    assert source.followers() == {"p": {"shards": 1}}
     process.close()
 
 

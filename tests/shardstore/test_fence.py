@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from shardstore import ShardMoving, ShardReadOnly, Store, Topology, compose, fence
+from shardstore.exceptions import WritesInFlight
 
 from .conftest import HOST_A, HOST_B, RANGE_A, RANGE_B, Backend, two_host_topology
 
@@ -95,6 +96,32 @@ def test_a_swap_returns_once_the_writes_admitted_under_the_old_map_have_finished
     swapper.join(10)
     old = backend.make_store(two_host_topology(backend.address_a, backend.address_b))
     assert rows(old, 1) == 1  # the admitted write committed
+
+
+def test_a_swap_that_cannot_drain_the_old_writes_says_so(
+    backend: Backend, plain_store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The new map is in force all the same, but the swap raises WritesInFlight, so the
+    process does not report it followed (an operation waiting on it stops)."""
+    monkeypatch.setattr(fence, "DRAIN_SECONDS", 0.2)
+    holding, release = threading.Event(), threading.Event()
+
+    def slow_write() -> None:
+        with plain_store.session(1, write=True) as session:
+            session.execute("INSERT INTO {db}.pins (data) VALUES (%s)", ('{"slow": true}',))
+            holding.set()
+            release.wait(10)
+
+    writer = threading.Thread(target=slow_write)
+    writer.start()
+    assert holding.wait(10)
+    try:
+        with pytest.raises(WritesInFlight, match="shard map v2"):
+            plain_store.set_topology(moved(backend, version=2))
+        assert plain_store.topology.version == 2
+    finally:
+        release.set()
+        writer.join(10)
 
 
 def in_window(backend: Backend, *, version: int) -> Topology:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from shardstore import InvalidTopology, Store, Topology, init_shards, jobs
+from shardstore import InvalidTopology, ShardReadOnly, Store, Topology, init_shards, jobs
 from shardstore.control.diff import diff_hosts, plan_diff
 from shardstore.control.file_source import FileSource
 from shardstore.control.mysql_hosts import MySQLHost
@@ -65,10 +65,11 @@ def test_split_revert_and_cleanup(
         "2. diff shards 2..3 on A and B (rows, checksums)",
         "3. publish shard map v2: shards 2..3 read-only",
         "4. wait until every process follows shard map v2",
-        "5. wait until B has applied all of A's writes (GTID)",
-        "6. stop replication from A to B; B writable",
-        "7. publish shard map v3: shards 2..3 mastered by B",
-        "8. rename the shards that left each host to db*_split3",
+        "5. take the site's writes on shards 2..3 away on A (MySQL grants)",
+        "6. wait until B has applied all of A's writes (GTID)",
+        "7. stop replication from A to B; B writable",
+        "8. publish shard map v3: shards 2..3 mastered by B",
+        "9. rename the shards that left each host to db*_split3",
     ]
     outcome = execute(plan, tmp_path)
     assert "identical" in outcome.notes[1] and "50 tables" in outcome.notes[1]
@@ -90,7 +91,11 @@ def test_split_revert_and_cleanup(
         assert r.replica_status() is None and not r.read_only()
 
     plan = plan_split_revert(source, split=3, author="ada", connect=root)
-    assert plan.lines()[2].startswith("3. copy shards 2..3 from B back to A")
+    assert [line.split("  [")[0] for line in plan.lines()][2:5] == [
+        "3. take the site's writes on shards 2..3 away on B (MySQL grants)",
+        "4. copy shards 2..3 from B back to A",
+        "5. give the site's writes on shards 2..3 back on A",
+    ]
     execute(plan, tmp_path)
     reverted = Topology.from_json(source.current("shards").document)
     assert [(r.first, r.last, r.master) for r in reverted.ranges] == [(0, 3, "A")]
@@ -110,10 +115,50 @@ def test_split_revert_and_cleanup(
     assert not {
         db for db in databases(master) | databases(replica) if "_split" in db or "_reverted" in db
     }
+    for server in (master, replica):  # no fence of the split's is left behind
+        with root(f"mysql://{server.address}") as h:
+            assert h.query("SELECT db FROM mysql.db WHERE db LIKE 'db0%' AND db <> 'db%'") == []
     with pytest.raises(InvalidTopology, match="no longer on B: cannot revert"):
         plan_split_revert(source, split=3, author="ada", connect=root)
     for store in (old, new, back):
         store.close()
+
+
+def test_a_process_on_the_old_map_cannot_write_the_moving_shards_once_they_are_fenced(
+    pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
+) -> None:
+    """A process that missed the read-only map (its ZooKeeper session expired, say) keeps
+    writing by its old map: MySQL refuses its writes to the moving shards on the host, so
+    none lands in a copy that cleanup drops; its other shards, and the undo, are untouched."""
+    import MySQLdb
+
+    master, replica = pair
+    source = FileSource(tmp_path / "config")
+    publish_pair(source, master, replica)
+    stale = Store(Topology.from_json(source.current("shards").document), catalog=CATALOG)
+    init_shards(stale)
+    wait_caught_up(master, replica)
+    slow = MySQLdb.connect(  # a slow write, its transaction open across the cut-over
+        host=master.host, port=master.port, user="app", password="app-password"
+    )
+    slow.cursor().execute("""INSERT INTO db00003.pins (data) VALUES ('{"n": "slow"}')""")
+    plan = plan_split(source, host="A", author="ada", connect=root)
+    execute(Plan("split", "to the fence", plan.steps[:5]), tmp_path)
+
+    with pytest.raises(MySQLdb.OperationalError):  # its session was ended: rolled back
+        slow.commit()
+    with pytest.raises(ShardReadOnly, match="no longer takes writes"):
+        stale.objects("pin").create(3, {"n": "stale"})
+    assert stale.objects("pin").create(0, {"n": "staying"})  # a staying shard: written
+    with root(f"mysql://{master.address}") as m:
+        assert m.value("SELECT COUNT(*) FROM db00003.pins") == 0
+    with root(f"mysql://{replica.address}") as r:  # not replicated: B keeps the writes
+        assert r.query("SELECT COUNT(*) AS n FROM mysql.db WHERE db = 'db00003'")[0]["n"] == 0
+
+    assert plan.steps[4].undo is not None
+    plan.steps[4].undo()
+    assert stale.objects("pin").create(3, {"n": "given back"})
+    stale.close()
 
 
 def test_a_split_whose_diff_is_not_clean_changes_nothing(
