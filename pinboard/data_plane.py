@@ -169,6 +169,7 @@ def _plane_from_config() -> DataPlane:
         catalog=CATALOG,
         backend_options=settings.SHARDSTORE["BACKEND_OPTIONS"],
     )
+    store.refuse_writes_when(follower.lease)
     redis, caches = follower.current(documents.REDIS), follower.current(documents.CACHES)
     pools = pools_from_document(caches.document) if caches else pools_from_settings()
     redis_topology = (

@@ -12,6 +12,10 @@ after a swap, ``drain`` returns only when the writes admitted before have finish
 once a process has swapped in a version (and reported it to the control plane,
 see ``control.follower``), none of its writes that the version forbids is still
 in flight. A split's read-only window relies on exactly that.
+
+A process may also lose its right to write altogether: its ``lease`` (set by the
+process that follows the config, ``ConfigFollower.lease``) says why, when it has
+been cut off from the config source long enough to have missed a new map.
 """
 
 from __future__ import annotations
@@ -47,10 +51,15 @@ class WriteFence:
         self._generation = 0
         self._holding = 0
         self._in_flight: Counter[int] = Counter()  # admitted writes by generation
+        #: Why this process may not write at all now (None: it may).
+        self.lease: Callable[[], str | None] = lambda: None
 
     def admit(self, shard_id: int, host: str) -> int:
         """Let a write to ``shard_id`` on ``host`` start, or raise ShardReadOnly. Returns a
         ticket for ``done``."""
+        refused = self.lease()
+        if refused is not None:
+            raise ShardReadOnly(shard_id, host, refused)
         with self._changed:
             topology = self._in_force()
             master = topology.master_of(shard_id)

@@ -108,7 +108,8 @@ class ConfigSource(Protocol):
         ...
 
     def followers(self) -> dict[str, dict[str, int]]:
-        """The versions in force in each live process that reports to this source."""
+        """The versions in force in each process that has reported to this source within
+        its lease (``LEASE_SECONDS`` and ``LEASE_MARGIN``): those that may still write."""
         ...
 
     def withdraw(self, process: str) -> None:
@@ -116,6 +117,22 @@ class ConfigSource(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+#: A process that has not reached its config source for this long stops writing (it goes
+#: on reading by its last-known-good map): an operation that waits for every process to
+#: follow a new map need not wait for one cut off from ZooKeeper longer than that.
+LEASE_SECONDS = 8.0
+#: How often each process reports to its source, which renews its lease.
+HEARTBEAT_SECONDS = 2.0
+#: Leeway for the clocks of the source and the operator (a report's age is read off the
+#: source's time of the write): a process counts as a follower this much past its lease.
+LEASE_MARGIN = 2.0
+
+
+def within_lease(age_seconds: float) -> bool:
+    """Whether a process whose last report is this old may still write."""
+    return age_seconds <= LEASE_SECONDS + LEASE_MARGIN
 
 
 def now() -> str:

@@ -8,6 +8,7 @@ import fcntl
 import json
 import os
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from .config_source import (
     next_version,
     now,
     process_node_name,
+    within_lease,
 )
 
 #: How often a file source looks for a changed document.
@@ -156,14 +158,15 @@ class FileSource:
         for path in (self.root / "processes").glob("*.json"):
             try:
                 entry = json.loads(path.read_text())
+                age = time.time() - path.stat().st_mtime
                 pid = int(entry["pid"])
                 versions = {str(k): int(v) for k, v in entry["versions"].items()}
             except (OSError, ValueError, KeyError, TypeError, AttributeError):
                 continue  # half-written or foreign: not a follower
-            if _alive(pid):
-                found[path.stem] = versions
-            else:
+            if not _alive(pid):
                 path.unlink(missing_ok=True)
+            elif within_lease(age):
+                found[path.stem] = versions
         return found
 
     def close(self) -> None:

@@ -12,7 +12,12 @@ answers again (kazoo reconnects and re-arms its watches).
 
 After each change has been swapped in, the process reports the versions it
 has in force to the source (``ConfigSource.report``), so an operation can wait
-until no process acts on an older map.
+until no process acts on an older map; and again every ``HEARTBEAT_SECONDS``,
+which renews its lease. A process that has not reached its source for
+``LEASE_SECONDS`` may have missed a new map: ``lease()`` then says so, and the
+store refuses its writes (reads go on by the last map it saw) until the source
+answers again. An operation waits on every process that reported within its
+lease, so none that may still write is forgotten.
 """
 
 from __future__ import annotations
@@ -23,13 +28,22 @@ import logging
 import os
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..exceptions import InvalidTopology, WritesInFlight
 from . import documents
-from .config_source import ConfigError, ConfigSource, NotPublished, Revision, SourceUnavailable
+from .config_source import (
+    HEARTBEAT_SECONDS,
+    LEASE_SECONDS,
+    ConfigError,
+    ConfigSource,
+    NotPublished,
+    Revision,
+    SourceUnavailable,
+)
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +85,9 @@ class ConfigFollower:
         self._description = "(not started)"
         self._lost_logged = False
         self._closed = threading.Event()
+        #: When this process last reached its source (monotonic, taken before the report
+        #: that did): its lease runs from there. None until it has.
+        self._reached: float | None = None
 
     # -- start ----------------------------------------------------------------
 
@@ -80,7 +97,24 @@ class ConfigFollower:
             for name in self.names:
                 self._load_mirror(name)
             threading.Thread(target=self._reconnect, name="config-reconnect", daemon=True).start()
+        threading.Thread(target=self._heartbeat, name="config-heartbeat", daemon=True).start()
         return self.status()
+
+    def lease(self) -> str | None:
+        """Why this process may not write now (its lease is over: it has not reached its
+        source for ``LEASE_SECONDS``), or None if it may."""
+        with self._lock:
+            reached = self._reached
+        if reached is None:
+            return "the config source has not answered since this process started"
+        away = time.monotonic() - reached
+        if away > LEASE_SECONDS:
+            return f"the config source has not answered for {away:.0f}s (lease {LEASE_SECONDS:g}s)"
+        return None
+
+    def _heartbeat(self) -> None:
+        while not self._closed.wait(HEARTBEAT_SECONDS):
+            self._report()
 
     def _connect(self, *, notify: bool) -> bool:
         """Open the source, take each document's current version and watch it."""
@@ -100,7 +134,10 @@ class ConfigFollower:
                 self._accept(revision, notify=notify)
             for name in self.names:
                 source.watch(name, self._accept)
+            reaching = time.monotonic()
             source.report(self.process, self.status().versions)
+            with self._lock:
+                self._reached = reaching
         except SourceUnavailable as exc:
             source.close()
             self._note_lost(exc)
@@ -168,10 +205,14 @@ class ConfigFollower:
             source = self._source
         if source is None:
             return  # not connected yet: _connect reports once it is
+        reaching = time.monotonic()
         try:
             source.report(self.process, self.status().versions)
         except SourceUnavailable as exc:
             self._note_lost(exc)
+            return
+        with self._lock:
+            self._reached = reaching
 
     def _mirror(self, revision: Revision) -> None:
         self.mirror_dir.mkdir(parents=True, exist_ok=True)

@@ -13,7 +13,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import documents
-from .config_source import ConfigSource, NotPublished, Revision, VersionConflict
+from .config_source import (
+    LEASE_MARGIN,
+    LEASE_SECONDS,
+    ConfigSource,
+    NotPublished,
+    Revision,
+    VersionConflict,
+)
 from .plans import CONFIG, Plan, Step, StepFailed
 
 #: How each document is called in plans and notes.
@@ -59,8 +66,10 @@ def publish_step(
     return Step(f"publish {title} v{mine}: {change}", (*hosts, CONFIG), publish, unpublish)
 
 
-#: How long every process is given to swap in a new version and report it.
-FOLLOW_SECONDS = 10.0
+#: How long every process is given to swap in a new version and report it: past a lease,
+#: so that one cut off from its source is waited out (it has stopped writing) rather
+#: than failing the operation.
+FOLLOW_SECONDS = LEASE_SECONDS + LEASE_MARGIN + 2.0
 
 
 def followed_step(

@@ -18,11 +18,16 @@ invalid one never reaches a process.
 ``watch(name, callback)`` calls back with each new revision: ZooKeeper by a
 kazoo data watch, files by polling their change time (ten times a second).
 
-Each following process ``report``s the versions it has in force, and
-``followers()`` lists them: an operation that must know that no process still
-acts on an older map (a split's read-only window) waits on it. In ZooKeeper a
-report is an ephemeral node, gone with its process's session; in a directory,
-a file named for the process, ignored once its pid is gone (one machine).
+Each following process ``report``s the versions it has in force, and again every
+``HEARTBEAT_SECONDS``, and ``followers()`` lists those that reported within their
+lease (``LEASE_SECONDS``): an operation that must know that no process still acts
+on an older map (a split's read-only window) waits on them. A process that has not
+reached its source for a lease stops writing by itself (``ConfigFollower.lease``),
+so one cut off from ZooKeeper is waited on until its lease is over, never
+forgotten while it may still write. In ZooKeeper a report is a node (not
+ephemeral: an expired session must not drop a process that still writes) aged by
+the server's time of its last write; in a directory, a file aged by its change
+time, ignored at once if its pid is gone (one machine).
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -20,7 +21,11 @@ from .config_source import (
     next_version,
     now,
     process_node_name,
+    within_lease,
 )
+
+#: A report older than this is a process that died without withdrawing: deleted.
+FORGOTTEN_SECONDS = 3600.0
 
 
 class ZooKeeperSource:
@@ -138,9 +143,9 @@ class ZooKeeperSource:
         with self._errors():
             try:
                 self.client.set(path, data)
-            except NoNodeError:  # first report, or the session that owned it expired
+            except NoNodeError:  # the first report
                 with contextlib.suppress(NodeExistsError):
-                    self.client.create(path, data, ephemeral=True, makepath=True)
+                    self.client.create(path, data, makepath=True)
 
     def withdraw(self, process: str) -> None:
         from kazoo.exceptions import NoNodeError
@@ -158,11 +163,17 @@ class ZooKeeperSource:
             except NoNodeError:
                 return {}
             for child in children:
+                path = f"{self.root}/processes/{child}"
                 try:
-                    data, _ = self.client.get(f"{self.root}/processes/{child}")
+                    data, stat = self.client.get(path)
                 except NoNodeError:
                     continue  # its process has just gone
-                found[child] = {str(k): int(v) for k, v in json.loads(data).items()}
+                age = time.time() - stat.mtime / 1000
+                if within_lease(age):
+                    found[child] = {str(k): int(v) for k, v in json.loads(data).items()}
+                elif age > FORGOTTEN_SECONDS:  # a process that died without withdrawing
+                    with contextlib.suppress(NoNodeError):
+                        self.client.delete(path, version=stat.version)
         return found
 
     @contextlib.contextmanager

@@ -13,13 +13,18 @@ from typing import Any
 
 import pytest
 
+from shardstore import ShardReadOnly, Store, Topology, init_shards
+from shardstore.control import config_source
+from shardstore.control import follower as follower_module
 from shardstore.control.config_source import Revision
 from shardstore.control.file_source import FileSource
 from shardstore.control.follower import ConfigFollower
 from shardstore.control.publish import followed_step
 from shardstore.control.sources import open_source
 from shardstore.exceptions import WritesInFlight
-from tests.config_documents import eventually, shard_map
+from tests.config_documents import eventually, shard_map, sqlite_shard_map
+
+from .catalog import CATALOG
 
 
 def follower(spec: str, mirror: Path, seen: list[Revision] | None = None) -> ConfigFollower:
@@ -65,6 +70,46 @@ def test_a_swap_with_writes_in_flight_is_not_reported(tmp_path: Path) -> None:
     time.sleep(0.3)
     assert source.followers() == {"p": {"shards": 1}}
     process.close()
+
+
+def test_a_process_cut_off_from_zookeeper_past_its_lease_stops_writing(
+    private_zookeeper: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its reports stop; it refuses writes once its lease is over, and reads go on by its
+    last map; the operator's wait counts it until then, and not after (it cannot write)."""
+    monkeypatch.setattr(follower_module, "LEASE_SECONDS", 1.5)
+    monkeypatch.setattr(config_source, "LEASE_SECONDS", 1.5)
+    monkeypatch.setattr(config_source, "LEASE_MARGIN", 0.5)
+    spec = f"zk://{private_zookeeper.address}/lease"
+    operator = open_source(spec)
+    operator.publish("shards", shard_map(1), author="ops", reason="first")
+    process = ConfigFollower(lambda: open_source(spec), tmp_path / "m", process="web-1")
+    process.start()
+    store = Store(Topology.from_json(sqlite_shard_map(tmp_path / "shards")), catalog=CATALOG)
+    init_shards(store)
+    store.refuse_writes_when(process.lease)
+    pin = store.objects("pin").create(0, {"n": 0})
+    assert process.lease() is None and "web-1" in operator.followers()
+    operator.close()
+
+    private_zookeeper.halt()
+    assert eventually(lambda: process.lease() is not None, 10)
+    assert "has not answered for" in (process.lease() or "")
+    with pytest.raises(ShardReadOnly, match="lease"):
+        store.objects("pin").create(0, {"n": 1})
+    assert store.objects("pin").get(pin) == {"n": 0, "id": pin}  # reads go on
+
+    private_zookeeper.restart()
+    assert eventually(lambda: process.lease() is None, 30)  # it reached ZooKeeper again
+    operator = open_source(spec)
+    assert "web-1" in operator.followers()
+    process.close()
+    assert "web-1" not in operator.followers()  # withdrawn at its close
+    operator.report("gone-silent", {"shards": 1})  # reported once, then nothing
+    assert "gone-silent" in operator.followers()
+    assert eventually(lambda: "gone-silent" not in operator.followers(), 10)
+    operator.close()
+    store.close()
 
 
 def test_zookeeper_outage_keeps_serving_and_recovers(
