@@ -29,7 +29,14 @@ from pathlib import Path
 
 from ..exceptions import InvalidTopology
 from . import documents
-from .config_source import ConfigError, ConfigSource, NotPublished, Revision, SourceUnavailable
+from .config_source import (
+    ConfigError,
+    ConfigSource,
+    NotPublished,
+    Revision,
+    SourceUnavailable,
+    write_private,
+)
 
 log = logging.getLogger(__name__)
 
@@ -168,11 +175,9 @@ class ConfigFollower:
             self._note_lost(exc)
 
     def _mirror(self, revision: Revision) -> None:
-        self.mirror_dir.mkdir(parents=True, exist_ok=True)
+        self.mirror_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         path = self.mirror_dir / f"{revision.name}.json"
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(json.dumps(revision.as_json(), sort_keys=True))
-        os.replace(tmp, path)
+        write_private(path, json.dumps(revision.as_json(), sort_keys=True))
 
     def _load_mirror(self, name: str) -> None:
         path = self.mirror_dir / f"{name}.json"
