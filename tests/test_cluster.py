@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from shardstore.control.sources import open_source
 from tests.config_documents import eventually
 from tests.conftest import unavailable
 from toolkit.cluster import mysql
@@ -76,6 +77,14 @@ def _sql(cluster: Cluster, name: str, sql: str, *, user: str = "root") -> list[d
         return mysql.query(connection, sql)
     finally:
         connection.close()
+
+
+def _document(cluster: Cluster, name: str) -> dict[str, Any]:
+    source = open_source(cluster.topology)
+    try:
+        return source.current(name).document
+    finally:
+        source.close()
 
 
 def _status(cluster: Cluster, name: str, variable: str) -> str:
@@ -252,5 +261,7 @@ def _secrets_and_env_are_private(cluster: Cluster) -> None:
         check=True,
     )
     assert shell.stdout.strip() == env["PINBOARD_BROKER_URL"]
-    # The site's user and password are in the shard map, never in the environment.
-    assert cluster.secrets["pinboard"] not in cluster.env_path.read_text()
+    # The site logs in as PINBOARD_MYSQL_LOGIN, as in production: the map holds no password.
+    assert env["PINBOARD_MYSQL_LOGIN"] == f"pinboard:{cluster.secrets['pinboard']}"
+    shard_map = json.dumps(_document(cluster, "shards"))
+    assert "mysql://127.0.0.1:" in shard_map and "@" not in shard_map

@@ -81,6 +81,7 @@ class BringUp:
                 f"users:{name}", mysql.create_users, self.cluster.port(name), self.cluster.secrets
             )
         self._once("documents", self._publish)
+        self._once("documents:no-password", self._drop_passwords)
         self._open_masters()  # those this run started: every server starts read-only
         self._write_env()
         self._once("schema", self._make_schema)
@@ -156,6 +157,8 @@ class BringUp:
             "PINBOARD_VAR_DIR": str(self.cluster.directory / "site"),
             "PINBOARD_ALLOWED_HOSTS": f"{HOST},localhost",
             "PINBOARD_SECRET_KEY": self.cluster.secrets["secret_key"],
+            # As in production, the shard map holds no password: the site logs in as this.
+            "PINBOARD_MYSQL_LOGIN": f"{mysql.APP_USER}:{self.cluster.secrets['pinboard']}",
             "PINBOARD_MYSQL_ADMIN": f"root:{self.cluster.secrets['root']}",
             # A task whose worker died unannounced is queued again this long after it was
             # taken (pinboard/settings/base.py), not after production's 20 minutes, so the
@@ -268,14 +271,13 @@ class BringUp:
         have published since)."""
         shards = self.cluster.state["shards"]
         half = shards // 2
-        app = f"{mysql.APP_USER}:{self.cluster.secrets['pinboard']}"
         port = self.cluster.port
         document = {
             "shards": {
                 "version": 0,
                 "shard_count": shards,
                 "lookup_shards": shards,
-                "hosts": {n: f"mysql://{app}@{HOST}:{port(n)}" for n in MARIADB},
+                "hosts": {n: f"mysql://{HOST}:{port(n)}" for n in MARIADB},
                 "ranges": [
                     {"range": [0, half - 1], "master": "db1a", "slave": "db1b"},
                     {"range": [half, shards - 1], "master": "db2a", "slave": "db2b"},
@@ -305,6 +307,26 @@ class BringUp:
                         name, document[name], author="cluster", reason="the local cluster"
                     )
                     self.out.write(f"  published {name} to {self.cluster.topology}\n")
+        finally:
+            source.close()
+
+    def _drop_passwords(self) -> None:
+        """The shard map of a cluster made when it held the site's password, published again
+        without it: a process now refuses a map that holds one."""
+        source = open_source(self.cluster.topology)
+        try:
+            current = source.current(documents.SHARDS)
+            hosts = current.document["hosts"]
+            bare = {name: re.sub(r"://[^@/]*@", "://", address) for name, address in hosts.items()}
+            if bare != hosts:
+                source.publish(
+                    documents.SHARDS,
+                    {**current.document, "hosts": bare},
+                    author="cluster",
+                    reason="no password in the shard map: the site logs in as PINBOARD_MYSQL_LOGIN",
+                    expect_version=current.version,
+                )
+                self.out.write("  published the shard map without the site's password\n")
         finally:
             source.close()
 
