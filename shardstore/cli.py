@@ -12,7 +12,9 @@ file or ``zk://hosts/root``;
 the control commands (``topology ...``, ``open-range``, ``close-range``,
 ``host-service``, ``cache-server``, ``redis-move``, ``failover``...) are in
 control/cli.py; operators' MySQL connections (failover) log in as
-``SHARDSTORE_MYSQL_ADMIN`` (``user:password``). ``python manage.py shardstore ...``
+``SHARDSTORE_MYSQL_ADMIN`` (``user:password``), and a replica an operation points at its
+source logs in to it as ``SHARDSTORE_MYSQL_REPLICATION`` (``user:password``, REPLICATION
+SLAVE only). ``python manage.py shardstore ...``
 runs the same commands on the site's catalog, store, config source and journal.
 """
 
@@ -152,6 +154,12 @@ def _data_plane(args: argparse.Namespace, store: StoreInterface, out: TextIO, er
                 f" inverse and {report.orphan_inverse} orphan inverse rows\n"
             )
     return 0
+
+
+def mysql_replication() -> str | None:
+    """The replication account, ``user:password`` (``SHARDSTORE_MYSQL_REPLICATION``): what a
+    replica keeps in its master.info, so never the operators' account."""
+    return os.environ.get("SHARDSTORE_MYSQL_REPLICATION") or None
 
 
 def named_catalog(name: str) -> Catalog:

@@ -252,6 +252,11 @@ def _secrets_and_env_are_private(cluster: Cluster) -> None:
     assert env == cluster.env()
     assert env["PINBOARD_TOPOLOGY"] == cluster.topology
     assert env["PINBOARD_MYSQL_ADMIN"] == f"root:{cluster.secrets['root']}"
+    assert env["PINBOARD_MYSQL_REPLICATION"] == f"repl:{cluster.secrets['replication']}"
+    grants = _sql(cluster, "db1a", "SHOW GRANTS FOR 'repl'@'127.0.0.1'")
+    assert [str(*row.values()).split(" TO ")[0] for row in grants] == [
+        "GRANT REPLICATION SLAVE ON *.*"
+    ]
     assert env["PINBOARD_VAR_DIR"] == str(cluster.directory / "site")
     # A shell reads it the same way.
     shell = subprocess.run(

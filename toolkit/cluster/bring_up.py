@@ -160,6 +160,10 @@ class BringUp:
             # As in production, the shard map holds no password: the site logs in as this.
             "PINBOARD_MYSQL_LOGIN": f"{mysql.APP_USER}:{self.cluster.secrets['pinboard']}",
             "PINBOARD_MYSQL_ADMIN": f"root:{self.cluster.secrets['root']}",
+            # What a replica logs in to its source as: REPLICATION SLAVE only (mysql.py).
+            "PINBOARD_MYSQL_REPLICATION": (
+                f"{mysql.REPLICATION_USER}:{self.cluster.secrets['replication']}"
+            ),
             # A task whose worker died unannounced is queued again this long after it was
             # taken (pinboard/settings/base.py), not after production's 20 minutes, so the
             # Celery drill can wait for it. A task held longer than this (a retry's
