@@ -107,12 +107,21 @@ def test_local_cluster_up_again_repaired_and_down(directory: Path) -> None:
     assert "nothing changed" in _up(directory)
     assert _pids(directory) == before and (directory / "cluster.json").read_text() == state
 
-    # A master crashes; up brings back that one alone, on its port, writable again.
+    # A master crashes; up brings back that one alone, on its port, writable again, and
+    # returns once its replica follows it again, though that one was left to retry its
+    # source only every minute (as an operation may leave it).
     port = cluster.port("db2a")
     Cluster.load(directory)["db2a"].halt(kill=True)
     assert not before["db2a"].alive()
+    _sql(cluster, "db2b", "STOP SLAVE")
+    _sql(cluster, "db2b", "CHANGE MASTER TO MASTER_CONNECT_RETRY = 60")
+    _sql(cluster, "db2b", "START SLAVE")
     out = _up(directory)
     assert "started db2a" in out and out.count("  started ") == 1
+    assert "db2b replicates from db2a again, retrying every 1s" in out
+    (status,) = _sql(cluster, "db2b", "SHOW SLAVE STATUS")
+    assert (status["Slave_IO_Running"], status["Slave_SQL_Running"]) == ("Yes", "Yes")
+    assert status["Connect_Retry"] == 1
     after = _pids(directory)
     assert after["db2a"] != before["db2a"] and after["db2a"].alive()
     assert {n: p for n, p in after.items() if n != "db2a"} == {
@@ -134,6 +143,12 @@ def test_local_cluster_up_again_repaired_and_down(directory: Path) -> None:
     )
     assert status.returncode == 0, status.stdout + status.stderr
     assert all(f"{name} " in status.stdout for name in PROCESSES)
+    replication = status.stdout.split("\nREPLICA ", 1)[1].splitlines()[1:]
+    assert [line.split()[:4] for line in replication] == [
+        ["db1b", "db1a", "Yes", "Yes"],
+        ["db2b", "db2a", "Yes", "Yes"],
+    ]
+    assert all(line.split()[4].endswith("s") for line in replication)  # seconds behind
     pids = _pids(directory)
     assert len(pids) == len(PROCESSES)
     assert down(directory, out=io.StringIO())
@@ -190,6 +205,7 @@ def _replicas_follow_with_gtid_and_semi_sync(cluster: Cluster) -> None:
         (status,) = _sql(cluster, replica, "SHOW SLAVE STATUS")
         assert (status["Slave_IO_Running"], status["Slave_SQL_Running"]) == ("Yes", "Yes")
         assert status["Using_Gtid"] == "Current_Pos"
+        assert status["Connect_Retry"] == mysql.CONNECT_RETRY
         assert status["Master_Port"] == cluster.port(master)
         assert _status(cluster, master, "Rpl_semi_sync_master_status") == "ON"
         assert _status(cluster, master, "Rpl_semi_sync_master_clients") == "1"

@@ -3,8 +3,9 @@
 Each setup step runs once in a cluster's life (``cluster.json`` records the done ones):
 the passwords, the MariaDB users, the config documents, the env file, the schema, the
 replicas (a copy of their master, then replication) and the site's first data. Processes
-are started on their recorded ports and data, and every MariaDB server this ``up`` started
-is made writable if the shard map in force names it master.
+are started on their recorded ports and data, every MariaDB server this ``up`` started
+is made writable if the shard map in force names it master, and ``up`` returns only once
+every replica's I/O and SQL threads run (``replication``).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from shardstore.control.config_source import NotPublished
 from shardstore.control.mysql_hosts import endpoint
 from shardstore.control.sources import open_source
 from shardstore.redis_shards import VSHARDS
-from toolkit.cluster import mysql
+from toolkit.cluster import mysql, replication
 from toolkit.cluster.files import write_json, write_text
 from toolkit.cluster.plan import (
     BROKER_VISIBILITY_TIMEOUT,
@@ -87,6 +88,10 @@ class BringUp:
         self._once("schema", self._make_schema)
         self._make_replicas()
         self._open_masters()
+        # Every replica's threads run before anything counts on them (a failover would
+        # refuse a replica still reconnecting): also after a restart of a stopped cluster.
+        replication.resume(self.cluster, self.out)
+        replication.wait_running(self.cluster)
         self._once("site", self._make_site)
         for name in SITE:
             if not self.cluster.running(name):
