@@ -11,11 +11,12 @@ command that opens a store needs; ``--topology`` is a config directory, a shard-
 file or ``zk://hosts/root``;
 the control commands (``topology ...``, ``open-range``, ``close-range``,
 ``host-service``, ``cache-server``, ``redis-move``, ``failover``...) are in
-control/cli.py; operators' MySQL connections (failover) log in as
-``SHARDSTORE_MYSQL_ADMIN`` (``user:password``), and a replica an operation points at its
-source logs in to it as ``SHARDSTORE_MYSQL_REPLICATION`` (``user:password``, REPLICATION
-SLAVE only). ``python manage.py shardstore ...``
-runs the same commands on the site's catalog, store, config source and journal.
+control/cli.py. MySQL logins, each ``user:password``: a store logs in to the hosts as
+``SHARDSTORE_MYSQL_LOGIN`` (the site's ``PINBOARD_MYSQL_LOGIN``: a shard map holds no
+password), operators' connections (failover) as ``SHARDSTORE_MYSQL_ADMIN``, and a replica
+an operation points at its source logs in to it as ``SHARDSTORE_MYSQL_REPLICATION``
+(REPLICATION SLAVE only). ``python manage.py shardstore ...`` runs the same commands on
+the site's catalog, store, config source and journal.
 """
 
 from __future__ import annotations
@@ -186,7 +187,10 @@ def _standalone(
     def open_store(topology: Topology) -> Store:
         if catalog is None:
             raise ShardStoreError("this command opens a store: give --catalog MODULE:NAME")
-        return Store(topology, catalog=catalog)
+        login = os.environ.get("SHARDSTORE_MYSQL_LOGIN")
+        return Store(
+            topology, catalog=catalog, backend_options={"mysql_login": login} if login else {}
+        )
 
     def store_factory() -> Store:
         if not opened:

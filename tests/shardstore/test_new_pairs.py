@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from shardstore import Store, Topology, init_shards
+from shardstore import Store, Topology
 from shardstore.cli import main
 from shardstore.control.file_source import FileSource
 from shardstore.control.open_range import plan_open_range
@@ -21,7 +21,7 @@ from shardstore.ids import shard_of
 from toolkit.servers.mariadb import MariaDBServer
 
 from .catalog import CATALOG
-from .replication import APP_LOGIN, root, start_servers
+from .replication import APP, APP_LOGIN, root, start_servers
 
 
 @pytest.fixture
@@ -168,9 +168,15 @@ def _bring_up(servers: list[MariaDBServer], tmp_path: Path, monkeypatch: pytest.
         "6. open mysql002a for writes",
     ]
 
+    # init as the site's user (the map holds no password): the masters are open.
+    monkeypatch.setenv("SHARDSTORE_MYSQL_LOGIN", "app:wrong")
+    status, out = cli("init")
+    assert status == 1 and "Access denied for user 'app'" in out, out
+    monkeypatch.setenv("SHARDSTORE_MYSQL_LOGIN", APP)
+    status, out = cli("init")
+    assert status == 0 and "8 shards ready on 4 host(s)" in out, out
     store = Store(Topology.from_json(document), backend_options=APP_LOGIN, catalog=CATALOG)  # fmt: skip
     try:
-        assert init_shards(store) == 8  # as the site's user: the masters are open
         pins = [store.objects("pin").create(shard, {"n": shard}) for shard in range(8)]
     finally:
         store.close()
