@@ -4,11 +4,15 @@ type one into a form or meet one in an error."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from django.apps import apps
+from django.db import connection
 from django.test import Client
 
 from pinboard.ops.control import DatabaseJournal
@@ -102,3 +106,21 @@ def test_journal_entries_keep_no_password(staff: Client) -> None:
     for url in ("/ops/journal/", f"/ops/journal/{entry.pk}/"):
         page = text(staff.get(url))
         assert SECRET not in page and "site:****@" in page
+
+
+def test_the_entries_written_before_are_masked_by_a_migration(db: None) -> None:
+    address = f"mysql://site:{SECRET}@10.0.0.9:3306"
+    written = JournalEntry.objects.create(
+        operation="open-range",
+        summary=f"open shards on {address}",
+        plan=[f"1. check {address}"],
+        params={"master_address": address, "count": 4},
+        operator="ops_ada",
+        steps=[[1, "check", f"reached {address}"]],
+        result=f"cannot connect to {address}",
+    )
+    migration = importlib.import_module("pinboard.ops.migrations.0003_mask_journal_passwords")
+    migration.mask_entries(apps, SimpleNamespace(connection=connection))
+    entry = JournalEntry.objects.get(pk=written.pk)
+    assert SECRET not in repr([entry.summary, entry.plan, entry.params, entry.steps, entry.result])
+    assert entry.params == {"master_address": "mysql://site:****@10.0.0.9:3306", "count": 4}
