@@ -1,7 +1,8 @@
 """One process following the config documents live, with a last-known-good copy on disk.
 
 A web or worker process starts a ``ConfigFollower`` on its source. At start
-it reads each document from the source and mirrors it to a local directory;
+it reads each document from the source and mirrors it to a local directory
+(readable by its user alone: files mode 0600, in a 0700 directory);
 if the source is unreachable (ZooKeeper down at boot) it starts from that
 mirror instead, as Pinterest's config tools kept ZooKeeper mirrored in local
 files. Then it watches: each new version is validated, mirrored, and handed to
