@@ -27,7 +27,7 @@ from shardstore.control.config_source import NotPublished
 from shardstore.control.mysql_hosts import endpoint
 from shardstore.control.sources import open_source
 from shardstore.redis_shards import VSHARDS
-from toolkit.cluster import mysql, replication
+from toolkit.cluster import migrate, mysql, replication
 from toolkit.cluster.files import write_json, write_text
 from toolkit.cluster.plan import (
     BROKER_VISIBILITY_TIMEOUT,
@@ -82,7 +82,9 @@ class BringUp:
                 f"users:{name}", mysql.create_users, self.cluster.port(name), self.cluster.secrets
             )
         self._once("documents", self._publish)
-        self._once("documents:no-password", self._drop_passwords)
+        self._once(
+            "documents:no-password", migrate.drop_map_passwords, self.cluster.topology, self.out
+        )
         self._open_masters()  # those this run started: every server starts read-only
         self._write_env()
         self._once("schema", self._make_schema)
@@ -316,26 +318,6 @@ class BringUp:
                         name, document[name], author="cluster", reason="the local cluster"
                     )
                     self.out.write(f"  published {name} to {self.cluster.topology}\n")
-        finally:
-            source.close()
-
-    def _drop_passwords(self) -> None:
-        """The shard map of a cluster made when it held the site's password, published again
-        without it: a process now refuses a map that holds one."""
-        source = open_source(self.cluster.topology)
-        try:
-            current = source.current(documents.SHARDS)
-            hosts = current.document["hosts"]
-            bare = {name: re.sub(r"://[^@/]*@", "://", address) for name, address in hosts.items()}
-            if bare != hosts:
-                source.publish(
-                    documents.SHARDS,
-                    {**current.document, "hosts": bare},
-                    author="cluster",
-                    reason="no password in the shard map: the site logs in as PINBOARD_MYSQL_LOGIN",
-                    expect_version=current.version,
-                )
-                self.out.write("  published the shard map without the site's password\n")
         finally:
             source.close()
 
