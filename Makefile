@@ -65,7 +65,7 @@ cluster: $(VENV)/.mysql
 cluster-stop: $(VENV)/.run
 	$(PY) -m toolkit.cluster down
 
-cluster-status: $(VENV)/.run
+cluster-status: $(VENV)/.mysql
 	$(PY) -m toolkit.cluster status
 
 # Fault drills on the running local cluster (toolkit/drills/): each breaks one thing under

@@ -11,11 +11,13 @@ command that opens a store needs; ``--topology`` is a config directory, a shard-
 file or ``zk://hosts/root``;
 the control commands (``topology ...``, ``open-range``, ``close-range``,
 ``host-service``, ``cache-server``, ``redis-move``, ``failover``...) are in
-control/cli.py; operators' MySQL connections (failover) log in as
-``SHARDSTORE_MYSQL_ADMIN`` (``user:password``), point replicas at their source as
-``SHARDSTORE_MYSQL_REPLICATION`` and fence an unreachable master with
-``SHARDSTORE_FENCE_COMMAND`` (control/fencing.py). ``python manage.py shardstore ...``
-runs the same commands on the site's catalog, store, config source and journal.
+control/cli.py. MySQL logins, each ``user:password``: a store logs in to the hosts as
+``SHARDSTORE_MYSQL_LOGIN`` (the site's ``PINBOARD_MYSQL_LOGIN``: a shard map holds no
+password), operators' connections (failover) as ``SHARDSTORE_MYSQL_ADMIN``, and a replica
+an operation points at its source logs in to it as ``SHARDSTORE_MYSQL_REPLICATION``
+(REPLICATION SLAVE only); ``SHARDSTORE_FENCE_COMMAND`` fences an unreachable master
+(control/fencing.py). ``python manage.py shardstore ...`` runs the same commands on
+the site's catalog, store, config source and journal.
 """
 
 from __future__ import annotations
@@ -181,7 +183,10 @@ def _standalone(
     def open_store(topology: Topology) -> Store:
         if catalog is None:
             raise ShardStoreError("this command opens a store: give --catalog MODULE:NAME")
-        return Store(topology, catalog=catalog)
+        login = os.environ.get("SHARDSTORE_MYSQL_LOGIN")
+        return Store(
+            topology, catalog=catalog, backend_options={"mysql_login": login} if login else {}
+        )
 
     def store_factory() -> Store:
         if not opened:
@@ -197,7 +202,9 @@ def _standalone(
         locks_for(source),
         getpass.getuser(),
         admin(
-            os.environ.get("SHARDSTORE_MYSQL_ADMIN"), os.environ.get("SHARDSTORE_MYSQL_REPLICATION")
+            os.environ.get("SHARDSTORE_MYSQL_ADMIN"),
+            # What a replica keeps in its master.info, so never the operators' account.
+            os.environ.get("SHARDSTORE_MYSQL_REPLICATION"),
         ),
         command_fence(os.environ.get("SHARDSTORE_FENCE_COMMAND")),
     )

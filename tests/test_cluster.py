@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from shardstore.control.sources import open_source
 from tests.config_documents import eventually
 from tests.conftest import unavailable
 from toolkit.cluster import mysql
@@ -78,6 +79,14 @@ def _sql(cluster: Cluster, name: str, sql: str, *, user: str = "root") -> list[d
         connection.close()
 
 
+def _document(cluster: Cluster, name: str) -> dict[str, Any]:
+    source = open_source(cluster.topology)
+    try:
+        return source.current(name).document
+    finally:
+        source.close()
+
+
 def _status(cluster: Cluster, name: str, variable: str) -> str:
     rows = _sql(cluster, name, f"SHOW GLOBAL STATUS LIKE '{variable}'")
     return str(rows[0]["Value"])
@@ -98,12 +107,21 @@ def test_local_cluster_up_again_repaired_and_down(directory: Path) -> None:
     assert "nothing changed" in _up(directory)
     assert _pids(directory) == before and (directory / "cluster.json").read_text() == state
 
-    # A master crashes; up brings back that one alone, on its port, writable again.
+    # A master crashes; up brings back that one alone, on its port, writable again, and
+    # returns once its replica follows it again, though that one was left to retry its
+    # source only every minute (as an operation may leave it).
     port = cluster.port("db2a")
     Cluster.load(directory)["db2a"].halt(kill=True)
     assert not before["db2a"].alive()
+    _sql(cluster, "db2b", "STOP SLAVE")
+    _sql(cluster, "db2b", "CHANGE MASTER TO MASTER_CONNECT_RETRY = 60")
+    _sql(cluster, "db2b", "START SLAVE")
     out = _up(directory)
     assert "started db2a" in out and out.count("  started ") == 1
+    assert "db2b replicates from db2a again, retrying every 1s" in out
+    (status,) = _sql(cluster, "db2b", "SHOW SLAVE STATUS")
+    assert (status["Slave_IO_Running"], status["Slave_SQL_Running"]) == ("Yes", "Yes")
+    assert status["Connect_Retry"] == 1
     after = _pids(directory)
     assert after["db2a"] != before["db2a"] and after["db2a"].alive()
     assert {n: p for n, p in after.items() if n != "db2a"} == {
@@ -125,6 +143,12 @@ def test_local_cluster_up_again_repaired_and_down(directory: Path) -> None:
     )
     assert status.returncode == 0, status.stdout + status.stderr
     assert all(f"{name} " in status.stdout for name in PROCESSES)
+    replication = status.stdout.split("\nREPLICA ", 1)[1].splitlines()[1:]
+    assert [line.split()[:4] for line in replication] == [
+        ["db1b", "db1a", "Yes", "Yes"],
+        ["db2b", "db2a", "Yes", "Yes"],
+    ]
+    assert all(line.split()[4].endswith("s") for line in replication)  # seconds behind
     pids = _pids(directory)
     assert len(pids) == len(PROCESSES)
     assert down(directory, out=io.StringIO())
@@ -181,6 +205,7 @@ def _replicas_follow_with_gtid_and_semi_sync(cluster: Cluster) -> None:
         (status,) = _sql(cluster, replica, "SHOW SLAVE STATUS")
         assert (status["Slave_IO_Running"], status["Slave_SQL_Running"]) == ("Yes", "Yes")
         assert status["Using_Gtid"] == "Current_Pos"
+        assert status["Connect_Retry"] == mysql.CONNECT_RETRY
         assert status["Master_Port"] == cluster.port(master)
         assert _status(cluster, master, "Rpl_semi_sync_master_status") == "ON"
         assert _status(cluster, master, "Rpl_semi_sync_master_clients") == "1"
@@ -243,6 +268,11 @@ def _secrets_and_env_are_private(cluster: Cluster) -> None:
     assert env == cluster.env()
     assert env["PINBOARD_TOPOLOGY"] == cluster.topology
     assert env["PINBOARD_MYSQL_ADMIN"] == f"root:{cluster.secrets['root']}"
+    assert env["PINBOARD_MYSQL_REPLICATION"] == f"repl:{cluster.secrets['replication']}"
+    grants = _sql(cluster, "db1a", "SHOW GRANTS FOR 'repl'@'127.0.0.1'")
+    assert [str(*row.values()).split(" TO ")[0] for row in grants] == [
+        "GRANT REPLICATION SLAVE ON *.*"
+    ]
     assert env["PINBOARD_VAR_DIR"] == str(cluster.directory / "site")
     # A shell reads it the same way.
     shell = subprocess.run(
@@ -252,5 +282,7 @@ def _secrets_and_env_are_private(cluster: Cluster) -> None:
         check=True,
     )
     assert shell.stdout.strip() == env["PINBOARD_BROKER_URL"]
-    # The site's user and password are in the shard map, never in the environment.
-    assert cluster.secrets["pinboard"] not in cluster.env_path.read_text()
+    # The site logs in as PINBOARD_MYSQL_LOGIN, as in production: the map holds no password.
+    assert env["PINBOARD_MYSQL_LOGIN"] == f"pinboard:{cluster.secrets['pinboard']}"
+    shard_map = json.dumps(_document(cluster, "shards"))
+    assert "mysql://127.0.0.1:" in shard_map and "@" not in shard_map

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_http_methods, require_safe
 
 from shardstore import ShardStoreError
 from shardstore.control.config_source import SourceUnavailable, VersionConflict
+from shardstore.control.documents import masked
 from shardstore.control.plans import HostsBusy, Plan
 
 from .access import staff_required
@@ -57,10 +58,10 @@ def action(request: HttpRequest, action: str) -> HttpResponse:
             if request.POST.get("step") == RUN and request.POST.get("digest") == digest(plan):
                 outcome = execute(plan, made)
                 if outcome.ok:
-                    messages.success(request, f"Done: {plan.summary}")
+                    messages.success(request, masked(f"Done: {plan.summary}"))
                     return redirect("ops_journal_entry", entry_id=outcome.entry.pk)
                 if outcome.notes:  # stopped part way: the journal says how far it got
-                    messages.error(request, f"Failed: {outcome.error}")
+                    messages.error(request, masked(f"Failed: {outcome.error}"))
                     return redirect("ops_journal_entry", entry_id=outcome.entry.pk)
                 # Nothing ran (a host was busy): the same plan can be confirmed again.
                 return _plan_page(request, chosen, form, plan, outcome.entry, error=outcome.error)
@@ -68,7 +69,7 @@ def action(request: HttpRequest, action: str) -> HttpResponse:
             entry = dry_run(plan, made).entry
             return _plan_page(request, chosen, form, plan, entry, changed=changed)
     except ShardStoreError as error:
-        form.add_error(None, str(error))
+        form.add_error(None, masked(str(error)))
         return _form_page(request, chosen, form, status=status_of(error))
 
 
@@ -88,7 +89,7 @@ def _blank_form(request: HttpRequest, chosen: Action) -> HttpResponse:
 def _form_page(
     request: HttpRequest, chosen: Action, form: forms.Form, *, status: int = 200, error: str = ""
 ) -> HttpResponse:
-    context = {"action": chosen, "form": form, "error": error}
+    context = {"action": chosen, "form": form, "error": masked(error)}
     return render(request, "ops/action_form.html", context, status=status)
 
 
@@ -106,10 +107,10 @@ def _plan_page(
         "action": chosen,
         "form": form,
         "plan": plan,
-        "diff": classified(str(plan.params.get("diff", ""))),
+        "diff": classified(masked(str(plan.params.get("diff", "")))),
         "digest": digest(plan),
         "entry": entry,
         "changed": changed,
-        "error": error,
+        "error": masked(error),
     }
     return render(request, "ops/action_plan.html", context, status=409 if error else 200)

@@ -306,7 +306,8 @@ def current_document(made: Control, initial: dict[str, Any]) -> dict[str, Any]:
         revision = made.source.current(name)
     except NotPublished:
         return {"document": name, "expect_version": 0}
-    body = json.dumps(revision.document, indent=2, sort_keys=True)
+    # Masked, as on every page: an old map's password is refused on publishing, not shown.
+    body = json.dumps(documents.masked(revision.document), indent=2, sort_keys=True)
     return {"document": name, "body": body, "expect_version": revision.version}
 
 

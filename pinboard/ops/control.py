@@ -9,6 +9,7 @@ from django.conf import settings
 
 from shardstore import Store, Topology
 from shardstore.control.cli import Control
+from shardstore.control.documents import masked
 from shardstore.control.fencing import command_fence
 from shardstore.control.mysql_hosts import admin
 from shardstore.control.plans import Plan, locks_for
@@ -19,24 +20,26 @@ from .models import JournalEntry
 
 
 class DatabaseJournal:
-    """``shardstore.control.plans.Journal`` on the control database."""
+    """``shardstore.control.plans.Journal`` on the control database. What it writes is
+    masked (``documents.masked``): an address given to an operation, or named in an error,
+    keeps no password in the journal."""
 
     def begin(self, plan: Plan, *, operator: str, dry_run: bool) -> JournalEntry:
         return JournalEntry.objects.create(
             operation=plan.operation,
-            summary=plan.summary,
-            plan=plan.lines(),
-            params=plan.params,
+            summary=masked(plan.summary),
+            plan=masked(plan.lines()),
+            params=masked(plan.params),
             operator=operator,
             dry_run=dry_run,
         )
 
     def step(self, entry: JournalEntry, index: int, name: str, note: str) -> None:
-        entry.steps = [*entry.steps, [index, name, note]]
+        entry.steps = [*entry.steps, [index, masked(name), masked(note)]]
         entry.save(update_fields=["steps"])
 
     def finish(self, entry: JournalEntry, *, ok: bool, result: str, seconds: float) -> None:
-        entry.ok, entry.result, entry.seconds = ok, result, seconds
+        entry.ok, entry.result, entry.seconds = ok, masked(result), seconds
         entry.save(update_fields=["ok", "result", "seconds"])
 
 

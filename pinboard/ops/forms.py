@@ -43,6 +43,23 @@ class OpenRangeForm(forms.Form):
         required=False, label="Keep the open ranges open too", help_text="else only the new one is"
     )
 
+    def clean_master_address(self) -> str:
+        return self._no_password("master_address")
+
+    def clean_replica_address(self) -> str:
+        return self._no_password("replica_address")
+
+    def _no_password(self, name: str) -> str:
+        """An address without a password (the form shown again shows it masked)."""
+        value: str = self.cleaned_data[name]
+        if documents.masked(value) != value:
+            self.data = {**{key: self.data.get(key) for key in self.data}, name: documents.masked(value)}  # fmt: skip
+            raise forms.ValidationError(
+                "the address holds a password: a shard map holds none (the site logs in as"
+                " PINBOARD_MYSQL_LOGIN)"
+            )
+        return value
+
 
 class CloseRangeForm(forms.Form):
     first = forms.IntegerField(min_value=0, max_value=MAX_SHARD_ID)

@@ -112,7 +112,7 @@ def topology(request: HttpRequest) -> HttpResponse:
     try:
         with config.config_source() as source:
             revision = config.current(source, name)
-            revisions = source.history(name)
+            revisions = config.history(source, name)
             page = page_of(request, revisions, HISTORY_PER_PAGE)
             first = page.start_index() - 1 if revisions else 0
             context |= {
@@ -140,7 +140,7 @@ def _compared(request: HttpRequest, source: ConfigSource, name: str) -> dict[str
         if not (raw.isascii() and raw.isdigit()) or len(raw) > 9:
             raise BadRequest("compare two version numbers")
         versions.append(int(raw))
-    older, newer = (source.revision(name, version) for version in versions)
+    older, newer = (config.revision(source, name, version) for version in versions)
     return {"compared": (older, newer), "comparison": config.diff_lines(older, newer)}
 
 

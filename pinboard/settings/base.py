@@ -211,8 +211,11 @@ PIN_FETCH_ALLOW_LOOPBACK = False
 # The site logs in to MySQL hosts as PINBOARD_MYSQL_LOGIN (user:password) where the shard
 # map's address of a host names no user (so the map in ZooKeeper holds no password).
 # MYSQL_ADMIN (user:password) is how operations (failover, split) log in to MySQL hosts:
-# the site's own user has no privilege that read_only lets through. FENCE_COMMAND fences a
-# master that cannot be reached before an emergency failover (shardstore/control/fencing.py).
+# the site's own user has no privilege that read_only lets through. MYSQL_REPLICATION
+# (user:password) is the account a replica logs in to its source as, which holds
+# REPLICATION SLAVE only: the operators' account is never kept in a replica's master.info.
+# FENCE_COMMAND fences a master that cannot be reached before an emergency failover
+# (shardstore/control/fencing.py).
 # CACHE_POOLS: the memcached servers of each of the store's cache pools (users, boards,
 # pins, lists: see pinboard/data_plane.py), each sized and watched on its own; none is process
 # memory. A caches document in the config source, once published, takes their place.
@@ -225,6 +228,7 @@ SHARDSTORE: dict[str, Any] = {
     "BACKEND_OPTIONS": {"mysql_login": environment.MYSQL_LOGIN} if environment.MYSQL_LOGIN else {},
     "MYSQL_ADMIN": environment.MYSQL_ADMIN,
     "FENCE_COMMAND": environment.FENCE_COMMAND,
+    "MYSQL_REPLICATION": environment.MYSQL_REPLICATION,
     "CACHE_POOLS": {pool: environment.memcached(pool) for pool in CACHE_POOLS},
 }
 

@@ -8,9 +8,13 @@ The sources themselves: ``file_source.FileSource`` and ``zookeeper_source.ZooKee
 
 from __future__ import annotations
 
+import contextlib
+import os
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Protocol
 
 from ..exceptions import ShardStoreError
@@ -158,3 +162,15 @@ def check_reason(author: str, reason: str) -> None:
 def process_node_name(process: str) -> str:
     """A follower's name as a file or znode name: safe characters only, bounded."""
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in process)[:200]
+
+
+def write_private(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` atomically, readable by this user alone (mode 0600 from
+    the file's creation, whatever the umask: a document names every host)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()  # left by a process that died mid-write, perhaps with another mode
+    descriptor = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with open(descriptor, "w") as file:
+        file.write(text)
+    os.replace(tmp, path)

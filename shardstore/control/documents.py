@@ -11,15 +11,20 @@
 
 Every document carries its ``version``; a config source sets it when it
 publishes. ``validate`` is the one gate before a document is published: an
-invalid one is refused with the reason and never reaches a process.
+invalid one is refused with the reason and never reaches a process. A shard map
+holds no password (each process logs in with a login of its own, kept apart from
+the documents, which are copied to every process and kept in their history);
+``masked`` is what a page, a form or a journal shows of an address or a document.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 from ..exceptions import InvalidTopology
 from ..redis_shards import RedisTopology
@@ -30,6 +35,37 @@ NAMES = (SHARDS, REDIS, CACHES)
 #: The pools every deployment has, one per kind of data.
 CACHE_POOLS = ("users", "boards", "pins", "lists")
 LOCAL_SERVER = "local"
+#: The ``user:password@`` of an address (``scheme://user:password@host``), wherever it is.
+_USERINFO_PASSWORD = re.compile(r"(?P<user>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]*):[^\s/@]*@")
+T = TypeVar("T")
+
+
+def masked(value: T) -> T:
+    """``value`` (an address, a text, a document) with the password of every address in it
+    replaced by ``****``: what a page, a form or a journal entry may show."""
+    if isinstance(value, str):
+        return _USERINFO_PASSWORD.sub(r"\g<user>:****@", value)  # type: ignore[return-value]
+    if isinstance(value, Mapping):
+        return {key: masked(item) for key, item in value.items()}  # type: ignore[return-value]
+    if isinstance(value, list):
+        return [masked(item) for item in value]  # type: ignore[return-value]
+    if isinstance(value, tuple):
+        return tuple(masked(item) for item in value)  # type: ignore[return-value]
+    return value
+
+
+def _check_shards(document: Mapping[str, Any]) -> None:
+    topology = Topology.from_json(document)
+    for name, address in topology.hosts.items():
+        try:
+            password = urlsplit(address).password
+        except ValueError:  # a malformed port: the backend says so when it connects
+            password = None
+        if password is not None or _USERINFO_PASSWORD.search(address):
+            raise InvalidTopology(
+                f"shards: host {name}: the address holds a password; a shard map holds none"
+                " (each process logs in to its hosts with a login of its own)"
+            )
 
 
 def _check_caches(document: Mapping[str, Any]) -> None:
@@ -56,7 +92,7 @@ def _check_caches(document: Mapping[str, Any]) -> None:
 
 
 _VALIDATORS: dict[str, Callable[[Mapping[str, Any]], object]] = {
-    SHARDS: Topology.from_json,
+    SHARDS: _check_shards,
     REDIS: RedisTopology.from_json,
     CACHES: _check_caches,
 }

@@ -24,6 +24,7 @@ from .config_source import (
     now,
     process_node_name,
     within_lease,
+    write_private,
 )
 
 #: How often a file source looks for a changed document.
@@ -186,6 +187,4 @@ def _alive(pid: int) -> bool:
 
 
 def _write_atomically(path: Path, data: Mapping[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, path)
+    write_private(path, json.dumps(data, indent=2, sort_keys=True) + "\n")

@@ -1,7 +1,8 @@
 """One process following the config documents live, with a last-known-good copy on disk.
 
 A web or worker process starts a ``ConfigFollower`` on its source. At start
-it reads each document from the source and mirrors it to a local directory;
+it reads each document from the source and mirrors it to a local directory
+(readable by its user alone: files mode 0600, in a 0700 directory);
 if the source is unreachable (ZooKeeper down at boot) it starts from that
 mirror instead, as Pinterest's config tools kept ZooKeeper mirrored in local
 files. Then it watches: each new version is validated, mirrored, and handed to
@@ -43,6 +44,7 @@ from .config_source import (
     NotPublished,
     Revision,
     SourceUnavailable,
+    write_private,
 )
 
 log = logging.getLogger(__name__)
@@ -215,11 +217,9 @@ class ConfigFollower:
             self._reached = reaching
 
     def _mirror(self, revision: Revision) -> None:
-        self.mirror_dir.mkdir(parents=True, exist_ok=True)
+        self.mirror_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         path = self.mirror_dir / f"{revision.name}.json"
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(json.dumps(revision.as_json(), sort_keys=True))
-        os.replace(tmp, path)
+        write_private(path, json.dumps(revision.as_json(), sort_keys=True))
 
     def _load_mirror(self, name: str) -> None:
         path = self.mirror_dir / f"{name}.json"

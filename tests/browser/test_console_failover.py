@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from shardstore.control.file_source import FileSource
-from tests.shardstore.replication import pair, publish_pair  # noqa: F401 - pair: a fixture
+from tests.shardstore.replication import APP, pair, publish_pair  # noqa: F401 - pair: a fixture
 from toolkit.servers.mariadb import MariaDBServer
 from toolkit.site_processes import manage
 
@@ -46,6 +46,7 @@ def pair_site(
         "DJANGO_SETTINGS_MODULE": "tests.browser.settings",
         "PINBOARD_VAR_DIR": str(tmp_path / "var"),
         "PINBOARD_TOPOLOGY": str(tmp_path / "config"),
+        "PINBOARD_MYSQL_LOGIN": APP,
         "PINBOARD_MYSQL_ADMIN": "root:",
         "PINBOARD_ALLOWED_HOSTS": "127.0.0.1",
         "PYTHONUNBUFFERED": "1",

@@ -78,12 +78,14 @@ def test_environment_file_names_the_control_database_with_a_quoted_login(
     (ssm / "secret_key").write_text("k" * 50 + "\n")
     (ssm / "mysql_app_password").write_text("app-password\n")
     (ssm / "mysql_admin_password").write_text("admin-password\n")
+    (ssm / "mysql_replication_password").write_text("repl-password\n")
     (ssm / "control_db_password").write_text("p@ss/w:rd\n")
     control = ("db.example:3306/pb",)
 
     assert _pinboard_env(fake_aws, operator="true", control=control) == 0
     lines = (fake_aws / "env").read_text().splitlines()
     assert "PINBOARD_MYSQL_ADMIN=admin:admin-password" in lines
+    assert "PINBOARD_MYSQL_REPLICATION=repl:repl-password" in lines
     assert (
         "PINBOARD_CONTROL_DATABASE=mysql://pinboard_site:p%40ss%2Fw%3Ard@db.example:3306/pb"
         "?ssl_ca=/etc/pinboard/rds-ca.pem"
@@ -104,6 +106,9 @@ def test_environment_file_is_left_alone_when_ssm_fails(fake_aws: Path) -> None:
     assert _pinboard_env(fake_aws, operator="true") != 0
     # systemd would unquote a value with a quote in it.
     (ssm / "mysql_admin_password").write_text('pass"word\n')
+    assert _pinboard_env(fake_aws, operator="true") != 0
+    # ...and mysql_replication_password.
+    (ssm / "mysql_admin_password").write_text("admin-password\n")
     assert _pinboard_env(fake_aws, operator="true") != 0
 
     assert (fake_aws / "env").read_text() == "before\n"
@@ -143,6 +148,7 @@ def test_shard_host_accounts_come_from_ssm_with_the_local_clusters_grants(
     ssm = fake_aws / "ssm"
     (ssm / "mysql_app_password").write_text("app-password\n")
     (ssm / "mysql_admin_password").write_text("admin-password\n")
+    (ssm / "mysql_replication_password").write_text("repl-password\n")
 
     def login(user: str, password: str) -> Any:
         return MySQLdb.connect(
@@ -163,6 +169,12 @@ def test_shard_host_accounts_come_from_ssm_with_the_local_clusters_grants(
         assert sorted(privileges) == sorted(APP_GRANTS.split(", "))
         assert not any("SUPER" in g or "READ ONLY ADMIN" in g for g in grants)  # read_only binds it
         login("admin", "admin-password").close()
+        replication = login("repl", "repl-password")
+        cursor = replication.cursor()
+        cursor.execute("SHOW GRANTS")
+        (grant,) = [row[0] for row in cursor.fetchall()]
+        replication.close()
+        assert grant.startswith("GRANT REPLICATION SLAVE ON *.* TO ")  # and nothing else
 
         (ssm / "mysql_app_password").write_text("rotated\n")
         assert _mysql_accounts(fake_aws, mariadb_server, "--check") != 0  # the next apply runs it
@@ -172,5 +184,7 @@ def test_shard_host_accounts_come_from_ssm_with_the_local_clusters_grants(
             login("pinboard", "app-password")
     finally:
         root = MySQLdb.connect(host=mariadb_server.host, port=mariadb_server.port, user="root")
-        root.cursor().execute("DROP USER IF EXISTS 'pinboard'@'127.0.0.1', 'admin'@'127.0.0.1'")
+        root.cursor().execute(
+            "DROP USER IF EXISTS 'pinboard'@'127.0.0.1', 'admin'@'127.0.0.1', 'repl'@'127.0.0.1'"
+        )
         root.close()

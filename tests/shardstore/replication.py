@@ -14,6 +14,8 @@ from toolkit.servers.mariadb import MariaDBServer
 
 APP = "app:app-password"  # the store's user: no privilege that read_only lets through
 REPLICATION = "repl:repl-password"  # replicas' user: REPLICATION SLAVE only
+#: A store's options to log in as ``app``: the shard map holds no password, as in production.
+APP_LOGIN = {"mysql_login": APP}
 
 
 def root(address: str) -> MySQLHost:
@@ -77,15 +79,16 @@ def pair() -> Iterator[tuple[MariaDBServer, MariaDBServer]]:
 def publish_pair(
     source: FileSource, master: MariaDBServer, replica: MariaDBServer, *, shards: int = 4
 ) -> None:
-    """The shard map of the pair: every shard mastered by A, replicated to B."""
+    """The shard map of the pair: every shard mastered by A, replicated to B (no password:
+    a store logs in with ``APP_LOGIN``)."""
     source.publish(
         "shards",
         {
             "version": 0,
             "shard_count": shards,
             "hosts": {
-                "A": f"mysql://{APP}@{master.address}",
-                "B": f"mysql://{APP}@{replica.address}",
+                "A": f"mysql://{master.address}",
+                "B": f"mysql://{replica.address}",
             },
             "ranges": [{"range": [0, shards - 1], "master": "A", "slave": "B"}],
             "open": [[0, shards - 1]],

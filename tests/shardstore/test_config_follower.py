@@ -6,7 +6,9 @@ Runs on a ZooKeeper of its own, which the test halts and restarts.
 from __future__ import annotations
 
 import logging
+import os
 import re
+import stat
 import time
 from pathlib import Path
 from typing import Any
@@ -110,6 +112,24 @@ def test_a_process_cut_off_from_zookeeper_past_its_lease_stops_writing(
     assert eventually(lambda: "gone-silent" not in operator.followers(), 10)
     operator.close()
     store.close()
+
+
+def test_the_local_copy_and_the_file_source_are_readable_by_their_user_alone(
+    tmp_path: Path,
+) -> None:
+    previous = os.umask(0o022)  # what a shell usually has: new files readable by all
+    try:
+        source = FileSource(tmp_path / "config")
+        source.publish("shards", shard_map(1), author="ops", reason="first")
+        process = follower(str(tmp_path / "config"), tmp_path / "mirror")
+        process.start()
+        process.close()
+    finally:
+        os.umask(previous)
+    written = [tmp_path / "mirror" / "shards.json", *(tmp_path / "config").rglob("*.json")]
+    assert len(written) >= 3  # the copy, the document and its history entry
+    assert {oct(stat.S_IMODE(path.stat().st_mode)) for path in written} == {"0o600"}
+    assert stat.S_IMODE((tmp_path / "mirror").stat().st_mode) == 0o700
 
 
 def test_zookeeper_outage_keeps_serving_and_recovers(

@@ -123,6 +123,37 @@ def test_an_invalid_document_is_refused_with_its_reason(
     assert source.current("shards").version == 1 and len(source.history("shards")) == 1
 
 
+def test_a_shard_map_with_a_password_in_an_address_is_refused_without_echoing_it(
+    source: ConfigSource,
+) -> None:
+    publish(source, shard_map(2))
+    for address in ("mysql://app:hunter2@10.0.0.2:3306", "mysql://app:@10.0.0.2:3306"):
+        bad = shard_map(2)
+        bad["hosts"]["db2"] = address
+        with pytest.raises(InvalidTopology, match="host db2: the address holds a password") as err:
+            publish(source, bad)
+        assert "hunter2" not in str(err.value)
+    with_user = shard_map(2)
+    with_user["hosts"]["db2"] = "mysql://app@10.0.0.2:3306"  # a user alone is no secret
+    assert publish(source, with_user).version == 2
+
+
+def test_masked_hides_the_password_of_every_address_in_a_text_or_a_document() -> None:
+    assert (
+        documents.masked("mysql://app:s3:cr%40t@10.0.0.1:3306") == "mysql://app:****@10.0.0.1:3306"
+    )
+    assert documents.masked("mysql://app@10.0.0.1:3306/x") == "mysql://app@10.0.0.1:3306/x"
+    assert documents.masked("a: redis://:pw@h:6379/0, b: mysql://u:p@h") == (
+        "a: redis://:****@h:6379/0, b: mysql://u:****@h"
+    )
+    document = {"hosts": {"a": "mysql://u:p@h:1"}, "ranges": [["mysql://u:p@h", 3]], "n": 4}
+    assert documents.masked(document) == {
+        "hosts": {"a": "mysql://u:****@h:1"},
+        "ranges": [["mysql://u:****@h", 3]],
+        "n": 4,
+    }
+
+
 def test_redis_and_cache_documents(source: ConfigSource) -> None:
     redis = {
         "version": 0,

@@ -17,7 +17,7 @@ from tests.config_documents import eventually
 from toolkit.servers.mariadb import MariaDBServer
 
 from .catalog import CATALOG
-from .replication import publish_pair, root, wait_caught_up
+from .replication import APP_LOGIN, publish_pair, root, wait_caught_up
 
 
 def test_planned_failover_moves_the_master_and_loses_nothing(
@@ -26,7 +26,11 @@ def test_planned_failover_moves_the_master_and_loses_nothing(
     master, replica = pair
     source = FileSource(tmp_path / "config")
     publish_pair(source, master, replica)
-    old = Store(Topology.from_json(source.current("shards").document), catalog=CATALOG)
+    old = Store(
+        Topology.from_json(source.current("shards").document),
+        catalog=CATALOG,
+        backend_options=APP_LOGIN,
+    )
     init_shards(old)  # on A; B gets the databases by replication
     written = [old.objects("pin").create(n % 4, {"n": n}) for n in range(20)]
     old.mapping("board_has_pins").add(old.objects("board").create(1, {}), written[1])
@@ -47,7 +51,7 @@ def test_planned_failover_moves_the_master_and_loses_nothing(
 
     topology = Topology.from_json(source.current("shards").document)
     assert topology.range_of(0).master == "B" and topology.range_of(0).replica == "A"
-    new = Store(topology, catalog=CATALOG)
+    new = Store(topology, catalog=CATALOG, backend_options=APP_LOGIN)
     assert [p["n"] for p in new.objects("pin").get_many(written)] == list(range(20))  # all there
     after = new.objects("pin").create(2, {"n": "after"})
     with root(f"mysql://{master.address}") as m, root(f"mysql://{replica.address}") as r:
@@ -62,6 +66,7 @@ def test_planned_failover_moves_the_master_and_loses_nothing(
     on_a = Store(
         Topology.from_json({**topology.as_json(), "ranges": [{"range": [0, 3], "master": "A"}]}),
         catalog=CATALOG,
+        backend_options=APP_LOGIN,
     )
     assert eventually(lambda: on_a.objects("pin").get(after) is not None, 10)
     on_a.close()
@@ -99,7 +104,11 @@ def test_emergency_failover_promotes_the_replica_with_every_acknowledged_write(
     with pytest.raises(InvalidTopology, match="A answers: fail it over as planned"):
         plan_emergency_failover(source, host="A", author="ada", fence=killed, connect=root)
 
-    old = Store(Topology.from_json(source.current("shards").document), catalog=CATALOG)
+    old = Store(
+        Topology.from_json(source.current("shards").document),
+        catalog=CATALOG,
+        backend_options=APP_LOGIN,
+    )
     init_shards(old)
     acknowledged = [old.objects("pin").create(n % 4, {"n": n}) for n in range(50)]
     master.halt(kill=True)  # kill -9: no goodbye to the replica
@@ -119,7 +128,7 @@ def test_emergency_failover_promotes_the_replica_with_every_acknowledged_write(
     topology = Topology.from_json(source.current("shards").document)
     assert topology.range_of(0).master == "B" and topology.range_of(0).replica is None
     assert topology.out_of_service == ("A",)
-    new = Store(topology, catalog=CATALOG)
+    new = Store(topology, catalog=CATALOG, backend_options=APP_LOGIN)
     assert [p["n"] for p in new.objects("pin").get_many(acknowledged)] == list(range(50))
     new.objects("pin").create(1, {"n": "after"})
 
@@ -142,7 +151,11 @@ def test_emergency_failover_refuses_a_replica_that_stopped_replicating(
     master, replica = pair
     source = FileSource(tmp_path / "config")
     publish_pair(source, master, replica)
-    old = Store(Topology.from_json(source.current("shards").document), catalog=CATALOG)
+    old = Store(
+        Topology.from_json(source.current("shards").document),
+        catalog=CATALOG,
+        backend_options=APP_LOGIN,
+    )
     init_shards(old)
     wait_caught_up(master, replica)
     with root(f"mysql://{replica.address}") as r, root(f"mysql://{master.address}") as m:
@@ -171,7 +184,11 @@ def test_emergency_failover_refuses_a_replica_that_stopped_replicating(
     assert received != last
     assert f"every transaction after {received}" in journal.entries[0].summary
     assert "ACCEPTED DATA LOSS" in journal.entries[0].steps[0][2]
-    new = Store(Topology.from_json(source.current("shards").document), catalog=CATALOG)
+    new = Store(
+        Topology.from_json(source.current("shards").document),
+        catalog=CATALOG,
+        backend_options=APP_LOGIN,
+    )
     assert new.objects("pin").get_many(lost) == []  # what was lost, as the journal said
     new.close()
     old.close()
@@ -256,7 +273,11 @@ def test_a_planned_failover_that_fails_after_the_freeze_is_undone(
     master, replica = pair
     source = FileSource(tmp_path / "config")
     publish_pair(source, master, replica)
-    old = Store(Topology.from_json(source.current("shards").document), catalog=CATALOG)
+    old = Store(
+        Topology.from_json(source.current("shards").document),
+        catalog=CATALOG,
+        backend_options=APP_LOGIN,
+    )
     init_shards(old)
     plan = plan_failover(source, host="A", author="ada", connect=root, quiet_seconds=0.1)
     document = source.current("shards").document

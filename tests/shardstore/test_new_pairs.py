@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from shardstore import Store, Topology, init_shards
+from shardstore import Store, Topology
 from shardstore.cli import main
 from shardstore.control.file_source import FileSource
 from shardstore.control.open_range import plan_open_range
@@ -20,8 +20,8 @@ from shardstore.control.plans import FileLocks, MemoryJournal, Plan, run
 from shardstore.ids import shard_of
 from toolkit.servers.mariadb import MariaDBServer
 
-from .catalog import CATALOG, open_store
-from .replication import APP, REPLICATION, root, start_servers
+from .catalog import CATALOG
+from .replication import APP, APP_LOGIN, REPLICATION, root, start_servers
 
 
 @pytest.fixture
@@ -44,7 +44,7 @@ def _source(tmp_path: Path, old: MariaDBServer) -> FileSource:
             "version": 0,
             "shard_count": 4,
             "lookup_shards": 4,
-            "hosts": {"old": f"mysql://{APP}@{old.address}"},
+            "hosts": {"old": f"mysql://{old.address}"},
             "ranges": [{"range": [0, 3], "master": "old"}],
             "open": [[0, 3]],
         },
@@ -57,12 +57,12 @@ def _source(tmp_path: Path, old: MariaDBServer) -> FileSource:
 def _plan(source: FileSource, master: MariaDBServer, replica: MariaDBServer) -> Plan:
     return plan_open_range(
         source,
-        open_store,
+        lambda topology: Store(topology, catalog=CATALOG, backend_options=APP_LOGIN),
         count=4,
         master="mysql001a",
-        master_address=f"mysql://{APP}@{master.address}",
+        master_address=f"mysql://{master.address}",
         replica="mysql001b",
-        replica_address=f"mysql://{APP}@{replica.address}",
+        replica_address=f"mysql://{replica.address}",
         author="ada",
         mysql=root,
     )
@@ -94,7 +94,7 @@ def test_a_range_opens_on_a_new_read_only_pair(
         assert expected <= m.databases() and expected <= r.databases()
 
     topology = Topology.from_json(source.current("shards").document)
-    store = Store(topology, catalog=CATALOG)
+    store = Store(topology, catalog=CATALOG, backend_options=APP_LOGIN)
     try:
         user = store.objects("user").create(store.new_user_shard(), {"username": "first"})
     finally:
@@ -169,9 +169,15 @@ def _bring_up(servers: list[MariaDBServer], tmp_path: Path, monkeypatch: pytest.
         "6. open mysql002a for writes",
     ]
 
-    store = Store(Topology.from_json(document), backend_options={"mysql_login": "app:app-password"}, catalog=CATALOG)  # fmt: skip
+    # init as the site's user (the map holds no password): the masters are open.
+    monkeypatch.setenv("SHARDSTORE_MYSQL_LOGIN", "app:wrong")
+    status, out = cli("init")
+    assert status == 1 and "Access denied for user 'app'" in out, out
+    monkeypatch.setenv("SHARDSTORE_MYSQL_LOGIN", APP)
+    status, out = cli("init")
+    assert status == 0 and "8 shards ready on 4 host(s)" in out, out
+    store = Store(Topology.from_json(document), backend_options=APP_LOGIN, catalog=CATALOG)  # fmt: skip
     try:
-        assert init_shards(store) == 8  # as the site's user: the masters are open
         pins = [store.objects("pin").create(shard, {"n": shard}) for shard in range(8)]
     finally:
         store.close()

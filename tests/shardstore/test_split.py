@@ -19,7 +19,7 @@ from shardstore.control.split_cleanup import plan_cleanup
 from toolkit.servers.mariadb import MariaDBServer
 
 from .catalog import CATALOG
-from .replication import publish_pair, root, wait_caught_up
+from .replication import APP_LOGIN, publish_pair, root, wait_caught_up
 
 
 def execute(plan: Plan, tmp_path: Path) -> Outcome:
@@ -54,7 +54,11 @@ def test_split_revert_and_cleanup(
     master, replica = pair
     source = FileSource(tmp_path / "config")
     publish_pair(source, master, replica)
-    old = Store(Topology.from_json(source.current("shards").document), catalog=CATALOG)
+    old = Store(
+        Topology.from_json(source.current("shards").document),
+        catalog=CATALOG,
+        backend_options=APP_LOGIN,
+    )
     init_shards(old)
     written = [old.objects("pin").create(n % 4, {"n": n}) for n in range(40)]
     wait_caught_up(master, replica)
@@ -84,7 +88,7 @@ def test_split_revert_and_cleanup(
     assert "db00002" not in databases(master)
     assert databases(replica) >= {"db00002", "db00003", "db00000_split3", "db00001_split3"}
     assert "db00000" not in databases(replica)
-    new = Store(split, catalog=CATALOG)
+    new = Store(split, catalog=CATALOG, backend_options=APP_LOGIN)
     assert titles(new, written) == list(range(40))  # every row, from its new master
     after = [new.objects("pin").create(shard, {"n": f"after {shard}"}) for shard in (0, 3)]
     with root(f"mysql://{replica.address}") as r:
@@ -100,7 +104,7 @@ def test_split_revert_and_cleanup(
     reverted = Topology.from_json(source.current("shards").document)
     assert [(r.first, r.last, r.master) for r in reverted.ranges] == [(0, 3, "A")]
     assert reverted.out_of_service == ("B",)  # it must be rebuilt as a replica first
-    back = Store(reverted, catalog=CATALOG)
+    back = Store(reverted, catalog=CATALOG, backend_options=APP_LOGIN)
     assert titles(back, [*written, *after]) == [*range(40), "after 0", "after 3"]
 
     # The long job's chunks drop a shard's copies on every host; again, they find none.
@@ -135,7 +139,11 @@ def test_a_process_on_the_old_map_cannot_write_the_moving_shards_once_they_are_f
     master, replica = pair
     source = FileSource(tmp_path / "config")
     publish_pair(source, master, replica)
-    stale = Store(Topology.from_json(source.current("shards").document), catalog=CATALOG)
+    stale = Store(
+        Topology.from_json(source.current("shards").document),
+        catalog=CATALOG,
+        backend_options=APP_LOGIN,
+    )
     init_shards(stale)
     wait_caught_up(master, replica)
     slow = MySQLdb.connect(  # a slow write, its transaction open across the cut-over
@@ -167,7 +175,11 @@ def test_a_split_whose_diff_is_not_clean_changes_nothing(
     master, replica = pair
     source = FileSource(tmp_path / "config")
     publish_pair(source, master, replica)
-    store = Store(Topology.from_json(source.current("shards").document), catalog=CATALOG)
+    store = Store(
+        Topology.from_json(source.current("shards").document),
+        catalog=CATALOG,
+        backend_options=APP_LOGIN,
+    )
     init_shards(store)
     store.objects("pin").create(3, {"n": 1})
     wait_caught_up(master, replica)  # else the stray row could collide with a replayed one
@@ -208,7 +220,13 @@ def test_a_process_that_does_not_follow_the_read_only_map_abandons_the_split(
     master, replica = pair
     source = FileSource(tmp_path / "config")
     publish_pair(source, master, replica)
-    init_shards(Store(Topology.from_json(source.current("shards").document), catalog=CATALOG))
+    init_shards(
+        Store(
+            Topology.from_json(source.current("shards").document),
+            catalog=CATALOG,
+            backend_options=APP_LOGIN,
+        )
+    )
     wait_caught_up(master, replica)
     source.report("stuck-process", {"shards": 1})  # alive (our pid), and never swaps
 

@@ -28,8 +28,9 @@ NAME=value`` lines: all a process needs to use the cluster; ``source`` it) and
 started again on its port with its data, and each setup step is done once. ``down``
 signals exactly the processes ``cluster.json`` names, each only while its PID still
 belongs to the process that was started (same start time, same program on its command
-line); never by name. ``commands`` holds the three commands; ``state`` the cluster as
-its directory records it.
+line); never by name. ``up`` returns once every replica's I/O and SQL threads run, and
+``status`` shows each replica's source, threads, lag and last error (``replication``).
+``commands`` holds the three commands; ``state`` the cluster as its directory records it.
 
 Drills use the same objects::
 

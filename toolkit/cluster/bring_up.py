@@ -3,8 +3,9 @@
 Each setup step runs once in a cluster's life (``cluster.json`` records the done ones):
 the passwords, the MariaDB users, the config documents, the env file, the schema, the
 replicas (a copy of their master, then replication) and the site's first data. Processes
-are started on their recorded ports and data, and every MariaDB server this ``up`` started
-is made writable if the shard map in force names it master.
+are started on their recorded ports and data, every MariaDB server this ``up`` started
+is made writable if the shard map in force names it master, and ``up`` returns only once
+every replica's I/O and SQL threads run (``replication``).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from shardstore.control.config_source import NotPublished
 from shardstore.control.mysql_hosts import endpoint
 from shardstore.control.sources import open_source
 from shardstore.redis_shards import VSHARDS
-from toolkit.cluster import mysql
+from toolkit.cluster import migrate, mysql, replication
 from toolkit.cluster.files import write_json, write_text
 from toolkit.cluster.plan import (
     BROKER_VISIBILITY_TIMEOUT,
@@ -81,11 +82,18 @@ class BringUp:
                 f"users:{name}", mysql.create_users, self.cluster.port(name), self.cluster.secrets
             )
         self._once("documents", self._publish)
+        self._once(
+            "documents:no-password", migrate.drop_map_passwords, self.cluster.topology, self.out
+        )
         self._open_masters()  # those this run started: every server starts read-only
         self._write_env()
         self._once("schema", self._make_schema)
         self._make_replicas()
         self._open_masters()
+        # Every replica's threads run before anything counts on them (a failover would
+        # refuse a replica still reconnecting): also after a restart of a stopped cluster.
+        replication.resume(self.cluster, self.out)
+        replication.wait_running(self.cluster)
         self._once("site", self._make_site)
         for name in SITE:
             if not self.cluster.running(name):
@@ -156,6 +164,8 @@ class BringUp:
             "PINBOARD_VAR_DIR": str(self.cluster.directory / "site"),
             "PINBOARD_ALLOWED_HOSTS": f"{HOST},localhost",
             "PINBOARD_SECRET_KEY": self.cluster.secrets["secret_key"],
+            # As in production, the shard map holds no password: the site logs in as this.
+            "PINBOARD_MYSQL_LOGIN": f"{mysql.APP_USER}:{self.cluster.secrets['pinboard']}",
             "PINBOARD_MYSQL_ADMIN": f"root:{self.cluster.secrets['root']}",
             # An unreachable master is fenced by stopping its process (toolkit/cluster).
             "PINBOARD_FENCE_COMMAND": shlex.join(
@@ -167,6 +177,10 @@ class BringUp:
                     str(self.cluster.directory),
                     "fence",
                 ]
+            ),
+            # What a replica logs in to its source as: REPLICATION SLAVE only (mysql.py).
+            "PINBOARD_MYSQL_REPLICATION": (
+                f"{mysql.REPLICATION_USER}:{self.cluster.secrets['replication']}"
             ),
             # A task whose worker died unannounced is queued again this long after it was
             # taken (pinboard/settings/base.py), not after production's 20 minutes, so the
@@ -279,14 +293,13 @@ class BringUp:
         have published since)."""
         shards = self.cluster.state["shards"]
         half = shards // 2
-        app = f"{mysql.APP_USER}:{self.cluster.secrets['pinboard']}"
         port = self.cluster.port
         document = {
             "shards": {
                 "version": 0,
                 "shard_count": shards,
                 "lookup_shards": shards,
-                "hosts": {n: f"mysql://{app}@{HOST}:{port(n)}" for n in MARIADB},
+                "hosts": {n: f"mysql://{HOST}:{port(n)}" for n in MARIADB},
                 "ranges": [
                     {"range": [0, half - 1], "master": "db1a", "slave": "db1b"},
                     {"range": [half, shards - 1], "master": "db2a", "slave": "db2b"},

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from toolkit.cluster import replication
 from toolkit.cluster.bring_up import BringUp
 from toolkit.cluster.files import locked
 from toolkit.cluster.plan import DEFAULT_DIR, SHARDS
@@ -87,4 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         return fence(args.dir, *args.target)
     cluster = Cluster.load(args.dir)
     cluster.report(sys.stdout)
-    return 0 if all(row.alive for row in cluster.status()) else 1
+    replicas = replication.replicas(cluster)
+    replication.report(replicas, sys.stdout)
+    alive = all(row.alive for row in cluster.status())
+    return 0 if alive and all(replica.running for replica in replicas) else 1

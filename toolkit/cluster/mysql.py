@@ -5,11 +5,11 @@ Every server runs with a binary log, GTIDs in strict mode, ``log_slave_updates``
 can be promoted and be followed in turn) and semi-synchronous replication (``AFTER_SYNC``:
 a commit is acknowledged to the client once a replica has the transaction, so a master
 killed with SIGKILL loses no acknowledged write), with no fallback to asynchronous
-(``SEMI_SYNC_TIMEOUT_MS``: a master whose replica is gone stops acknowledging writes). Every server can acknowledge; only a
-master with a replica waits for acknowledgements (a replica that waited would hold back
-its own applier: MariaDB waits for replicated commits too), so the cluster turns the
-wait on when it opens a master, and failover and split turn it on and off. Commits are not flushed to
-disk one by one (``sync_binlog=0``, ``innodb_flush_log_at_trx_commit=2``): a process crash
+(``SEMI_SYNC_TIMEOUT_MS``: a master whose replica is gone stops acknowledging writes).
+Every server can acknowledge; only a master with a replica waits for acknowledgements (a
+replica that waited would hold back its own applier: MariaDB waits for replicated commits
+too), so the cluster turns the wait on when it opens a master, and failover and split
+turn it on and off. Commits are not flushed to disk one by one (``sync_binlog=0``, ``innodb_flush_log_at_trx_commit=2``): a process crash
 loses nothing, and semi-sync covers the rest on one machine.
 
 Every server *starts* read-only. That is the fence: a crashed master that comes back cannot
@@ -25,7 +25,6 @@ write the shard databases ``db%`` but holds neither SUPER nor READ ONLY ADMIN, s
 
 from __future__ import annotations
 
-import time
 from contextlib import closing
 from typing import Any
 
@@ -35,6 +34,9 @@ from toolkit.processes import HOST
 REPLICATION_USER = "repl"
 APP_USER = "pinboard"
 APP_GRANTS = "SELECT, INSERT, UPDATE, DELETE, CREATE, INDEX, ALTER, DROP"
+#: Seconds between a replica's attempts to reach its source (MariaDB's default is 60: a
+#: replica restarted before its source would stay cut off for a minute).
+CONNECT_RETRY = 1
 _ACCESS_DENIED = 1045
 
 
@@ -130,35 +132,43 @@ def create_users(port: int, secrets: dict[str, str]) -> None:
 
 
 def follow(replica_port: int, master_port: int, secrets: dict[str, str]) -> None:
-    """Make a fresh server replicate from ``master_port`` from the start of its GTID history,
-    and wait until both replication threads run."""
+    """Make a fresh server replicate from ``master_port`` from the start of its GTID history
+    (as ``repl``: the password a replica keeps in master.info opens nothing more)."""
     with closing(admin(replica_port, secrets["root"])) as db:
         query(db, "STOP SLAVE")
         query(
             db,
             "CHANGE MASTER TO MASTER_HOST=%s, MASTER_PORT=%s, MASTER_USER=%s,"
-            " MASTER_PASSWORD=%s, MASTER_USE_GTID=current_pos, MASTER_CONNECT_RETRY=1",
-            (HOST, master_port, REPLICATION_USER, secrets["replication"]),
+            " MASTER_PASSWORD=%s, MASTER_USE_GTID=current_pos, MASTER_CONNECT_RETRY=%s",
+            (HOST, master_port, REPLICATION_USER, secrets["replication"], CONNECT_RETRY),
         )
         query(db, "START SLAVE")
-        deadline = time.monotonic() + 30
-        while True:
-            status = query(db, "SHOW SLAVE STATUS")[0]
-            if status["Slave_IO_Running"] == "Yes" and status["Slave_SQL_Running"] == "Yes":
-                return
-            if time.monotonic() > deadline:
-                raise RuntimeError(
-                    f"replica on port {replica_port} does not follow port {master_port}: "
-                    f"IO {status['Slave_IO_Running']}, SQL {status['Slave_SQL_Running']}, "
-                    f"{status['Last_IO_Error'] or status['Last_SQL_Error']}"
-                )
-            time.sleep(0.1)
 
 
-def replicates(port: int, password: str) -> bool:
-    """Whether the server has been told to follow a master (whether or not it runs now)."""
+def replica_status(port: int, password: str) -> dict[str, Any] | None:
+    """``SHOW SLAVE STATUS`` of the server, or None if it follows no one."""
     with closing(admin(port, password)) as db:
-        return bool(query(db, "SHOW SLAVE STATUS"))
+        rows = query(db, "SHOW SLAVE STATUS")
+    return rows[0] if rows else None
+
+
+def replicating(status: dict[str, Any]) -> bool:
+    """Whether both replication threads run (an I/O thread still connecting does not)."""
+    return bool(status["Slave_IO_Running"] == "Yes" and status["Slave_SQL_Running"] == "Yes")
+
+
+def resume(port: int, password: str) -> dict[str, Any] | None:
+    """Start replication again on a replica where it does not run, retrying its source
+    every ``CONNECT_RETRY`` seconds (an operation may have left MariaDB's minute); the
+    status it had, if this did anything."""
+    with closing(admin(port, password)) as db:
+        rows = query(db, "SHOW SLAVE STATUS")
+        if not rows or (replicating(rows[0]) and int(rows[0]["Connect_Retry"]) == CONNECT_RETRY):
+            return None
+        query(db, "STOP SLAVE")
+        query(db, "CHANGE MASTER TO MASTER_CONNECT_RETRY = %s", (CONNECT_RETRY,))
+        query(db, "START SLAVE")
+        return rows[0]
 
 
 def set_writable(port: int, password: str, *, semi_sync: bool) -> bool:

@@ -150,7 +150,8 @@ class Drills:
     @contextmanager
     def store(self, topology: Topology | None = None) -> Iterator[Store]:
         """A store on ``topology`` (the map in force by default), no cache in between."""
-        store = Store(topology or self.topology(), catalog=CATALOG)
+        login = {"mysql_login": self.env["PINBOARD_MYSQL_LOGIN"]}  # the map holds no password
+        store = Store(topology or self.topology(), catalog=CATALOG, backend_options=login)
         try:
             yield store
         finally:

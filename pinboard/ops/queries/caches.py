@@ -20,8 +20,6 @@ from shardstore.control import documents
 from shardstore.control.config_source import ConfigSource, NotPublished
 from shardstore.redis_shards import RedisShards
 
-from .probes import masked
-
 TIMEOUT = 0.5
 
 
@@ -135,7 +133,7 @@ def redis_views(shards: RedisShards) -> list[RedisView]:
         views.append(
             RedisView(
                 name,
-                masked(topology.instances[name]),
+                documents.masked(topology.instances[name]),
                 ranges,
                 sum(last - first + 1 for first, last in ranges),
                 used,

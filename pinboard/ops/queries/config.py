@@ -1,11 +1,14 @@
 """The topology page: each config document in force, its history, diffs between versions.
 
 Reads the config source of this deployment (``pinboard.data_plane.open_config``:
-the same one ``manage.py shardstore topology`` and the console's actions use).
+the same one ``manage.py shardstore topology`` and the console's actions use). Every
+revision is shown masked (``documents.masked``): a version published before shard maps
+were refused a password still holds one in the history.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -38,11 +41,28 @@ def config_source() -> Iterator[ConfigSource]:
         source.close()
 
 
+def shown(revision: Revision) -> Revision:
+    """A revision fit to show: the password of any address in it masked."""
+    return dataclasses.replace(
+        revision,
+        document=documents.masked(revision.document),
+        reason=documents.masked(revision.reason),
+    )
+
+
 def current(source: ConfigSource, name: str) -> Revision | None:
     try:
-        return source.current(name)
+        return shown(source.current(name))
     except NotPublished:
         return None
+
+
+def history(source: ConfigSource, name: str) -> list[Revision]:
+    return [shown(revision) for revision in source.history(name)]
+
+
+def revision(source: ConfigSource, name: str, version: int) -> Revision:
+    return shown(source.revision(name, version))
 
 
 def pretty(revision: Revision) -> str:

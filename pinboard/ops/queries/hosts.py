@@ -14,9 +14,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from shardstore import ShardStoreError, Store
+from shardstore.control.documents import masked
 
 from ...catalog import CATALOG
-from .probes import Probe, masked, probe
+from .probes import Probe, probe
 
 #: Shards per host whose users are counted for the estimate.
 USER_SAMPLE = 8

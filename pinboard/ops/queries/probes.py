@@ -114,12 +114,3 @@ def _replication(status: dict[str, Any] | None) -> Replication | None:
 
 def _message(exc: Exception) -> str:
     return str(exc.args[-1]) if exc.args else type(exc).__name__
-
-
-def masked(address: str) -> str:
-    """An address fit to show: any password in it replaced by ****."""
-    parts = urlsplit(address)
-    if parts.password is None:
-        return address
-    netloc = parts.netloc.replace(f":{parts.password}@", ":****@", 1)
-    return parts._replace(netloc=netloc).geturl()

@@ -33,7 +33,7 @@ class CeleryView:
 
 
 def celery_view(app: Celery) -> CeleryView:
-    from .probes import masked
+    from shardstore.control.documents import masked
 
     conf = app.conf
     if conf.task_always_eager:

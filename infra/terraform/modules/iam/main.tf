@@ -25,7 +25,7 @@ locals {
     ]
     worker = ["${local.parameter_arn}*"]
     mysql = [
-      for name in ["mysql_app_password", "mysql_admin_password"] :
+      for name in ["mysql_app_password", "mysql_admin_password", "mysql_replication_password"] :
       "${local.parameter_arn}${name}"
     ]
     data = []

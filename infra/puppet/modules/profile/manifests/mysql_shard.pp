@@ -3,8 +3,8 @@
 #   from the host's memory, and its data on the instance-store NVMe drives striped as
 #   RAID 0.
 #
-# Every shard host starts read-only (the fence). Its two accounts (the site's pinboard and
-# the operators' admin) come from SSM; replication and opening a master are the control
+# Every shard host starts read-only (the fence). Its three accounts (the site's pinboard,
+# the operators' admin and replication's repl) come from SSM; replication and opening a master are the control
 # plane's (`shardstore bring-up`, `open-range`). A changed configuration does not restart the server:
 # an operator restarts it when the pair can take it (a restarted master stays read-only).
 #
