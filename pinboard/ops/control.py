@@ -12,7 +12,7 @@ from shardstore.control.cli import Control
 from shardstore.control.documents import masked
 from shardstore.control.fencing import command_fence
 from shardstore.control.mysql_hosts import admin
-from shardstore.control.plans import Plan, locks_for
+from shardstore.control.plans import OpenOperation, Plan, locks_for
 
 from ..catalog import CATALOG
 from ..data_plane import cached_store, open_config
@@ -30,6 +30,7 @@ class DatabaseJournal:
             summary=masked(plan.summary),
             plan=masked(plan.lines()),
             params=masked(plan.params),
+            locks=list(plan.locks),
             operator=operator,
             dry_run=dry_run,
         )
@@ -41,6 +42,21 @@ class DatabaseJournal:
     def finish(self, entry: JournalEntry, *, ok: bool, result: str, seconds: float) -> None:
         entry.ok, entry.result, entry.seconds = ok, masked(result), seconds
         entry.save(update_fields=["ok", "result", "seconds"])
+
+    def open_operations(self) -> list[OpenOperation]:
+        return [
+            OpenOperation(
+                e.pk,
+                e,
+                e.operation,
+                e.summary,
+                e.operator,
+                tuple(e.locks),
+                dict(e.params),
+                [(int(i), str(n), str(note)) for i, n, note in e.steps],
+            )
+            for e in JournalEntry.objects.filter(ok__isnull=True, dry_run=False).order_by("id")
+        ]
 
 
 def connect(topology: Topology) -> Store:

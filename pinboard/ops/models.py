@@ -16,11 +16,12 @@ class JournalEntry(models.Model):
     summary = models.TextField()
     plan = models.JSONField(default=list)  # the plan's numbered lines
     params = models.JSONField(default=dict)
+    locks = models.JSONField(default=list)  # the hosts (and the config) it held
     operator = models.CharField(max_length=150)
     dry_run = models.BooleanField(default=False)
     started_at = models.DateTimeField(auto_now_add=True, db_index=True)
     steps = models.JSONField(default=list)  # [index, step, note] of each step done
-    ok = models.BooleanField(null=True)  # None while running
+    ok = models.BooleanField(null=True)  # None while running, or left open by a dead run
     result = models.TextField(blank=True)
     seconds = models.FloatField(null=True)
 

@@ -14,9 +14,12 @@ and ``python manage.py shardstore`` alike).
     failover HOST [--emergency [--accept-data-loss]] [--dry-run]
     split HOST [--dry-run]                      split --revert SPLIT [--dry-run]
     cleanup SPLIT [--dry-run]                   diff HOST_A HOST_B [--shards FIRST-LAST]
+    operations [--json]              abort OP [--close]              resume OP
 
 Every operation prints its plan; without ``--dry-run`` it then runs it under the
-hosts' locks, journaled, and prints each step as it goes.
+hosts' locks, journaled, and prints each step as it goes. ``operations`` lists the
+runs the journal holds open (running, or left open by a process that died part way),
+and ``abort``/``resume`` end one of those (recovery.py).
 """
 
 from __future__ import annotations
@@ -29,9 +32,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..exceptions import ShardStoreError
 from ..interface import StoreInterface
 from ..topology import Topology
-from . import documents
+from . import documents, recovery
 from .cache_servers import plan_cache_server
 from .close_range import plan_close_range
 from .config_source import ConfigError, ConfigSource
@@ -50,7 +54,7 @@ from .split_cleanup import plan_cleanup
 
 OPERATIONS = (
     "bring-up", "open-range", "close-range", "host-service", "cache-server", "redis-move", "failover",
-    "split", "cleanup", "diff",
+    "split", "cleanup", "diff", "operations", "abort", "resume",
 )  # fmt: skip
 
 
@@ -146,6 +150,17 @@ def add_parsers(commands: Any) -> None:
     p.add_argument("split", type=int, help="the split (the map version it published)")
     for parser in parsers.values():
         parser.add_argument("--dry-run", action="store_true", help="print the plan only")
+    p = commands.add_parser("operations", help="the runs the journal holds open")
+    p.add_argument("--json", action="store_true", help="as JSON, for scripts")
+    p = commands.add_parser("abort", help="undo a run that was left open (see operations)")
+    p.add_argument("operation", help="its journal entry")
+    p.add_argument(
+        "--close",
+        action="store_true",
+        help="close its entry without undoing anything (you have put things right by hand)",
+    )
+    p = commands.add_parser("resume", help="finish a run that was left open (see operations)")
+    p.add_argument("operation", help="its journal entry")
     p = commands.add_parser("diff", help="compare the shards two MySQL hosts hold")
     p.add_argument("a")
     p.add_argument("b")
@@ -246,6 +261,8 @@ def handle(args: argparse.Namespace, control: Control, out: TextIO) -> int:
         return 0
     if args.command == "diff":
         return _diff(args, control, out)
+    if args.command in ("operations", "abort", "resume"):
+        return _open_operations(args, control, out)
     plan = plan_of(args, control)
     out.write(plan.text() + "\n")
     if "diff" in plan.params:
@@ -274,6 +291,59 @@ def handle(args: argparse.Namespace, control: Control, out: TextIO) -> int:
         ("done" if outcome.ok else f"FAILED: {outcome.error}") + f" in {outcome.seconds:.1f}s\n"
     )
     return 0 if outcome.ok else 1
+
+
+def _open_operations(args: argparse.Namespace, control: Control, out: TextIO) -> int:
+    """``operations``, ``abort OP``, ``resume OP``."""
+    found = control.journal.open_operations()
+    if args.command == "operations":
+        rows = [
+            {
+                "id": op.id,
+                "operation": op.operation,
+                "summary": op.summary,
+                "operator": op.operator,
+                "after_step": op.done,
+                "state": recovery.state(op, control.locks),
+                "locks": list(op.locks),
+            }
+            for op in found
+        ]
+        if args.json:
+            out.write(json.dumps(rows, indent=2, default=str) + "\n")
+        for row in [] if args.json else rows:
+            out.write(
+                f"{row['id']}  {row['state']:<9}  after step {row['after_step']}"
+                f"  {row['operator']}: {row['summary']}\n"
+            )
+        if not rows and not args.json:
+            out.write("no open operation\n")
+        return 0
+    operation = next((op for op in found if str(op.id) == args.operation), None)
+    if operation is None:
+        out.write(f"no open operation {args.operation} (see `operations`)\n")
+        return 1
+    if recovery.state(operation, control.locks) == "running":
+        out.write(f"operation {operation.id} is still running: its locks are held\n")
+        return 1
+    if args.command == "abort" and args.close:
+        out.write(
+            recovery.close(operation, journal=control.journal, operator=control.operator) + "\n"
+        )
+        return 0
+    end = recovery.abort if args.command == "abort" else recovery.resume
+    try:
+        plan = recovery.plan_again(
+            operation, control.source, author=control.operator, connect=control.mysql
+        )
+        result = end(
+            operation, plan, journal=control.journal, locks=control.locks, operator=control.operator
+        )
+    except ShardStoreError as exc:
+        out.write(f"FAILED: {exc}\n")
+        return 1
+    out.write(result + "\n")
+    return 0
 
 
 def _diff(args: argparse.Namespace, control: Control, out: TextIO) -> int:

@@ -66,7 +66,7 @@ from typing import Any
 
 from ..exceptions import InvalidTopology
 from . import documents
-from .config_source import ConfigSource
+from .config_source import ConfigSource, Revision
 from .fencing import Fence
 from .mysql_hosts import NO_ANSWER, HostError, MySQLHost, ReplicaStatus, endpoint, gtid_domains
 from .plans import Plan, Step
@@ -119,10 +119,12 @@ def plan_failover(
     max_lag: int = 10,
     quiet_seconds: float = 0.5,
     catch_up_seconds: float = 30.0,
+    base: Revision | None = None,
 ) -> Plan:
     """The plan to hand ``host``'s ranges to their replica. ``connect(address)`` opens an
-    operator's connection to a server."""
-    current = source.current(documents.SHARDS)
+    operator's connection to a server. ``base``: the shard map to plan from (default: the
+    one in force; ``recovery.py`` plans a dead run again from the map it began with)."""
+    current = base or source.current(documents.SHARDS)
     document = current.document
     mastered, replica = master_and_replica(document, host)
     addresses = document["hosts"]
@@ -218,7 +220,7 @@ def plan_failover(
             ),
             Step(f"clear {replica}'s read_only", (replica,), open_new, close_new),
         ],
-        {"host": host, "replica": replica},
+        {"host": host, "replica": replica, "base": current.version},
     )
 
 
@@ -374,7 +376,7 @@ def _down_from_everywhere(
                 " silent master within slave_net_timeout)"
             )
         refusal = ""
-        if status.io_state == "No":
+        if not status.lost_source:
             refusal = (
                 f"{name} was not replicating from {host} when it failed: its I/O thread is"
                 f" stopped ({status.last_error or 'by hand'})"

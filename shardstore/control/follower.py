@@ -251,6 +251,8 @@ class ConfigFollower:
         from kazoo.client import KazooState
 
         def listener(state: str) -> None:
+            if self._closed.is_set():
+                return  # its own close, not an outage
             if state in (KazooState.LOST, KazooState.SUSPENDED):
                 self._note_lost(f"ZooKeeper connection {state.lower()}")
             elif state == KazooState.CONNECTED:

@@ -58,6 +58,17 @@ class ReplicaStatus:
     io_state: str = "Yes"
     #: The GTID position of what the I/O thread has received (``Gtid_IO_Pos``).
     received: str = ""
+    #: The I/O thread's last error number (it stays after the thread is stopped).
+    io_errno: int = 0
+
+    @property
+    def lost_source(self) -> bool:
+        """Whether the I/O thread lost its source: still trying to reach it, or stopped
+        after it lost it (by an emergency failover, say), not stopped while connected or
+        on a replication error."""
+        return self.io_state == "Connecting" or (
+            self.io_state == "No" and self.io_errno in NO_ANSWER
+        )
 
     @property
     def healthy(self) -> bool:
@@ -319,6 +330,7 @@ class MySQLHost:
             str(row.get("Last_SQL_Error") or row.get("Last_IO_Error") or ""),
             str(row.get("Slave_IO_Running") or "No"),
             str(row.get("Gtid_IO_Pos") or ""),
+            int(row.get("Last_IO_Errno") or 0),
         )
 
     # -- replication --------------------------------------------------------------

@@ -118,16 +118,47 @@ class Outcome:
     entry: Any = None  # the journal's entry
 
 
+@dataclass(frozen=True)
+class OpenOperation:
+    """A run the journal has no end for, because its process died part way (``kill -9``, a
+    lost machine): until it is resumed or aborted (``recovery.py``), no operation may take
+    one of its locks."""
+
+    id: Any
+    entry: Any  # the journal's handle
+    operation: str
+    summary: str
+    operator: str
+    locks: tuple[str, ...]
+    params: dict[str, Any]
+    steps: list[tuple[int, str, str]]  # as journaled, undos included
+
+    @property
+    def done(self) -> int:
+        """The last step the journal says ran (0: none)."""
+        return max(
+            (index for index, name, _ in self.steps if not name.startswith("undo: ")), default=0
+        )
+
+
+class OperationOpen(HostsBusy):
+    """A run that died part way holds what this plan would touch."""
+
+
 class Journal(Protocol):
     """Where operations are written down (the console's journal; a list in tests)."""
 
     def begin(self, plan: Plan, *, operator: str, dry_run: bool) -> Any:
-        """A new entry for this plan; returns its handle."""
+        """A new entry for this plan (with its locks); returns its handle."""
         ...
 
     def step(self, entry: Any, index: int, name: str, note: str) -> None: ...
 
     def finish(self, entry: Any, *, ok: bool, result: str, seconds: float) -> None: ...
+
+    def open_operations(self) -> list[OpenOperation]:
+        """The entries of runs that neither finished nor are dry runs."""
+        ...
 
 
 #: Raises LockLost if a lock taken by ``hold`` is no longer held.
@@ -161,6 +192,8 @@ def run(
     notes: list[str] = []
     try:
         with locks.hold(plan.locks, owner=f"{operator}: {plan.operation}") as still_held:
+            # Under the locks, an open run that shares one is dead: a live one holds them.
+            _refuse_open(journal, entry, plan.locks)
             error = _run_steps(plan, still_held, journal, entry, notes, progress)
     except HostsBusy as exc:
         error = str(exc)
@@ -198,17 +231,42 @@ def _run_steps(
                 )
                 if committed:
                     error += f" (after step {committed}, which took effect: it stands)"
-                return error + _undo(
+                undone, failed = _undo(
                     plan.steps[committed:index], journal, entry, first=committed + 1
                 )
+                return error + (failed or (f"; {undone} steps undone" if undone else ""))
             notes.append(note)
             journal.step(entry, index, step.name, note)
     return ""
 
 
-def _undo(done: Sequence[Step], journal: Journal, entry: Any, *, first: int) -> str:
-    """Undo ``done`` (steps ``first``...) newest first, signals held off; what the error
-    should add."""
+def _refuse_open(journal: Journal, entry: Any, locks: Sequence[str]) -> None:
+    for other in journal.open_operations():
+        if other.entry != entry and set(other.locks) & set(locks):
+            raise OperationOpen(
+                f"operation {other.id} ({other.summary}) was left open after step"
+                f" {other.done} when its process died: `shardstore abort {other.id}` undoes"
+                f" it, `shardstore resume {other.id}` finishes it (`shardstore operations`)"
+            )
+
+
+def undo_steps(plan: Plan, done: int, journal: Journal, entry: Any) -> int:
+    """Undo what a run of ``plan`` that got to step ``done`` did (the step after it too,
+    which it may have begun), newest first; how many steps were undone. Raises StepFailed
+    if an undo failed, or if a step that commits had run."""
+    reached = min(done + 1, len(plan.steps))
+    committed = max((n for n, s in enumerate(plan.steps[:done], 1) if s.commits), default=0)
+    if committed:
+        raise StepFailed(f"step {committed} took effect: resume the operation, it cannot be undone")
+    undone, failed = _undo(plan.steps[:reached], journal, entry, first=1)
+    if failed:
+        raise StepFailed(failed.removeprefix("; "))
+    return undone
+
+
+def _undo(done: Sequence[Step], journal: Journal, entry: Any, *, first: int) -> tuple[int, str]:
+    """Undo ``done`` (steps ``first``...) newest first, signals held off: how many were
+    undone, and what failed ("" if nothing did)."""
     undone, failed = 0, ""
     with _signals_deferred():
         for index in range(first + len(done) - 1, first - 1, -1):
@@ -223,9 +281,7 @@ def _undo(done: Sequence[Step], journal: Journal, entry: Any, *, first: int) -> 
                 break
             undone += 1
             journal.step(entry, index, f"undo: {step.name}", note)
-    if failed:
-        return failed
-    return f"; {undone} steps undone" if undone else ""
+    return undone, failed
 
 
 def _raise_interrupted(signum: int, frame: Any) -> None:
@@ -348,13 +404,15 @@ def _safe(host: str) -> str:
 # -- journals ---------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(eq=False)  # an entry is itself: two runs of one plan are two entries
 class JournalEntry:
     operation: str
     summary: str
     plan: list[str]
     operator: str
     dry_run: bool
+    locks: tuple[str, ...] = ()
+    params: dict[str, Any] = field(default_factory=dict)
     steps: list[tuple[int, str, str]] = field(default_factory=list)
     ok: bool | None = None
     result: str = ""
@@ -368,7 +426,9 @@ class MemoryJournal:
         self.entries: list[JournalEntry] = []
 
     def begin(self, plan: Plan, *, operator: str, dry_run: bool) -> JournalEntry:
-        entry = JournalEntry(plan.operation, plan.summary, plan.lines(), operator, dry_run)
+        entry = JournalEntry(
+            plan.operation, plan.summary, plan.lines(), operator, dry_run, plan.locks, plan.params
+        )
         self.entries.append(entry)
         return entry
 
@@ -377,6 +437,15 @@ class MemoryJournal:
 
     def finish(self, entry: JournalEntry, *, ok: bool, result: str, seconds: float) -> None:
         entry.ok, entry.result, entry.seconds = ok, result, seconds
+
+    def open_operations(self) -> list[OpenOperation]:
+        return [
+            OpenOperation(
+                number, e, e.operation, e.summary, e.operator, e.locks, e.params, list(e.steps)
+            )
+            for number, e in enumerate(self.entries, 1)
+            if e.ok is None and not e.dry_run
+        ]
 
 
 def locks_for(source: Any) -> Locks:

@@ -53,7 +53,7 @@ from .diff import diff_hosts
 from .failover import check_replica_step, master_and_replica
 from .mysql_hosts import HostError, MySQLHost
 from .plans import Plan, Step
-from .publish import followed_step, publish_step
+from .publish import FOLLOW_SECONDS, followed_step, publish_step
 
 Connect = Callable[[str], MySQLHost]
 SPLIT = "split {host} onto {replica}"  # the reason of the map a split publishes
@@ -92,10 +92,12 @@ def plan_split(
     connect: Connect = MySQLHost,
     max_lag: int = 10,
     catch_up_seconds: float = 30.0,
-    follow_seconds: float = 10.0,
+    follow_seconds: float = FOLLOW_SECONDS,
+    base: Revision | None = None,
 ) -> Plan:
-    """The plan to hand the second half of ``host``'s shards to its replica."""
-    current = source.current(documents.SHARDS)
+    """The plan to hand the second half of ``host``'s shards to its replica (``base``: the
+    map to plan from, as in ``plan_failover``)."""
+    current = base or source.current(documents.SHARDS)
     document = current.document
     mastered, replica = master_and_replica(document, host)
     addresses = document["hosts"]
@@ -231,6 +233,7 @@ def plan_split(
             "moving": moving,
             "staying": staying,
             "split": split_version,
+            "base": current.version,
         },
     )
 
@@ -274,11 +277,12 @@ def plan_split_revert(
     split: int,
     author: str,
     connect: Connect = MySQLHost,
-    follow_seconds: float = 10.0,
+    follow_seconds: float = FOLLOW_SECONDS,
+    base: Revision | None = None,
 ) -> Plan:
     """The plan to give the shards of split ``split`` back to the host they left."""
     after, _ = split_revision(source, split)
-    current = source.current(documents.SHARDS)
+    current = base or source.current(documents.SHARDS)
     document = current.document
     words = after.reason.split()  # "split HOST onto REPLICA"
     host, replica = words[1], words[3]
@@ -385,7 +389,7 @@ def plan_split_revert(
             ),
             Step(f"rename {replica}'s copies of shards {spans(moved)} away", (replica,), set_aside),
         ],
-        {"split": split, "host": host, "replica": replica},
+        {"split": split, "host": host, "replica": replica, "base": current.version},
     )
 
 

@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 
 from shardstore import InvalidTopology, ShardReadOnly, Store, Topology, init_shards
+from shardstore.control import recovery
 from shardstore.control.failover import plan_emergency_failover, plan_failover
 from shardstore.control.fencing import command_fence
 from shardstore.control.file_source import FileSource
 from shardstore.control.mysql_hosts import HostError, MySQLHost
-from shardstore.control.plans import FileLocks, MemoryJournal, run
+from shardstore.control.plans import FileLocks, MemoryJournal, Plan, StepFailed, run
 from tests.config_documents import eventually
 from toolkit.servers.mariadb import MariaDBServer
 
@@ -301,3 +302,68 @@ def test_a_planned_failover_that_fails_after_the_freeze_is_undone(
     wait_caught_up(master, replica)
     old.close()
     assert pin
+
+
+def die_after(plan: Plan, steps: int, journal: MemoryJournal) -> None:
+    """A run killed with ``kill -9`` after ``steps`` steps: they ran and were journaled, its
+    locks went with its process, its entry stays open."""
+    entry = journal.begin(plan, operator="ada", dry_run=False)
+    for index, step in enumerate(plan.steps[:steps], 1):
+        journal.step(entry, index, step.name, step.run() or "done")
+
+
+def test_a_planned_failover_killed_part_way_blocks_its_hosts_until_aborted(
+    pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
+) -> None:
+    master, replica = pair
+    source = FileSource(tmp_path / "config")
+    publish_pair(source, master, replica)
+    old = Store(
+        Topology.from_json(source.current("shards").document),
+        catalog=CATALOG,
+        backend_options=APP_LOGIN,
+    )
+    init_shards(old)
+    journal, locks = MemoryJournal(), FileLocks(tmp_path / "locks")
+    die_after(plan_failover(source, host="A", author="ada", connect=root), 4, journal)
+    with root(f"mysql://{master.address}") as m:
+        assert m.read_only()  # what the dead run left: the shards take no write
+
+    (dead,) = journal.open_operations()
+    assert dead.done == 4 and recovery.state(dead, locks) == "left open"
+    again = run(
+        plan_failover(source, host="A", author="bob", connect=root),
+        journal=journal,
+        locks=locks,
+        operator="bob",
+    )
+    assert not again.ok and "operation 1 (fail over A to B" in again.error
+    assert "left open after step 4" in again.error
+
+    with pytest.raises(StepFailed, match="had not taken effect"):
+        recovery.resume(
+            dead,
+            recovery.plan_again(dead, source, author="bob", connect=root),
+            journal=journal,
+            locks=locks,
+            operator="bob",
+        )
+    plan = recovery.plan_again(dead, source, author="bob", connect=root)
+    assert recovery.abort(dead, plan, journal=journal, locks=locks, operator="bob") == (
+        "aborted by bob after step 4: 3 steps undone"
+    )
+    assert journal.open_operations() == []
+    with root(f"mysql://{master.address}") as m, root(f"mysql://{replica.address}") as r:
+        assert not m.read_only() and m.replica_status() is None
+        status = r.replica_status()
+        assert status is not None and status.source == master.address and r.read_only()
+    assert old.objects("pin").create(1, {"n": "writable again"})
+    # Aborting again finds nothing open; the failover now runs.
+    outcome = run(
+        plan_failover(source, host="A", author="bob", connect=root, quiet_seconds=0.1),
+        journal=journal,
+        locks=locks,
+        operator="bob",
+    )
+    assert outcome.ok, outcome.error
+    old.close()

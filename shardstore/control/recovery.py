@@ -1,0 +1,112 @@
+"""Runs that died part way (``kill -9`` of the operator's command, a worker recycled, a
+lost machine): the journal holds their entry open, and no operation may take one of their
+locks until an operator ends it here, from the command line or the console.
+
+- ``operations``: the open runs, and whether each still runs (a live run holds its
+  locks) or was left open (its locks are free);
+- ``abort OP``: undo what the run did, as a failure would have (``plans.undo_steps``):
+  the steps the journal has and the one after it, which it may have begun, newest
+  first; every undo is idempotent, so an abort cut short is run again;
+- ``resume OP``: finish a run that got past the step that commits it (a split's final
+  publish): run the steps after the last one the journal has;
+- ``abort OP --close``: close the entry and undo nothing, for an operation that cannot
+  be planned again once the operator has put things right by hand (the journal says so).
+
+Both plan the operation again as it was planned (from the shard map it began with,
+``base``): so planned failover, split and revert. An emergency failover is run again
+instead (a replica it stopped after it lost the master still counts as one that was
+replicating until the failure).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from ..exceptions import InvalidTopology
+from . import documents
+from .config_source import ConfigSource
+from .failover import Connect, plan_failover
+from .plans import HostsBusy, Journal, Locks, OpenOperation, Plan, StepFailed, undo_steps
+from .split import plan_split, plan_split_revert
+
+
+def state(operation: OpenOperation, locks: Locks) -> str:
+    """ "running" if a live run holds its locks, else "left open"."""
+    try:
+        with locks.hold(operation.locks, owner="a look at the open operations"):
+            return "left open"
+    except HostsBusy:
+        return "running"
+
+
+def plan_again(
+    operation: OpenOperation, source: ConfigSource, *, author: str, connect: Connect
+) -> Plan:
+    """The plan of a dead run, made again from the shard map it began with."""
+    params = operation.params
+    if "base" not in params or params.get("emergency"):
+        raise InvalidTopology(
+            f"operation {operation.id} ({operation.operation}) cannot be planned again:"
+            + (
+                " run the emergency failover again"
+                if params.get("emergency")
+                else " see its journal"
+            )
+        )
+    base = source.revision(documents.SHARDS, int(params["base"]))
+    build: dict[str, Callable[[], Plan]] = {
+        "failover": lambda: plan_failover(
+            source, host=params["host"], author=author, connect=connect, base=base
+        ),
+        "split": lambda: plan_split(
+            source, host=params["host"], author=author, connect=connect, base=base
+        ),
+        "split-revert": lambda: plan_split_revert(
+            source, split=int(params["split"]), author=author, connect=connect, base=base
+        ),
+    }
+    if operation.operation not in build:
+        raise InvalidTopology(
+            f"operation {operation.id} ({operation.operation}) cannot be planned again"
+        )
+    return build[operation.operation]()
+
+
+def abort(
+    operation: OpenOperation, plan: Plan, *, journal: Journal, locks: Locks, operator: str
+) -> str:
+    """Undo a dead run and close its entry; what was done. Raises if an undo failed (the
+    entry stays open: abort again) or if the run had taken effect (resume it)."""
+    started = time.monotonic()
+    with locks.hold(operation.locks, owner=f"{operator}: abort {operation.id}"):
+        undone = undo_steps(plan, operation.done, journal, operation.entry)
+        result = f"aborted by {operator} after step {operation.done}: {undone} steps undone"
+        journal.finish(operation.entry, ok=False, result=result, seconds=time.monotonic() - started)
+    return result
+
+
+def close(operation: OpenOperation, *, journal: Journal, operator: str) -> str:
+    """Close a dead run's entry, undoing nothing: the operator says it is put right."""
+    result = f"closed by {operator} after step {operation.done}, nothing undone"
+    journal.finish(operation.entry, ok=False, result=result, seconds=0.0)
+    return result
+
+
+def resume(
+    operation: OpenOperation, plan: Plan, *, journal: Journal, locks: Locks, operator: str
+) -> str:
+    """Run the rest of a dead run that had taken effect, and close its entry."""
+    done = operation.done
+    if not any(step.commits for step in plan.steps[:done]):
+        raise StepFailed(
+            f"operation {operation.id} had not taken effect at step {done}: abort it instead"
+        )
+    started = time.monotonic()
+    with locks.hold(operation.locks, owner=f"{operator}: resume {operation.id}"):
+        for index, step in enumerate(plan.steps[done:], done + 1):
+            note = step.run() or "done"
+            journal.step(operation.entry, index, step.name, note)
+        result = f"resumed by {operator} after step {done}: {len(plan.steps)} steps done"
+        journal.finish(operation.entry, ok=True, result=result, seconds=time.monotonic() - started)
+    return result
