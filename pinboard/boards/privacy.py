@@ -61,6 +61,36 @@ def pinnable_board(actor_id: int, board_id: int) -> dict[str, Any]:
     return board
 
 
+def editable_pin(actor_id: int, pin_id: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The pin and its board, if ``actor_id`` may edit the pin: its pinner, while they may
+    still pin to its board (a removed collaborator's pins stay, theirs no longer)."""
+    pin, board = visible_pin(actor_id, pin_id)
+    if pin["owner_id"] != actor_id or not is_member(actor_id, board):
+        raise Forbidden("only its pinner can edit a pin, while they may pin to its board")
+    return pin, board
+
+
+def deletable_pin(actor_id: int, pin_id: int) -> dict[str, Any]:
+    """The pin, if ``actor_id`` may delete it: its pinner, or its board's owner."""
+    pin, board = visible_pin(actor_id, pin_id)
+    if actor_id not in (pin["owner_id"], board["owner_id"]):
+        raise Forbidden("only its pinner or its board's owner can delete a pin")
+    return pin
+
+
+def movable_to(actor_id: int, board: dict[str, Any], new_board_id: int) -> dict[str, Any]:
+    """The board a pin of ``board`` may move to: one ``actor_id`` may pin to, of the same
+    visibility, and, from a secret board, of the same owner. A pin's comments and likes go
+    with it, so a move must not show them to anyone the first board hid them from."""
+    new_board = pinnable_board(actor_id, new_board_id)
+    secret = bool(board.get("secret"))
+    if bool(new_board.get("secret")) != secret:
+        raise Forbidden("a pin moves only to a board as secret as its own")
+    if secret and new_board["owner_id"] != board["owner_id"]:
+        raise Forbidden("a pin on a secret board moves only to its owner's secret boards")
+    return new_board
+
+
 def visible_pin(viewer_id: int | None, pin_id: int) -> tuple[dict[str, Any], dict[str, Any]]:
     """The pin and its board, if the viewer may see them; NotFoundError otherwise."""
     pin = get_pin(pin_id)

@@ -28,7 +28,7 @@ from django.utils import timezone
 from shardstore import shard_of
 from shardstore.mappings import now_sequence
 
-from ..boards.privacy import pinnable_board, visible_pin
+from ..boards.privacy import deletable_pin, editable_pin, movable_to, pinnable_board, visible_pin
 from ..boards.queries import pin_list
 from ..data_plane import cached_store, get_feeds
 from ..errors import CouldNotFetch, Forbidden, InvalidField, NotFoundError, TooLarge
@@ -40,7 +40,7 @@ from ..text import clean_description, multi_line, one_line
 from ..users.queries import get_user
 from .fetch import fetch_image
 from .images import store_image
-from .queries import get_comment, get_pin, owned_pin
+from .queries import get_comment, get_pin
 from .tasks import purge_pin
 
 MAX_DESCRIPTION = 500
@@ -150,7 +150,9 @@ def save_pin(
 
 
 def update_pin(actor_id: int, pin_id: int, changes: dict[str, object]) -> dict[str, Any]:
-    pin = owned_pin(actor_id, pin_id)
+    """Its pinner edits a pin, or moves it to another board (``boards.privacy.movable_to``:
+    its comments and likes go with it)."""
+    pin, board = editable_pin(actor_id, pin_id)
     store = cached_store()
     updates: dict[str, Any] = {}
     if "description" in changes:
@@ -160,7 +162,7 @@ def update_pin(actor_id: int, pin_id: int, changes: dict[str, object]) -> dict[s
     new_board = changes.get("board_id")
     moved_to = None
     if new_board is not None and new_board != pin["board_id"]:
-        moved_to = pinnable_board(actor_id, new_board)  # type: ignore[arg-type]
+        moved_to = movable_to(actor_id, board, new_board)  # type: ignore[arg-type]
         updates["board_id"] = new_board
     if updates:
         store.objects("pin").update(pin_id, updates)
@@ -198,7 +200,17 @@ def _unpublish(pin: dict[str, Any]) -> None:
 
 
 def delete_pin(actor_id: int, pin_id: int) -> None:
-    _unpublish(owned_pin(actor_id, pin_id))
+    """Its pinner deletes a pin, or its board's owner does."""
+    _unpublish(deletable_pin(actor_id, pin_id))
+
+
+def delete_pin_of_account(user_id: int, pin_id: int) -> None:
+    """A deleted account's purge deletes its pins, on boards it no longer sees too (a
+    secret group board it was removed from or left)."""
+    pin = get_pin(pin_id)
+    if pin is None or pin["owner_id"] != user_id:
+        raise NotFoundError("no such pin")
+    _unpublish(pin)
 
 
 def delete_pins_of_board(actor_id: int, board_id: int) -> None:

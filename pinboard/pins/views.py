@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 from shardstore.cache import read_together
 
 from .. import ratelimit
-from ..boards.privacy import may_see
+from ..boards.privacy import editable_pin, is_member, may_see
 from ..boards.queries import get_boards, pinnable_board_ids, reading_board
 from ..errors import DomainError, Forbidden, InvalidField, NotFoundError, TooLarge
 from ..grid import pin_item
@@ -33,7 +33,7 @@ from .actions import (
     save_pin,
     update_pin,
 )
-from .queries import get_pin, owned_pin, reading_comments, reading_comments_of, reading_pin
+from .queries import get_pin, reading_comments, reading_comments_of, reading_pin
 
 #: The boards a save or create form offers: the pinner's newest this many.
 BOARD_CHOICES = 200
@@ -80,6 +80,8 @@ def detail(request: HttpRequest, pin_id: str) -> HttpResponse:
         "liked": likes_pin(pinner["id"], pin["id"]) if pinner else False,
         "my_boards": _my_boards(pinner),
         "is_owner": pinner is not None and pinner["id"] == owner["id"],
+        "may_edit": viewer == owner["id"] and is_member(viewer, board),
+        "owns_board": viewer == board["owner_id"],  # may delete a collaborator's pin
         "counts": {
             "likes": pin["counts"]["pin_liked_by_users"],
             "saves": pin["counts"]["pin_saved_as_pins"],
@@ -131,7 +133,7 @@ def create(request: HttpRequest) -> HttpResponse:
 @page_errors
 def edit(request: HttpRequest, pin_id: str) -> HttpResponse:
     pinner = signed_in_pinner(request)
-    pin = owned_pin(pinner["id"], parse_id(pin_id, "pin"))
+    pin, _ = editable_pin(pinner["id"], parse_id(pin_id, "pin"))
     errors: dict[str, str] = {}
     status = 200
     values: Any = {**pin, "board": str(pin["board_id"])}

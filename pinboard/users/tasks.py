@@ -26,7 +26,7 @@ from ..errors import NotFoundError
 from ..follows.actions import unfollow_board, unfollow_user
 from ..ledger import ledgered_task
 from ..likes.actions import unlike
-from ..pins.actions import delete_pin
+from ..pins.actions import delete_pin_of_account
 from ..pins.tasks import RETRY_ON as PURGE_RETRY_ON
 from .avatars import delete_avatar
 
@@ -75,7 +75,7 @@ def purge_account(user_id: int) -> None:
         for pin_ids in pages_of(store.mapping(relation), user_id, batch=BATCH):
             for pin_id in pin_ids:
                 try:
-                    delete_pin(user_id, pin_id)
+                    delete_pin_of_account(user_id, pin_id)
                 except NotFoundError:  # deleted already: only the edge is left
                     store.mapping(relation).remove(user_id, pin_id)
     for pin_ids in pages_of(store.mapping("user_likes_pins"), user_id, batch=BATCH):
