@@ -40,7 +40,7 @@ from ..text import clean_description, multi_line, one_line
 from ..users.queries import get_user
 from .fetch import fetch_image
 from .images import store_image
-from .queries import get_comment, get_pin
+from .queries import get_comment, get_pin, get_pins
 from .tasks import purge_pin
 
 MAX_DESCRIPTION = 500
@@ -249,6 +249,7 @@ def add_comment(actor_id: int, pin_id: int, text: object) -> dict[str, Any]:
     }
     comment_id = store.objects("comment").create(shard_of(pin_id), data)
     sequence = now_sequence()
+    store.mapping("user_has_comments").add(actor_id, comment_id, sequence=sequence)
     store.mapping("pin_has_comments").add(pin_id, comment_id, sequence=sequence)
     notifications.announce(pin["owner_id"], COMMENT, actor_id, comment_id, sequence)
     return {**data, "id": comment_id}
@@ -262,8 +263,28 @@ def delete_comment(actor_id: int, pin_id: int, comment_id: int) -> None:
         raise NotFoundError("no such comment")
     if comment["author_id"] != actor_id and pin["owner_id"] != actor_id:
         raise Forbidden("only its author or the pin's owner can delete a comment")
+    _remove_comment(comment, pin["owner_id"])
+
+
+def delete_comments_of_account(user_id: int, comment_ids: list[int]) -> None:
+    """A deleted account's purge deletes its comments, wherever they are (the pins'
+    boards may be secret to it by now); one already gone leaves only its edge."""
     store = cached_store()
-    store.mapping("pin_has_comments").remove(pin_id, comment_id)  # off the pin at once
+    comments = {c["id"]: c for c in store.objects("comment").get_many(comment_ids)}
+    pins = {p["id"]: p for p in get_pins(sorted({c["pin_id"] for c in comments.values()}))}
+    for comment_id in comment_ids:
+        comment = comments.get(comment_id)
+        if comment is None or comment["author_id"] != user_id:
+            store.mapping("user_has_comments").remove(user_id, comment_id)
+            continue
+        pin = pins.get(comment["pin_id"])
+        _remove_comment(comment, pin["owner_id"] if pin else None)
+
+
+def _remove_comment(comment: dict[str, Any], pin_owner_id: int | None) -> None:
+    store, comment_id = cached_store(), comment["id"]
+    store.mapping("pin_has_comments").remove(comment["pin_id"], comment_id)  # off the pin at once
     store.objects("comment").delete(comment_id)
-    if pin is not None:
-        notifications.forget(pin["owner_id"], [comment_id])
+    store.mapping("user_has_comments").remove(comment["author_id"], comment_id)
+    if pin_owner_id is not None:
+        notifications.forget(pin_owner_id, [comment_id])

@@ -272,8 +272,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_TASK_QUEUES = [Queue("celery"), Queue("jobs")]
 CELERY_TASK_ROUTES = {"pinboard.ops.tasks.run_job_chunk": {"queue": "jobs"}}
-# Modules that register more kinds of long job (shardstore/jobs.py), comma-separated.
-JOB_KIND_MODULES = environment.JOB_MODULES
+# Modules that register more kinds of long job (shardstore/jobs.py): the site's own, and
+# those named in the environment, comma-separated.
+JOB_KIND_MODULES = ["pinboard.pins.backfill", *environment.JOB_MODULES]
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -6,8 +6,8 @@ lookups. ``purge_account`` then removes what the pinner made and every edge to o
 from them, through the same actions a pinner would use, so the follower graph and
 home feeds follow as they always do: their boards (with their pins and the follows of
 them), the group boards they joined (and their pins there), whom they follow and who
-follows them, the boards they follow or unfollowed, their likes, and their own feed and
-notifications. Each step takes what is still listed, so a purge cut short and run again
+follows them, the boards they follow or unfollowed, their comments on anyone's pins,
+their likes, and their own feed and notifications. Each step takes what is still listed, so a purge cut short and run again
 finishes the job; it is acks_late and retried like the other tasks. Last, the files of
 the pinner's avatar go.
 
@@ -26,7 +26,7 @@ from ..errors import NotFoundError
 from ..follows.actions import unfollow_board, unfollow_user
 from ..ledger import ledgered_task
 from ..likes.actions import unlike
-from ..pins.actions import delete_pin_of_account
+from ..pins.actions import delete_comments_of_account, delete_pin_of_account
 from ..pins.tasks import RETRY_ON as PURGE_RETRY_ON
 from .avatars import delete_avatar
 
@@ -35,7 +35,7 @@ BATCH = 500
 
 @ledgered_task(retry_on=PURGE_RETRY_ON)  # it purges pins, and their image files
 def purge_account(user_id: int) -> None:
-    """Remove a deleted account's boards, pins, follows, likes and feed."""
+    """Remove a deleted account's boards, pins, follows, comments, likes and feed."""
     store = cached_store()
     user = store.objects("user").get(user_id, include_inactive=True)
     if user is None or user.get("active", True) is not False:  # gone, or not deleted
@@ -78,6 +78,8 @@ def purge_account(user_id: int) -> None:
                     delete_pin_of_account(user_id, pin_id)
                 except NotFoundError:  # deleted already: only the edge is left
                     store.mapping(relation).remove(user_id, pin_id)
+    for comment_ids in pages_of(store.mapping("user_has_comments"), user_id, batch=BATCH):
+        delete_comments_of_account(user_id, comment_ids)
     for pin_ids in pages_of(store.mapping("user_likes_pins"), user_id, batch=BATCH):
         for pin_id in pin_ids:
             unlike(user_id, pin_id)
