@@ -22,7 +22,7 @@ from ..users.queries import reading_user, user_id_for
 from ..views_common import act, form_errors, page_errors, parse_cursor, pinner_required
 from .actions import create_board, delete_board, update_board
 from .collaborators import add_collaborator, collaborators_of, remove_collaborator
-from .privacy import is_member, may_see, owned_board
+from .privacy import is_member, may_see, owned_board, visible_board
 from .queries import board_id_by_slug, follower_count, reading_board
 
 
@@ -36,14 +36,17 @@ def detail(request: HttpRequest, username: str, slug: str) -> HttpResponse:
     board_id = owner_id and board_id_by_slug(owner_id, slug)
     if not owner_id or not board_id:
         raise Http404("no such board")
+    pinner = get_pinner(request)
+    viewer = pinner["id"] if pinner else None
+    # A cursor is checked once the viewer may see the board: a 400 would say it exists.
+    cursor = parse_cursor(request, lambda: visible_board(viewer, board_id))
     # The board's slug is its owner's: the board, the owner and the pins' list at one step.
     board, owner, page = read_together(
         reading_board(board_id),
         reading_user(owner_id),
-        reading_board_pins(board_id, cursor=parse_cursor(request)),
+        reading_board_pins(board_id, cursor=cursor),
     )
-    pinner = get_pinner(request)
-    if board is None or owner is None or not may_see(pinner["id"] if pinner else None, board):
+    if board is None or owner is None or not may_see(viewer, board):
         raise Http404("no such board")
     pins = get_pins(page.ids)
     # Every pin of a board is its owner's: the cards name what the page has read already.

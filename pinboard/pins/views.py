@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 from shardstore.cache import read_together
 
 from .. import ratelimit
-from ..boards.privacy import editable_pin, is_member, may_see
+from ..boards.privacy import editable_pin, is_member, may_see, visible_pin
 from ..boards.queries import get_boards, pinnable_board_ids, reading_board
 from ..errors import DomainError, Forbidden, InvalidField, NotFoundError, TooLarge
 from ..grid import pin_item
@@ -33,7 +33,7 @@ from .actions import (
     save_pin,
     update_pin,
 )
-from .queries import get_pin, reading_comments, reading_comments_of, reading_pin
+from .queries import reading_comments, reading_comments_of, reading_pin
 
 #: The boards a save or create form offers: the pinner's newest this many.
 BOARD_CHOICES = 200
@@ -181,8 +181,7 @@ def save(request: HttpRequest, pin_id: str) -> HttpResponse:
         try:
             saved = save_pin(me, pin, board)
         except (NotFoundError, Forbidden):
-            if get_pin(pin) is None:
-                raise
+            visible_pin(me, pin)  # a pin the pinner may not see is a 404, as a missing one
             raise InvalidField("choose one of your boards", field="board") from None
         url = reverse("pin", args=[saved["id"]])
         messages.success(request, format_html('Saved. <a href="{}">See your pin</a>', url))

@@ -20,10 +20,10 @@ from shardstore.mappings import pages_of
 
 from ..boards.actions import delete_board
 from ..boards.collaborators import drop_collaborator
-from ..boards.queries import own_board_ids, pin_list
+from ..boards.queries import get_board, own_board_ids, pin_list
 from ..data_plane import cached_store, get_feeds, get_notifications
 from ..errors import NotFoundError
-from ..follows.actions import unfollow_board, unfollow_user
+from ..follows.actions import end_board_follow, unfollow_user
 from ..ledger import ledgered_task
 from ..likes.actions import unlike
 from ..pins.actions import delete_comments_of_account, delete_pin_of_account
@@ -46,9 +46,11 @@ def purge_account(user_id: int) -> None:
             unfollow_user(other, user_id)
     for board_id in own_board_ids(user_id):
         followers_of_board = store.mapping("board_followed_by_users")
+        board = get_board(board_id)
         for followers in pages_of(followers_of_board, board_id, batch=BATCH):
             for other in followers:
-                unfollow_board(other, board_id)
+                if board is not None:  # a secret one's followers too, who see it no more
+                    end_board_follow(other, board)
         delete_board(user_id, board_id)
     for followed in pages_of(store.mapping("user_follows_users"), user_id, batch=BATCH):
         for other in followed:
@@ -56,10 +58,11 @@ def purge_account(user_id: int) -> None:
     board_follows = store.mapping("user_follows_boards")
     for board_ids in pages_of(board_follows, user_id, batch=BATCH):
         for board_id in board_ids:
-            try:
-                unfollow_board(user_id, board_id)
-            except NotFoundError:  # a deleted board: only the edge is left
+            board = get_board(board_id)
+            if board is None:  # a deleted board: only the edge is left
                 board_follows.remove(user_id, board_id)
+            else:  # a board made secret since too
+                end_board_follow(user_id, board)
     # Board unfollows are kept only while their owner is followed: unfollowing every
     # pinner above forgot them, but for boards deleted since.
     board_unfollows = store.mapping("user_unfollows_boards")

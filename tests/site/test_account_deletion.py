@@ -8,7 +8,7 @@ from typing import Any
 
 from django.test import Client
 
-from pinboard.boards.actions import create_board
+from pinboard.boards.actions import create_board, update_board
 from pinboard.boards.collaborators import add_collaborator, drop_collaborator
 from pinboard.boards.queries import all_board_ids, get_board
 from pinboard.data_plane import cached_store, get_feeds, get_graph
@@ -130,3 +130,17 @@ def test_comments_from_before_their_authors_list_are_found_after_its_backfill(
     assert jobs.totals(jobs.start("comment-authors", {}, created_by="t"))["added"] == 0
     delete_account(ann["id"], PASSWORD)
     assert get_comment(old["id"]) is None
+
+
+def test_a_deleted_account_leaves_no_follow_of_a_board_made_secret_since(
+    make_user: Callable[..., dict[str, Any]],
+) -> None:
+    ann, bob = make_user("ann"), make_user("bob")
+    bobs, anns = create_board(bob["id"], "Bob's"), create_board(ann["id"], "Ann's")
+    follow_board(ann["id"], bobs["id"])
+    follow_board(bob["id"], anns["id"])
+    update_board(bob["id"], bobs["id"], {"secret": True})
+    update_board(ann["id"], anns["id"], {"secret": True})
+    delete_account(ann["id"], PASSWORD)
+    assert count("board_followed_by_users", bobs["id"]) == 0
+    assert count("user_follows_boards", bob["id"]) == 0
