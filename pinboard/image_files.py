@@ -5,7 +5,8 @@ Only bytes the client uploads are accepted; nothing is fetched from a URL.
 Re-encoding drops anything but pixels (metadata, trailing payloads) and gives
 every stored image the same format. Each upload gets files of its own, named by
 the hash of the re-encoded bytes plus a random suffix (``<folder>/ab/<sha256>-<8
-hex>...``, never rewritten), so deleting one upload's files never takes another's.
+hex>...``, never rewritten), so deleting one upload's files never takes another's. An
+upload's files are encoded first, then stored all or none (``save_all``).
 What each kind of image stores (sizes, crops) is its own module's: pins/images.py,
 users/avatars.py.
 """
@@ -37,6 +38,10 @@ MAX_PIXELS = 24_000_000
 # Pillow's own bomb check uses the same budget, so no other code path decodes more
 # (it warns above the limit and refuses outright above twice the limit).
 Image.MAX_IMAGE_PIXELS = MAX_PIXELS
+# The longest side at most this many times the shortest: a 1x100000 strip fits the pixel
+# budget, yet its thumbnails would be taller than a JPEG may be (65,500 px), and no grid
+# shows it.
+MAX_ASPECT_RATIO = 20
 ACCEPTED_FORMATS = {"JPEG", "PNG", "GIF", "WEBP"}
 
 
@@ -74,6 +79,12 @@ def _open(raw: bytes, field: str) -> Image.Image:
             raise _too_many_pixels(
                 f"{width}\N{MULTIPLICATION SIGN}{height} is {width * height / 1_000_000:.4g}",
                 field,
+            )
+        if max(width, height) > MAX_ASPECT_RATIO * max(1, min(width, height)):
+            raise InvalidField(
+                f"images must be at most {MAX_ASPECT_RATIO} times as long as they are wide"
+                f" ({width}\N{MULTIPLICATION SIGN}{height} is not)",
+                field=field,
             )
         probe.verify()  # checks the structure; the object cannot be used after
         image: Image.Image = Image.open(io.BytesIO(raw))
@@ -113,6 +124,19 @@ def save(name: str, data: bytes) -> str:
     """Store ``data``; the key it is stored under."""
     # The storage appends to the name rather than overwrite, should the suffix repeat.
     return default_storage.save(name, ContentFile(data))
+
+
+def save_all(files: dict[str, bytes]) -> dict[str, str]:
+    """Store an upload's files (name -> bytes, all encoded already): all of them or none.
+    A failure deletes those stored before it, then raises. Returns each name's key."""
+    stored: dict[str, str] = {}
+    try:
+        for name, data in files.items():
+            stored[name] = save(name, data)
+    except BaseException:
+        delete_files(stored.values())
+        raise
+    return stored
 
 
 def delete_files(keys: Iterable[str | None]) -> None:

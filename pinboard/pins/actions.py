@@ -39,7 +39,7 @@ from ..search.tasks import index_pin
 from ..text import clean_description, multi_line, one_line
 from ..users.queries import get_user
 from .fetch import fetch_image
-from .images import store_image
+from .images import delete_image, store_image
 from .queries import get_comment, get_pin, get_pins
 from .tasks import purge_pin
 
@@ -67,7 +67,12 @@ def _publish(
 ) -> dict[str, Any]:
     store, sequence, board_id = cached_store(), now_sequence(), board["id"]
     data.update(board_id=board_id, owner_id=actor_id, created_at=timezone.now().isoformat())
-    pin_id = store.objects("pin").create(shard_of(board_id), data)
+    try:
+        pin_id = store.objects("pin").create(shard_of(board_id), data)
+    except BaseException:
+        if upload:  # no pin names the files just stored: none are left behind
+            delete_image(data["image"])
+        raise
     if upload:  # the image is this pin's own
         data["image"] = {**data["image"], "source_pin": pin_id}
         store.objects("pin").update(pin_id, {"image": data["image"]})

@@ -15,7 +15,7 @@ from typing import Any
 
 from PIL import Image
 
-from ..image_files import content_name, delete_files, jpeg, read_image, save
+from ..image_files import content_name, delete_files, jpeg, read_image, save_all
 
 THUMBNAIL_WIDTH = 236  # the classic grid column width
 #: The grid's thumbnail for screens with two or more device pixels per CSS pixel (srcset).
@@ -24,23 +24,23 @@ FULL_MAX_SIDE = 1600
 
 
 def store_image(upload: Any) -> dict[str, Any]:
-    """Validate an uploaded file and store it; returns the pin's ``image`` field."""
+    """Validate an uploaded file and store it; returns the pin's ``image`` field. Every
+    file is encoded before the first is stored, and a failure stores none."""
     image = read_image(upload, "image")
     full = _fit(image, FULL_MAX_SIDE)
     thumb = _fit(image, THUMBNAIL_WIDTH, width_only=True)
-    full_bytes, thumb_bytes = jpeg(full), jpeg(thumb)
-    base = content_name("pins", full_bytes)
-    stored = {
-        "key": save(f"{base}.jpg", full_bytes),
-        "thumbnail_key": save(f"{base}_{THUMBNAIL_WIDTH}.jpg", thumb_bytes),
-        "width": full.width,
-        "height": full.height,
-        "thumbnail_width": thumb.width,
-        "thumbnail_height": thumb.height,
-    }
     sharper = _fit(image, THUMBNAIL_2X_WIDTH, width_only=True)
+    full_bytes = jpeg(full)
+    base = content_name("pins", full_bytes)
+    files = {"key": (f"{base}.jpg", full_bytes)}
+    files["thumbnail_key"] = (f"{base}_{THUMBNAIL_WIDTH}.jpg", jpeg(thumb))
     if sharper.width > thumb.width:  # a narrow image has no sharper thumbnail to give
-        stored["thumbnail_2x_key"] = save(f"{base}_{THUMBNAIL_2X_WIDTH}.jpg", jpeg(sharper))
+        files["thumbnail_2x_key"] = (f"{base}_{THUMBNAIL_2X_WIDTH}.jpg", jpeg(sharper))
+    keys = save_all(dict(files.values()))
+    stored: dict[str, Any] = {field: keys[name] for field, (name, _) in files.items()}
+    stored.update(width=full.width, height=full.height)
+    stored.update(thumbnail_width=thumb.width, thumbnail_height=thumb.height)
+    if "thumbnail_2x_key" in stored:
         stored["thumbnail_2x_width"] = sharper.width
     return stored
 

@@ -83,8 +83,13 @@ def test_pin_a_page_keeps_the_page_as_its_link_unless_given_one(
         (Route(b"", status=404), "the server answered 404 Not Found"),
         (Route(status=302, headers={"Location": "http://192.168.1.1/"}), "private address"),
         (Route(PHOTO, "image/png", delay=4), "it took longer than 2 seconds"),
+        (Route(declared_png(1, 100_000), "image/png"), "at most 20 times as long"),
+        (Route(declared_png(100_000, 1), "image/png"), "at most 20 times as long"),
     ],
-    ids=["not-an-image", "too-many-pixels", "missing", "redirect-to-private", "too-slow"],
+    ids=[
+        *("not-an-image", "too-many-pixels", "missing", "redirect-to-private", "too-slow"),
+        *("too-tall", "too-wide"),
+    ],
 )
 def test_what_cannot_be_pinned_is_a_400_and_creates_nothing(
     ada: Api, board: dict[str, Any], web: WebPages, route: Route, why: str
