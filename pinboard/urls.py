@@ -57,7 +57,8 @@ urlpatterns = [
     path("users/<str:user_id>/follow/", follows.follow, name="user_follow"),
     path("users/<str:user_id>/unfollow/", follows.unfollow, name="user_unfollow"),
     path("api/v1/", include("pinboard.api.urls")),
-    path("healthz", health.healthz, name="healthz"),
+    path("healthz", health.healthz, name="healthz"),  # liveness: up or not, nothing more
+    path("readyz", health.readyz, name="readyz"),  # the load balancer's (config versions)
     path("ops/", include("pinboard.ops.urls")),  # the operators' console (staff only)
     path("admin/", admin.site.urls),  # operators' accounts, the journal (staff only)
     *static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT),  # DEBUG only

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..boards.privacy import shown_saved_from
 from ..boards.queries import follower_count
 from ..image_files import image_url
 from ..users.avatars import SIZES as AVATAR_SIZES
@@ -77,7 +78,7 @@ def pin(data: dict[str, Any]) -> Pin:
         "like_count": counts["pin_liked_by_users"],
         "save_count": counts["pin_saved_as_pins"],
         "comment_count": counts["pin_has_comments"],
-        "saved_from": _id(data.get("saved_from")),
+        "saved_from": _id(shown_saved_from(data)),
         "created_at": data["created_at"],
     }
 

@@ -107,6 +107,13 @@ def shown_pin(
     return pin, board
 
 
+def shown_saved_from(pin: dict[str, Any]) -> int | None:
+    """The pin a save was saved from, unless that pin's board is secret: its ID is not
+    shown, to anyone (``saved_from_secret`` is set by the save, and kept in line with
+    the source board's flag by ``boards.tasks.sync_board_privacy``)."""
+    return None if pin.get("saved_from_secret") else pin.get("saved_from")
+
+
 class ShownPins(NamedTuple):
     """The pins of a list that a viewer may see, and their boards by ID (which a grid's
     cards name: ``pins.queries.pinners_and_boards`` takes them as known)."""

@@ -136,7 +136,7 @@ def save_pin(
     actor_id: int, pin_id: int, board_id: int, description: object = None
 ) -> dict[str, Any]:
     """Repin: a new pin on one of the actor's boards that records where it came from."""
-    source, _ = visible_pin(actor_id, pin_id)
+    source, source_board = visible_pin(actor_id, pin_id)
     board = pinnable_board(actor_id, board_id)
     data = {
         "description": source["description"]
@@ -145,6 +145,7 @@ def save_pin(
         "link": source["link"],
         "image": source["image"],
         "saved_from": pin_id,
+        "saved_from_secret": bool(source_board.get("secret")),  # boards.privacy
     }
     pin = _publish(actor_id, board, data, upload=False)
     sequence = now_sequence()

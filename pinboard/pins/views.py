@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 from shardstore.cache import read_together
 
 from .. import ratelimit
-from ..boards.privacy import editable_pin, is_member, may_see, visible_pin
+from ..boards.privacy import editable_pin, is_member, may_see, shown_saved_from, visible_pin
 from ..boards.queries import get_boards, pinnable_board_ids, reading_board
 from ..errors import DomainError, Forbidden, InvalidField, NotFoundError, TooLarge
 from ..grid import pin_item
@@ -72,7 +72,7 @@ def detail(request: HttpRequest, pin_id: str) -> HttpResponse:
     if board is None or owner is None or not may_see(viewer, board):
         raise Http404("no such pin")
     context = {
-        "pin": pin_item(pin),
+        "pin": {**pin_item(pin), "saved_from": shown_saved_from(pin)},
         "board": board,
         "owner": owner,
         "comments": comments,
