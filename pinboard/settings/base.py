@@ -49,6 +49,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
+    "pinboard.ratelimit.RateLimitMiddleware",  # every write and search, before its view
 ]
 
 ROOT_URLCONF = "pinboard.urls"
@@ -189,11 +190,16 @@ CACHES = {
 }
 # (attempts, seconds): log-in and sign-up per client address, pins (new and saved) and
 # avatar uploads per pinner.
-RATE_LIMITS = {
-    "login": (60, 60),
+RATE_LIMITS = {  # (attempts, seconds) over a sliding window: pinboard/ratelimit.py
+    "login": (30, 60),  # per address
+    "login_account": (10, 300),  # per account tried
     "signup": (60, 60),
     "pin": (30, 60),
     "avatar": (10, 60),
+    "write": (120, 60),  # every write, per pinner...
+    "write_address": (300, 60),  # ...and per address (a NAT holds many pinners)
+    "search": (60, 60),
+    "search_address": (120, 60),
 }
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = 11 * 1024 * 1024  # an image of up to 10 MB, plus the form
