@@ -118,6 +118,10 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 SESSION_ENGINE = "pinboard.sessions"  # Django's cache sessions; see pinboard/sessions.py
 SESSION_CACHE_ALIAS = "sessions"
 SESSION_COOKIE_HTTPONLY = True
+# Staff accounts (the console): a session ends this long after its log-in, and running
+# an action that changes the topology asks for the password again after this long.
+OPS_SESSION_SECONDS = 8 * 3600
+OPS_REAUTH_SECONDS = 5 * 60
 
 # New passwords are hashed with Argon2; older PBKDF2 hashes still verify and are
 # re-hashed with Argon2 at the pinner's next log-in.
