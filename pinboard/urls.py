@@ -39,6 +39,11 @@ urlpatterns = [
         boards.remove_member,
         name="board_remove_member",
     ),
+    path(
+        "boards/<str:board_id>/invitation/<str:answer>/",
+        boards.answer_invitation,
+        name="board_invitation",
+    ),
     path("search/", search.search, name="search"),
     path("pin/new/", pins.create, name="pin_new"),
     path("pin/<str:pin_id>/", pins.detail, name="pin"),

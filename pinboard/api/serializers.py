@@ -13,6 +13,7 @@ from typing import Any
 from ..boards.privacy import shown_saved_from
 from ..boards.queries import follower_count
 from ..image_files import image_url
+from ..notifications.kinds import INVITE
 from ..users.avatars import SIZES as AVATAR_SIZES
 from .schemas import Avatar, Board, Comment, Me, Notification, Pin, User
 
@@ -96,8 +97,11 @@ def comment(data: dict[str, Any], author: dict[str, Any] | None) -> Comment:
 
 def notification(data: dict[str, Any], owner_follower_count: int) -> Notification:
     """``data``: an item of ``notifications.queries.hydrate`` (with counts);
-    ``owner_follower_count``: the recipient's, whose board a follow names."""
+    ``owner_follower_count``: the recipient's, whose board a follow names (an invitation
+    names the actor's)."""
     actor, comment_data = data["actor"], data["comment"]
+    if data["kind"] == INVITE:  # the actor's board
+        owner_follower_count = actor["counts"]["user_followed_by_users"]
     return {
         "kind": data["kind"],
         "actor": user(actor),

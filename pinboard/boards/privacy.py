@@ -5,8 +5,9 @@ they pin to it too). A secret board is seen by those alone: to anyone else it an
 pins do not exist, so every route answers as for a missing one (404, never 403, which
 would say that they exist).
 
-The board object decides, at every read: its ``secret`` flag and its ``collaborators``
-(the IDs, kept in the object so that this check costs no query). Lists built ahead (home
+The board object decides, at every read: its ``secret`` flag, its ``collaborators`` and
+the pinners ``invited`` to be (the IDs, kept in the object so that this check costs no
+query: an invitee sees the board, to decide, and pins to it once they accept). Lists built ahead (home
 feeds, the newest pins, a pinner's likes) may still hold a pin whose board became secret
 a moment ago, until the board's privacy task has run (``boards.tasks``), and are
 filtered here.
@@ -30,7 +31,12 @@ def is_member(user_id: int | None, board: dict[str, Any]) -> bool:
 
 
 def may_see(viewer_id: int | None, board: dict[str, Any]) -> bool:
-    return not board.get("secret") or is_member(viewer_id, board)
+    """A public board, or one the viewer is a member of or invited to (to decide)."""
+    return (
+        not board.get("secret")
+        or is_member(viewer_id, board)
+        or (viewer_id is not None and viewer_id in board.get("invited", ()))
+    )
 
 
 def visible_board(viewer_id: int | None, board_id: int) -> dict[str, Any]:

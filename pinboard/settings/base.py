@@ -204,6 +204,7 @@ RATE_LIMITS = {  # (attempts, seconds) over a sliding window: pinboard/ratelimit
     "write_address": (300, 60),  # ...and per address (a NAT holds many pinners)
     "search": (60, 60),
     "search_address": (120, 60),
+    "invite": (30, 3600),  # collaborator invitations, per pinner
 }
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = 11 * 1024 * 1024  # an image of up to 10 MB, plus the form

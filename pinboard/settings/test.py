@@ -36,4 +36,5 @@ RATE_LIMITS = {
     "write_address": (1_000_000, 60),
     "search": (1_000_000, 60),
     "search_address": (1_000_000, 60),
+    "invite": (10_000, 60),
 }  # tests that check limits override these

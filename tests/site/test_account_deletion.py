@@ -9,7 +9,7 @@ from typing import Any
 from django.test import Client
 
 from pinboard.boards.actions import create_board, update_board
-from pinboard.boards.collaborators import add_collaborator, drop_collaborator
+from pinboard.boards.collaborators import accept_invitation, drop_collaborator, invite
 from pinboard.boards.queries import all_board_ids, get_board
 from pinboard.data_plane import cached_store, get_feeds, get_graph
 from pinboard.follows.actions import follow_board, follow_user, unfollow_board
@@ -101,7 +101,8 @@ def test_a_deleted_accounts_comments_go_from_every_pin(
     bobs_board = board_with_pins(bob, "Bob's", 1)
     bobs_pin = board_pins_page(bobs_board["id"]).ids[0]
     secret = create_board(bob["id"], "Quiet", secret=True)
-    add_collaborator(bob["id"], secret["id"], ann["id"])
+    invite(bob["id"], secret["id"], ann["id"])
+    accept_invitation(ann["id"], secret["id"])
     secret_pin = create_pin(bob["id"], secret["id"], image_upload())["id"]
     on_public = add_comment(ann["id"], bobs_pin, "nice")
     on_secret = add_comment(ann["id"], secret_pin, "shh")

@@ -74,6 +74,7 @@ def fill(route: str, w: dict[str, Any], *, secret: bool) -> tuple[str, list[str]
         "user_id": str(w["bob"]["id"]),
         "username": w["ann"]["username"],
         "slug": w["board"]["slug"] if secret else "no-such-board",
+        "answer": "accept",  # an invitation's
     }
     path = "/" + re.sub(r"<str:(\w+)>", lambda m: values[m.group(1)], route)
     return path, [values[k] for k in ("board_id", "pin_id", "comment_id", "slug")]

@@ -29,8 +29,13 @@ def trio(client: Client, make_user: Callable[..., dict[str, Any]]) -> dict[str, 
 
 
 def invite(w: dict[str, Any], who: str, board: dict[str, Any] | None = None) -> Any:
+    """ann invites ``who``, who accepts; the answer to ann's invitation."""
     board = board or w["board"]
-    return w["ann"].put(f"/boards/{board['id']}/collaborators/{w[who].id}")
+    response = w["ann"].put(f"/boards/{board['id']}/collaborators/{w[who].id}")
+    if response.status_code == 204:
+        accepted = w[who].post(f"/boards/{board['id']}/invitation")
+        assert accepted.status_code in (204, 404), accepted.content  # 404: a member already
+    return response
 
 
 def test_a_collaborator_pins_to_the_board_and_finds_it_on_their_profile(
@@ -122,6 +127,8 @@ def test_the_board_page_invites_by_username(client: Client, trio: dict[str, Any]
     shown = text(client.get(page))
     assert "Invite a pinner" in shown and f"Remove {users['bob']['username']}" in shown
     log_in(client, users["bob"])
+    assert "Accept" in text(client.get(page)) and "Add a pin" not in text(client.get(page))
+    client.post(f"/boards/{board['id']}/invitation/accept/")
     shown = text(client.get(page))
     assert "Add a pin" in shown and "Leave board" in shown
     assert "Group boards" in text(client.get(f"/{users['bob']['username']}/"))
@@ -137,7 +144,8 @@ def test_a_group_boards_page_reads_its_collaborators_in_one_multi_get(
     alone, _ = get_counted(client, page)
     friends = [make_user("friend")["id"] for _ in range(3)]  # on shards of their own
     for friend in friends:
-        collaborators.add_collaborator(ann["id"], int(board["id"]), friend)
+        collaborators.invite(ann["id"], int(board["id"]), friend)
+        collaborators.accept_invitation(friend, int(board["id"]))
     groups = cached_store().store.read_groups(shard_of(friend) for friend in friends)
     shared, response = get_counted(client, page)
     assert shared == alone + len(groups)  # the collaborators by IN: one statement a group
