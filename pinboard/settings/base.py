@@ -195,7 +195,7 @@ CACHES = {
 # (attempts, seconds): log-in and sign-up per client address, pins (new and saved) and
 # avatar uploads per pinner.
 RATE_LIMITS = {  # (attempts, seconds) over a sliding window: pinboard/ratelimit.py
-    "login": (30, 60),  # per address
+    "login": (60, 60),  # per address
     "login_account": (10, 300),  # per account tried
     "signup": (60, 60),
     "pin": (30, 60),
@@ -205,6 +205,7 @@ RATE_LIMITS = {  # (attempts, seconds) over a sliding window: pinboard/ratelimit
     "search": (60, 60),
     "search_address": (120, 60),
     "invite": (30, 3600),  # collaborator invitations, per pinner
+    **environment.RATE_LIMITS,  # a deployment's own (PINBOARD_RATE_LIMITS)
 }
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = 11 * 1024 * 1024  # an image of up to 10 MB, plus the form
