@@ -67,6 +67,7 @@ def urls(cast: dict[str, Any]) -> dict[str, str]:
         "pin_id": str(cast["pin"]),
         "user_id": str(bob["id"]),
         "comment_id": str(add_comment(bob["id"], cast["pin"], "Nice")["id"]),
+        "answer": "accept",  # an invitation's (none here: a 404)
         # the operators' console and the admin (staff only: 302 or 403 here)
         "host": next(iter(cached_store().topology.hosts)),
         "entry_id": "1",
