@@ -4,11 +4,10 @@ Every fixed first segment here is a reserved username (users.actions), so no
 pinner's profile can hide one of these pages.
 """
 
-from django.conf import settings
-from django.conf.urls.static import static
 from django.contrib import admin
 from django.urls import include, path
 
+from . import media
 from .boards import views as boards
 from .follows import views as follows
 from .likes import views as likes
@@ -47,6 +46,7 @@ urlpatterns = [
     path("search/", search.search, name="search"),
     path("pin/new/", pins.create, name="pin_new"),
     path("pin/<str:pin_id>/", pins.detail, name="pin"),
+    path("pin/<str:pin_id>/image/<str:variant>/", pins.image, name="pin_image"),
     path("pin/<str:pin_id>/edit/", pins.edit, name="pin_edit"),
     path("pin/<str:pin_id>/delete/", pins.delete, name="pin_delete"),
     path("pin/<str:pin_id>/save/", pins.save, name="pin_save"),
@@ -66,7 +66,7 @@ urlpatterns = [
     path("readyz", health.readyz, name="readyz"),  # the load balancer's (config versions)
     path("ops/", include("pinboard.ops.urls")),  # the operators' console (staff only)
     path("admin/", admin.site.urls),  # operators' accounts, the journal (staff only)
-    *static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT),  # DEBUG only
+    *media.public_media_urls(),  # DEBUG only
     # -- pinners' pages: keep these last ---------------------------------------
     path("<str:username>/", users.profile, name="profile"),
     path("<str:username>/followers/", users.followers, name="followers"),

@@ -14,6 +14,7 @@ from ..boards.privacy import shown_saved_from
 from ..boards.queries import follower_count
 from ..image_files import image_url
 from ..notifications.kinds import INVITE
+from ..pins.images import image_urls
 from ..users.avatars import SIZES as AVATAR_SIZES
 from .schemas import Avatar, Board, Comment, Me, Notification, Pin, User
 
@@ -64,16 +65,16 @@ def board(data: dict[str, Any], owner_follower_count: int) -> Board:
 
 
 def pin(data: dict[str, Any]) -> Pin:
-    counts = data["counts"]
-    image = data["image"]
+    counts, image = data["counts"], data["image"]
+    urls = image_urls(data)
     return {
         "id": str(data["id"]),
         "board_id": str(data["board_id"]),
         "owner_id": str(data["owner_id"]),
         "description": data.get("description", ""),
         "link": data.get("link", ""),
-        "image_url": image_url(image["key"]),
-        "thumbnail_url": image_url(image["thumbnail_key"]),
+        "image_url": urls.full,
+        "thumbnail_url": urls.thumbnail,
         "width": image.get("width"),
         "height": image.get("height"),
         "like_count": counts["pin_liked_by_users"],

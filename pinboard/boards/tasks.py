@@ -6,8 +6,9 @@ the right thing): the board's pins move to their pinners' secret or public pins 
 their sequences, and the home feeds of the board's followers drop them or merge them in,
 a batch of followers per task. A secret board's pins also leave the site's newest pins;
 made public again, they are not put back there (they are not new). The search index
-takes the board's and its pins' new secrecy too (``search.tasks``), and the pins' saves
-show where they came from, or not (``privacy.shown_saved_from``).
+takes the board's and its pins' new secrecy too (``search.tasks``), the pins' saves show
+where they came from, or not (``privacy.shown_saved_from``), and the pins' image files
+move under private keys, or back (``pins.image_privacy``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from shardstore.mappings import pages_of
 from ..data_plane import cached_store, get_feeds, get_graph
 from ..feeds.actions import drop_board, merge_board, rebuild
 from ..ledger import TRANSIENT_ERRORS, ledgered_task
+from ..pins import image_privacy
 from ..search.index import IndexUnavailable
 from ..search.tasks import index_board, index_board_pins
 from .queries import pin_list
@@ -43,10 +45,10 @@ def sync_board_privacy(board_id: int) -> int:
         rows, cursor = store.mapping("board_has_pins").rows_page(
             board_id, limit=BATCH, cursor=cursor
         )
-        pinners = {  # a group board's pins are its collaborators' too
-            pin["id"]: pin["owner_id"]
-            for pin in store.objects("pin").get_many([pin_id for pin_id, _ in rows])
-        }
+        pins = store.objects("pin").get_many([pin_id for pin_id, _ in rows])
+        pinners = {pin["id"]: pin["owner_id"] for pin in pins}  # a group board's: several
+        for pin in pins:
+            image_privacy.follow_board(pin, secret)
         for pin_id, sequence in rows:
             pinner = pinners.get(pin_id)
             if pinner is not None:  # else deleted: off every list already

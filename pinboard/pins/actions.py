@@ -96,7 +96,7 @@ def create_pin(
         "description": clean_description(description, most=MAX_DESCRIPTION),
         "link": clean_link(link),
     }
-    data["image"] = store_image(image)
+    data["image"] = store_image(image, private=bool(board.get("secret")))
     return _publish(actor_id, board, data, upload=True)
 
 
@@ -117,7 +117,7 @@ def create_pin_from_url(
         allow_loopback=settings.PIN_FETCH_ALLOW_LOOPBACK,
     )
     try:
-        data["image"] = store_image(ContentFile(fetched.data))
+        data["image"] = store_image(ContentFile(fetched.data), private=bool(board.get("secret")))
     except (InvalidField, TooLarge) as refused:  # what the URL gave is not an image to pin
         raise CouldNotFetch(refused.message) from None
     if not data["link"]:

@@ -20,6 +20,7 @@ from ..boards.queries import get_boards, pinnable_board_ids, reading_board
 from ..errors import DomainError, Forbidden, InvalidField, NotFoundError, TooLarge
 from ..grid import pin_item
 from ..ids import parse_id
+from ..image_files import image_url, is_private, read
 from ..likes.queries import likes_pin
 from ..users.auth import get_pinner, signed_in_pinner
 from ..users.queries import reading_user
@@ -33,8 +34,11 @@ from .actions import (
     save_pin,
     update_pin,
 )
+from .images import FILES
 from .queries import reading_comments, reading_comments_of, reading_pin
 
+#: How long a browser may keep a secret board's pin's image.
+PRIVATE_IMAGE_SECONDS = 300
 #: The boards a save or create form offers: the pinner's newest this many.
 BOARD_CHOICES = 200
 
@@ -108,6 +112,22 @@ def _create(pinner_id: int, request: HttpRequest) -> dict[str, Any]:
     if image is not None:
         raise InvalidField("choose a file or paste a URL, not both", field="source_url")
     return create_pin_from_url(pinner_id, board, source_url, description, link)
+
+
+@page_errors
+def image(request: HttpRequest, pin_id: str, variant: str) -> HttpResponse:
+    """A file of a secret board's pin, to those who may see the pin (``pins.images``):
+    a 404 to anyone else, as for a pin that does not exist; never cached by others."""
+    pinner = get_pinner(request)
+    pin, _ = visible_pin(pinner["id"] if pinner else None, parse_id(pin_id, "pin"))
+    key = pin["image"].get(FILES.get(variant, ""))
+    if not key:
+        raise Http404("no such image")
+    if not is_private(key):  # the board is public (again): the file has a public URL
+        return redirect(image_url(key))
+    response = HttpResponse(read(key), content_type="image/jpeg")
+    response["Cache-Control"] = f"private, max-age={PRIVATE_IMAGE_SECONDS}"
+    return response
 
 
 @pinner_required

@@ -75,6 +75,7 @@ def fill(route: str, w: dict[str, Any], *, secret: bool) -> tuple[str, list[str]
         "username": w["ann"]["username"],
         "slug": w["board"]["slug"] if secret else "no-such-board",
         "answer": "accept",  # an invitation's
+        "variant": "full",  # a pin's image file
     }
     path = "/" + re.sub(r"<str:(\w+)>", lambda m: values[m.group(1)], route)
     return path, [values[k] for k in ("board_id", "pin_id", "comment_id", "slug")]
