@@ -28,6 +28,8 @@ CATALOG = Catalog(
         # and the boards a pinner collaborates on (their profile lists them).
         *inverse_pair("board_has_collaborators", "user_collaborates_on_boards", "board", "user"),
         Relation("pin_has_comments", "pin", "comment"),
+        # A pinner's comments, on anyone's pins: a deleted account's purge finds them here.
+        Relation("user_has_comments", "user", "comment"),
         Relation("pin_saved_as_pins", "pin", "pin"),
         Relation("user_has_tokens", "user", "token"),
         # The pin that uploaded an image -> every pin showing it (itself and its saves):

@@ -16,7 +16,7 @@ from typing import Any
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 
-from .image_files import image_url
+from .pins.images import image_urls
 from .users.avatars import SMALL, avatar_face
 
 #: How wide a card's image is drawn (static/pinboard.css: ``--column``), for ``srcset``.
@@ -27,13 +27,12 @@ Objects = Mapping[int, dict[str, Any]]
 
 def pin_item(pin: dict[str, Any]) -> dict[str, Any]:
     """A pin with the URLs of its image and thumbnail, ready for a template."""
-    image = pin["image"]
-    sharper = image.get("thumbnail_2x_key")
+    urls = image_urls(pin)
     return {
         **pin,
-        "image_url": image_url(image["key"]),
-        "thumb_url": image_url(image["thumbnail_key"]),
-        "thumb_2x_url": image_url(sharper) if sharper else None,
+        "image_url": urls.full,
+        "thumb_url": urls.thumbnail,
+        "thumb_2x_url": urls.thumbnail_2x,
     }
 
 

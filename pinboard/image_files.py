@@ -5,7 +5,8 @@ Only bytes the client uploads are accepted; nothing is fetched from a URL.
 Re-encoding drops anything but pixels (metadata, trailing payloads) and gives
 every stored image the same format. Each upload gets files of its own, named by
 the hash of the re-encoded bytes plus a random suffix (``<folder>/ab/<sha256>-<8
-hex>...``, never rewritten), so deleting one upload's files never takes another's.
+hex>...``, never rewritten), so deleting one upload's files never takes another's. An
+upload's files are encoded first, then stored all or none (``save_all``).
 What each kind of image stores (sizes, crops) is its own module's: pins/images.py,
 users/avatars.py.
 """
@@ -20,8 +21,9 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
+from django.conf import settings
 from django.core.files.base import ContentFile
-from django.core.files.storage import default_storage
+from django.core.files.storage import Storage, default_storage, storages
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 from PIL import Image, ImageOps, UnidentifiedImageError
@@ -37,6 +39,12 @@ MAX_PIXELS = 24_000_000
 # Pillow's own bomb check uses the same budget, so no other code path decodes more
 # (it warns above the limit and refuses outright above twice the limit).
 Image.MAX_IMAGE_PIXELS = MAX_PIXELS
+#: The key prefix of files only some may see: never served as public media.
+PRIVATE = "private/"
+# The longest side at most this many times the shortest: a 1x100000 strip fits the pixel
+# budget, yet its thumbnails would be taller than a JPEG may be (65,500 px), and no grid
+# shows it.
+MAX_ASPECT_RATIO = 20
 ACCEPTED_FORMATS = {"JPEG", "PNG", "GIF", "WEBP"}
 
 
@@ -75,6 +83,12 @@ def _open(raw: bytes, field: str) -> Image.Image:
                 f"{width}\N{MULTIPLICATION SIGN}{height} is {width * height / 1_000_000:.4g}",
                 field,
             )
+        if max(width, height) > MAX_ASPECT_RATIO * max(1, min(width, height)):
+            raise InvalidField(
+                f"images must be at most {MAX_ASPECT_RATIO} times as long as they are wide"
+                f" ({width}\N{MULTIPLICATION SIGN}{height} is not)",
+                field=field,
+            )
         probe.verify()  # checks the structure; the object cannot be used after
         image: Image.Image = Image.open(io.BytesIO(raw))
         image.load()
@@ -102,24 +116,58 @@ def jpeg(image: Image.Image) -> bytes:
     return out.getvalue()
 
 
-def content_name(folder: str, data: bytes) -> str:
+def content_name(folder: str, data: bytes, *, private: bool = False) -> str:
     """A new file name stem for an upload whose main file is ``data``: its hash, and a random
-    suffix so that two uploads of the same bytes do not share files."""
+    suffix so that two uploads of the same bytes do not share files; under ``PRIVATE``
+    for files only some may see (a secret board's pins')."""
     digest = hashlib.sha256(data).hexdigest()
-    return f"{folder}/{digest[:2]}/{digest}-{secrets.token_hex(4)}"
+    stem = f"{folder}/{digest[:2]}/{digest}-{secrets.token_hex(4)}"
+    return PRIVATE + stem if private else stem
+
+
+def is_private(key: str) -> bool:
+    return key.startswith(PRIVATE)
+
+
+def storage_for(key: str) -> Storage:
+    """Where a file lives: private files in the ``private`` storage where there is one
+    (S3: short-lived signed URLs, not cached by the public), else beside the others (the
+    embedded default, where a view checks who asks: ``pins.views.image``)."""
+    if is_private(key) and "private" in settings.STORAGES:
+        return storages["private"]
+    return default_storage
 
 
 def save(name: str, data: bytes) -> str:
     """Store ``data``; the key it is stored under."""
     # The storage appends to the name rather than overwrite, should the suffix repeat.
-    return default_storage.save(name, ContentFile(data))
+    return storage_for(name).save(name, ContentFile(data))
+
+
+def read(key: str) -> bytes:
+    with storage_for(key).open(key, "rb") as stored:
+        data: bytes = stored.read()
+        return data
+
+
+def save_all(files: dict[str, bytes]) -> dict[str, str]:
+    """Store an upload's files (name -> bytes, all encoded already): all of them or none.
+    A failure deletes those stored before it, then raises. Returns each name's key."""
+    stored: dict[str, str] = {}
+    try:
+        for name, data in files.items():
+            stored[name] = save(name, data)
+    except BaseException:
+        delete_files(stored.values())
+        raise
+    return stored
 
 
 def delete_files(keys: Iterable[str | None]) -> None:
     """Delete stored files (a file already gone is no error, so a retry is safe)."""
     for key in keys:
         if key:
-            default_storage.delete(key)
+            storage_for(key).delete(key)
 
 
 @lru_cache(maxsize=50_000)

@@ -4,11 +4,10 @@ Every fixed first segment here is a reserved username (users.actions), so no
 pinner's profile can hide one of these pages.
 """
 
-from django.conf import settings
-from django.conf.urls.static import static
 from django.contrib import admin
 from django.urls import include, path
 
+from . import media
 from .boards import views as boards
 from .follows import views as follows
 from .likes import views as likes
@@ -39,9 +38,15 @@ urlpatterns = [
         boards.remove_member,
         name="board_remove_member",
     ),
+    path(
+        "boards/<str:board_id>/invitation/<str:answer>/",
+        boards.answer_invitation,
+        name="board_invitation",
+    ),
     path("search/", search.search, name="search"),
     path("pin/new/", pins.create, name="pin_new"),
     path("pin/<str:pin_id>/", pins.detail, name="pin"),
+    path("pin/<str:pin_id>/image/<str:variant>/", pins.image, name="pin_image"),
     path("pin/<str:pin_id>/edit/", pins.edit, name="pin_edit"),
     path("pin/<str:pin_id>/delete/", pins.delete, name="pin_delete"),
     path("pin/<str:pin_id>/save/", pins.save, name="pin_save"),
@@ -57,10 +62,11 @@ urlpatterns = [
     path("users/<str:user_id>/follow/", follows.follow, name="user_follow"),
     path("users/<str:user_id>/unfollow/", follows.unfollow, name="user_unfollow"),
     path("api/v1/", include("pinboard.api.urls")),
-    path("healthz", health.healthz, name="healthz"),
+    path("healthz", health.healthz, name="healthz"),  # liveness: up or not, nothing more
+    path("readyz", health.readyz, name="readyz"),  # the load balancer's (config versions)
     path("ops/", include("pinboard.ops.urls")),  # the operators' console (staff only)
     path("admin/", admin.site.urls),  # operators' accounts, the journal (staff only)
-    *static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT),  # DEBUG only
+    *media.public_media_urls(),  # DEBUG only
     # -- pinners' pages: keep these last ---------------------------------------
     path("<str:username>/", users.profile, name="profile"),
     path("<str:username>/followers/", users.followers, name="followers"),

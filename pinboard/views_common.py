@@ -19,7 +19,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from shardstore import InvalidCursor, UnknownShard
+from shardstore import InvalidCursor, UnknownShard, cursors
 
 from .errors import BadRequest, DomainError, Forbidden, NotFoundError, RateLimited
 from .users.auth import get_pinner
@@ -110,5 +110,15 @@ def act(request: HttpRequest, action: Callable[[], object], default_next: str) -
     return redirect(next_url(request, default_next))
 
 
-def parse_cursor(request: HttpRequest) -> str | None:
-    return request.GET.get("cursor") or None
+def parse_cursor(request: HttpRequest, may_see: Callable[[], object] | None = None) -> str | None:
+    """The page's ``cursor``; InvalidCursor if it is not one of ours, once ``may_see`` has
+    raised NotFoundError if the viewer may not see what it pages through (a 400 for a
+    secret board where a missing one is a 404 would tell that it exists)."""
+    cursor = request.GET.get("cursor") or None
+    if cursor is not None and may_see is not None:
+        try:
+            cursors.decode(cursor)
+        except InvalidCursor:
+            may_see()
+            raise
+    return cursor

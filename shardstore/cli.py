@@ -35,8 +35,9 @@ from typing import Any, TextIO
 from .catalog import Catalog
 from .control import cli as control_cli
 from .control.fencing import command_fence
+from .control.locks import locks_for
 from .control.mysql_hosts import admin
-from .control.plans import MemoryJournal, locks_for
+from .control.plans import MemoryJournal
 from .control.sources import open_source
 from .exceptions import ShardStoreError
 from .ids import decompose

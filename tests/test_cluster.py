@@ -192,7 +192,7 @@ def _every_process_answers(cluster: Cluster) -> None:
         app.close()
     assert replies and all(reply == {"ok": "pong"} for r in replies for reply in r.values())
 
-    with urllib.request.urlopen(cluster.url + "healthz", timeout=10) as response:
+    with urllib.request.urlopen(cluster.url + "readyz", timeout=10) as response:
         health = json.loads(response.read())
     assert health["config"] == {"shards": 1, "redis": 1, "caches": 1}
     assert health["source"]["connected"]

@@ -93,3 +93,20 @@ def test_unset_and_set_variables_reach_the_settings() -> None:
         PINBOARD_API_TOKEN_SECONDS="3600",
     )
     assert found == ("['10.0.0.3:11211'] pinboard.cache_backend.PoolCache sessions False 3600")
+
+
+def test_rate_limits_from_the_environment_replace_the_defaults() -> None:
+    code = (
+        "from pinboard.settings import base;"
+        "print(base.RATE_LIMITS['write_address'], base.RATE_LIMITS['login'])"
+    )
+    env = {**os.environ, "PINBOARD_RATE_LIMITS": "write_address=1000/60, search=5/1"}
+    shown = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert shown.stdout.split("\n")[0] == "(1000, 60) (60, 60)", shown.stderr
+    env["PINBOARD_RATE_LIMITS"] = "write_address=many"
+    refused = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert refused.returncode != 0 and "expected scope=count/seconds" in refused.stderr

@@ -44,7 +44,7 @@ class Deployment:
         return version
 
     def served(self) -> int:
-        with urllib.request.urlopen(self.gunicorn.url("/healthz"), timeout=5) as response:
+        with urllib.request.urlopen(self.gunicorn.url("/readyz"), timeout=5) as response:
             version: int = json.loads(response.read())["config"].get("shards", 0)
             return version
 

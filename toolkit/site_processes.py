@@ -16,6 +16,11 @@ from typing import ClassVar, Self
 from toolkit.processes import HOST, Launched, ServerStartError, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
+#: ``PINBOARD_RATE_LIMITS`` for a site whose load comes from one address by design (the
+#: drills' load, the benchmarks' workloads): every write and search let through.
+LOOPBACK_LOAD_LIMITS = ",".join(
+    f"{scope}=1000000/60" for scope in ("write", "write_address", "search", "search_address")
+)
 
 
 def manage(env: dict[str, str], *args: str) -> str:

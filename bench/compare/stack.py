@@ -23,7 +23,7 @@ from shardstore import Topology
 from toolkit.servers.mariadb import MariaDBServer
 from toolkit.servers.memcached import MemcachedServer
 from toolkit.servers.redis import RedisServer
-from toolkit.site_processes import ROOT
+from toolkit.site_processes import LOOPBACK_LOAD_LIMITS, ROOT
 
 #: MariaDB options added to toolkit/servers/mariadb.py's own (which run it in /dev/shm
 #: with innodb_flush_log_at_trx_commit=0, no doublewrite, no binlog). A buffer pool that
@@ -168,6 +168,7 @@ def start_stack(tmp: Path, servers: ExitStack, *, shards: int, settings: str) ->
         "PINBOARD_SECRET_KEY": secrets.token_urlsafe(48),
         "PINBOARD_MEMCACHED": memcached.address,
         "PINBOARD_REDIS_URL": redis.url,
+        "PINBOARD_RATE_LIMITS": LOOPBACK_LOAD_LIMITS,  # the workloads come from one address
     }
     orm_env = {
         **common,

@@ -170,14 +170,18 @@ def token_of(request: HttpRequest) -> str | None:
 
 
 def optional_pinner(request: HttpRequest) -> dict[str, Any] | None:
-    """The pinner of the request's token; None without one, 401 for a bad one."""
+    """The pinner of the request's token (looked up once a request: the rate limits ask
+    first); None without one, 401 for a bad one."""
     token = token_of(request)
     if token is None:
         return None
-    pinner = pinner_of_token(token)
-    if pinner is None:
+    pinner = getattr(request, "_token_pinner", None)
+    if pinner is None or pinner[0] != token:
+        pinner = (token, pinner_of_token(token))
+        request._token_pinner = pinner  # type: ignore[attr-defined]
+    if pinner[1] is None:
         raise Unauthenticated("the token is not valid (expired, revoked or mistyped)")
-    return pinner
+    return pinner[1]
 
 
 def viewer_id(request: HttpRequest) -> int | None:

@@ -20,7 +20,9 @@ import msgspec
 from django.http import HttpRequest, JsonResponse
 from django.urls import URLResolver, get_resolver, reverse
 
+from ..errors import RateLimited
 from ..image_files import MAX_BYTES
+from ..ratelimit import SEARCHES, UNSAFE, is_log_out
 from .http import MAX_JSON_BYTES, MAX_JSON_DEPTH, endpoint, not_found, schema_fields
 from .operations import JSON, Operation, declared
 from .schemas import Error
@@ -41,8 +43,10 @@ ERRORS = {
     409: "The username or email is taken.",
     413: f"Too large: an image over {MAX_BYTES // (1024 * 1024)} MB, or the request body.",
     422: "A field's value is invalid; `error.field` names it.",
-    429: "Too many attempts (log-in and sign-up per client address, new and saved pins and"
-    " avatar uploads per pinner); `Retry-After` says how many seconds until the limit resets.",
+    429: "Too many attempts over a sliding window: log-ins per client address and per"
+    " account, sign-ups per address, new and saved pins and avatar uploads per pinner, every"
+    " write and search per address and per pinner; `Retry-After` says how many seconds"
+    " until one more is let through.",
     503: "A storage host is unavailable, or the data is moving to another host; nothing"
     " was written. `Retry-After` says when to try again.",
 }
@@ -51,7 +55,7 @@ ERRORS = {
 ERROR_HEADERS = {
     429: {
         "Retry-After": {
-            "description": "Seconds until the rate limit's window ends.",
+            "description": "Seconds until the rate limit lets one more attempt through.",
             "required": True,
             "schema": {"type": "integer", "minimum": 1},
         }
@@ -83,8 +87,8 @@ def build() -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
     statuses: set[int] = set()
     for path, method, handler, op in operations:
-        paths.setdefault(path, {})[method] = operation_object(path, handler, op, ref_of)
-        statuses |= {error.status for error in op.errors}
+        paths.setdefault(path, {})[method] = operation_object(path, method, handler, op, ref_of)
+        statuses |= error_statuses(path, method, op)
     return {
         "openapi": "3.1.0",
         "info": {
@@ -144,15 +148,29 @@ def _routes(patterns: list[Any], prefix: str) -> Iterator[tuple[str, Callable[..
             yield prefix + str(pattern.pattern), pattern.callback
 
 
+def error_statuses(path: str, method: str, op: Operation) -> set[int]:
+    """The error statuses an operation may answer: its own errors', and a 429 for every
+    write and search (``ratelimit.RateLimitMiddleware`` counts them all)."""
+    searches = path == reverse(SEARCHES[1])
+    write = method.upper() in UNSAFE and not is_log_out(_url_name(path), method.upper())
+    limited = searches or write
+    return {error.status for error in op.errors} | ({RateLimited.status} if limited else set())
+
+
+def _url_name(path: str) -> str | None:
+    match = get_resolver().resolve(re.sub(r"{\w+}", "0", path))
+    return match.url_name
+
+
 def operation_object(
-    path: str, handler: Callable[..., Any], op: Operation, ref_of: dict[type, Any]
+    path: str, method: str, handler: Callable[..., Any], op: Operation, ref_of: dict[type, Any]
 ) -> dict[str, Any]:
     summary = op.summary() if callable(op.summary) else op.summary
     success: dict[str, Any] = {"description": summary}
     if op.response is not None:
         success["content"] = {JSON: {"schema": ref_of[op.response]}}
     responses = {str(op.status): success}
-    for status in sorted({error.status for error in op.errors}):
+    for status in sorted(error_statuses(path, method, op)):
         responses[str(status)] = {"$ref": f"#/components/responses/E{status}"}
     result: dict[str, Any] = {"summary": summary, "responses": responses}
     # A path parameter's schema is its handler argument's type.

@@ -159,17 +159,21 @@ class CommentList(TypedDict):
 
 class Notification(TypedDict):
     kind: Annotated[
-        Literal["like", "save", "comment", "follow", "follow_board"],
+        Literal["like", "save", "comment", "follow", "follow_board", "invite"],
         Meta(
             description="What `actor` did: liked, saved or commented on your `pin`, followed"
-            " you, or followed your `board`."
+            " you, followed your `board`, or invites you to collaborate on their `board`"
+            " (accept with `POST /api/v1/boards/{board_id}/invitation`)."
         ),
     ]
     actor: Annotated[User, Meta(description="Who did it, as they are now.")]
     pin: Annotated[
         Pin | None, Meta(description="Your pin liked, saved or commented on; null for follows.")
     ]
-    board: Annotated[Board | None, Meta(description="Your board followed; null otherwise.")]
+    board: Annotated[
+        Board | None,
+        Meta(description="Your board followed, or the board you are invited to; null otherwise."),
+    ]
     comment: Annotated[Comment | None, Meta(description="The comment; null for other kinds.")]
     created_at: Timestamp
     unread: Annotated[bool, Meta(description="Newer than what you marked read.")]

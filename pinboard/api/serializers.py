@@ -10,8 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..boards.privacy import shown_saved_from
 from ..boards.queries import follower_count
 from ..image_files import image_url
+from ..notifications.kinds import INVITE
+from ..pins.images import image_urls
 from ..users.avatars import SIZES as AVATAR_SIZES
 from .schemas import Avatar, Board, Comment, Me, Notification, Pin, User
 
@@ -62,22 +65,22 @@ def board(data: dict[str, Any], owner_follower_count: int) -> Board:
 
 
 def pin(data: dict[str, Any]) -> Pin:
-    counts = data["counts"]
-    image = data["image"]
+    counts, image = data["counts"], data["image"]
+    urls = image_urls(data)
     return {
         "id": str(data["id"]),
         "board_id": str(data["board_id"]),
         "owner_id": str(data["owner_id"]),
         "description": data.get("description", ""),
         "link": data.get("link", ""),
-        "image_url": image_url(image["key"]),
-        "thumbnail_url": image_url(image["thumbnail_key"]),
+        "image_url": urls.full,
+        "thumbnail_url": urls.thumbnail,
         "width": image.get("width"),
         "height": image.get("height"),
         "like_count": counts["pin_liked_by_users"],
         "save_count": counts["pin_saved_as_pins"],
         "comment_count": counts["pin_has_comments"],
-        "saved_from": _id(data.get("saved_from")),
+        "saved_from": _id(shown_saved_from(data)),
         "created_at": data["created_at"],
     }
 
@@ -95,8 +98,11 @@ def comment(data: dict[str, Any], author: dict[str, Any] | None) -> Comment:
 
 def notification(data: dict[str, Any], owner_follower_count: int) -> Notification:
     """``data``: an item of ``notifications.queries.hydrate`` (with counts);
-    ``owner_follower_count``: the recipient's, whose board a follow names."""
+    ``owner_follower_count``: the recipient's, whose board a follow names (an invitation
+    names the actor's)."""
     actor, comment_data = data["actor"], data["comment"]
+    if data["kind"] == INVITE:  # the actor's board
+        owner_follower_count = actor["counts"]["user_followed_by_users"]
     return {
         "kind": data["kind"],
         "actor": user(actor),

@@ -58,6 +58,11 @@ urlpatterns = [
         collaborators.collaborator,
         name="api-board-collaborator",
     ),
+    path(
+        "boards/<str:board_id>/invitation",
+        collaborators.invitation,
+        name="api-board-invitation",
+    ),
     path("pins", pins.pins, name="api-pins"),
     path("pins/from-url", pins.pins_from_url, name="api-pins-from-url"),
     path("pins/<str:pin_id>", pins.pin, name="api-pin"),

@@ -1,6 +1,10 @@
 """Group boards: the owner invites pinners as collaborators, who pin to the board and see it
 even when it is secret; the owner removes them, or a collaborator leaves.
 
+An invitation asks first: the invitee is told (a notification) and accepts or declines.
+Until they accept, the board is not on their profile and they cannot pin to it; they may
+see it, to decide (its ``invited`` IDs, kept in the object as its collaborators are).
+
 A board's collaborators are kept twice: as IDs in the board object (``collaborators``,
 what ``privacy`` checks on every read, at no cost) and as the mapping
 ``board_has_collaborators`` with its inverse ``user_collaborates_on_boards`` (the boards a
@@ -16,9 +20,12 @@ from typing import Any
 
 from shardstore import Page
 from shardstore.cache import Read
+from shardstore.mappings import now_sequence
 
 from ..data_plane import cached_store
 from ..errors import Forbidden, InvalidField, NotFoundError
+from ..notifications import actions as notifications
+from ..notifications.kinds import INVITE
 from ..users.queries import get_user, get_users
 from .privacy import may_see, owned_board, visible_board
 from .queries import get_board, get_boards
@@ -29,37 +36,82 @@ MAX_COLLABORATORS = 50
 GROUP_BOARDS = 100
 
 
-def add_collaborator(actor_id: int, board_id: int, user_id: int) -> dict[str, Any]:
-    """The owner adds a pinner to the board's collaborators; returns the board."""
+def invite(actor_id: int, board_id: int, user_id: int) -> dict[str, Any]:
+    """The owner invites a pinner: a notification they accept or decline; until then the
+    board is not on their profile and they cannot pin to it. Returns the board."""
     board = owned_board(actor_id, board_id)
     if user_id == actor_id:
         raise InvalidField("you own this board already", field="user_id")
     if get_user(user_id, counts=False) is None:
         raise NotFoundError("no such pinner")
+    if user_id in board.get("collaborators", ()) or user_id in board.get("invited", ()):
+        return board  # nothing new: no second notification
 
     def add(data: dict[str, Any]) -> None:
-        members = data.setdefault("collaborators", [])
-        if user_id not in members:
-            if len(members) >= MAX_COLLABORATORS:
+        invited = data.setdefault("invited", [])
+        if user_id not in invited:
+            if len(invited) + len(data.get("collaborators", ())) >= MAX_COLLABORATORS:
                 raise InvalidField(
                     f"a board has at most {MAX_COLLABORATORS} collaborators", field="user_id"
                 )
-            members.append(user_id)
+            invited.append(user_id)
 
-    store = cached_store()
-    store.objects("board").update(board["id"], add)
-    store.mapping("board_has_collaborators").add(board["id"], user_id)
-    updated = get_board(board["id"])
-    assert updated is not None
+    updated = cached_store().objects("board").update(board["id"], add)
+    notifications.announce(user_id, INVITE, actor_id, board["id"], now_sequence())
     return updated
 
 
+def accept_invitation(user_id: int, board_id: int) -> dict[str, Any]:
+    """The invitee joins the board's collaborators; returns the board."""
+    _invited_to(user_id, board_id)
+
+    def join(data: dict[str, Any]) -> None:
+        if user_id in data.get("invited", ()):
+            data["invited"].remove(user_id)
+            members = data.setdefault("collaborators", [])
+            if user_id not in members:
+                members.append(user_id)
+
+    store = cached_store()
+    updated = store.objects("board").update(board_id, join)
+    store.mapping("board_has_collaborators").add(board_id, user_id)
+    notifications.forget(user_id, [board_id])
+    return updated
+
+
+def decline_invitation(user_id: int, board_id: int) -> None:
+    """The invitee says no: the invitation goes, and its notification with it."""
+    _invited_to(user_id, board_id)
+    _uninvite(board_id, user_id)
+    notifications.forget(user_id, [board_id])
+
+
+def _invited_to(user_id: int, board_id: int) -> dict[str, Any]:
+    board = get_board(board_id)
+    if board is None or user_id not in board.get("invited", ()):
+        raise NotFoundError("no such invitation")  # as for a board one may not see
+    return board
+
+
+def _uninvite(board_id: int, user_id: int) -> None:
+    def remove(data: dict[str, Any]) -> None:
+        if user_id in data.get("invited", ()):
+            data["invited"].remove(user_id)
+
+    if get_board(board_id) is not None:
+        cached_store().objects("board").update(board_id, remove)
+
+
 def remove_collaborator(actor_id: int, board_id: int, user_id: int) -> None:
-    """The owner removes a collaborator, or a collaborator leaves."""
+    """The owner removes a collaborator (or takes an invitation back), or a collaborator
+    leaves."""
     board = visible_board(actor_id, board_id)
     if actor_id not in (board["owner_id"], user_id):
         raise Forbidden("only the board's owner can remove a collaborator")
     drop_collaborator(board["id"], user_id)
+    if user_id in board.get("invited", ()):
+        _uninvite(board["id"], user_id)
+        notifications.forget(user_id, [board["id"]])
 
 
 def drop_collaborator(board_id: int, user_id: int) -> None:
@@ -81,6 +133,12 @@ def drop_collaborator(board_id: int, user_id: int) -> None:
 def collaborators_of(board: dict[str, Any]) -> list[dict[str, Any]]:
     """The board's collaborators (users, without counts), in the order they were added."""
     return get_users(list(board.get("collaborators", ())), counts=False)
+
+
+def invitees_of(board: dict[str, Any]) -> list[dict[str, Any]]:
+    """The pinners invited to the board who have not answered yet."""
+    invited = list(board.get("invited", ()))
+    return get_users(invited, counts=False) if invited else []
 
 
 def group_boards(user_id: int, viewer_id: int | None) -> list[dict[str, Any]]:

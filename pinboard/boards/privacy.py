@@ -5,8 +5,9 @@ they pin to it too). A secret board is seen by those alone: to anyone else it an
 pins do not exist, so every route answers as for a missing one (404, never 403, which
 would say that they exist).
 
-The board object decides, at every read: its ``secret`` flag and its ``collaborators``
-(the IDs, kept in the object so that this check costs no query). Lists built ahead (home
+The board object decides, at every read: its ``secret`` flag, its ``collaborators`` and
+the pinners ``invited`` to be (the IDs, kept in the object so that this check costs no
+query: an invitee sees the board, to decide, and pins to it once they accept). Lists built ahead (home
 feeds, the newest pins, a pinner's likes) may still hold a pin whose board became secret
 a moment ago, until the board's privacy task has run (``boards.tasks``), and are
 filtered here.
@@ -30,7 +31,12 @@ def is_member(user_id: int | None, board: dict[str, Any]) -> bool:
 
 
 def may_see(viewer_id: int | None, board: dict[str, Any]) -> bool:
-    return not board.get("secret") or is_member(viewer_id, board)
+    """A public board, or one the viewer is a member of or invited to (to decide)."""
+    return (
+        not board.get("secret")
+        or is_member(viewer_id, board)
+        or (viewer_id is not None and viewer_id in board.get("invited", ()))
+    )
 
 
 def visible_board(viewer_id: int | None, board_id: int) -> dict[str, Any]:
@@ -61,6 +67,36 @@ def pinnable_board(actor_id: int, board_id: int) -> dict[str, Any]:
     return board
 
 
+def editable_pin(actor_id: int, pin_id: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The pin and its board, if ``actor_id`` may edit the pin: its pinner, while they may
+    still pin to its board (a removed collaborator's pins stay, theirs no longer)."""
+    pin, board = visible_pin(actor_id, pin_id)
+    if pin["owner_id"] != actor_id or not is_member(actor_id, board):
+        raise Forbidden("only its pinner can edit a pin, while they may pin to its board")
+    return pin, board
+
+
+def deletable_pin(actor_id: int, pin_id: int) -> dict[str, Any]:
+    """The pin, if ``actor_id`` may delete it: its pinner, or its board's owner."""
+    pin, board = visible_pin(actor_id, pin_id)
+    if actor_id not in (pin["owner_id"], board["owner_id"]):
+        raise Forbidden("only its pinner or its board's owner can delete a pin")
+    return pin
+
+
+def movable_to(actor_id: int, board: dict[str, Any], new_board_id: int) -> dict[str, Any]:
+    """The board a pin of ``board`` may move to: one ``actor_id`` may pin to, of the same
+    visibility, and, from a secret board, of the same owner. A pin's comments and likes go
+    with it, so a move must not show them to anyone the first board hid them from."""
+    new_board = pinnable_board(actor_id, new_board_id)
+    secret = bool(board.get("secret"))
+    if bool(new_board.get("secret")) != secret:
+        raise Forbidden("a pin moves only to a board as secret as its own")
+    if secret and new_board["owner_id"] != board["owner_id"]:
+        raise Forbidden("a pin on a secret board moves only to its owner's secret boards")
+    return new_board
+
+
 def visible_pin(viewer_id: int | None, pin_id: int) -> tuple[dict[str, Any], dict[str, Any]]:
     """The pin and its board, if the viewer may see them; NotFoundError otherwise."""
     pin = get_pin(pin_id)
@@ -75,6 +111,13 @@ def shown_pin(
     if pin is None or board is None or not may_see(viewer_id, board):
         raise NotFoundError("no such pin")
     return pin, board
+
+
+def shown_saved_from(pin: dict[str, Any]) -> int | None:
+    """The pin a save was saved from, unless that pin's board is secret: its ID is not
+    shown, to anyone (``saved_from_secret`` is set by the save, and kept in line with
+    the source board's flag by ``boards.tasks.sync_board_privacy``)."""
+    return None if pin.get("saved_from_secret") else pin.get("saved_from")
 
 
 class ShownPins(NamedTuple):

@@ -6,14 +6,22 @@ the right thing): the board's pins move to their pinners' secret or public pins 
 their sequences, and the home feeds of the board's followers drop them or merge them in,
 a batch of followers per task. A secret board's pins also leave the site's newest pins;
 made public again, they are not put back there (they are not new). The search index
-takes the board's and its pins' new secrecy too (``search.tasks``).
+takes the board's and its pins' new secrecy too (``search.tasks``), the pins' saves show
+where they came from, or not (``privacy.shown_saved_from``), and the pins' image files
+move under private keys, or back (``pins.image_privacy``).
 """
 
 from __future__ import annotations
 
+import contextlib
+
+from shardstore import NotFound
+from shardstore.mappings import pages_of
+
 from ..data_plane import cached_store, get_feeds, get_graph
 from ..feeds.actions import drop_board, merge_board, rebuild
 from ..ledger import TRANSIENT_ERRORS, ledgered_task
+from ..pins import image_privacy
 from ..search.index import IndexUnavailable
 from ..search.tasks import index_board, index_board_pins
 from .queries import pin_list
@@ -37,15 +45,16 @@ def sync_board_privacy(board_id: int) -> int:
         rows, cursor = store.mapping("board_has_pins").rows_page(
             board_id, limit=BATCH, cursor=cursor
         )
-        pinners = {  # a group board's pins are its collaborators' too
-            pin["id"]: pin["owner_id"]
-            for pin in store.objects("pin").get_many([pin_id for pin_id, _ in rows])
-        }
+        pins = store.objects("pin").get_many([pin_id for pin_id, _ in rows])
+        pinners = {pin["id"]: pin["owner_id"] for pin in pins}  # a group board's: several
+        for pin in pins:
+            image_privacy.follow_board(pin, secret)
         for pin_id, sequence in rows:
             pinner = pinners.get(pin_id)
             if pinner is not None:  # else deleted: off every list already
                 to_list.add(pinner, pin_id, sequence=sequence)
                 from_list.remove(pinner, pin_id)
+                _mark_saves(pin_id, secret)
         if secret:
             get_feeds().remove_recent(pin_id for pin_id, _ in rows)
         index_board_pins(board, [pin_id for pin_id, _ in rows])
@@ -59,6 +68,17 @@ def sync_board_privacy(board_id: int) -> int:
         sync_followers_feeds.delay(board_id, followers)
         batches += 1
     return batches
+
+
+def _mark_saves(pin_id: int, secret: bool) -> None:
+    """The saves of a pin whose board changed its flag show where they came from, or not
+    (``boards.privacy.shown_saved_from``)."""
+    pins = cached_store().objects("pin")
+    for save_ids in pages_of(cached_store().mapping("pin_saved_as_pins"), pin_id, batch=BATCH):
+        for save in pins.get_many(save_ids):
+            if bool(save.get("saved_from_secret")) != secret:
+                with contextlib.suppress(NotFound):  # deleted meanwhile
+                    pins.update(save["id"], {"saved_from_secret": secret})
 
 
 @ledgered_task(retry_on=TRANSIENT_ERRORS)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -11,6 +12,7 @@ from django.views.decorators.http import require_POST
 
 from shardstore.cache import read_together
 
+from .. import ratelimit
 from ..errors import DomainError, NotFoundError
 from ..follows.actions import follow_board, unfollow_board
 from ..follows.queries import follows_board
@@ -18,11 +20,25 @@ from ..grid import pin_items
 from ..ids import parse_id
 from ..pins.queries import get_pins, pinners_and_boards, reading_board_pins
 from ..users.auth import get_pinner, signed_in_pinner
-from ..users.queries import reading_user, user_id_for
-from ..views_common import act, form_errors, page_errors, parse_cursor, pinner_required
+from ..users.queries import get_user, reading_user, user_id_for
+from ..views_common import (
+    act,
+    form_errors,
+    next_url,
+    page_errors,
+    parse_cursor,
+    pinner_required,
+)
 from .actions import create_board, delete_board, update_board
-from .collaborators import add_collaborator, collaborators_of, remove_collaborator
-from .privacy import is_member, may_see, owned_board
+from .collaborators import (
+    accept_invitation,
+    collaborators_of,
+    decline_invitation,
+    invite,
+    invitees_of,
+    remove_collaborator,
+)
+from .privacy import is_member, may_see, owned_board, visible_board
 from .queries import board_id_by_slug, follower_count, reading_board
 
 
@@ -36,14 +52,17 @@ def detail(request: HttpRequest, username: str, slug: str) -> HttpResponse:
     board_id = owner_id and board_id_by_slug(owner_id, slug)
     if not owner_id or not board_id:
         raise Http404("no such board")
+    pinner = get_pinner(request)
+    viewer = pinner["id"] if pinner else None
+    # A cursor is checked once the viewer may see the board: a 400 would say it exists.
+    cursor = parse_cursor(request, lambda: visible_board(viewer, board_id))
     # The board's slug is its owner's: the board, the owner and the pins' list at one step.
     board, owner, page = read_together(
         reading_board(board_id),
         reading_user(owner_id),
-        reading_board_pins(board_id, cursor=parse_cursor(request)),
+        reading_board_pins(board_id, cursor=cursor),
     )
-    pinner = get_pinner(request)
-    if board is None or owner is None or not may_see(pinner["id"] if pinner else None, board):
+    if board is None or owner is None or not may_see(viewer, board):
         raise Http404("no such board")
     pins = get_pins(page.ids)
     # Every pin of a board is its owner's: the cards name what the page has read already.
@@ -64,6 +83,8 @@ def detail(request: HttpRequest, username: str, slug: str) -> HttpResponse:
         "is_owner": pinner is not None and pinner["id"] == owner["id"],
         "is_member": is_member(pinner["id"] if pinner else None, board),
         "collaborators": collaborators_of(board),
+        "invitees": invitees_of(board) if viewer == owner["id"] else [],
+        "invited": viewer is not None and viewer in board.get("invited", ()),
     }
     return render(request, "boards/detail.html", context)
 
@@ -149,9 +170,27 @@ def add_member(request: HttpRequest, board_id: str) -> HttpResponse:
         user_id = user_id_for("username", str(request.POST.get("username", ""))[:100])
         if user_id is None:
             raise NotFoundError("no pinner has that username", field="username")
-        add_collaborator(me, board, user_id)
+        ratelimit.check_pinner(me, "invite")
+        invite(me, board, user_id)
+        messages.success(request, "Invited: they join once they accept.")
 
     return act(request, add, "/")
+
+
+@require_POST
+@pinner_required
+@page_errors
+def answer_invitation(request: HttpRequest, board_id: str, answer: str) -> HttpResponse:
+    """The invitee accepts (the board, where they may pin now) or declines."""
+    me, board = signed_in_pinner(request)["id"], parse_id(board_id, "board")
+    if answer not in ("accept", "decline"):
+        raise Http404("no such answer")
+    if answer == "accept":
+        joined = accept_invitation(me, board)
+        owner = get_user(joined["owner_id"], counts=False)
+        return redirect(board_url(owner["username"], joined) if owner else "/")
+    decline_invitation(me, board)
+    return redirect(next_url(request, reverse("notifications")))
 
 
 @require_POST

@@ -22,13 +22,14 @@ edits the actor's home feed.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from shardstore.feed_sync import FeedReport, sync_feeds
 from shardstore.graph_sync import SyncReport, sync_graph
 from shardstore.mappings import now_sequence
 
 from ..boards.privacy import visible_board
-from ..boards.queries import all_board_ids, get_board
+from ..boards.queries import all_board_ids
 from ..data_plane import cached_store, get_feeds, get_graph
 from ..errors import InvalidField, NotFoundError
 from ..feeds import actions as feeds
@@ -98,10 +99,14 @@ def follow_board(actor_id: int, board_id: int) -> None:
 
 
 def unfollow_board(actor_id: int, board_id: int) -> None:
-    board = get_board(board_id)
-    if board is None:
-        raise NotFoundError("no such board")
-    owner = board["owner_id"]
+    """A pinner unfollows a board they may see (another's secret board: no such board)."""
+    end_board_follow(actor_id, visible_board(actor_id, board_id))
+
+
+def end_board_follow(actor_id: int, board: dict[str, Any]) -> None:
+    """Unfollow ``board``, whether ``actor_id`` may see it or not (a deleted account's purge
+    ends follows of boards made secret since)."""
+    board_id, owner = board["id"], board["owner_id"]
     store = cached_store()
     edit = get_graph().edit()
     if store.mapping("user_follows_users").contains(actor_id, owner):

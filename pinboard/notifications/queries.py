@@ -20,7 +20,7 @@ from ..boards.queries import get_boards
 from ..data_plane import get_notifications
 from ..pins.queries import get_comments, get_pins
 from ..users.queries import get_users
-from .kinds import BOARD_FOLLOW, COMMENT, FOLLOW, ON_PINS
+from .kinds import BOARD_FOLLOW, COMMENT, FOLLOW, INVITE, ON_BOARDS, ON_PINS
 
 #: Beyond this many, the count shows as "99+".
 MOST_SHOWN = 99
@@ -52,7 +52,7 @@ def hydrate(
     comments = {c["id"]: c for c in get_comments(_objects(entries, COMMENT))}
     pin_ids = _objects(entries, *ON_PINS) + [c["pin_id"] for c in comments.values()]
     pins = {p["id"]: p for p in get_pins(list(dict.fromkeys(pin_ids)))}
-    board_ids = [p["board_id"] for p in pins.values()] + _objects(entries, BOARD_FOLLOW)
+    board_ids = [p["board_id"] for p in pins.values()] + _objects(entries, *ON_BOARDS)
     boards = {b["id"]: b for b in get_boards(list(dict.fromkeys(board_ids)))}
     actor_ids = list(dict.fromkeys(e.actor_id for e in entries))
     actors = {u["id"]: u for u in get_users(actor_ids, counts=counts)}
@@ -66,7 +66,7 @@ def hydrate(
             pin = pins.get(entry.object_id)
         if pin is not None:
             board = boards.get(pin["board_id"])
-        elif entry.kind == BOARD_FOLLOW:
+        elif entry.kind in ON_BOARDS:
             board = boards.get(entry.object_id)
         actor = actors.get(entry.actor_id)
         if actor is None or not _visible(user_id, entry, pin, board):
@@ -76,7 +76,7 @@ def hydrate(
                 "kind": entry.kind,
                 "actor": actor,
                 "pin": pin,
-                "board": board if entry.kind == BOARD_FOLLOW else None,
+                "board": board if entry.kind in ON_BOARDS else None,
                 "comment": comment,
                 "created_at": datetime.fromtimestamp(entry.sequence / 1e6, UTC),
                 "unread": entry.sequence > read_up_to,
@@ -96,6 +96,8 @@ def _visible(
         return entry.object_id == user_id
     if board is None or not may_see(user_id, board):  # gone, or made secret since
         return False
+    if entry.kind == INVITE:  # while it waits for an answer
+        return user_id in board.get("invited", ())
     return entry.kind == BOARD_FOLLOW or (pin is not None and pin["board_id"] == board["id"])
 
 

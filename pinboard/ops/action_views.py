@@ -16,9 +16,12 @@ from django.views.decorators.http import require_http_methods, require_safe
 from shardstore import ShardStoreError
 from shardstore.control.config_source import SourceUnavailable, VersionConflict
 from shardstore.control.documents import masked
-from shardstore.control.plans import HostsBusy, Plan
+from shardstore.control.locks import HostsBusy
+from shardstore.control.plans import Plan
 
-from .access import staff_required
+from ..errors import RateLimited
+from . import reauth, roles
+from .access import no_role, staff_required
 from .actions import ACTIONS, Action, console_control, digest, dry_run, execute
 from .queries.config import classified
 
@@ -48,6 +51,8 @@ def action(request: HttpRequest, action: str) -> HttpResponse:
         raise Http404(f"no console action {action[:40]!r}")
     if request.method != "POST":
         return _blank_form(request, chosen)
+    if not roles.may_run(request.user, chosen.name):  # not even a dry run
+        return no_role(request, roles.role_needed(chosen.name))
     form = chosen.form(request.POST)
     if not form.is_valid():
         return _form_page(request, chosen, form, status=400)
@@ -56,6 +61,15 @@ def action(request: HttpRequest, action: str) -> HttpResponse:
         with console_control(operator) as made:
             plan = chosen.planner(made, form.cleaned_data)
             if request.POST.get("step") == RUN and request.POST.get("digest") == digest(plan):
+                try:
+                    confirmed = _password_confirmed(request, chosen)
+                except RateLimited as refused:
+                    page = _plan_page(request, chosen, form, plan, None, error=refused.message)
+                    page.status_code, page["Retry-After"] = 429, str(refused.retry_after)
+                    return page
+                if not confirmed:
+                    error = "give your password again to run it"
+                    return _plan_page(request, chosen, form, plan, None, error=error, status=403)
                 outcome = execute(plan, made)
                 if outcome.ok:
                     messages.success(request, masked(f"Done: {plan.summary}"))
@@ -71,6 +85,14 @@ def action(request: HttpRequest, action: str) -> HttpResponse:
     except ShardStoreError as error:
         form.add_error(None, masked(str(error)))
         return _form_page(request, chosen, form, status=status_of(error))
+
+
+def _password_confirmed(request: HttpRequest, chosen: Action) -> bool:
+    """Sudo mode: an action that changes the topology runs only if the operator gave their
+    password within the last few minutes, or gives it now (``reauth.py``)."""
+    if chosen.name in roles.READ_ONLY or reauth.confirmed_recently(request):
+        return True
+    return reauth.confirm(request, request.POST.get("password"))
 
 
 def _blank_form(request: HttpRequest, chosen: Action) -> HttpResponse:
@@ -102,6 +124,7 @@ def _plan_page(
     *,
     changed: bool = False,
     error: str = "",
+    status: int | None = None,
 ) -> HttpResponse:
     context = {
         "action": chosen,
@@ -112,5 +135,8 @@ def _plan_page(
         "entry": entry,
         "changed": changed,
         "error": masked(error),
+        "ask_password": chosen.name not in roles.READ_ONLY
+        and not reauth.confirmed_recently(request),
     }
-    return render(request, "ops/action_plan.html", context, status=409 if error else 200)
+    status = status or (409 if error else 200)
+    return render(request, "ops/action_plan.html", context, status=status)

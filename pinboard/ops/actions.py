@@ -35,14 +35,16 @@ from shardstore.control.cli import Control
 from shardstore.control.close_range import plan_close_range
 from shardstore.control.config_source import NotPublished
 from shardstore.control.diff import plan_diff
-from shardstore.control.failover import plan_emergency_failover, plan_failover
+from shardstore.control.emergency import plan_emergency_failover
+from shardstore.control.failover import plan_failover
 from shardstore.control.host_service import plan_host_service
 from shardstore.control.open_range import plan_open_range
 from shardstore.control.plans import Outcome, Plan, run
 from shardstore.control.publish import plan_publish, plan_rollback
 from shardstore.control.redis_move import plan_redis_move
-from shardstore.control.split import plan_split, plan_split_revert
+from shardstore.control.split import plan_split
 from shardstore.control.split_cleanup import plan_cleanup
+from shardstore.control.split_revert import plan_split_revert
 
 from .control import control
 from .forms import (

@@ -1,4 +1,6 @@
-"""The admin site at /admin/: operators' accounts and a read-only journal; pinners get a 403."""
+"""The admin site at /admin/: operators' accounts and a read-only journal; pinners get a 403.
+Its log-in is rate-limited per address and per account tried; a staff session ends hours
+after its log-in (``reauth.py``)."""
 
 from __future__ import annotations
 
@@ -7,9 +9,14 @@ from functools import update_wrapper
 from typing import Any, TypeVar, cast
 
 from django.contrib.admin import AdminSite
+from django.contrib.auth import logout
 from django.http import HttpRequest, HttpResponseBase
+from django.shortcuts import render
 
-from .access import refusal, refused
+from .. import ratelimit
+from ..errors import RateLimited
+from . import reauth
+from .access import is_operator, refusal, refused
 
 ViewType = TypeVar("ViewType", bound=Callable[..., HttpResponseBase])
 
@@ -25,8 +32,23 @@ class OpsAdminSite(AdminSite):
         guarded = super().admin_view(view, cacheable)
 
         def refuse_pinners(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+            if is_operator(request) and reauth.session_expired(request):
+                logout(request)  # hours after its log-in: the staff log-in again
             if refused(request):
                 return refusal(request)
             return guarded(request, *args, **kwargs)
 
         return cast(ViewType, update_wrapper(refuse_pinners, guarded))
+
+    def login(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> Any:
+        """The staff log-in, its attempts limited per address and per account tried."""
+        if request.method == "POST":
+            try:
+                ratelimit.check(request, "login")
+                username = str(request.POST.get("username", ""))
+                ratelimit.count_attempt("login_account", reauth.staff_account_key(username))
+            except RateLimited as refused_now:
+                page = render(request, "429.html", {"message": refused_now.message}, status=429)
+                page["Retry-After"] = str(refused_now.retry_after)
+                return page
+        return super().login(request, extra_context)

@@ -6,3 +6,6 @@ class OpsConfig(AppConfig):
 
     name = "pinboard.ops"
     verbose_name = "operations"
+
+    def ready(self) -> None:
+        from . import reauth  # noqa: F401 - staff log-ins start sudo mode and a short session

@@ -11,8 +11,9 @@ from shardstore import Store, Topology
 from shardstore.control.cli import Control
 from shardstore.control.documents import masked
 from shardstore.control.fencing import command_fence
+from shardstore.control.locks import locks_for
 from shardstore.control.mysql_hosts import admin
-from shardstore.control.plans import OpenOperation, Plan, locks_for
+from shardstore.control.plans import OpenOperation, Plan
 
 from ..catalog import CATALOG
 from ..data_plane import cached_store, open_config

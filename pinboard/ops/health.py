@@ -1,8 +1,14 @@
-"""``/healthz``: what a load balancer and the propagation tests ask of each process.
+"""``/healthz`` and ``/readyz``: is the process up, and which config it serves.
 
-It answers whether the process is up and which version of each config
-document it serves, under a random name of the process (not its pid), so a
-test can see every worker of a server switch to a new version.
+``/healthz`` (liveness) answers anyone, and says only that the process is up: nothing
+about where its config comes from or what it serves. ``/readyz`` (readiness) is for the
+load balancer's health check and the tests of config propagation: which version of each
+config document the process serves and whether it follows its config source, under a
+random name of the process (not its pid), so a test can see every worker of a server
+switch to a new version. It never names the source itself (``zk://hosts/root`` would
+map the cluster), and in production the load balancer answers ``/readyz`` from the
+internet with a 404 of its own (infra/terraform/modules/web); the console shows the rest
+to staff.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ def process_name() -> str:
 
 
 def report() -> dict[str, Any]:
+    """What ``/readyz`` says (and a worker's ``config_report`` task)."""
     status = follower_status()
     return {
         "ok": True,
@@ -31,15 +38,18 @@ def report() -> dict[str, Any]:
         "config": plane().versions,
         "source": None
         if status is None
-        else {
-            "name": status.source,
-            "connected": status.connected,
-            "from_local_copy": list(status.from_mirror),
-        },
+        else {"connected": status.connected, "from_local_copy": list(status.from_mirror)},
     }
 
 
 def healthz(request: HttpRequest) -> JsonResponse:
-    response = JsonResponse(report())
+    return _uncached(JsonResponse({"ok": True}))
+
+
+def readyz(request: HttpRequest) -> JsonResponse:
+    return _uncached(JsonResponse(report()))
+
+
+def _uncached(response: JsonResponse) -> JsonResponse:
     response["Cache-Control"] = "no-store"
     return response

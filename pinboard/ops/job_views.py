@@ -17,9 +17,10 @@ from shardstore.ids import MAX_SHARD_ID
 from shardstore.jobs import MAX_SHARDS_PER_CHUNK
 
 from . import job_kinds, jobs
-from .access import staff_required
+from .access import no_role, staff_required
 from .models import Job, JobChunk
 from .paging import page_of
+from .roles import may_run_jobs
 
 JOBS_PER_PAGE = 20
 CHUNKS_PER_PAGE = 50
@@ -69,6 +70,8 @@ class StartJobForm(forms.Form):
 def job_list(request: HttpRequest) -> HttpResponse:
     form = StartJobForm(request.POST or None)
     status = 200
+    if request.method == "POST" and not may_run_jobs(request.user):
+        return no_role(request, "operator")
     if request.method == "POST":
         if form.is_valid():
             try:
@@ -114,6 +117,8 @@ def job_detail(request: HttpRequest, job_id: str) -> HttpResponse:
 @staff_required
 @require_POST
 def job_resume(request: HttpRequest, job_id: str) -> HttpResponse:
+    if not may_run_jobs(request.user):
+        return no_role(request, "operator")
     job = _job(job_id)
     try:
         queued = jobs.resume(job.pk)

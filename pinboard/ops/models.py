@@ -28,6 +28,11 @@ class JournalEntry(models.Model):
     class Meta:
         ordering = ["-started_at", "-id"]
         verbose_name_plural = "journal entries"
+        # The console's roles (roles.py) are groups holding these.
+        permissions = [
+            ("run_actions", "Can run the console's actions and jobs"),
+            ("run_destructive_actions", "Can fail over, split, revert, clean up, close ranges"),
+        ]
 
     def __str__(self) -> str:
         state = (

@@ -14,7 +14,7 @@ from .health import report
 
 @shared_task
 def config_report() -> dict[str, Any]:
-    """What ``/healthz`` says, from a worker: which config versions it serves."""
+    """What ``/readyz`` says, from a worker: which config versions it serves."""
     return report()
 
 

@@ -28,7 +28,7 @@ from django.utils import timezone
 from shardstore import shard_of
 from shardstore.mappings import now_sequence
 
-from ..boards.privacy import pinnable_board, visible_pin
+from ..boards.privacy import deletable_pin, editable_pin, movable_to, pinnable_board, visible_pin
 from ..boards.queries import pin_list
 from ..data_plane import cached_store, get_feeds
 from ..errors import CouldNotFetch, Forbidden, InvalidField, NotFoundError, TooLarge
@@ -39,8 +39,8 @@ from ..search.tasks import index_pin
 from ..text import clean_description, multi_line, one_line
 from ..users.queries import get_user
 from .fetch import fetch_image
-from .images import store_image
-from .queries import get_comment, get_pin, owned_pin
+from .images import delete_image, store_image
+from .queries import get_comment, get_pin, get_pins
 from .tasks import purge_pin
 
 MAX_DESCRIPTION = 500
@@ -67,7 +67,12 @@ def _publish(
 ) -> dict[str, Any]:
     store, sequence, board_id = cached_store(), now_sequence(), board["id"]
     data.update(board_id=board_id, owner_id=actor_id, created_at=timezone.now().isoformat())
-    pin_id = store.objects("pin").create(shard_of(board_id), data)
+    try:
+        pin_id = store.objects("pin").create(shard_of(board_id), data)
+    except BaseException:
+        if upload:  # no pin names the files just stored: none are left behind
+            delete_image(data["image"])
+        raise
     if upload:  # the image is this pin's own
         data["image"] = {**data["image"], "source_pin": pin_id}
         store.objects("pin").update(pin_id, {"image": data["image"]})
@@ -91,7 +96,7 @@ def create_pin(
         "description": clean_description(description, most=MAX_DESCRIPTION),
         "link": clean_link(link),
     }
-    data["image"] = store_image(image)
+    data["image"] = store_image(image, private=bool(board.get("secret")))
     return _publish(actor_id, board, data, upload=True)
 
 
@@ -112,7 +117,7 @@ def create_pin_from_url(
         allow_loopback=settings.PIN_FETCH_ALLOW_LOOPBACK,
     )
     try:
-        data["image"] = store_image(ContentFile(fetched.data))
+        data["image"] = store_image(ContentFile(fetched.data), private=bool(board.get("secret")))
     except (InvalidField, TooLarge) as refused:  # what the URL gave is not an image to pin
         raise CouldNotFetch(refused.message) from None
     if not data["link"]:
@@ -131,7 +136,7 @@ def save_pin(
     actor_id: int, pin_id: int, board_id: int, description: object = None
 ) -> dict[str, Any]:
     """Repin: a new pin on one of the actor's boards that records where it came from."""
-    source, _ = visible_pin(actor_id, pin_id)
+    source, source_board = visible_pin(actor_id, pin_id)
     board = pinnable_board(actor_id, board_id)
     data = {
         "description": source["description"]
@@ -140,6 +145,7 @@ def save_pin(
         "link": source["link"],
         "image": source["image"],
         "saved_from": pin_id,
+        "saved_from_secret": bool(source_board.get("secret")),  # boards.privacy
     }
     pin = _publish(actor_id, board, data, upload=False)
     sequence = now_sequence()
@@ -150,7 +156,9 @@ def save_pin(
 
 
 def update_pin(actor_id: int, pin_id: int, changes: dict[str, object]) -> dict[str, Any]:
-    pin = owned_pin(actor_id, pin_id)
+    """Its pinner edits a pin, or moves it to another board (``boards.privacy.movable_to``:
+    its comments and likes go with it)."""
+    pin, board = editable_pin(actor_id, pin_id)
     store = cached_store()
     updates: dict[str, Any] = {}
     if "description" in changes:
@@ -160,7 +168,7 @@ def update_pin(actor_id: int, pin_id: int, changes: dict[str, object]) -> dict[s
     new_board = changes.get("board_id")
     moved_to = None
     if new_board is not None and new_board != pin["board_id"]:
-        moved_to = pinnable_board(actor_id, new_board)  # type: ignore[arg-type]
+        moved_to = movable_to(actor_id, board, new_board)  # type: ignore[arg-type]
         updates["board_id"] = new_board
     if updates:
         store.objects("pin").update(pin_id, updates)
@@ -198,7 +206,17 @@ def _unpublish(pin: dict[str, Any]) -> None:
 
 
 def delete_pin(actor_id: int, pin_id: int) -> None:
-    _unpublish(owned_pin(actor_id, pin_id))
+    """Its pinner deletes a pin, or its board's owner does."""
+    _unpublish(deletable_pin(actor_id, pin_id))
+
+
+def delete_pin_of_account(user_id: int, pin_id: int) -> None:
+    """A deleted account's purge deletes its pins, on boards it no longer sees too (a
+    secret group board it was removed from or left)."""
+    pin = get_pin(pin_id)
+    if pin is None or pin["owner_id"] != user_id:
+        raise NotFoundError("no such pin")
+    _unpublish(pin)
 
 
 def delete_pins_of_board(actor_id: int, board_id: int) -> None:
@@ -237,6 +255,7 @@ def add_comment(actor_id: int, pin_id: int, text: object) -> dict[str, Any]:
     }
     comment_id = store.objects("comment").create(shard_of(pin_id), data)
     sequence = now_sequence()
+    store.mapping("user_has_comments").add(actor_id, comment_id, sequence=sequence)
     store.mapping("pin_has_comments").add(pin_id, comment_id, sequence=sequence)
     notifications.announce(pin["owner_id"], COMMENT, actor_id, comment_id, sequence)
     return {**data, "id": comment_id}
@@ -250,8 +269,28 @@ def delete_comment(actor_id: int, pin_id: int, comment_id: int) -> None:
         raise NotFoundError("no such comment")
     if comment["author_id"] != actor_id and pin["owner_id"] != actor_id:
         raise Forbidden("only its author or the pin's owner can delete a comment")
+    _remove_comment(comment, pin["owner_id"])
+
+
+def delete_comments_of_account(user_id: int, comment_ids: list[int]) -> None:
+    """A deleted account's purge deletes its comments, wherever they are (the pins'
+    boards may be secret to it by now); one already gone leaves only its edge."""
     store = cached_store()
-    store.mapping("pin_has_comments").remove(pin_id, comment_id)  # off the pin at once
+    comments = {c["id"]: c for c in store.objects("comment").get_many(comment_ids)}
+    pins = {p["id"]: p for p in get_pins(sorted({c["pin_id"] for c in comments.values()}))}
+    for comment_id in comment_ids:
+        comment = comments.get(comment_id)
+        if comment is None or comment["author_id"] != user_id:
+            store.mapping("user_has_comments").remove(user_id, comment_id)
+            continue
+        pin = pins.get(comment["pin_id"])
+        _remove_comment(comment, pin["owner_id"] if pin else None)
+
+
+def _remove_comment(comment: dict[str, Any], pin_owner_id: int | None) -> None:
+    store, comment_id = cached_store(), comment["id"]
+    store.mapping("pin_has_comments").remove(comment["pin_id"], comment_id)  # off the pin at once
     store.objects("comment").delete(comment_id)
-    if pin is not None:
-        notifications.forget(pin["owner_id"], [comment_id])
+    store.mapping("user_has_comments").remove(comment["author_id"], comment_id)
+    if pin_owner_id is not None:
+        notifications.forget(pin_owner_id, [comment_id])

@@ -10,7 +10,8 @@ image included; a watchdog cuts the connection when it passes, so a server that
 trickles bytes cannot stretch it), an image at most ``image_files.MAX_BYTES`` (streamed,
 read no further), a page at most ``MAX_PAGE_BYTES`` (its start holds the sharing
 metadata). A page's image is chosen by page_image.py. Every failure is a
-``CouldNotFetch``; what was fetched is checked as an upload is, by the caller.
+``CouldNotFetch`` (an address refused says only that: ``AddressNotAllowed``); what was
+fetched is checked as an upload is, by the caller.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import http.client
+import logging
 import re
 import socket
 import ssl
@@ -31,6 +33,8 @@ from ..errors import CouldNotFetch
 from ..image_files import MAX_BYTES
 from . import page_image
 from .public_addresses import Address, parse, refusal
+
+logger = logging.getLogger(__name__)
 
 MAX_URL = 2048
 MAX_REDIRECTS = 5
@@ -50,6 +54,18 @@ _PATH_SAFE = "/%:@!$&'()*+,;=~"
 _QUERY_SAFE = _PATH_SAFE + "?"
 
 Resolver = Callable[[str, int], list[str]]
+
+
+class AddressNotAllowed(CouldNotFetch):
+    """A URL whose host is, or resolves to, an address that is not public. The pinner is
+    told only that the address is not allowed: what a name resolves to inside the site's
+    network, and what kind of address it is, are not theirs to learn. ``why`` says it, for
+    the log."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__("the address is not allowed")
+        self.why = why
+        logger.info("pin fetch refused: %s", why)
 
 
 @dataclass(frozen=True)
@@ -200,7 +216,7 @@ class _Fetch:
             if why is not None:
                 host = target.host
                 where = host if parse(host) == address else f"{host} resolves to {address}, which"
-                raise CouldNotFetch(f"{where} is {why}")
+                raise AddressNotAllowed(f"{where} is {why}")
         return checked
 
     def _connect(self, target: _Target, addresses: list[Address]) -> _PinnedHTTPConnection:

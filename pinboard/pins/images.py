@@ -11,38 +11,86 @@ it) never takes another's.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
+from django.conf import settings
+from django.urls import reverse
 from PIL import Image
 
-from ..image_files import content_name, delete_files, jpeg, read_image, save
+from ..image_files import (
+    content_name,
+    delete_files,
+    image_url,
+    is_private,
+    jpeg,
+    read_image,
+    save_all,
+    storage_for,
+)
 
 THUMBNAIL_WIDTH = 236  # the classic grid column width
 #: The grid's thumbnail for screens with two or more device pixels per CSS pixel (srcset).
 THUMBNAIL_2X_WIDTH = 2 * THUMBNAIL_WIDTH
 FULL_MAX_SIDE = 1600
+#: Each file's name after the upload's stem, by the field of ``image`` that keys it.
+SUFFIXES = {
+    "key": ".jpg",
+    "thumbnail_key": f"_{THUMBNAIL_WIDTH}.jpg",
+    "thumbnail_2x_key": f"_{THUMBNAIL_2X_WIDTH}.jpg",
+}
 
 
-def store_image(upload: Any) -> dict[str, Any]:
-    """Validate an uploaded file and store it; returns the pin's ``image`` field."""
+def store_image(upload: Any, *, private: bool = False) -> dict[str, Any]:
+    """Validate an uploaded file and store it; returns the pin's ``image`` field. Every
+    file is encoded before the first is stored, and a failure stores none. ``private``:
+    for a pin on a secret board (``image_files.PRIVATE``)."""
     image = read_image(upload, "image")
     full = _fit(image, FULL_MAX_SIDE)
     thumb = _fit(image, THUMBNAIL_WIDTH, width_only=True)
-    full_bytes, thumb_bytes = jpeg(full), jpeg(thumb)
-    base = content_name("pins", full_bytes)
-    stored = {
-        "key": save(f"{base}.jpg", full_bytes),
-        "thumbnail_key": save(f"{base}_{THUMBNAIL_WIDTH}.jpg", thumb_bytes),
-        "width": full.width,
-        "height": full.height,
-        "thumbnail_width": thumb.width,
-        "thumbnail_height": thumb.height,
-    }
     sharper = _fit(image, THUMBNAIL_2X_WIDTH, width_only=True)
+    full_bytes = jpeg(full)
+    base = content_name("pins", full_bytes, private=private)
+    files = {"key": (base + SUFFIXES["key"], full_bytes)}
+    files["thumbnail_key"] = (base + SUFFIXES["thumbnail_key"], jpeg(thumb))
     if sharper.width > thumb.width:  # a narrow image has no sharper thumbnail to give
-        stored["thumbnail_2x_key"] = save(f"{base}_{THUMBNAIL_2X_WIDTH}.jpg", jpeg(sharper))
+        files["thumbnail_2x_key"] = (base + SUFFIXES["thumbnail_2x_key"], jpeg(sharper))
+    keys = save_all(dict(files.values()))
+    stored: dict[str, Any] = {field: keys[name] for field, (name, _) in files.items()}
+    stored.update(width=full.width, height=full.height)
+    stored.update(thumbnail_width=thumb.width, thumbnail_height=thumb.height)
+    if "thumbnail_2x_key" in stored:
         stored["thumbnail_2x_width"] = sharper.width
     return stored
+
+
+#: The files of a pin's image, by the name of each in a URL (``pins.views.image``).
+FILES = {"full": "key", "thumbnail": "thumbnail_key", "thumbnail_2x": "thumbnail_2x_key"}
+
+
+class ImageUrls(NamedTuple):
+    full: str
+    thumbnail: str
+    thumbnail_2x: str | None
+
+
+def image_urls(pin: dict[str, Any]) -> ImageUrls:
+    """The URL of each file of the pin's image: the public one, or for a private file (a
+    secret board's) one that only those who may see the pin can use."""
+    image, pin_id = pin["image"], pin["id"]
+    sharper = image.get("thumbnail_2x_key")
+    return ImageUrls(
+        _url(pin_id, "full", image["key"]),
+        _url(pin_id, "thumbnail", image["thumbnail_key"]),
+        _url(pin_id, "thumbnail_2x", sharper) if sharper else None,
+    )
+
+
+def _url(pin_id: int, variant: str, key: str) -> str:
+    if not is_private(key):
+        return image_url(key)
+    if "private" in settings.STORAGES:  # S3: signed, and good for minutes
+        return str(storage_for(key).url(key))
+    return reverse("pin_image", args=[pin_id, variant])  # a view that checks who asks
 
 
 def _fit(image: Image.Image, size: int, *, width_only: bool = False) -> Image.Image:

@@ -1,5 +1,5 @@
-"""Reading pins and their comments, the pin an actor owns, and the pinners and boards a
-page of pins names."""
+"""Reading pins and their comments, and the pinners and boards a page of pins names (who
+may see or change a pin is ``boards.privacy``'s)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,7 @@ from typing import Any
 from shardstore import Page
 from shardstore.cache import Read
 
-from ..boards.queries import get_board
 from ..data_plane import cached_store
-from ..errors import Forbidden, NotFoundError
 
 #: The counts a pin carries: likes, saves, comments.
 PIN_COUNTS = ("pin_liked_by_users", "pin_saved_as_pins", "pin_has_comments")
@@ -24,19 +22,6 @@ def get_pin(pin_id: int) -> dict[str, Any] | None:
 def reading_pin(pin_id: int) -> Read[dict[str, Any] | None]:
     """``get_pin`` as a read to make with others at one step of a page."""
     return cached_store().objects("pin").reading_one(pin_id, counts=PIN_COUNTS)
-
-
-def owned_pin(actor_id: int, pin_id: int) -> dict[str, Any]:
-    """The pin, if ``actor_id`` owns it; NotFoundError or Forbidden otherwise."""
-    pin = get_pin(pin_id)
-    if pin is None:
-        raise NotFoundError("no such pin")
-    if pin["owner_id"] != actor_id:
-        board = get_board(pin["board_id"])
-        if board is None or board.get("secret"):  # another's secret pin does not exist
-            raise NotFoundError("no such pin")
-        raise Forbidden("this pin is not yours")
-    return pin
 
 
 def get_pins(pin_ids: list[int]) -> list[dict[str, Any]]:

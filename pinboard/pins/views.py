@@ -15,11 +15,12 @@ from django.views.decorators.http import require_POST
 from shardstore.cache import read_together
 
 from .. import ratelimit
-from ..boards.privacy import may_see
+from ..boards.privacy import editable_pin, is_member, may_see, shown_saved_from, visible_pin
 from ..boards.queries import get_boards, pinnable_board_ids, reading_board
 from ..errors import DomainError, Forbidden, InvalidField, NotFoundError, TooLarge
 from ..grid import pin_item
 from ..ids import parse_id
+from ..image_files import image_url, is_private, read
 from ..likes.queries import likes_pin
 from ..users.auth import get_pinner, signed_in_pinner
 from ..users.queries import reading_user
@@ -33,8 +34,11 @@ from .actions import (
     save_pin,
     update_pin,
 )
-from .queries import get_pin, owned_pin, reading_comments, reading_comments_of, reading_pin
+from .images import FILES
+from .queries import reading_comments, reading_comments_of, reading_pin
 
+#: How long a browser may keep a secret board's pin's image.
+PRIVATE_IMAGE_SECONDS = 300
 #: The boards a save or create form offers: the pinner's newest this many.
 BOARD_CHOICES = 200
 
@@ -72,7 +76,7 @@ def detail(request: HttpRequest, pin_id: str) -> HttpResponse:
     if board is None or owner is None or not may_see(viewer, board):
         raise Http404("no such pin")
     context = {
-        "pin": pin_item(pin),
+        "pin": {**pin_item(pin), "saved_from": shown_saved_from(pin)},
         "board": board,
         "owner": owner,
         "comments": comments,
@@ -80,6 +84,8 @@ def detail(request: HttpRequest, pin_id: str) -> HttpResponse:
         "liked": likes_pin(pinner["id"], pin["id"]) if pinner else False,
         "my_boards": _my_boards(pinner),
         "is_owner": pinner is not None and pinner["id"] == owner["id"],
+        "may_edit": viewer == owner["id"] and is_member(viewer, board),
+        "owns_board": viewer == board["owner_id"],  # may delete a collaborator's pin
         "counts": {
             "likes": pin["counts"]["pin_liked_by_users"],
             "saves": pin["counts"]["pin_saved_as_pins"],
@@ -108,6 +114,22 @@ def _create(pinner_id: int, request: HttpRequest) -> dict[str, Any]:
     return create_pin_from_url(pinner_id, board, source_url, description, link)
 
 
+@page_errors
+def image(request: HttpRequest, pin_id: str, variant: str) -> HttpResponse:
+    """A file of a secret board's pin, to those who may see the pin (``pins.images``):
+    a 404 to anyone else, as for a pin that does not exist; never cached by others."""
+    pinner = get_pinner(request)
+    pin, _ = visible_pin(pinner["id"] if pinner else None, parse_id(pin_id, "pin"))
+    key = pin["image"].get(FILES.get(variant, ""))
+    if not key:
+        raise Http404("no such image")
+    if not is_private(key):  # the board is public (again): the file has a public URL
+        return redirect(image_url(key))
+    response = HttpResponse(read(key), content_type="image/jpeg")
+    response["Cache-Control"] = f"private, max-age={PRIVATE_IMAGE_SECONDS}"
+    return response
+
+
 @pinner_required
 def create(request: HttpRequest) -> HttpResponse:
     pinner = signed_in_pinner(request)
@@ -131,7 +153,7 @@ def create(request: HttpRequest) -> HttpResponse:
 @page_errors
 def edit(request: HttpRequest, pin_id: str) -> HttpResponse:
     pinner = signed_in_pinner(request)
-    pin = owned_pin(pinner["id"], parse_id(pin_id, "pin"))
+    pin, _ = editable_pin(pinner["id"], parse_id(pin_id, "pin"))
     errors: dict[str, str] = {}
     status = 200
     values: Any = {**pin, "board": str(pin["board_id"])}
@@ -179,8 +201,7 @@ def save(request: HttpRequest, pin_id: str) -> HttpResponse:
         try:
             saved = save_pin(me, pin, board)
         except (NotFoundError, Forbidden):
-            if get_pin(pin) is None:
-                raise
+            visible_pin(me, pin)  # a pin the pinner may not see is a 404, as a missing one
             raise InvalidField("choose one of your boards", field="board") from None
         url = reverse("pin", args=[saved["id"]])
         messages.success(request, format_html('Saved. <a href="{}">See your pin</a>', url))

@@ -49,6 +49,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
+    "pinboard.ratelimit.RateLimitMiddleware",  # every write and search, before its view
 ]
 
 ROOT_URLCONF = "pinboard.urls"
@@ -117,6 +118,10 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 SESSION_ENGINE = "pinboard.sessions"  # Django's cache sessions; see pinboard/sessions.py
 SESSION_CACHE_ALIAS = "sessions"
 SESSION_COOKIE_HTTPONLY = True
+# Staff accounts (the console): a session ends this long after its log-in, and running
+# an action that changes the topology asks for the password again after this long.
+OPS_SESSION_SECONDS = 8 * 3600
+OPS_REAUTH_SECONDS = 5 * 60
 
 # New passwords are hashed with Argon2; older PBKDF2 hashes still verify and are
 # re-hashed with Argon2 at the pinner's next log-in.
@@ -189,11 +194,18 @@ CACHES = {
 }
 # (attempts, seconds): log-in and sign-up per client address, pins (new and saved) and
 # avatar uploads per pinner.
-RATE_LIMITS = {
-    "login": (60, 60),
+RATE_LIMITS = {  # (attempts, seconds) over a sliding window: pinboard/ratelimit.py
+    "login": (60, 60),  # per address
+    "login_account": (10, 300),  # per account tried
     "signup": (60, 60),
     "pin": (30, 60),
     "avatar": (10, 60),
+    "write": (120, 60),  # every write, per pinner...
+    "write_address": (300, 60),  # ...and per address (a NAT holds many pinners)
+    "search": (60, 60),
+    "search_address": (120, 60),
+    "invite": (30, 3600),  # collaborator invitations, per pinner
+    **environment.RATE_LIMITS,  # a deployment's own (PINBOARD_RATE_LIMITS)
 }
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = 11 * 1024 * 1024  # an image of up to 10 MB, plus the form
@@ -278,8 +290,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_TASK_QUEUES = [Queue("celery"), Queue("jobs")]
 CELERY_TASK_ROUTES = {"pinboard.ops.tasks.run_job_chunk": {"queue": "jobs"}}
-# Modules that register more kinds of long job (shardstore/jobs.py), comma-separated.
-JOB_KIND_MODULES = environment.JOB_MODULES
+# Modules that register more kinds of long job (shardstore/jobs.py): the site's own, and
+# those named in the environment, comma-separated.
+JOB_KIND_MODULES = ["pinboard.pins.backfill", *environment.JOB_MODULES]
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -31,12 +31,25 @@ def _list(name: str, default: str = "") -> list[str]:
     return [item.strip() for item in (os.environ.get(name) or default).split(",") if item.strip()]
 
 
+def _rate_limits(name: str) -> dict[str, tuple[int, int]]:
+    """``scope=count/seconds,...``: rate limits that replace the defaults' (settings.base)."""
+    limits = {}
+    for item in _list(name):
+        scope, _, limit = item.partition("=")
+        count, _, seconds = limit.partition("/")
+        if not (scope.strip() and count.strip().isdigit() and seconds.strip().isdigit()):
+            raise ValueError(f"{name}: expected scope=count/seconds, not {item!r}")
+        limits[scope.strip()] = (int(count), int(seconds))
+    return limits
+
+
 #: Where the embedded default keeps its control database, shards, media and config copy.
 VAR_DIR = Path(_text("PINBOARD_VAR_DIR") or BASE_DIR / "var")
 SECRET_KEY = _text("PINBOARD_SECRET_KEY")
 ALLOWED_HOSTS = _list("PINBOARD_ALLOWED_HOSTS", "127.0.0.1,localhost")
 CONTROL_DATABASE = _text("PINBOARD_CONTROL_DATABASE")
 API_TOKEN_SECONDS = _whole_number("PINBOARD_API_TOKEN_SECONDS", 30 * 24 * 3600)
+RATE_LIMITS = _rate_limits("PINBOARD_RATE_LIMITS")
 
 # The data plane.
 TOPOLOGY = _text("PINBOARD_TOPOLOGY")

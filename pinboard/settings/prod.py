@@ -44,15 +44,28 @@ if environment.S3_BUCKET:
                 "object_parameters": {"CacheControl": "public, max-age=31536000, immutable"},
             },
         },
+        # A secret board's pins' files (image_files.PRIVATE): in the same bucket, which the
+        # media domain does not serve (infra/terraform/modules/media), through URLs signed for
+        # minutes, never cached by the public.
+        "private": {
+            "BACKEND": "storages.backends.s3.S3Storage",
+            "OPTIONS": {
+                "bucket_name": _bucket,
+                "region_name": _region,
+                "querystring_auth": True,
+                "querystring_expire": 300,
+                "file_overwrite": False,
+                "object_parameters": {"CacheControl": "private, max-age=300"},
+            },
+        },
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     }
-    # Pin images come from the media domain, or from the bucket's own S3 host names.
-    _media_origins = (
-        [f"https://{_media_domain}"]
-        if _media_domain
-        else [f"https://{_bucket}.s3.amazonaws.com"]
-        + ([f"https://{_bucket}.s3.{_region}.amazonaws.com"] if _region else [])
-    )
+    # Pin images come from the media domain, or from the bucket's own S3 host names; a
+    # secret board's, signed, always from the bucket's.
+    _media_origins = ([f"https://{_media_domain}"] if _media_domain else []) + [
+        f"https://{_bucket}.s3.amazonaws.com",
+        *([f"https://{_bucket}.s3.{_region}.amazonaws.com"] if _region else []),
+    ]
     _directives = CONTENT_SECURITY_POLICY["DIRECTIVES"]
     CONTENT_SECURITY_POLICY = {
         **CONTENT_SECURITY_POLICY,

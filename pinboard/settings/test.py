@@ -28,7 +28,13 @@ SEARCH_URL = f"sqlite://{_TMP / 'search.sqlite3'}"
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 RATE_LIMITS = {
     "login": (10_000, 60),
+    "login_account": (10_000, 60),
     "signup": (10_000, 60),
     "pin": (10_000, 60),
     "avatar": (10_000, 60),
+    "write": (1_000_000, 60),
+    "write_address": (1_000_000, 60),
+    "search": (1_000_000, 60),
+    "search_address": (1_000_000, 60),
+    "invite": (10_000, 60),
 }  # tests that check limits override these

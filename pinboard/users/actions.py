@@ -35,7 +35,7 @@ USERNAME = re.compile(r"[A-Za-z0-9_]{3,30}")  # the whole string (fullmatch): no
 RESERVED_USERNAMES = {
     "api", "pin", "pins", "static", "media", "login", "logout", "signup", "ops", "admin",
     "feed", "boards", "board", "settings", "about", "search", "new", "edit", "users", "me",
-    "healthz", "notifications",
+    "healthz", "readyz", "notifications",
 }  # fmt: skip
 MIN_PASSWORD = 8
 MAX_DISPLAY_NAME = 50

@@ -15,7 +15,7 @@ from typing import Any
 
 from PIL import Image, ImageOps
 
-from ..image_files import content_name, delete_files, image_url, jpeg, read_image, save
+from ..image_files import content_name, delete_files, image_url, jpeg, read_image, save_all
 
 #: The sides stored, in pixels: 60 for the small circles (cards, lists, the top bar: up to
 #: 40 CSS pixels, sharp on most screens), 120 for a profile's head.
@@ -31,7 +31,8 @@ def store_avatar(upload: Any) -> dict[str, str]:
         size: jpeg(ImageOps.fit(image, (size, size), Image.Resampling.LANCZOS)) for size in SIZES
     }
     base = content_name("avatars", squares[LARGE])
-    return {str(size): save(f"{base}_{size}.jpg", data) for size, data in squares.items()}
+    keys = save_all({f"{base}_{size}.jpg": data for size, data in squares.items()})
+    return {str(size): keys[f"{base}_{size}.jpg"] for size in SIZES}
 
 
 def delete_avatar(avatar: dict[str, str]) -> None:

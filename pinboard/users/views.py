@@ -86,7 +86,7 @@ def login(request: HttpRequest) -> HttpResponse:
     status, refusal = 200, None
     if request.method == "POST":
         try:
-            ratelimit.check(request, "login")
+            ratelimit.check_login(request, request.POST.get("login", ""))
             user = authenticate(request.POST.get("login"), request.POST.get("password"))
             if user is None:
                 raise InvalidField("wrong username, email or password")
@@ -115,7 +115,7 @@ def password(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         post = request.POST
         try:
-            ratelimit.check(request, "login")  # guesses at the current password count as log-ins
+            ratelimit.check_login(request, pinner["id"])  # guesses at the password count as log-ins
             user = change_password(pinner["id"], post.get("old_password"), post.get("new_password"))
         except DomainError as error:
             refusal, errors, status = error, form_errors(error), error.status
@@ -184,7 +184,7 @@ def delete(request: HttpRequest) -> HttpResponse:
     """Delete the account (its password confirms it); the settings form shows a refusal."""
     pinner = signed_in_pinner(request)
     try:
-        ratelimit.check(request, "login")  # the password is asked for: count it as a log-in
+        ratelimit.check_login(request, pinner["id"])  # the password is asked for: a log-in
         delete_account(pinner["id"], request.POST.get("password"))
     except DomainError as error:
         return _settings_refused(request, error, "delete")

@@ -25,7 +25,7 @@ _MISSING_SCHEMA = {1049, 1146}
 _DUPLICATE_ENTRY = 1062
 # "running with the --read-only option": a demoted or fenced master refused a write; or
 # "INSERT command denied" on a shard's table: a move took this host's writes on the shard
-# away from the site's account (shardstore/control/mysql_hosts.py, fence_databases).
+# away from the site's account (shardstore/control/grant_fence.py).
 _READ_ONLY = 1290
 _TABLE_ACCESS_DENIED = 1142
 # Lock conflicts: the transaction was rolled back and may simply be run again.

@@ -40,17 +40,20 @@ from .cache_servers import plan_cache_server
 from .close_range import plan_close_range
 from .config_source import ConfigError, ConfigSource
 from .diff import plan_diff
-from .failover import plan_emergency_failover, plan_failover
+from .emergency import plan_emergency_failover
+from .failover import plan_failover
 from .fencing import Fence
 from .host_service import plan_host_service
+from .locks import Locks
 from .mysql_hosts import HostError, MySQLHost
 from .new_pairs import plan_bring_up
 from .open_range import plan_open_range
-from .plans import Journal, Locks, Plan, run
+from .plans import Journal, Plan, run
 from .publish import plan_publish, plan_rollback
 from .redis_move import plan_redis_move
-from .split import plan_split, plan_split_revert
+from .split import plan_split
 from .split_cleanup import plan_cleanup
+from .split_revert import plan_split_revert
 
 OPERATIONS = (
     "bring-up", "open-range", "close-range", "host-service", "cache-server", "redis-move", "failover",

@@ -14,7 +14,6 @@ repointing one needs no binary log file name or offset.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -209,15 +208,17 @@ class MySQLHost:
             " AND user NOT IN ('system user', 'event_scheduler')"
             " AND command NOT IN ('Binlog Dump', 'Daemon', 'Slave_IO', 'Slave_SQL')"
         )
-        ended = 0
-        for row in rows:
-            try:
-                self.query(f"KILL {int(row['id'])}")
-                ended += 1
-            except HostError as exc:
-                if exc.errno != _UNKNOWN_THREAD:  # it ended by itself meanwhile
-                    raise
-        return ended
+        return sum(self.end_session(int(row["id"])) for row in rows)
+
+    def end_session(self, session: int) -> bool:
+        """``KILL`` a session; False if it had ended by itself meanwhile."""
+        try:
+            self.query(f"KILL {session}")
+        except HostError as exc:
+            if exc.errno != _UNKNOWN_THREAD:
+                raise
+            return False
+        return True
 
     def gtid_binlog_pos(self) -> str:
         """What this server has written to its binary log (its own and replicated writes)."""
@@ -239,81 +240,6 @@ class MySQLHost:
 
     def gtid_current_pos(self) -> str:
         return str(self.value("SELECT @@global.gtid_current_pos") or "")
-
-    def fence_databases(self, databases: list[str]) -> str:
-        """Take the writes on ``databases`` away from every account that holds them through a
-        pattern (the site's, ``db%``): a grant of SELECT alone on a database comes before
-        the pattern, so MySQL itself refuses those accounts' writes there, whatever map a
-        process follows. Then end their sessions that could still write there (one in a
-        transaction, or one whose default database is fenced: its privileges were read at
-        ``USE``). On this server only (not in its binary log: the host taking the shards
-        over must keep the writes). A note of what was done."""
-        accounts = self._pattern_writers(databases)
-        self.query("SET SESSION sql_log_bin = 0")
-        try:
-            for user, at in accounts:
-                for db in databases:
-                    self.query(f"GRANT SELECT ON `{db}`.* TO %s@%s", (user, at))
-        finally:
-            self.query("SET SESSION sql_log_bin = 1")
-        ended = self._end_sessions(accounts, databases)
-        who = ", ".join(f"{u}@{h}" for u, h in accounts) or "no account"
-        return f"writes on {len(databases)} databases taken from {who}; {ended} sessions ended"
-
-    def unfence_databases(self, databases: list[str]) -> str:
-        """Give back what ``fence_databases`` took (idempotent)."""
-        accounts = self._pattern_writers(databases)
-        wanted = set(databases)
-        rows = self.query(
-            "SELECT user, host AS at, db FROM mysql.db WHERE select_priv = 'Y'"
-            " AND insert_priv = 'N' AND update_priv = 'N' AND delete_priv = 'N'"
-        )
-        fenced = [
-            (str(r["user"]), str(r["at"]), str(r["db"]))
-            for r in rows
-            if r["db"] in wanted and (str(r["user"]), str(r["at"])) in accounts
-        ]
-        self.query("SET SESSION sql_log_bin = 0")
-        try:
-            for user, at, db in fenced:
-                self.query(f"REVOKE SELECT ON `{db}`.* FROM %s@%s", (user, at))
-        finally:
-            self.query("SET SESSION sql_log_bin = 1")
-        return f"writes on {len({db for _, _, db in fenced})} databases given back"
-
-    def _pattern_writers(self, databases: list[str]) -> list[tuple[str, str]]:
-        """The accounts that may write some of ``databases`` through a database pattern."""
-        rows = self.query(
-            "SELECT user, host AS at, db FROM mysql.db"
-            " WHERE insert_priv = 'Y' OR update_priv = 'Y' OR delete_priv = 'Y'"
-        )
-        writers = set()
-        for row in rows:
-            pattern = _like(str(row["db"]))
-            if pattern is not None and any(pattern.fullmatch(db) for db in databases):
-                writers.add((str(row["user"]), str(row["at"])))
-        return sorted(writers)
-
-    def _end_sessions(self, accounts: list[tuple[str, str]], databases: list[str]) -> int:
-        users = {user for user, _ in accounts}
-        if not users:
-            return 0
-        rows = self.query(
-            "SELECT p.id, p.user, p.db, t.trx_id IS NOT NULL AS in_transaction"
-            " FROM information_schema.processlist p"
-            " LEFT JOIN information_schema.innodb_trx t ON t.trx_mysql_thread_id = p.id"
-        )
-        fenced = set(databases)
-        ended = 0
-        for row in rows:
-            if row["user"] in users and (row["in_transaction"] or row["db"] in fenced):
-                try:
-                    self.query(f"KILL {int(row['id'])}")
-                    ended += 1
-                except HostError as exc:
-                    if exc.errno != _UNKNOWN_THREAD:
-                        raise
-        return ended
 
     def replica_status(self) -> ReplicaStatus | None:
         """None if this server replicates from no one."""
@@ -410,25 +336,3 @@ def gtid_domains(position: str) -> dict[int, tuple[int, int]]:
 
 
 _UNKNOWN_THREAD = 1094
-
-
-def _like(pattern: str) -> re.Pattern[str] | None:
-    """A grant's database pattern (``%``, ``_``, ``\\_``) as a regular expression; None for a
-    plain name (a grant on that database itself, not through a pattern)."""
-    if not re.search(r"(?<!\\)[%_]", pattern):
-        return None
-    out = []
-    escaped = False
-    for char in pattern:
-        if escaped:
-            out.append(re.escape(char))
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        elif char == "%":
-            out.append(".*")
-        elif char == "_":
-            out.append(".")
-        else:
-            out.append(re.escape(char))
-    return re.compile("".join(out))

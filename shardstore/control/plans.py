@@ -32,37 +32,23 @@ session stops the run before it changes anything more.
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import os
 import signal
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Protocol
 
 from ..exceptions import ShardStoreError
-
-
-class HostsBusy(ShardStoreError):
-    """Another operation holds a lock on a host this plan touches."""
+from .locks import CONFIG, HostsBusy, LockCheck, Locks
 
 
 class StepFailed(ShardStoreError):
     """A step of a plan raised; the journal holds the steps done before it."""
 
 
-class LockLost(ShardStoreError):
-    """A lock the run held is no longer held (its ZooKeeper session ended)."""
-
-
 class Interrupted(BaseException):
     """The operator's process was told to stop (SIGTERM): undo, then stop."""
-
-
-#: The lock every operation that publishes a config document holds for its whole run.
-CONFIG = "@config"
 
 
 @dataclass(frozen=True)
@@ -158,18 +144,6 @@ class Journal(Protocol):
 
     def open_operations(self) -> list[OpenOperation]:
         """The entries of runs that neither finished nor are dry runs."""
-        ...
-
-
-#: Raises LockLost if a lock taken by ``hold`` is no longer held.
-LockCheck = Callable[[], None]
-
-
-class Locks(Protocol):
-    def hold(
-        self, hosts: Sequence[str], *, owner: str
-    ) -> contextlib.AbstractContextManager[LockCheck]:
-        """Hold every host's lock for the block, or raise HostsBusy at once."""
         ...
 
 
@@ -321,86 +295,6 @@ def _signals_deferred() -> Iterator[None]:
             signal.signal(signum, handler)
 
 
-# -- locks ------------------------------------------------------------------------
-
-
-class FileLocks:
-    """Host locks as ``flock``ed files in a directory: every process of one machine (the
-    embedded default, the local cluster) sees them; the kernel drops a dead holder's."""
-
-    def __init__(self, directory: str | Path) -> None:
-        self.directory = Path(directory)
-
-    @contextlib.contextmanager
-    def hold(self, hosts: Sequence[str], *, owner: str) -> Iterator[LockCheck]:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        with contextlib.ExitStack() as held:
-            for host in sorted(set(hosts)):
-                path = self.directory / f"{_safe(host)}.lock"
-                handle = held.enter_context(open(path, "a+"))
-                try:
-                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    handle.seek(0)
-                    holder = handle.read() or "another operation"
-                    raise HostsBusy(f"{_what(host)} is locked by: {holder}") from None
-                handle.truncate(0)
-                handle.write(f"{owner} (pid {os.getpid()})")
-                handle.flush()
-            yield _held_while_alive  # a flock lasts as long as its process
-
-
-class ZooKeeperLocks:
-    """Host locks as kazoo lock recipes under ``<root>/locks/<host>``: held by a live
-    ZooKeeper session, so a crashed operator's locks go with its session."""
-
-    def __init__(self, client: Any, root: str) -> None:
-        self.client = client
-        self.root = "/" + root.strip("/")
-
-    @contextlib.contextmanager
-    def hold(self, hosts: Sequence[str], *, owner: str) -> Iterator[LockCheck]:
-        acquired = []
-        try:
-            for host in sorted(set(hosts)):
-                lock = self.client.Lock(f"{self.root}/locks/{_safe(host)}", identifier=owner)
-                if not lock.acquire(blocking=False):
-                    holders = ", ".join(lock.contenders()) or "another operation"
-                    raise HostsBusy(f"{_what(host)} is locked by: {holders}")
-                acquired.append(lock)
-            yield lambda: self._check(acquired)
-        finally:
-            for lock in reversed(acquired):
-                lock.release()
-
-    def _check(self, acquired: list[Any]) -> None:
-        """Each lock's node is still there, owned by this session (a session that expired
-        took its nodes with it, and another operator may hold the lock now)."""
-        from kazoo.exceptions import KazooException
-
-        session = self.client.client_id[0] if self.client.client_id else None
-        for lock in acquired:
-            try:
-                stat = self.client.exists(f"{lock.path}/{lock.node}")
-            except KazooException as exc:  # connection lost, session expired
-                raise LockLost(f"lock {lock.path} cannot be checked: {exc!r}") from None
-            if stat is None or stat.ephemeralOwner != session:
-                raise LockLost(f"lock {lock.path} was lost with its ZooKeeper session")
-
-
-def _held_while_alive() -> None:
-    """File locks: held until the process ends, nothing to check."""
-
-
-def _what(lock: str) -> str:
-    return "the config" if lock == CONFIG else f"host {lock}"
-
-
-def _safe(host: str) -> str:
-    """A host name as a file or znode name."""
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in host)
-
-
 # -- journals ---------------------------------------------------------------------
 
 
@@ -446,16 +340,3 @@ class MemoryJournal:
             for number, e in enumerate(self.entries, 1)
             if e.ok is None and not e.dry_run
         ]
-
-
-def locks_for(source: Any) -> Locks:
-    """Host locks that every process using ``source`` sees: kazoo locks beside a ZooKeeper
-    source's documents, file locks beside a directory's."""
-    from .file_source import FileSource
-    from .zookeeper_source import ZooKeeperSource
-
-    if isinstance(source, ZooKeeperSource):
-        return ZooKeeperLocks(source.client, source.root)
-    if isinstance(source, FileSource):
-        return FileLocks(source.root / "locks")
-    raise TypeError(f"no locks for a {type(source).__name__}")

@@ -21,7 +21,8 @@ from .config_source import (
     Revision,
     VersionConflict,
 )
-from .plans import CONFIG, Plan, Step, StepFailed
+from .locks import CONFIG
+from .plans import Plan, Step, StepFailed
 
 #: How each document is called in plans and notes.
 TITLES = {documents.SHARDS: "shard map", documents.REDIS: "redis map", documents.CACHES: "caches"}

@@ -27,8 +27,10 @@ from ..exceptions import InvalidTopology
 from . import documents
 from .config_source import ConfigSource
 from .failover import Connect, plan_failover
-from .plans import HostsBusy, Journal, Locks, OpenOperation, Plan, StepFailed, undo_steps
-from .split import plan_split, plan_split_revert
+from .locks import HostsBusy, Locks
+from .plans import Journal, OpenOperation, Plan, StepFailed, undo_steps
+from .split import plan_split
+from .split_revert import plan_split_revert
 
 
 def state(operation: OpenOperation, locks: Locks) -> str:

@@ -9,7 +9,7 @@ replica becomes responsible for some of the DBs"), and undo that, and clean up a
 3. publish the shard map with the moving shards read-only, and wait until every
    process follows it (its writes under the old map drained: ``fence``);
 4. fence the moving shards on the host in MySQL itself: the site's account loses
-   its writes on their databases there (``MySQLHost.fence_databases``), and its
+   its writes on their databases there (``grant_fence.take_writes``), and its
    sessions that could still write are ended, so a process that missed the map
    (cut off from ZooKeeper, say) gets an error, never a write that would land in
    a copy ``cleanup`` drops;
@@ -28,12 +28,8 @@ given back, the map is published again without the read-only window, and the hos
 keeps every shard. Step 7 commits the split: a failure after it leaves the split
 done and the rename to be run again.
 
-``plan_split_revert(source, split=9)``, until ``cleanup 9`` has run: make the
-moving shards read-only again, fence them on the replica (as step 4 above), copy
-them back from the replica to the host (their newest rows), give the site its
-writes on them back on the host, publish the old ranges, and rename the replica's
-copies away. The replica has taken its own writes since, so it cannot simply follow
-the host again: it is left out of service until it is rebuilt as a replica.
+``plan_split_revert(source, split=9)`` (split_revert.py) undoes a split until
+``cleanup 9`` has run.
 
 ``plan_cleanup(source, split=9)`` (split_cleanup.py) drops the renamed copies on both
 hosts; the ``cleanup`` long job does the same chunked by shard.
@@ -51,6 +47,7 @@ from . import documents
 from .config_source import ConfigSource, NotPublished, Revision
 from .diff import diff_hosts
 from .failover import check_replica_step, master_and_replica
+from .grant_fence import give_writes_back, take_writes
 from .mysql_hosts import HostError, MySQLHost
 from .plans import Plan, Step
 from .publish import FOLLOW_SECONDS, followed_step, publish_step
@@ -143,11 +140,11 @@ def plan_split(
 
     def fence() -> str:
         with connect(host_address) as m:
-            return m.fence_databases(moving_databases)
+            return take_writes(m, moving_databases)
 
     def unfence() -> str:
         with connect(host_address) as m:
-            return m.unfence_databases(moving_databases)
+            return give_writes_back(m, moving_databases)
 
     def catch_up() -> str:
         with connect(host_address) as m:
@@ -269,170 +266,3 @@ def split_revision(source: ConfigSource, split: int) -> tuple[Revision, Revision
 
 def renamed_databases(host: MySQLHost, suffix: str) -> list[str]:
     return sorted(db for db in host.databases() if db.endswith(suffix))
-
-
-def plan_split_revert(
-    source: ConfigSource,
-    *,
-    split: int,
-    author: str,
-    connect: Connect = MySQLHost,
-    follow_seconds: float = FOLLOW_SECONDS,
-    base: Revision | None = None,
-) -> Plan:
-    """The plan to give the shards of split ``split`` back to the host they left."""
-    after, _ = split_revision(source, split)
-    current = base or source.current(documents.SHARDS)
-    document = current.document
-    words = after.reason.split()  # "split HOST onto REPLICA"
-    host, replica = words[1], words[3]
-    moved = [r["range"] for r in after.document["ranges"] if r["master"] == replica]
-    for first, last in moved:
-        for shard in (first, last):
-            if _master_of(document, shard) != replica:
-                raise InvalidTopology(f"shard {shard} is no longer on {replica}: cannot revert")
-    addresses = document["hosts"]
-    suffix = f"_split{split}"
-    with connect(addresses[host]) as m:
-        if not renamed_databases(m, suffix):
-            raise InvalidTopology(f"split {split} was cleaned up on {host}: it cannot be reverted")
-    frozen = documents.validate(documents.SHARDS, {**document, "read_only": moved})
-    ranges = [
-        ({**r, "master": host} if r["master"] == replica and r["range"] in moved else r)
-        for r in document["ranges"]
-    ]
-    merged = _merge(ranges)
-    out = sorted({*document.get("out_of_service", []), replica})
-    restored = {k: v for k, v in document.items() if k != "read_only"}
-    restored = documents.validate(
-        documents.SHARDS, {**restored, "ranges": merged, "out_of_service": out}
-    )
-    frozen_revision = Revision(documents.SHARDS, current.version + 1, frozen, author, "", "")
-    reason = f"revert split {split}: shards {spans(moved)} back to {host}"
-
-    def copy_back() -> str:
-        with connect(addresses[replica]) as r, connect(addresses[host]) as m:
-            rows = 0
-            for shard in shards_in(moved):
-                rows += copy_shard(r, m, shard, template=f"{database_name(shard)}{suffix}")
-        return f"{rows} rows copied from {replica} to {host}"
-
-    moved_databases = [database_name(shard) for shard in shards_in(moved)]
-
-    def fence_on(name: str) -> Callable[[], str]:
-        def fence() -> str:
-            with connect(addresses[name]) as h:
-                return h.fence_databases(moved_databases)
-
-        return fence
-
-    def unfence_on(name: str) -> Callable[[], str]:
-        def unfence() -> str:
-            with connect(addresses[name]) as h:
-                return h.unfence_databases(moved_databases)
-
-        return unfence
-
-    def set_aside() -> str:
-        with connect(addresses[replica]) as r:
-            n = rename_shards(r, shards_in(moved), f"_reverted{split}")
-        return f"{n} shards renamed *_reverted{split} on {replica}; {replica} out of service"
-
-    return Plan(
-        "split-revert",
-        reason,
-        [
-            publish_step(
-                source,
-                current,
-                frozen,
-                author=author,
-                reason=f"{reason}: read-only window",
-                change=f"shards {spans(moved)} read-only",
-                hosts=(host, replica),
-            ),
-            followed_step(
-                source,
-                documents.SHARDS,
-                current.version + 1,
-                hosts=(host, replica),
-                timeout=follow_seconds,
-            ),
-            Step(
-                f"take the site's writes on shards {spans(moved)} away on {replica} (MySQL grants)",
-                (replica,),
-                fence_on(replica),
-                unfence_on(replica),
-            ),
-            Step(
-                f"copy shards {spans(moved)} from {replica} back to {host}",
-                (host, replica),
-                copy_back,
-            ),
-            Step(
-                f"give the site's writes on shards {spans(moved)} back on {host}",
-                (host,),
-                unfence_on(host),
-                fence_on(host),
-            ),
-            replace(
-                publish_step(
-                    source,
-                    frozen_revision,
-                    restored,
-                    author=author,
-                    reason=reason,
-                    change=f"shards {spans(moved)} mastered by {host}; {replica} out of service",
-                    hosts=(host, replica),
-                ),
-                commits=True,
-            ),
-            Step(f"rename {replica}'s copies of shards {spans(moved)} away", (replica,), set_aside),
-        ],
-        {"split": split, "host": host, "replica": replica, "base": current.version},
-    )
-
-
-def copy_shard(source: MySQLHost, target: MySQLHost, shard: int, *, template: str) -> int:
-    """Make ``db<shard>`` on ``target`` a copy of it on ``source`` (tables shaped like
-    ``template``'s on the target). Returns the rows copied."""
-    db = database_name(shard)
-    target.query(f"CREATE DATABASE IF NOT EXISTS {db}")
-    rows = 0
-    for table in [next(iter(r.values())) for r in target.query(f"SHOW TABLES FROM {template}")]:
-        target.query(f"CREATE TABLE IF NOT EXISTS {db}.{table} LIKE {template}.{table}")
-        target.query(f"DELETE FROM {db}.{table}")
-        data = source.query(f"SELECT * FROM {db}.{table}")
-        if data:
-            columns = list(data[0])
-            sql = (
-                f"INSERT INTO {db}.{table} ({', '.join(f'`{c}`' for c in columns)})"
-                f" VALUES ({', '.join(['%s'] * len(columns))})"
-            )
-            target.executemany(sql, [tuple(row[c] for c in columns) for row in data])
-            rows += len(data)
-    return rows
-
-
-def _master_of(document: dict[str, Any], shard: int) -> str | None:
-    for entry in document["ranges"]:
-        if entry["range"][0] <= shard <= entry["range"][1]:
-            return str(entry["master"])
-    return None
-
-
-def _merge(ranges: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Adjacent ranges with the same master and slave as one range."""
-    merged: list[dict[str, Any]] = []
-    for entry in sorted(ranges, key=lambda r: r["range"][0]):
-        last = merged[-1] if merged else None
-        if (
-            last is not None
-            and last["master"] == entry["master"]
-            and last.get("slave") == entry.get("slave")
-            and last["range"][1] + 1 == entry["range"][0]
-        ):
-            last["range"] = [last["range"][0], entry["range"][1]]
-        else:
-            merged.append({**entry, "range": list(entry["range"])})
-    return merged

@@ -11,6 +11,7 @@ from ..jobs import Chunk, JobContext, JobError, JobKind, Params, Summary, regist
 from ..topology import database_name
 from . import documents
 from .config_source import ConfigSource
+from .grant_fence import give_writes_back
 from .mysql_hosts import MySQLHost
 from .plans import Plan, Step
 from .split import Connect, renamed_databases, split_revision
@@ -34,7 +35,7 @@ def plan_cleanup(
                 for db in dropped:
                     h.query(f"DROP DATABASE {db}")
                 # The split's fence on the shards that left: they may come back one day.
-                h.unfence_databases(sorted({db.split("_")[0] for db in dropped}))
+                give_writes_back(h, sorted({db.split("_")[0] for db in dropped}))
             return f"{len(dropped)} databases dropped on {name}"
 
         return run
@@ -64,7 +65,7 @@ def _cleanup_chunk(context: JobContext, chunk: Chunk, params: Params) -> Summary
                 for suffix in (f"_split{split}", f"_reverted{split}"):
                     if f"{database_name(shard)}{suffix}" in present:
                         host.query(f"DROP DATABASE {database_name(shard)}{suffix}")
-                        host.unfence_databases([database_name(shard)])  # as plan_cleanup
+                        give_writes_back(host, [database_name(shard)])  # as plan_cleanup
                         dropped += 1
     return {"dropped": dropped}
 

@@ -92,6 +92,13 @@ def test_a_group_board_takes_the_pins_of_its_collaborators(
     expect(una.get_by_role("button", name="Remove vic")).to_be_visible()
     shoot(una, "una-group-board-invited")
 
+    vic.goto("/vic/")  # invited, not yet a collaborator: no group board on his profile
+    expect(vic.get_by_role("heading", name="Group boards")).to_have_count(0)
+    vic.goto("/notifications/")
+    expect(vic.get_by_text("invites you to pin to their board")).to_be_visible()
+    shoot(vic, "vic-invited-to-a-group-board")
+    vic.get_by_role("button", name="Accept").click()
+    expect(vic.get_by_role("link", name="Add a pin")).to_be_visible()
     vic.goto("/vic/")
     expect(vic.get_by_role("heading", name="Group boards")).to_be_visible()
     vic.goto(board_url)

@@ -238,10 +238,10 @@ def test_nginx_passes_the_sites_upload_limit_and_the_load_balancers_scheme() -> 
     # The load balancer's https, not nginx's own http, or Django would redirect forever.
     assert "proxy_set_header X-Forwarded-Proto $http_x_forwarded_proto;" in site
     # The health check (the instance's address, plain HTTP) reaches the site as the site.
-    healthz = site[site.index("location = /healthz") :]
-    healthz = healthz[: healthz.index("}")]
-    assert f"proxy_set_header Host {data['pinboard::site_domain']};" in healthz
-    assert "proxy_set_header X-Forwarded-Proto https;" in healthz
+    readyz = site[site.index("location = /readyz") :]
+    readyz = readyz[: readyz.index("}")]
+    assert f"proxy_set_header Host {data['pinboard::site_domain']};" in readyz
+    assert "proxy_set_header X-Forwarded-Proto https;" in readyz
 
 
 # -- the generated Hiera file -----------------------------------------------------------

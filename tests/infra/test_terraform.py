@@ -65,6 +65,19 @@ def test_only_web_and_worker_hosts_reach_the_control_database_and_only_workers_i
     assert sorted(r.strip('"') for r in readers) == ["worker"]  # the master secret
 
 
+def test_the_health_check_asks_readiness_which_the_internet_cannot() -> None:
+    web = checks.load_directory(TERRAFORM / "modules" / "web")
+    (group,) = checks._resources(web, "aws_lb_target_group").values()
+    assert checks._unquote(group["health_check"][0]["path"]) == "/readyz"
+    (rule,) = checks._resources(web, "aws_lb_listener_rule").values()
+    assert rule["listener_arn"] == "${aws_lb_listener.https.arn}" and rule["priority"] == 1
+    paths = rule["condition"][0]["path_pattern"][0]["values"]
+    assert "/readyz" in [checks._unquote(p) for p in paths]
+    response = rule["action"][0]
+    assert checks._unquote(response["type"]) == "fixed-response"
+    assert checks._unquote(response["fixed_response"][0]["status_code"]) == "404"
+
+
 def test_instances_are_tagged() -> None:
     assert checks.tag_problems(TERRAFORM) == []
 

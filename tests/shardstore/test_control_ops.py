@@ -14,17 +14,9 @@ from shardstore import InvalidTopology, Store, Topology, init_shards
 from shardstore.control.close_range import plan_close_range
 from shardstore.control.file_source import FileSource
 from shardstore.control.host_service import plan_host_service
+from shardstore.control.locks import CONFIG, FileLocks, HostsBusy, ZooKeeperLocks
 from shardstore.control.open_range import plan_open_range
-from shardstore.control.plans import (
-    CONFIG,
-    FileLocks,
-    HostsBusy,
-    MemoryJournal,
-    Plan,
-    Step,
-    ZooKeeperLocks,
-    run,
-)
+from shardstore.control.plans import MemoryJournal, Plan, Step, run
 
 from .catalog import CATALOG, open_store
 

@@ -9,11 +9,13 @@ import pytest
 
 from shardstore import InvalidTopology, ShardReadOnly, Store, Topology, init_shards
 from shardstore.control import recovery
-from shardstore.control.failover import plan_emergency_failover, plan_failover
+from shardstore.control.emergency import plan_emergency_failover
+from shardstore.control.failover import plan_failover
 from shardstore.control.fencing import command_fence
 from shardstore.control.file_source import FileSource
+from shardstore.control.locks import FileLocks
 from shardstore.control.mysql_hosts import HostError, MySQLHost
-from shardstore.control.plans import FileLocks, MemoryJournal, Plan, StepFailed, run
+from shardstore.control.plans import MemoryJournal, Plan, StepFailed, run
 from tests.config_documents import eventually
 from toolkit.servers.mariadb import MariaDBServer
 

@@ -15,8 +15,9 @@ import pytest
 from shardstore import Store, Topology
 from shardstore.cli import main
 from shardstore.control.file_source import FileSource
+from shardstore.control.locks import FileLocks
 from shardstore.control.open_range import plan_open_range
-from shardstore.control.plans import FileLocks, MemoryJournal, Plan, run
+from shardstore.control.plans import MemoryJournal, Plan, run
 from shardstore.ids import shard_of
 from toolkit.servers.mariadb import MariaDBServer
 

@@ -12,10 +12,12 @@ import pytest
 from shardstore import InvalidTopology, ShardReadOnly, Store, Topology, init_shards, jobs
 from shardstore.control.diff import diff_hosts, plan_diff
 from shardstore.control.file_source import FileSource
+from shardstore.control.locks import FileLocks
 from shardstore.control.mysql_hosts import MySQLHost
-from shardstore.control.plans import FileLocks, MemoryJournal, Outcome, Plan, run
-from shardstore.control.split import halves, plan_split, plan_split_revert
+from shardstore.control.plans import MemoryJournal, Outcome, Plan, run
+from shardstore.control.split import halves, plan_split
 from shardstore.control.split_cleanup import plan_cleanup
+from shardstore.control.split_revert import plan_split_revert
 from toolkit.servers.mariadb import MariaDBServer
 
 from .catalog import CATALOG
@@ -155,6 +157,7 @@ def test_a_process_on_the_old_map_cannot_write_the_moving_shards_once_they_are_f
 
     with pytest.raises(MySQLdb.OperationalError):  # its session was ended: rolled back
         slow.commit()
+    slow.close()
     with pytest.raises(ShardReadOnly, match="no longer takes writes"):
         stale.objects("pin").create(3, {"n": "stale"})
     assert stale.objects("pin").create(0, {"n": "staying"})  # a staying shard: written

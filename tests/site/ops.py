@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
 from django.test import Client
 
 from pinboard.data_plane import cached_store
@@ -52,9 +53,17 @@ def config_dir_fixture(tmp_path: Path, settings: Any) -> Iterator[Path]:
 
 @pytest.fixture(name="operator")
 def operator_fixture(db: None) -> Any:
-    return get_user_model().objects.create_user(
-        "ops_ada", password="tangerine-lantern-77", is_staff=True
+    """A staff account with every role of the console (roles.py): it runs every action."""
+    return staff_account("ops_ada", "operator", "destructive")
+
+
+def staff_account(username: str, *roles: str) -> Any:
+    """A staff account holding ``roles`` (groups; none: it may only read the console)."""
+    user = get_user_model().objects.create_user(
+        username, password="tangerine-lantern-77", is_staff=True
     )
+    user.groups.set(Group.objects.filter(name__in=roles))
+    return user
 
 
 @pytest.fixture(name="staff")

@@ -1,5 +1,5 @@
 """Deleting an account: gone at once, its name kept taken, and (``purge_account``, eager
-here) its boards, pins, follows, likes and feed removed, the follower graph with them."""
+here) its boards, pins, follows, comments, likes and feed removed, the follower graph with them."""
 
 from __future__ import annotations
 
@@ -8,18 +8,22 @@ from typing import Any
 
 from django.test import Client
 
-from pinboard.boards.actions import create_board
+from pinboard.boards.actions import create_board, update_board
+from pinboard.boards.collaborators import accept_invitation, drop_collaborator, invite
 from pinboard.boards.queries import all_board_ids, get_board
 from pinboard.data_plane import cached_store, get_feeds, get_graph
 from pinboard.follows.actions import follow_board, follow_user, unfollow_board
 from pinboard.likes.actions import like
-from pinboard.pins.queries import board_pins_page, get_pin
-from pinboard.users.actions import sign_up
+from pinboard.ops import jobs
+from pinboard.pins.actions import add_comment, create_pin
+from pinboard.pins.queries import board_pins_page, get_comment, get_pin
+from pinboard.users.actions import delete_account, sign_up
 from pinboard.users.queries import get_user
 from pinboard.users.tokens import issue_token
 from shardstore.graph_sync import sync_graph
 from tests.site.api_client import Api, error_of
 from tests.site.page_helpers import board_with_pins, log_in, text
+from toolkit.images import image_upload
 
 PASSWORD = "plum-orchard-42"  # make_user's
 
@@ -88,3 +92,56 @@ def test_the_api_deletes_an_account_with_its_password(client: Client, site_store
     assert me.call("DELETE", "/me", {"password": PASSWORD}).status_code == 204
     assert error_of(me.get("/me"), 401)["code"] == "unauthenticated"
     assert error_of(Api(client).get(f"/users/{user['id']}"), 404)["code"] == "not_found"
+
+
+def test_a_deleted_accounts_comments_go_from_every_pin(
+    client: Client, make_user: Callable[..., dict[str, Any]]
+) -> None:
+    ann, bob = make_user("ann"), make_user("bob")
+    bobs_board = board_with_pins(bob, "Bob's", 1)
+    bobs_pin = board_pins_page(bobs_board["id"]).ids[0]
+    secret = create_board(bob["id"], "Quiet", secret=True)
+    invite(bob["id"], secret["id"], ann["id"])
+    accept_invitation(ann["id"], secret["id"])
+    secret_pin = create_pin(bob["id"], secret["id"], image_upload())["id"]
+    on_public = add_comment(ann["id"], bobs_pin, "nice")
+    on_secret = add_comment(ann["id"], secret_pin, "shh")
+    kept = add_comment(bob["id"], bobs_pin, "thanks")
+    drop_collaborator(secret["id"], ann["id"])  # the secret pin is hidden from her now
+    delete_account(ann["id"], PASSWORD)
+    for pin_id, comment in ((bobs_pin, on_public), (secret_pin, on_secret)):
+        assert comment["id"] not in cached_store().mapping("pin_has_comments").page(pin_id).ids
+        assert get_comment(comment["id"]) is None
+    assert get_comment(kept["id"]) is not None
+    assert count("user_has_comments", ann["id"]) == 0
+    log_in(client, bob)
+    shown = text(client.get(f"/pin/{bobs_pin}/"))
+    assert "thanks" in shown and "nice" not in shown and ann["username"] not in shown
+
+
+def test_comments_from_before_their_authors_list_are_found_after_its_backfill(
+    make_user: Callable[..., dict[str, Any]],
+) -> None:
+    ann, bob = make_user("ann"), make_user("bob")
+    bobs_pin = board_pins_page(board_with_pins(bob, "Bob's", 1)["id"]).ids[0]
+    old = add_comment(ann["id"], bobs_pin, "from before")
+    cached_store().mapping("user_has_comments").remove(ann["id"], old["id"])  # as then
+    job = jobs.start("comment-authors", {}, created_by="t")
+    assert jobs.totals(job)["added"] >= 1
+    assert jobs.totals(jobs.start("comment-authors", {}, created_by="t"))["added"] == 0
+    delete_account(ann["id"], PASSWORD)
+    assert get_comment(old["id"]) is None
+
+
+def test_a_deleted_account_leaves_no_follow_of_a_board_made_secret_since(
+    make_user: Callable[..., dict[str, Any]],
+) -> None:
+    ann, bob = make_user("ann"), make_user("bob")
+    bobs, anns = create_board(bob["id"], "Bob's"), create_board(ann["id"], "Ann's")
+    follow_board(ann["id"], bobs["id"])
+    follow_board(bob["id"], anns["id"])
+    update_board(bob["id"], bobs["id"], {"secret": True})
+    update_board(ann["id"], anns["id"], {"secret": True})
+    delete_account(ann["id"], PASSWORD)
+    assert count("board_followed_by_users", bobs["id"]) == 0
+    assert count("user_follows_boards", bob["id"]) == 0

@@ -56,6 +56,7 @@ from pinboard.pins.actions import add_comment, create_pin, save_pin
 from pinboard.users.actions import sign_up
 from pinboard.users.tokens import issue_token
 from shardstore import Store
+from tests.site.test_image_limits import declared_png
 from toolkit.images import image_bytes, image_upload
 
 app = get_wsgi_application()
@@ -125,6 +126,18 @@ def cast(site_store: Store) -> Cast:
     )
 
 
+#: The images a body's ``image`` is swapped for: a plain one, long ones a grid can show,
+#: and strips far too tall or wide to show (a 422, never a 500).
+FUZZ_IMAGES = [
+    image_bytes(),
+    image_bytes((40, 800)),
+    image_bytes((800, 40)),
+    declared_png(1, 100_000),
+    declared_png(100_000, 1),
+    declared_png(300, 70_000),
+]
+
+
 def _coin(value: object, sides: int = 2) -> int:
     """A stable pseudo-random choice from a generated value (so shrinking stays deterministic)."""
     return zlib.crc32(repr(value).encode()) % sides
@@ -165,7 +178,7 @@ def use_real_ids(case: schemathesis.Case, cast: Cast) -> None:
     if isinstance(body, dict) and "board_id" in body and _coin(body) == 1:
         body["board_id"] = cast.board
     if isinstance(body, dict) and "image" in body and _coin(body.get("image")) == 1:
-        body["image"] = image_bytes()
+        body["image"] = FUZZ_IMAGES[_coin((body.get("image"), 1), len(FUZZ_IMAGES))]
     if case.path == "/api/v1/auth/token" and isinstance(body, dict) and _coin(body) == 1:
         body.update(username=cast.me["username"], password=PASSWORD)
     if case.path == "/api/v1/me/password" and isinstance(body, dict) and _coin(body) == 1:

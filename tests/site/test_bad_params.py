@@ -68,6 +68,8 @@ def fill(route: str, cast: dict[str, Any], **override: str) -> str:
         "pin_id": str(cast["pin"]),
         "user_id": str(cast["bob"]["id"]),
         "comment_id": str(cast["comment"]),
+        "answer": "accept",  # an invitation's
+        "variant": "full",  # a pin's image file
         **override,
     }
     for name, value in values.items():

@@ -3,7 +3,7 @@ a Celery worker serve a newly published version within a second, and keep servin
 from their local copy while ZooKeeper is down.
 
 Real processes on real servers (ZooKeeper, Redis as the broker); the shards are SQLite files
-in the test's directory, which is all these processes need to serve ``/healthz`` and a page.
+in the test's directory, which is all these processes need to serve ``/readyz`` and a page.
 """
 
 from __future__ import annotations
@@ -57,13 +57,13 @@ def env_for(tmp_path: Path, spec: str, **extra: str) -> dict[str, str]:
 
 
 def health(site: GunicornSite) -> dict[str, Any]:
-    with urllib.request.urlopen(site.url("/healthz"), timeout=5) as response:
+    with urllib.request.urlopen(site.url("/readyz"), timeout=5) as response:
         report: dict[str, Any] = json.loads(response.read())
         return report
 
 
 def workers_seen(site: GunicornSite, version: int, workers: int, timeout: float) -> set[str]:
-    """Ask /healthz from several threads at once until ``workers`` processes say ``version``."""
+    """Ask /readyz from several threads at once until ``workers`` processes say ``version``."""
     seen: set[str] = set()
     deadline = time.monotonic() + timeout
 
@@ -166,6 +166,9 @@ def test_zookeeper_down_the_site_serves_and_boots_from_its_local_copy(
     try:
         site.wait_ready()
         assert health(site)["source"]["connected"] is True
+        for path in ("/healthz", "/readyz"):  # neither names the source: it maps the cluster
+            with urllib.request.urlopen(site.url(path), timeout=5) as response:
+                assert private_zookeeper.address not in response.read().decode()
         private_zookeeper.halt()
         assert eventually(lambda: health(site)["source"]["connected"] is False, 30)
         assert health(site)["config"]["shards"] == 2

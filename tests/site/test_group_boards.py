@@ -29,8 +29,13 @@ def trio(client: Client, make_user: Callable[..., dict[str, Any]]) -> dict[str, 
 
 
 def invite(w: dict[str, Any], who: str, board: dict[str, Any] | None = None) -> Any:
+    """ann invites ``who``, who accepts; the answer to ann's invitation."""
     board = board or w["board"]
-    return w["ann"].put(f"/boards/{board['id']}/collaborators/{w[who].id}")
+    response = w["ann"].put(f"/boards/{board['id']}/collaborators/{w[who].id}")
+    if response.status_code == 204:
+        accepted = w[who].post(f"/boards/{board['id']}/invitation")
+        assert accepted.status_code in (204, 404), accepted.content  # 404: a member already
+    return response
 
 
 def test_a_collaborator_pins_to_the_board_and_finds_it_on_their_profile(
@@ -122,6 +127,8 @@ def test_the_board_page_invites_by_username(client: Client, trio: dict[str, Any]
     shown = text(client.get(page))
     assert "Invite a pinner" in shown and f"Remove {users['bob']['username']}" in shown
     log_in(client, users["bob"])
+    assert "Accept" in text(client.get(page)) and "Add a pin" not in text(client.get(page))
+    client.post(f"/boards/{board['id']}/invitation/accept/")
     shown = text(client.get(page))
     assert "Add a pin" in shown and "Leave board" in shown
     assert "Group boards" in text(client.get(f"/{users['bob']['username']}/"))
@@ -137,7 +144,8 @@ def test_a_group_boards_page_reads_its_collaborators_in_one_multi_get(
     alone, _ = get_counted(client, page)
     friends = [make_user("friend")["id"] for _ in range(3)]  # on shards of their own
     for friend in friends:
-        collaborators.add_collaborator(ann["id"], int(board["id"]), friend)
+        collaborators.invite(ann["id"], int(board["id"]), friend)
+        collaborators.accept_invitation(friend, int(board["id"]))
     groups = cached_store().store.read_groups(shard_of(friend) for friend in friends)
     shared, response = get_counted(client, page)
     assert shared == alone + len(groups)  # the collaborators by IN: one statement a group
@@ -157,3 +165,76 @@ def test_a_collaborators_pin_card_links_to_the_board_where_it_lives(
     for page in (board_url(users["ann"], board), "/"):  # the board, the visitors' grid
         shown = text(client.get(page))
         assert by_bob in shown and to_board in shown, page
+
+
+def test_a_removed_collaborator_no_longer_edits_their_pins_on_the_board(
+    client: Client, trio: dict[str, Any]
+) -> None:
+    ann, bob, board = trio["ann"], trio["bob"], trio["board"]
+    secret = ann.post("/boards", {"name": "Surprise", "secret": True}).json()
+    invite(trio, "bob")
+    invite(trio, "bob", secret)
+    public_pin = bob.new_pin(board["id"], image_upload(), description="bob's")
+    secret_pin = bob.new_pin(secret["id"], image_upload(), description="bob's too")
+    path = f"/boards/{board['id']}/collaborators/{bob.id}"
+    assert ann.delete(path).status_code == 204
+    assert ann.delete(f"/boards/{secret['id']}/collaborators/{bob.id}").status_code == 204
+    change = {"description": "mine now", "link": "https://attacker.example/"}
+    assert error_of(bob.patch(f"/pins/{public_pin['id']}", change), 403)
+    assert error_of(bob.patch(f"/pins/{secret_pin['id']}", change), 404)  # he sees it no more
+    log_in(client, trio["users"]["bob"])
+    assert client.get(f"/pin/{public_pin['id']}/edit/").status_code == 403
+    assert client.get(f"/pin/{secret_pin['id']}/edit/").status_code == 404
+    for pin in (public_pin, secret_pin):
+        assert ann.get(f"/pins/{pin['id']}").json()["link"] == ""
+
+
+def test_a_pin_moves_only_to_a_board_as_secret_as_its_own(trio: dict[str, Any]) -> None:
+    ann, bob = trio["ann"], trio["bob"]
+    secret = ann.post("/boards", {"name": "Surprise", "secret": True}).json()
+    invite(trio, "bob", secret)
+    pin = bob.new_pin(secret["id"], image_upload())
+    assert ann.post(f"/pins/{pin['id']}/comments", {"text": "for us alone"}).status_code == 201
+    bobs_public = bob.new_board("Bob's")
+    bobs_secret = bob.post("/boards", {"name": "Bob's secret", "secret": True}).json()
+    for target in (bobs_public, bobs_secret):  # out of ann's secret board: refused
+        assert error_of(bob.patch(f"/pins/{pin['id']}", {"board_id": target["id"]}), 403)
+    assert ann.get(f"/pins/{pin['id']}").json()["board_id"] == secret["id"]
+    assert trio["carl"].get(f"/pins/{pin['id']}").status_code == 404
+    mine = ann.new_pin(trio["board"]["id"], image_upload())
+    assert error_of(ann.patch(f"/pins/{mine['id']}", {"board_id": secret["id"]}), 403)
+    other_secret = ann.post("/boards", {"name": "Quiet", "secret": True}).json()
+    moved = ann.patch(f"/pins/{pin['id']}", {"board_id": other_secret["id"]})
+    assert error_of(moved, 403)  # not ann's pin: its pinner moves it, or no one
+    moved = bob.patch(f"/pins/{pin['id']}", {"board_id": other_secret["id"]})
+    assert error_of(moved, 404)  # bob may not see it
+    invite(trio, "bob", other_secret)
+    moved = bob.patch(f"/pins/{pin['id']}", {"board_id": other_secret["id"]})
+    assert moved.status_code == 200 and moved.json()["board_id"] == other_secret["id"]
+
+
+def test_the_boards_owner_deletes_any_pin_on_it(client: Client, trio: dict[str, Any]) -> None:
+    ann, bob, carl, board = trio["ann"], trio["bob"], trio["carl"], trio["board"]
+    invite(trio, "bob")
+    first = bob.new_pin(board["id"], image_upload())
+    second = bob.new_pin(board["id"], image_upload())
+    assert error_of(carl.delete(f"/pins/{first['id']}"), 403)
+    assert ann.delete(f"/pins/{first['id']}").status_code == 204
+    assert ann.get(f"/pins/{first['id']}").status_code == 404
+    log_in(client, trio["users"]["ann"])
+    page = client.get(f"/pin/{second['id']}/")
+    assert f"/pin/{second['id']}/delete/" in text(page)
+    assert f"/pin/{second['id']}/edit/" not in text(page)
+    assert client.post(f"/pin/{second['id']}/delete/").status_code == 302
+    assert ann.get(f"/pins/{second['id']}").status_code == 404
+    assert bob.get(f"/users/{bob.id}").json()["pin_count"] == 0
+
+
+def test_a_deleted_account_loses_its_pins_on_a_secret_board_it_left(trio: dict[str, Any]) -> None:
+    ann, bob = trio["ann"], trio["bob"]
+    secret = ann.post("/boards", {"name": "Surprise", "secret": True}).json()
+    invite(trio, "bob", secret)
+    pin = bob.new_pin(secret["id"], image_upload())
+    assert bob.delete(f"/boards/{secret['id']}/collaborators/{bob.id}").status_code == 204
+    delete_account(trio["users"]["bob"]["id"], "plum-orchard-42")
+    assert ann.get(f"/pins/{pin['id']}").status_code == 404

@@ -67,6 +67,8 @@ def urls(cast: dict[str, Any]) -> dict[str, str]:
         "pin_id": str(cast["pin"]),
         "user_id": str(bob["id"]),
         "comment_id": str(add_comment(bob["id"], cast["pin"], "Nice")["id"]),
+        "answer": "accept",  # an invitation's (none here: a 404)
+        "variant": "full",  # a pin's image file (a public pin's: a redirect)
         # the operators' console and the admin (staff only: 302 or 403 here)
         "host": next(iter(cached_store().topology.hosts)),
         "entry_id": "1",
@@ -225,5 +227,7 @@ def test_production_is_https_only_behind_the_load_balancer(tmp_path: Path) -> No
     status, hsts, policy = seen["behind_tls"]
     assert status == 200
     assert hsts == "max-age=31536000; includeSubDomains; preload"
-    assert "img-src 'self' https://media.pinboard.example.com;" in policy + ";"
+    # The media domain, and the bucket itself for a secret board's pins' signed URLs.
+    media = "https://media.pinboard.example.com https://pinboard-media.s3.amazonaws.com"
+    assert f"img-src 'self' {media};" in policy + ";"
     assert seen["cookies_secure"] == [True, True]

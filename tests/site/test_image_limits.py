@@ -10,15 +10,21 @@ from __future__ import annotations
 import struct
 import zlib
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from PIL import Image
 
+from pinboard import image_files
+from pinboard.data_plane import cached_store
 from pinboard.image_files import MAX_PIXELS
+from pinboard.pins.actions import create_pin
 from pinboard.pins.queries import board_pins_page
+from shardstore import ShardReadOnly
 from tests.site.api_client import Api, error_of
 from tests.site.page_helpers import log_in, text
 from toolkit.images import image_upload
@@ -93,3 +99,70 @@ def test_the_pin_page_names_the_limit(client: Client, cast: dict[str, Any]) -> N
     form = {"board": cast["recipes"]["id"], "image": upload("bomb.png", declared_png(6000, 6000))}
     response = client.post("/pin/new/", form)
     assert response.status_code == 422 and "at most 24 megapixels" in text(response)
+
+
+def stored_files() -> set[str]:
+    root = Path(settings.MEDIA_ROOT)
+    return {str(path) for path in root.rglob("*") if path.is_file()} if root.exists() else set()
+
+
+@pytest.mark.parametrize(
+    ("width", "height"), [(1, 100_000), (300, 70_000), (100_000, 1), (21, 1), (1, 21)]
+)
+def test_an_image_longer_than_20_to_1_is_refused_and_stores_nothing(
+    ada: Api, width: int, height: int
+) -> None:
+    board = ada.new_board("Strips")
+    before = stored_files()
+    response = ada.upload(
+        {"board_id": board["id"], "image": upload("strip.png", declared_png(width, height))}
+    )
+    assert "at most 20 times as long as they are wide" in error_of(response, 422)["message"]
+    assert board_pins_page(int(board["id"])).ids == [] and stored_files() == before
+    response = ada.put_avatar({"image": upload("strip.png", declared_png(width, height))})
+    assert error_of(response, 422)["field"] == "image"
+
+
+@pytest.mark.parametrize(("width", "height"), [(20, 400), (3000, 150), (50, 1000)])
+def test_an_image_up_to_20_to_1_is_pinned_with_thumbnails_a_jpeg_can_hold(
+    ada: Api, width: int, height: int
+) -> None:
+    board = ada.new_board("Long")
+    pin = ada.new_pin(board["id"], image_upload(size=(width, height)))
+    assert max(pin["width"], pin["height"]) <= 1600
+
+
+def test_an_upload_whose_files_fail_to_store_leaves_none(
+    ada: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    board = ada.new_board("Full disk")
+    before, saved = stored_files(), []
+    real_save = image_files.save
+
+    def save_once(name: str, data: bytes) -> str:
+        if saved:
+            raise OSError("no space left on device")
+        saved.append(name)
+        return real_save(name, data)
+
+    monkeypatch.setattr(image_files, "save", save_once)
+    with pytest.raises(OSError):
+        create_pin(int(ada.id), int(board["id"]), image_upload(size=(600, 400)))
+    assert saved and stored_files() == before
+    assert board_pins_page(int(board["id"])).ids == []
+
+
+def test_a_pin_that_cannot_be_written_leaves_no_files(
+    ada: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    board = ada.new_board("Read-only")
+    before = stored_files()
+    pins = cached_store().objects("pin")
+
+    def refused(self: Any, shard_id: int, data: Any) -> int:
+        raise ShardReadOnly(shard_id, "db1", "read_only is on")
+
+    monkeypatch.setattr(type(pins), "create", refused)
+    with pytest.raises(ShardReadOnly):
+        create_pin(int(ada.id), int(board["id"]), image_upload(size=(600, 400)))
+    assert stored_files() == before

@@ -17,7 +17,7 @@ from pinboard.users.actions import sign_up
 from pinboard.users.queries import get_user
 from shardstore import Topology, shard_of
 from shardstore.control.file_source import FileSource
-from shardstore.control.plans import FileLocks
+from shardstore.control.locks import FileLocks
 from tests.site.conftest import PLANE
 from tests.site.ops import (  # noqa: F401
     config_dir_fixture,

@@ -1,4 +1,5 @@
-"""A Hypothesis walk over the pages: any path ID, cursor or query parameter, and no 500.
+"""A Hypothesis walk over the pages: any path ID, cursor or query parameter, any shape of
+image uploaded, and no 500.
 
 Every route of the URLconf (the API's left to test_api_fuzz.py) is requested as
 a logged-in pinner with generated values for the IDs and names in its path and
@@ -16,17 +17,20 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from pinboard.boards.actions import create_board
+from pinboard.image_files import MAX_ASPECT_RATIO
 from pinboard.likes.actions import like
 from pinboard.pins.actions import add_comment, create_pin
 from pinboard.users.actions import sign_up
 from shardstore import InvalidCursor, cursors
 from tests.site.page_helpers import log_in
 from tests.site.test_bad_params import ARABIC_INDIC, CURSOR_PAGES, page_routes
+from tests.site.test_image_limits import declared_png, stored_files
 from toolkit.images import image_upload
 
 ROUTES = page_routes()
@@ -140,3 +144,44 @@ def test_no_page_input_gives_a_500(
         reads = cursor if name in CURSOR_PAGES else comments if name == "pin" else None
         if not decodable(reads):
             assert status == 400, (url, query, status)
+
+
+@pytest.fixture(scope="module")
+def upload_cast(site_store: Any) -> dict[str, Any]:
+    """A pinner of their own, logged in, with a board to pin the walk's images to."""
+    n = secrets.token_hex(4)
+    pinner = sign_up(f"uploader_{n}", f"uploader_{n}@example.com", "plum-orchard-42")
+    board = create_board(pinner["id"], "Uploaded")
+    client = Client()
+    log_in(client, pinner)
+    return {"client": client, "board": str(board["id"])}
+
+
+def image_sizes() -> st.SearchStrategy[tuple[int, int]]:
+    """Any shape up to 100,000 px a side: ordinary pictures, and strips of every length
+    (narrow enough to stay cheap to decode when they pass)."""
+    ordinary = st.tuples(st.integers(1, 1000), st.integers(1, 1000))
+    strip = st.tuples(st.integers(1, 40), st.integers(1, 100_000))
+    return st.one_of(ordinary, strip, strip.map(lambda s: (s[1], s[0])))
+
+
+@given(size=image_sizes(), form=st.sampled_from(["/pin/new/", "/settings/avatar/"]))
+@settings(
+    max_examples=40,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+def test_no_image_shape_gives_a_500_or_leaves_files(
+    upload_cast: dict[str, Any], size: tuple[int, int], form: str
+) -> None:
+    width, height = size
+    before = stored_files()
+    image = SimpleUploadedFile("any.png", declared_png(width, height), content_type="image/png")
+    response = upload_cast["client"].post(form, {"board": upload_cast["board"], "image": image})
+    status = response.status_code
+    event(f"{form} {'long' if max(size) > 20 * min(size) else 'fits'}: {status}")
+    assert status in (302, 422), (form, size, status)
+    assert (status == 422) == (max(size) > MAX_ASPECT_RATIO * min(size)), (form, size, status)
+    if status == 422:
+        assert stored_files() == before

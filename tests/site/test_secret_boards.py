@@ -197,3 +197,25 @@ def test_a_save_to_a_secret_board_tells_no_one(world: dict[str, Any]) -> None:
     assert "save" not in kinds
     live = get_notifications().entries(int(ann.id))
     assert expected_notifications(int(ann.id)) == live  # a rebuild would not add it either
+
+
+def test_a_save_does_not_show_the_id_of_a_secret_source(
+    client: Client, world: dict[str, Any]
+) -> None:
+    ann, bob, garden = world["ann"], world["bob"], world["garden"]
+    secret_id, public_id = world["secret_pin"]["id"], world["public_pin"]["id"]
+    from_secret = ann.post(f"/pins/{secret_id}/save", {"board_id": garden["id"]}).json()
+    from_public = bob.post(f"/pins/{public_id}/save", {"board_id": bob.new_board("B")["id"]}).json()
+    assert from_secret["saved_from"] is None and from_public["saved_from"] == public_id
+    for api in (bob, world["anon"], ann):
+        assert api.get(f"/pins/{from_secret['id']}").json()["saved_from"] is None
+        listed = api.get(f"/boards/{garden['id']}/pins").json()["items"]
+        assert secret_id not in str(listed)
+    log_in(client, world["bob_user"])
+    assert secret_id not in text(client.get(f"/pin/{from_secret['id']}/"))
+    # The source's board made public shows it again; made secret again, hides it.
+    assert ann.patch(f"/boards/{world['diary']['id']}", {"secret": False}).status_code == 200
+    assert bob.get(f"/pins/{from_secret['id']}").json()["saved_from"] == secret_id
+    assert f"/pin/{secret_id}/" in text(client.get(f"/pin/{from_secret['id']}/"))
+    assert ann.patch(f"/boards/{garden['id']}", {"secret": True}).status_code == 200
+    assert bob.get(f"/pins/{from_public['id']}").json()["saved_from"] is None

@@ -40,7 +40,7 @@ from toolkit.cluster.plan import (
 from toolkit.cluster.state import Cluster
 from toolkit.processes import HOST, Pid
 from toolkit.servers.base import Server
-from toolkit.site_processes import ROOT, SiteProcess
+from toolkit.site_processes import LOOPBACK_LOAD_LIMITS, ROOT, SiteProcess
 
 #: What a replica's copy of its master's data directory leaves out: the master's own binary
 #: log and any replication state (the replica has its own).
@@ -182,6 +182,8 @@ class BringUp:
             "PINBOARD_MYSQL_REPLICATION": (
                 f"{mysql.REPLICATION_USER}:{self.cluster.secrets['replication']}"
             ),
+            # The drills' load writes from one address, hundreds a second: not an attack.
+            "PINBOARD_RATE_LIMITS": LOOPBACK_LOAD_LIMITS,
             # A task whose worker died unannounced is queued again this long after it was
             # taken (pinboard/settings/base.py), not after production's 20 minutes, so the
             # Celery drill can wait for it. A task held longer than this (a retry's

@@ -43,11 +43,12 @@ def token_lifetime() -> str:
     body=Credentials,
 )
 def _issue(request: HttpRequest) -> HttpResponse:
-    ratelimit.check(request, "login")
+    ratelimit.check(request, "login")  # before the body is read
     data = json_body(request, Credentials)
     for name in ("username", "password"):
         if not isinstance(data[name], str):
             raise InvalidField(f"{name} must be a string", field=name)
+    ratelimit.count_attempt("login_account", ratelimit.account_key(data["username"]))
     user = authenticate(data["username"], data["password"])
     if user is None:
         raise Unauthenticated("wrong username or password")

@@ -9,7 +9,7 @@ from msgspec import Meta
 
 from ... import ratelimit
 from ...errors import InvalidField, NotFoundError, RateLimited
-from ...image_files import MAX_BYTES, MAX_PIXELS
+from ...image_files import MAX_ASPECT_RATIO, MAX_BYTES, MAX_PIXELS
 from ...users.actions import remove_avatar, set_avatar
 from ...users.avatars import SIZES
 from .. import serializers
@@ -23,8 +23,9 @@ class AvatarUpload(TypedDict):  # multipart form fields
         str,
         Meta(
             description="JPEG, PNG, GIF or WebP, at most"
-            f" {MAX_BYTES // (1024 * 1024)} MB and {MAX_PIXELS // 1_000_000} megapixels;"
-            " checked by content. Its centre square is kept.",
+            f" {MAX_BYTES // (1024 * 1024)} MB and {MAX_PIXELS // 1_000_000} megapixels, its"
+            f" longer side at most {MAX_ASPECT_RATIO} times the shorter; checked by content."
+            " Its centre square is kept.",
             extra_json_schema={"format": "binary"},
         ),
     ]

@@ -1,12 +1,13 @@
-"""Group boards: a board's collaborators, whom its owner adds and removes, and the group
-boards a pinner is in."""
+"""Group boards: a board's collaborators, whom its owner invites and removes, the invitee's
+answer, and the group boards a pinner is in."""
 
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 
+from ... import ratelimit
 from ...boards import collaborators as group
-from ...errors import Forbidden, InvalidField, NotFoundError
+from ...errors import Forbidden, InvalidField, NotFoundError, RateLimited
 from ...ids import parse_id
 from ...users.queries import get_users
 from .. import serializers
@@ -27,14 +28,34 @@ def _list(request: HttpRequest, board_id: Id) -> HttpResponse:
 
 
 @operation(
-    "Add a collaborator to your board: they pin to it, and see it though it be secret",
-    errors=(NotFoundError, Forbidden, InvalidField),
+    "Invite a pinner to collaborate on your board: once they accept, they pin to it, and see"
+    " it though it be secret",
+    errors=(NotFoundError, Forbidden, InvalidField, RateLimited),
     auth=True,
 )
 def _add(request: HttpRequest, board_id: Id, user_id: Id) -> HttpResponse:
     pinner = require_pinner(request)
     board, member = parse_id(board_id, "board"), parse_id(user_id, "user")
-    group.add_collaborator(pinner["id"], board, member)
+    ratelimit.check_pinner(pinner["id"], "invite")
+    group.invite(pinner["id"], board, member)
+    return no_content()
+
+
+@operation(
+    "Accept an invitation to collaborate on the board: it joins your group boards",
+    errors=(NotFoundError,),
+    auth=True,
+)
+def _accept(request: HttpRequest, board_id: Id) -> HttpResponse:
+    pinner = require_pinner(request)
+    group.accept_invitation(pinner["id"], parse_id(board_id, "board"))
+    return no_content()
+
+
+@operation("Decline an invitation to collaborate on the board", errors=(NotFoundError,), auth=True)
+def _decline(request: HttpRequest, board_id: Id) -> HttpResponse:
+    pinner = require_pinner(request)
+    group.decline_invitation(pinner["id"], parse_id(board_id, "board"))
     return no_content()
 
 
@@ -59,4 +80,5 @@ def _group_boards(request: HttpRequest, user_id: Id) -> HttpResponse:
 
 collaborators = endpoint(GET=_list)
 collaborator = endpoint(PUT=_add, DELETE=_remove)
+invitation = endpoint(POST=_accept, DELETE=_decline)
 group_boards = endpoint(GET=_group_boards)

@@ -21,7 +21,7 @@ from ...errors import (
     RateLimited,
 )
 from ...ids import parse_id
-from ...image_files import MAX_BYTES
+from ...image_files import MAX_ASPECT_RATIO, MAX_BYTES, MAX_PIXELS
 from ...likes import actions as like_actions
 from ...likes.queries import likers_page
 from ...pins import actions
@@ -59,7 +59,8 @@ class PinUpload(TypedDict):  # multipart form fields
         str,
         Meta(
             description="JPEG, PNG, GIF or WebP, at most"
-            f" {MAX_BYTES // (1024 * 1024)} MB; checked by content.",
+            f" {MAX_BYTES // (1024 * 1024)} MB and {MAX_PIXELS // 1_000_000} megapixels, its"
+            f" longer side at most {MAX_ASPECT_RATIO} times the shorter; checked by content.",
             extra_json_schema={"format": "binary"},
         ),
     ]

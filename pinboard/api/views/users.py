@@ -147,7 +147,7 @@ def _update_me(request: HttpRequest) -> HttpResponse:
 )
 def _delete_me(request: HttpRequest) -> HttpResponse:
     pinner = require_pinner(request)
-    ratelimit.check(request, "login")  # a stolen token must not buy password guesses
+    ratelimit.check_login(request, pinner["id"])  # a stolen token must not buy password guesses
     data = json_body(request, AccountDeletion)
     delete_account(pinner["id"], data["password"])
     return no_content()
@@ -162,7 +162,7 @@ def _delete_me(request: HttpRequest) -> HttpResponse:
 def _change_password(request: HttpRequest) -> HttpResponse:
     """Set a new password; every API token of the pinner (this one too) is revoked."""
     pinner = require_pinner(request)
-    ratelimit.check(request, "login")  # a stolen token must not buy unlimited password guesses
+    ratelimit.check_login(request, pinner["id"])  # nor does a stolen token buy password guesses
     data = json_body(request, PasswordChange)
     change_password(pinner["id"], data["old_password"], data["new_password"])
     return no_content()

@@ -105,6 +105,45 @@ data "aws_iam_policy_document" "this" {
     }
   }
 
+  # A secret board's pins' files: the web tier signs short-lived URLs to them (the signer
+  # must be allowed to read them), and the workers move files between private/ and the
+  # public prefixes when a board's secrecy changes (boards.tasks).
+  dynamic "statement" {
+    for_each = contains(["web", "worker"], each.key) ? [1] : []
+
+    content {
+      sid       = "ReadPrivateImages"
+      actions   = ["s3:GetObject"]
+      resources = ["${var.media_bucket_arn}/private/*"]
+    }
+  }
+
+  dynamic "statement" {
+    for_each = each.key == "worker" ? [1] : []
+
+    content {
+      sid       = "MoveImages"
+      actions   = ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"]
+      resources = ["${var.media_bucket_arn}/pins/*", "${var.media_bucket_arn}/private/*"]
+    }
+  }
+
+  dynamic "statement" {
+    for_each = each.key == "worker" ? [1] : []
+
+    content {
+      sid       = "EncryptMovedImages"
+      actions   = ["kms:GenerateDataKey"]
+      resources = [var.s3_kms_key_arn]
+
+      condition {
+        test     = "StringEquals"
+        variable = "kms:ViaService"
+        values   = [local.s3_via]
+      }
+    }
+  }
+
   dynamic "statement" {
     for_each = each.key == "web" ? [1] : []
 

@@ -158,9 +158,11 @@ data "aws_iam_policy_document" "bucket" {
     for_each = each.key == "media" ? [1] : []
 
     content {
-      sid       = "CloudFrontReadsImages"
-      actions   = ["s3:GetObject"]
-      resources = ["${each.value.arn}/*"]
+      sid     = "CloudFrontReadsImages"
+      actions = ["s3:GetObject"]
+      # Public images only: a secret board's pins' files (private/) are read through URLs
+      # the site signs for minutes, never through the media domain.
+      resources = ["${each.value.arn}/pins/*", "${each.value.arn}/avatars/*"]
 
       principals {
         type        = "Service"

@@ -59,7 +59,7 @@ resource "aws_lb_target_group" "web" {
   deregistration_delay = 30
 
   health_check {
-    path                = "/healthz"
+    path                = "/readyz"
     matcher             = "200"
     interval            = 15
     healthy_threshold   = 2
@@ -77,6 +77,30 @@ resource "aws_lb_listener" "https" {
   default_action {
     type             = "forward"
     target_group_arn = aws_lb_target_group.web.arn
+  }
+}
+
+# Readiness (/readyz: the config versions each instance serves) is the health check's
+# alone: the load balancer answers it from the internet with a 404 of its own, as the site
+# answers a path it does not have.
+resource "aws_lb_listener_rule" "readiness_is_internal" {
+  listener_arn = aws_lb_listener.https.arn
+  priority     = 1
+
+  condition {
+    path_pattern {
+      values = ["/readyz", "/readyz/*"]
+    }
+  }
+
+  action {
+    type = "fixed-response"
+
+    fixed_response {
+      content_type = "text/plain"
+      message_body = "Not Found"
+      status_code  = "404"
+    }
   }
 }
 

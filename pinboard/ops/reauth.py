@@ -1,0 +1,70 @@
+"""Sudo mode for the console, and staff sessions that end after hours.
+
+Running an action that changes the topology asks for the operator's password again
+unless they gave it within the last ``settings.OPS_REAUTH_SECONDS`` (5 minutes), as
+GitHub's sudo mode does: a session taken over, or a screen left unlocked, does not
+fail a master over. Logging in to the staff log-in counts as giving it. A password
+given again is counted as a log-in against the rate limits (per address and per
+account).
+
+A staff account's session lasts ``settings.OPS_SESSION_SECONDS`` (8 hours) from its
+log-in, whatever the pinners' sessions last: then the console asks for the log-in again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.signals import user_logged_in
+from django.dispatch import receiver
+from django.http import HttpRequest
+
+from .. import ratelimit
+
+#: Session keys: when the staff account logged in, and last gave its password.
+LOGGED_IN_AT = "ops_logged_in_at"
+CONFIRMED_AT = "ops_password_confirmed_at"
+
+
+def staff_account_key(username: str) -> str:
+    """Where a staff account's password guesses are counted (``ratelimit``)."""
+    return f"staff:{hashlib.sha256(username.strip().casefold().encode()).hexdigest()}"
+
+
+@receiver(user_logged_in)
+def _staff_logged_in(sender: Any, request: HttpRequest | None, user: Any, **kwargs: Any) -> None:
+    if request is None or not getattr(user, "is_staff", False):
+        return
+    now = time.time()
+    request.session[LOGGED_IN_AT] = request.session[CONFIRMED_AT] = now
+    request.session.set_expiry(settings.OPS_SESSION_SECONDS)
+
+
+def session_expired(request: HttpRequest) -> bool:
+    """A staff session older than ``OPS_SESSION_SECONDS`` (or from before they were kept)."""
+    logged_in = request.session.get(LOGGED_IN_AT)
+    return not isinstance(logged_in, float | int) or (
+        time.time() - logged_in > settings.OPS_SESSION_SECONDS
+    )
+
+
+def confirmed_recently(request: HttpRequest) -> bool:
+    confirmed = request.session.get(CONFIRMED_AT)
+    return isinstance(confirmed, float | int) and (
+        time.time() - confirmed <= settings.OPS_REAUTH_SECONDS
+    )
+
+
+def confirm(request: HttpRequest, password: object) -> bool:
+    """Check the operator's password again; True (and sudo mode from now) if it is theirs.
+    RateLimited past the log-in limits."""
+    user = request.user
+    ratelimit.check(request, "login")
+    ratelimit.count_attempt("login_account", staff_account_key(user.get_username()))
+    if not isinstance(password, str) or not user.check_password(password):
+        return False
+    request.session[CONFIRMED_AT] = time.time()
+    return True

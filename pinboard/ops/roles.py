@@ -1,0 +1,43 @@
+"""The console's roles: Django groups holding the journal's permissions (``models.py``).
+
+* no role: a staff account reads every page of the console, and runs nothing (every
+  action's POST, a job's start or resume, answers 403);
+* ``viewer``: the same, and the journal in the admin;
+* ``operator``: runs the actions that are not destructive (open a range, host service,
+  cache servers, Redis moves, publish, roll back, diff) and long jobs;
+* ``destructive``: runs what cannot simply be undone: failover, split, split revert,
+  cleanup, close-range. A role of its own: an operator does not hold it unless given it.
+
+A superuser holds every permission. Running any action that changes the topology also
+asks for the operator's password again within the last few minutes (``reauth.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+RUN = "ops.run_actions"
+RUN_DESTRUCTIVE = "ops.run_destructive_actions"
+#: Console actions (actions.ACTIONS names) that need the destructive role.
+DESTRUCTIVE = frozenset({"failover", "split", "split-revert", "cleanup", "close-range"})
+#: Console actions that change nothing (a comparison): no password asked again to run them.
+READ_ONLY = frozenset({"diff"})
+#: Each role's permissions (codenames of the ops app), made by migration 0003.
+ROLES = {
+    "viewer": ["view_journalentry"],
+    "operator": ["view_journalentry", "run_actions"],
+    "destructive": ["view_journalentry", "run_destructive_actions"],
+}
+
+
+def may_run(user: Any, action: str) -> bool:
+    """Whether ``user`` may run (or plan) the console action named ``action``."""
+    return bool(user.has_perm(RUN_DESTRUCTIVE if action in DESTRUCTIVE else RUN))
+
+
+def may_run_jobs(user: Any) -> bool:
+    return bool(user.has_perm(RUN))
+
+
+def role_needed(action: str) -> str:
+    return "destructive" if action in DESTRUCTIVE else "operator"

@@ -1,0 +1,62 @@
+"""A pin's image files follow its board's secrecy: a board made secret moves its pins' files
+under private keys (``image_files.PRIVATE``: shown through short-lived signed URLs or a view
+that checks who asks, ``pins.images.image_urls``), and back when it is made public again.
+
+Files are never rewritten: a move copies them to new keys, points every pin showing the
+image (the pin and its saves: ``pin_image_used_by_pins``) at the copies, then deletes the
+old ones, so a public URL of a board made secret stops answering. An image a pin on a
+public board still shows stays public (it is shown there anyway); one uploaded before
+images recorded their pin is shared by content and stays where it is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shardstore.mappings import pages_of
+
+from ..boards.queries import get_boards
+from ..data_plane import cached_store
+from ..image_files import content_name, delete_files, is_private, read, save_all
+from .images import SUFFIXES
+from .queries import get_pins
+
+BATCH = 500
+
+
+def follow_board(pin: dict[str, Any], secret: bool) -> None:
+    """Move the pin's image files to private keys (``secret``) or public ones, if they are
+    not there yet and no pin on a public board shows them (when made private)."""
+    image = pin["image"]
+    source = image.get("source_pin")
+    if source is None or is_private(image["key"]) == secret:
+        return
+    store = cached_store()
+    showing = [
+        shown
+        for ids in pages_of(store.mapping("pin_image_used_by_pins"), source, batch=BATCH)
+        for shown in get_pins(ids)
+        if shown["image"].get("key") == image["key"]
+    ]
+    if all(shown["id"] != pin["id"] for shown in showing):  # its own row half-written
+        showing.append(pin)
+    boards = {b["id"]: b for b in get_boards(sorted({p["board_id"] for p in showing}))}
+    shown_by = [boards[p["board_id"]] for p in showing if p["board_id"] in boards]
+    if secret and any(not board.get("secret") for board in shown_by):
+        return  # a pin on a public board shows it
+    moved = _copy(image, private=secret)
+    for shown in showing:
+        store.objects("pin").update(shown["id"], {"image": moved})
+    delete_files(image.get(field) for field in SUFFIXES)
+
+
+def _copy(image: dict[str, Any], *, private: bool) -> dict[str, Any]:
+    """The image with its files copied under new keys, public or private."""
+    base = content_name("pins", read(image["key"]), private=private)
+    files = {
+        field: (base + suffix, read(image[field]))
+        for field, suffix in SUFFIXES.items()
+        if image.get(field)
+    }
+    keys = save_all(dict(files.values()))
+    return {**image, **{field: keys[name] for field, (name, _) in files.items()}}

@@ -1,0 +1,114 @@
+"""A fence made by MySQL itself for shards that change master while their old host stays
+up (a split, its revert): the accounts that write the shard databases through a pattern
+(the site's ``db%``) lose their writes on the moving databases on the old host, so a
+process on a stale map (cut off from ZooKeeper, say) gets an error (``ShardReadOnly``),
+never a write that lands where the shard no longer lives.
+
+A grant of ``SELECT`` alone on a database comes before the pattern (MySQL takes the most
+specific matching row), so the account keeps reading and writing every other shard. The
+grants are not written to the binary log: the host taking the shards over keeps the
+writes. MySQL reads a session's privileges on its default database at ``USE``, and a
+transaction already open commits without a new check, so those sessions are ended.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .mysql_hosts import MySQLHost
+
+
+def take_writes(host: MySQLHost, databases: list[str]) -> str:
+    """Take the writes on ``databases`` away from every account that holds them through a
+    pattern (the site's, ``db%``): a grant of SELECT alone on a database comes before
+    the pattern, so MySQL itself refuses those accounts' writes there, whatever map a
+    process follows. Then end their sessions that could still write there (one in a
+    transaction, or one whose default database is fenced: its privileges were read at
+    ``USE``). On this server only (not in its binary log: the host taking the shards
+    over must keep the writes). A note of what was done."""
+    accounts = _pattern_writers(host, databases)
+    host.query("SET SESSION sql_log_bin = 0")
+    try:
+        for user, at in accounts:
+            for db in databases:
+                host.query(f"GRANT SELECT ON `{db}`.* TO %s@%s", (user, at))
+    finally:
+        host.query("SET SESSION sql_log_bin = 1")
+    ended = _end_sessions(host, accounts, databases)
+    who = ", ".join(f"{u}@{h}" for u, h in accounts) or "no account"
+    return f"writes on {len(databases)} databases taken from {who}; {ended} sessions ended"
+
+
+def give_writes_back(host: MySQLHost, databases: list[str]) -> str:
+    """Give back what ``take_writes`` took (idempotent)."""
+    accounts = _pattern_writers(host, databases)
+    wanted = set(databases)
+    rows = host.query(
+        "SELECT user, host AS at, db FROM mysql.db WHERE select_priv = 'Y'"
+        " AND insert_priv = 'N' AND update_priv = 'N' AND delete_priv = 'N'"
+    )
+    fenced = [
+        (str(r["user"]), str(r["at"]), str(r["db"]))
+        for r in rows
+        if r["db"] in wanted and (str(r["user"]), str(r["at"])) in accounts
+    ]
+    host.query("SET SESSION sql_log_bin = 0")
+    try:
+        for user, at, db in fenced:
+            host.query(f"REVOKE SELECT ON `{db}`.* FROM %s@%s", (user, at))
+    finally:
+        host.query("SET SESSION sql_log_bin = 1")
+    return f"writes on {len({db for _, _, db in fenced})} databases given back"
+
+
+def _pattern_writers(host: MySQLHost, databases: list[str]) -> list[tuple[str, str]]:
+    """The accounts that may write some of ``databases`` through a database pattern."""
+    rows = host.query(
+        "SELECT user, host AS at, db FROM mysql.db"
+        " WHERE insert_priv = 'Y' OR update_priv = 'Y' OR delete_priv = 'Y'"
+    )
+    writers = set()
+    for row in rows:
+        pattern = _like(str(row["db"]))
+        if pattern is not None and any(pattern.fullmatch(db) for db in databases):
+            writers.add((str(row["user"]), str(row["at"])))
+    return sorted(writers)
+
+
+def _end_sessions(host: MySQLHost, accounts: list[tuple[str, str]], databases: list[str]) -> int:
+    users = {user for user, _ in accounts}
+    if not users:
+        return 0
+    rows = host.query(
+        "SELECT p.id, p.user, p.db, t.trx_id IS NOT NULL AS in_transaction"
+        " FROM information_schema.processlist p"
+        " LEFT JOIN information_schema.innodb_trx t ON t.trx_mysql_thread_id = p.id"
+    )
+    fenced = set(databases)
+    return sum(
+        host.end_session(int(row["id"]))
+        for row in rows
+        if row["user"] in users and (row["in_transaction"] or row["db"] in fenced)
+    )
+
+
+def _like(pattern: str) -> re.Pattern[str] | None:
+    """A grant's database pattern (``%``, ``_``, ``\\_``) as a regular expression; None for a
+    plain name (a grant on that database itself, not through a pattern)."""
+    if not re.search(r"(?<!\\)[%_]", pattern):
+        return None
+    out = []
+    escaped = False
+    for char in pattern:
+        if escaped:
+            out.append(re.escape(char))
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == "%":
+            out.append(".*")
+        elif char == "_":
+            out.append(".")
+        else:
+            out.append(re.escape(char))
+    return re.compile("".join(out))
