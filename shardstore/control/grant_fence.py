@@ -14,8 +14,42 @@ transaction already open commits without a new check, so those sessions are ende
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from .mysql_hosts import MySQLHost
+from .plans import Step
+
+
+def fence_step(
+    connect: Callable[[str], MySQLHost],
+    host: str,
+    address: str,
+    databases: list[str],
+    shards: str,
+    *,
+    give_back: bool = False,
+) -> Step:
+    """The step that takes the site's writes on ``databases`` (shards ``shards``) away on
+    ``host``, undone by giving them back; ``give_back``: the other way round."""
+
+    def take() -> str:
+        with connect(address) as server:
+            return take_writes(server, databases)
+
+    def give() -> str:
+        with connect(address) as server:
+            return give_writes_back(server, databases)
+
+    if give_back:
+        return Step(
+            f"give the site's writes on shards {shards} back on {host}", (host,), give, take
+        )
+    return Step(
+        f"take the site's writes on shards {shards} away on {host} (MySQL grants)",
+        (host,),
+        take,
+        give,
+    )
 
 
 def take_writes(host: MySQLHost, databases: list[str]) -> str:

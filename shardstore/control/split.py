@@ -47,7 +47,7 @@ from . import documents
 from .config_source import ConfigSource, NotPublished, Revision
 from .diff import diff_hosts
 from .failover import check_replica_step, master_and_replica
-from .grant_fence import give_writes_back, take_writes
+from .grant_fence import fence_step
 from .mysql_hosts import HostError, MySQLHost
 from .plans import Plan, Step
 from .publish import FOLLOW_SECONDS, followed_step, publish_step
@@ -138,14 +138,6 @@ def plan_split(
 
     moving_databases = [database_name(shard) for shard in shards_in(moving)]
 
-    def fence() -> str:
-        with connect(host_address) as m:
-            return take_writes(m, moving_databases)
-
-    def unfence() -> str:
-        with connect(host_address) as m:
-            return give_writes_back(m, moving_databases)
-
     def catch_up() -> str:
         with connect(host_address) as m:
             position = m.gtid_binlog_pos()
@@ -193,12 +185,7 @@ def plan_split(
             ),
             freeze,
             followed,
-            Step(
-                f"take the site's writes on shards {spans(moving)} away on {host} (MySQL grants)",
-                (host,),
-                fence,
-                unfence,
-            ),
+            fence_step(connect, host, host_address, moving_databases, spans(moving)),
             Step(
                 f"wait until {replica} has applied all of {host}'s writes (GTID)",
                 (replica,),

@@ -9,7 +9,6 @@ rebuilt as a replica.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -17,7 +16,7 @@ from ..exceptions import InvalidTopology
 from ..topology import database_name
 from . import documents
 from .config_source import ConfigSource, Revision
-from .grant_fence import give_writes_back, take_writes
+from .grant_fence import fence_step
 from .mysql_hosts import MySQLHost
 from .plans import Plan, Step
 from .publish import FOLLOW_SECONDS, followed_step, publish_step
@@ -72,20 +71,6 @@ def plan_split_revert(
 
     moved_databases = [database_name(shard) for shard in shards_in(moved)]
 
-    def fence_on(name: str) -> Callable[[], str]:
-        def fence() -> str:
-            with connect(addresses[name]) as h:
-                return take_writes(h, moved_databases)
-
-        return fence
-
-    def unfence_on(name: str) -> Callable[[], str]:
-        def unfence() -> str:
-            with connect(addresses[name]) as h:
-                return give_writes_back(h, moved_databases)
-
-        return unfence
-
     def set_aside() -> str:
         with connect(addresses[replica]) as r:
             n = rename_shards(r, shards_in(moved), f"_reverted{split}")
@@ -111,22 +96,14 @@ def plan_split_revert(
                 hosts=(host, replica),
                 timeout=follow_seconds,
             ),
-            Step(
-                f"take the site's writes on shards {spans(moved)} away on {replica} (MySQL grants)",
-                (replica,),
-                fence_on(replica),
-                unfence_on(replica),
-            ),
+            fence_step(connect, replica, addresses[replica], moved_databases, spans(moved)),
             Step(
                 f"copy shards {spans(moved)} from {replica} back to {host}",
                 (host, replica),
                 copy_back,
             ),
-            Step(
-                f"give the site's writes on shards {spans(moved)} back on {host}",
-                (host,),
-                unfence_on(host),
-                fence_on(host),
+            fence_step(
+                connect, host, addresses[host], moved_databases, spans(moved), give_back=True
             ),
             replace(
                 publish_step(

@@ -7,10 +7,14 @@ from collections.abc import Iterator
 
 import pytest
 
+from shardstore import Store, Topology
+from shardstore.control.config_source import ConfigSource
 from shardstore.control.file_source import FileSource
 from shardstore.control.mysql_hosts import MySQLHost
 from tests.conftest import unavailable
 from toolkit.servers.mariadb import MariaDBServer
+
+from .catalog import CATALOG
 
 APP = "app:app-password"  # the store's user: no privilege that read_only lets through
 REPLICATION = "repl:repl-password"  # replicas' user: REPLICATION SLAVE only
@@ -97,6 +101,12 @@ def publish_pair(
         author="setup",
         reason="a pair",
     )
+
+
+def app_store(source: ConfigSource) -> Store:
+    """A store on the shard map in force, logged in as the site's user ``app``."""
+    document = source.current("shards").document
+    return Store(Topology.from_json(document), catalog=CATALOG, backend_options=APP_LOGIN)
 
 
 def wait_caught_up(master: MariaDBServer, replica: MariaDBServer) -> None:

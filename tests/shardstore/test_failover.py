@@ -20,7 +20,7 @@ from tests.config_documents import eventually
 from toolkit.servers.mariadb import MariaDBServer
 
 from .catalog import CATALOG
-from .replication import APP_LOGIN, publish_pair, root, wait_caught_up
+from .replication import APP_LOGIN, app_store, publish_pair, root, wait_caught_up
 
 
 def test_planned_failover_moves_the_master_and_loses_nothing(
@@ -29,11 +29,7 @@ def test_planned_failover_moves_the_master_and_loses_nothing(
     master, replica = pair
     source = FileSource(tmp_path / "config")
     publish_pair(source, master, replica)
-    old = Store(
-        Topology.from_json(source.current("shards").document),
-        catalog=CATALOG,
-        backend_options=APP_LOGIN,
-    )
+    old = app_store(source)
     init_shards(old)  # on A; B gets the databases by replication
     written = [old.objects("pin").create(n % 4, {"n": n}) for n in range(20)]
     old.mapping("board_has_pins").add(old.objects("board").create(1, {}), written[1])
@@ -107,11 +103,7 @@ def test_emergency_failover_promotes_the_replica_with_every_acknowledged_write(
     with pytest.raises(InvalidTopology, match="A answers: fail it over as planned"):
         plan_emergency_failover(source, host="A", author="ada", fence=killed, connect=root)
 
-    old = Store(
-        Topology.from_json(source.current("shards").document),
-        catalog=CATALOG,
-        backend_options=APP_LOGIN,
-    )
+    old = app_store(source)
     init_shards(old)
     acknowledged = [old.objects("pin").create(n % 4, {"n": n}) for n in range(50)]
     master.halt(kill=True)  # kill -9: no goodbye to the replica
@@ -154,11 +146,7 @@ def test_emergency_failover_refuses_a_replica_that_stopped_replicating(
     master, replica = pair
     source = FileSource(tmp_path / "config")
     publish_pair(source, master, replica)
-    old = Store(
-        Topology.from_json(source.current("shards").document),
-        catalog=CATALOG,
-        backend_options=APP_LOGIN,
-    )
+    old = app_store(source)
     init_shards(old)
     wait_caught_up(master, replica)
     with root(f"mysql://{replica.address}") as r, root(f"mysql://{master.address}") as m:
@@ -187,11 +175,7 @@ def test_emergency_failover_refuses_a_replica_that_stopped_replicating(
     assert received != last
     assert f"every transaction after {received}" in journal.entries[0].summary
     assert "ACCEPTED DATA LOSS" in journal.entries[0].steps[0][2]
-    new = Store(
-        Topology.from_json(source.current("shards").document),
-        catalog=CATALOG,
-        backend_options=APP_LOGIN,
-    )
+    new = app_store(source)
     assert new.objects("pin").get_many(lost) == []  # what was lost, as the journal said
     new.close()
     old.close()
@@ -276,11 +260,7 @@ def test_a_planned_failover_that_fails_after_the_freeze_is_undone(
     master, replica = pair
     source = FileSource(tmp_path / "config")
     publish_pair(source, master, replica)
-    old = Store(
-        Topology.from_json(source.current("shards").document),
-        catalog=CATALOG,
-        backend_options=APP_LOGIN,
-    )
+    old = app_store(source)
     init_shards(old)
     plan = plan_failover(source, host="A", author="ada", connect=root, quiet_seconds=0.1)
     document = source.current("shards").document
@@ -320,11 +300,7 @@ def test_a_planned_failover_killed_part_way_blocks_its_hosts_until_aborted(
     master, replica = pair
     source = FileSource(tmp_path / "config")
     publish_pair(source, master, replica)
-    old = Store(
-        Topology.from_json(source.current("shards").document),
-        catalog=CATALOG,
-        backend_options=APP_LOGIN,
-    )
+    old = app_store(source)
     init_shards(old)
     journal, locks = MemoryJournal(), FileLocks(tmp_path / "locks")
     die_after(plan_failover(source, host="A", author="ada", connect=root), 4, journal)

@@ -21,7 +21,7 @@ from shardstore.control.split_revert import plan_split_revert
 from toolkit.servers.mariadb import MariaDBServer
 
 from .catalog import CATALOG
-from .replication import APP_LOGIN, publish_pair, root, wait_caught_up
+from .replication import APP_LOGIN, app_store, publish_pair, root, wait_caught_up
 
 
 def execute(plan: Plan, tmp_path: Path) -> Outcome:
@@ -56,11 +56,7 @@ def test_split_revert_and_cleanup(
     master, replica = pair
     source = FileSource(tmp_path / "config")
     publish_pair(source, master, replica)
-    old = Store(
-        Topology.from_json(source.current("shards").document),
-        catalog=CATALOG,
-        backend_options=APP_LOGIN,
-    )
+    old = app_store(source)
     init_shards(old)
     written = [old.objects("pin").create(n % 4, {"n": n}) for n in range(40)]
     wait_caught_up(master, replica)
@@ -141,11 +137,7 @@ def test_a_process_on_the_old_map_cannot_write_the_moving_shards_once_they_are_f
     master, replica = pair
     source = FileSource(tmp_path / "config")
     publish_pair(source, master, replica)
-    stale = Store(
-        Topology.from_json(source.current("shards").document),
-        catalog=CATALOG,
-        backend_options=APP_LOGIN,
-    )
+    stale = app_store(source)
     init_shards(stale)
     wait_caught_up(master, replica)
     slow = MySQLdb.connect(  # a slow write, its transaction open across the cut-over
@@ -178,11 +170,7 @@ def test_a_split_whose_diff_is_not_clean_changes_nothing(
     master, replica = pair
     source = FileSource(tmp_path / "config")
     publish_pair(source, master, replica)
-    store = Store(
-        Topology.from_json(source.current("shards").document),
-        catalog=CATALOG,
-        backend_options=APP_LOGIN,
-    )
+    store = app_store(source)
     init_shards(store)
     store.objects("pin").create(3, {"n": 1})
     wait_caught_up(master, replica)  # else the stray row could collide with a replayed one
@@ -223,13 +211,7 @@ def test_a_process_that_does_not_follow_the_read_only_map_abandons_the_split(
     master, replica = pair
     source = FileSource(tmp_path / "config")
     publish_pair(source, master, replica)
-    init_shards(
-        Store(
-            Topology.from_json(source.current("shards").document),
-            catalog=CATALOG,
-            backend_options=APP_LOGIN,
-        )
-    )
+    init_shards(app_store(source))
     wait_caught_up(master, replica)
     source.report("stuck-process", {"shards": 1})  # alive (our pid), and never swaps
 
