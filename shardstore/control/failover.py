@@ -63,6 +63,10 @@ def check_replica_step(
 
     def check() -> str:
         with connect(addresses[replica]) as r:
+            if not r.replication:  # the pair is turned round (or back) as that account
+                raise HostError(
+                    "no replication account: set PINBOARD_MYSQL_REPLICATION (user:password)"
+                )
             status = r.replica_status()
         if status is None or status.source != "{}:{}".format(*endpoint(addresses[host])):
             raise HostError(f"{replica} does not replicate from {host}")

@@ -14,6 +14,7 @@ repointing one needs no binary log file name or offset.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +23,8 @@ from urllib.parse import unquote, urlsplit
 from ..exceptions import ShardStoreError
 
 CONNECT_TIMEOUT = 2  # seconds (MySQL counts whole seconds)
+#: How long a replica pointed at its source is given to connect and run.
+REPLICATE_SECONDS = 10.0
 #: How long a fence statement (``read_only``, killing sessions) may wait for locks.
 FENCE_SECONDS = 5
 #: A master waits this long for a replica's acknowledgement before it would commit without
@@ -295,7 +298,8 @@ class MySQLHost:
 
     def replicate_from(self, source: MySQLHost) -> None:
         """Follow ``source`` from where this server's GTID position stands, logged in as the
-        replication account (REPLICATION SLAVE only: ``master.info`` keeps its password)."""
+        replication account (REPLICATION SLAVE only: ``master.info`` keeps its password);
+        returns once both replication threads run."""
         if not self.replication:
             raise HostError(
                 "no replication account: set PINBOARD_MYSQL_REPLICATION (user:password)"
@@ -308,6 +312,17 @@ class MySQLHost:
             (source.host, source.port, user, password),
         )
         self.query("START SLAVE")
+        deadline = time.monotonic() + REPLICATE_SECONDS
+        while not ((status := self.replica_status()) and status.io_running and status.sql_running):
+            if time.monotonic() > deadline:
+                state = (
+                    f"I/O {status.io_state}, SQL running: {status.sql_running}" if status else ""
+                )
+                raise HostError(
+                    f"{self.host}:{self.port} does not replicate from {source.host}:{source.port}"
+                    f" after {REPLICATE_SECONDS:g}s ({state}; {status.last_error if status else ''})"
+                )
+            time.sleep(0.05)
 
     def set_semi_sync(self, on: bool) -> None:
         """Whether commits wait for a replica's acknowledgement (semi-synchronous), with no

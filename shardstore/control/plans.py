@@ -249,13 +249,14 @@ def _undo(done: Sequence[Step], journal: Journal, entry: Any, *, first: int) -> 
                 continue
             try:
                 note = step.undo() or "undone"
-            except Exception as exc:  # noqa: BLE001 - journaled; the run stops there
-                failed = f"; undoing step {index} ({step.name}) failed: {exc}: see the journal"
+            except Exception as exc:  # noqa: BLE001 - journaled; the earlier undos still run
+                # (a master left read-only because a later undo failed helps no one)
+                failed += f"; undoing step {index} ({step.name}) failed: {exc}"
                 journal.step(entry, index, f"undo: {step.name}", f"FAILED: {exc}")
-                break
+                continue
             undone += 1
             journal.step(entry, index, f"undo: {step.name}", note)
-    return undone, failed
+    return undone, failed + ("; see the journal" if failed else "")
 
 
 def _raise_interrupted(signum: int, frame: Any) -> None:

@@ -64,6 +64,12 @@ CHROMIUM_ARGS = [
 SERVER_START_TIMEOUT = 30.0
 #: axe-core's impacts that fail a page; minor and moderate ones are left to review.
 FAILING_IMPACTS = {"serious", "critical"}
+#: The picture's width once it has loaded and decoded (0 if it fails, or takes over 10 s):
+#: a page's images may still be on their way when its HTML has arrived.
+LOADED_WIDTH = """image => Promise.race([
+  image.decode().then(() => image.naturalWidth, () => 0),
+  new Promise(done => setTimeout(() => done(0), 10000)),
+])"""
 
 
 # -- the site -------------------------------------------------------------------

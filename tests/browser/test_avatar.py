@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.browser.conftest import LOADED_WIDTH
 from tests.browser.test_small_screens import HEIGHT, PASSWORD, WIDTH, make_pinner
 from toolkit.images import numbered_png
 
@@ -28,12 +29,6 @@ pytestmark = pytest.mark.browser
 Shoot = Callable[["Page", str], Path]
 #: What the page is wider than its screen by (0 when nothing sticks out).
 _OVERFLOW = "() => document.documentElement.scrollWidth - window.innerWidth"
-#: The picture's width once it has loaded and decoded (0 if it fails, or takes over 10 s):
-#: a page's images may still be on their way when its HTML has arrived.
-_LOADED = """image => Promise.race([
-  image.decode().then(() => image.naturalWidth, () => 0),
-  new Promise(done => setTimeout(() => done(0), 10000)),
-])"""
 
 
 def cards_by(page: Page, name: str) -> Locator:
@@ -74,7 +69,7 @@ def test_a_pinner_uploads_an_avatar_and_sees_it_on_their_pin_cards(
     expect(page.get_by_role("status")).to_contain_text("Your picture is saved.")
     head = page.locator(".picture .avatar img")
     expect(head).to_have_attribute("src", re.compile(r"/media/avatars/.+_120\.jpg$"))
-    assert head.evaluate(_LOADED) == 120
+    assert head.evaluate(LOADED_WIDTH) == 120
     expect(page.locator("header.topbar .avatar img")).to_have_count(1)
     fits(page)
     shoot(page, "avatar-saved")
@@ -83,7 +78,7 @@ def test_a_pinner_uploads_an_avatar_and_sees_it_on_their_pin_cards(
     page.get_by_role("link", name="pinboard").click()
     small = cards_by(page, "fay").first.locator(".avatar img")
     expect(small).to_have_attribute("src", re.compile(r"/media/avatars/.+_60\.jpg$"))
-    assert small.evaluate(_LOADED) == 60
+    assert small.evaluate(LOADED_WIDTH) == 60
     src = small.get_attribute("src")
     fits(page)
     shoot(page, "avatar-home-cards")

@@ -13,7 +13,12 @@ from typing import TYPE_CHECKING
 import pytest
 
 from shardstore.control.file_source import FileSource
-from tests.shardstore.replication import APP, pair, publish_pair  # noqa: F401 - pair: a fixture
+from tests.shardstore.replication import (  # noqa: F401 - pair: a fixture
+    APP,
+    REPLICATION,
+    pair,
+    publish_pair,
+)
 from toolkit.servers.mariadb import MariaDBServer
 from toolkit.site_processes import manage
 
@@ -48,6 +53,7 @@ def pair_site(
         "PINBOARD_TOPOLOGY": str(tmp_path / "config"),
         "PINBOARD_MYSQL_LOGIN": APP,
         "PINBOARD_MYSQL_ADMIN": "root:",
+        "PINBOARD_MYSQL_REPLICATION": REPLICATION,
         "PINBOARD_ALLOWED_HOSTS": "127.0.0.1",
         "PYTHONUNBUFFERED": "1",
     }

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.browser.conftest import LOADED_WIDTH
 from toolkit.images import numbered_png
 
 try:
@@ -112,7 +113,7 @@ def test_two_pinners_pin_like_comment_save_and_follow(
     pin_url = ada.url
     picture = ada.locator(".pin-image img")
     expect(picture).to_be_visible()
-    assert picture.evaluate("image => image.naturalWidth") == 600
+    assert picture.evaluate(LOADED_WIDTH) == 600
     expect(ada.locator(".pin-description")).to_have_text("Lemon tart with a crisp crust")
     expect(ada.locator(".pin-info .byline")).to_contain_text("ada saved to Sunny Recipes")
     for word in ("like", "save", "comment"):

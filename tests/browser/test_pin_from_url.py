@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.browser.conftest import LOADED_WIDTH
 from toolkit.images import numbered_png
 from toolkit.web_pages import Route, WebPages
 
@@ -74,7 +75,7 @@ def test_a_pinner_pins_a_web_page_by_its_url(
     expect(pia).to_have_url(re.compile(r"/pin/\d+/$"))
     picture = pia.locator(".pin-image img")
     expect(picture).to_be_visible()
-    assert picture.evaluate("image => image.naturalWidth") == 480
+    assert picture.evaluate(LOADED_WIDTH) == 480
     expect(pia.locator(".pin-description")).to_have_text("Fig jam, from the web")
     expect(pia.locator("a.pin-link")).to_have_attribute("href", page_url)
     shoot(pia, "pia-pin-from-url")

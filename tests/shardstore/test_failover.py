@@ -73,6 +73,25 @@ def test_planned_failover_moves_the_master_and_loses_nothing(
     new.close()
 
 
+def test_failover_without_a_replication_account_changes_nothing(
+    pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
+) -> None:
+    master, replica = pair
+    source = FileSource(tmp_path / "config")
+    publish_pair(source, master, replica)
+
+    def operators_only(address: str) -> MySQLHost:
+        return MySQLHost(address, user="root", password="")
+
+    plan = plan_failover(source, host="A", author="ada", connect=operators_only)
+    outcome = run(plan, journal=MemoryJournal(), locks=FileLocks(tmp_path), operator="ada")
+    assert (
+        not outcome.ok and "step 1" in outcome.error and "no replication account" in outcome.error
+    )
+    with root(f"mysql://{master.address}") as m:
+        assert not m.read_only()
+
+
 def test_failover_refuses_a_replica_that_is_not_following(
     pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
 ) -> None:
