@@ -37,6 +37,7 @@ def publish_step(
     reason: str,
     change: str,
     hosts: tuple[str, ...] = (),
+    commits: bool = False,
 ) -> Step:
     """The step that publishes ``document`` as the version after ``current``, only if
     ``current`` is still the one in force (so a plan made from it cannot undo a publish
@@ -64,7 +65,7 @@ def publish_step(
         )
         return f"{title} v{current.version}'s document published again as v{back.version}"
 
-    return Step(f"publish {title} v{mine}: {change}", (*hosts, CONFIG), publish, unpublish)
+    return Step(f"publish {title} v{mine}: {change}", (*hosts, CONFIG), publish, unpublish, commits)
 
 
 #: How long every process is given to swap in a new version and report it: past a lease,

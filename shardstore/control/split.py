@@ -38,7 +38,6 @@ hosts; the ``cleanup`` long job does the same chunked by shard.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from ..exceptions import InvalidTopology
@@ -197,16 +196,14 @@ def plan_split(
                 separate,
                 rejoin,
             ),
-            replace(
-                publish_step(
-                    source,
-                    frozen_revision,
-                    final,
-                    author=author,
-                    reason=reason,
-                    change=f"shards {spans(moving)} mastered by {replica}",
-                    hosts=(host, replica),
-                ),
+            publish_step(
+                source,
+                frozen_revision,
+                final,
+                author=author,
+                reason=reason,
+                change=f"shards {spans(moving)} mastered by {replica}",
+                hosts=(host, replica),
                 commits=True,
             ),
             Step(f"rename the shards that left each host to db*{suffix}", (host, replica), rename),

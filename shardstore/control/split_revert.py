@@ -9,7 +9,6 @@ rebuilt as a replica.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from ..exceptions import InvalidTopology
@@ -105,16 +104,14 @@ def plan_split_revert(
             fence_step(
                 connect, host, addresses[host], moved_databases, spans(moved), give_back=True
             ),
-            replace(
-                publish_step(
-                    source,
-                    frozen_revision,
-                    restored,
-                    author=author,
-                    reason=reason,
-                    change=f"shards {spans(moved)} mastered by {host}; {replica} out of service",
-                    hosts=(host, replica),
-                ),
+            publish_step(
+                source,
+                frozen_revision,
+                restored,
+                author=author,
+                reason=reason,
+                change=f"shards {spans(moved)} mastered by {host}; {replica} out of service",
+                hosts=(host, replica),
                 commits=True,
             ),
             Step(f"rename {replica}'s copies of shards {spans(moved)} away", (replica,), set_aside),
