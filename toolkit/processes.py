@@ -152,6 +152,8 @@ class Launched:
         self.running: Pid | None = None
         #: Called after each launch (the local cluster records the new PID).
         self.on_launch: Callable[[], None] | None = None
+        #: A command the program runs under, exec'ing it (the nemesis's ``ip netns exec``).
+        self.wrapper: list[str] = []
 
     @property
     def pid(self) -> int | None:
@@ -182,6 +184,7 @@ class Launched:
 
     def _spawn(self, argv: Sequence[str], *, cwd: Path, log: Path, env: dict[str, str] | None) -> None:  # fmt: skip
         log.parent.mkdir(parents=True, exist_ok=True)
+        argv = [*self.wrapper, *argv]
         with open(log, "ab") as output:
             process = subprocess.Popen(
                 list(argv) if self.detached else [*DIE_WITH_PARENT, *argv],

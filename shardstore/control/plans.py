@@ -22,6 +22,10 @@ fresh connections and are idempotent (the step they undo may have stopped
 anywhere). Steps without an undo stay done, and the journal says how far the
 run got.
 
+``SHARDSTORE_STOP_AFTER_STEP=N`` in the environment makes a run stop itself (SIGSTOP)
+once step N is journaled: the fault injector (toolkit/nemesis/) then kills it with
+SIGKILL there, exactly, to prove that ``abort`` and ``resume`` recover from any step.
+
 Every operation that publishes a config document also takes the ``CONFIG``
 lock, so no publish, rollback or other operation changes the map between one
 operation's publishes (a hand rollback cannot lift a split's read-only window).
@@ -32,6 +36,7 @@ session stops the run before it changes anything more.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
 import time
@@ -147,6 +152,10 @@ class Journal(Protocol):
         ...
 
 
+#: The environment variable that stops a run after a step, for fault injection.
+STOP_AFTER_STEP = "SHARDSTORE_STOP_AFTER_STEP"
+
+
 def run(
     plan: Plan,
     *,
@@ -211,6 +220,8 @@ def _run_steps(
                 return error + (failed or (f"; {undone} steps undone" if undone else ""))
             notes.append(note)
             journal.step(entry, index, step.name, note)
+            if os.environ.get(STOP_AFTER_STEP) == str(index):
+                os.kill(os.getpid(), signal.SIGSTOP)
     return ""
 
 

@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -174,12 +174,13 @@ class Drills:
 
     # -- the site's commands ----------------------------------------------------------------
 
-    def manage(self, *args: str, timeout: float = 300) -> Ran:
-        """``manage.py ARGS`` with the cluster's environment, as an operator runs it."""
+    def manage(self, *args: str, timeout: float = 300, wrapper: Sequence[str] = ()) -> Ran:
+        """``manage.py ARGS`` with the cluster's environment, as an operator runs it (under
+        ``wrapper``: on one of the nemesis's test hosts)."""
         began = time.monotonic()
         try:
             done = subprocess.run(
-                [sys.executable, "manage.py", *args],
+                [*wrapper, sys.executable, "manage.py", *args],
                 cwd=ROOT,
                 env=self.env,
                 stdout=subprocess.PIPE,

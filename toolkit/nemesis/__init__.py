@@ -1,0 +1,19 @@
+"""The fault injector (``make nemesis``): what the drills don't break, each case under API
+write load on a fresh local cluster, every acknowledged write read back afterwards.
+
+    python -m toolkit.nemesis            # every case, in the order below
+    python -m toolkit.nemesis a c        # some of them
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from toolkit.drills.base import Result
+
+from .base import Nemesis
+
+Case = Callable[[Nemesis, Result], None]
+
+#: Every case, by name, in the order ``make nemesis`` runs them.
+CASES: dict[str, Case] = {}
