@@ -12,8 +12,14 @@ from collections.abc import Callable
 from toolkit.drills.base import Result
 
 from .base import Nemesis
+from .failover import master_isolated, operator_cut_off, replica_stalled, replica_stopped
 
 Case = Callable[[Nemesis, Result], None]
 
 #: Every case, by name, in the order ``make nemesis`` runs them.
-CASES: dict[str, Case] = {}
+CASES: dict[str, Case] = {
+    "a": replica_stopped,
+    "b": operator_cut_off,
+    "c": master_isolated,
+    "g": replica_stalled,
+}

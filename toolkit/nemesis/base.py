@@ -59,9 +59,9 @@ class Nemesis(Drills):
         finally:
             nemesis.stop_loads()
             nemesis.close()
+            _stop(directory)  # while the links run: a server in a namespace is stopped through one
             for namespace in nemesis.namespaces:
                 namespace.delete()
-            _stop(directory)
 
     # -- test hosts ----------------------------------------------------------------------------
 

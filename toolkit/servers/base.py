@@ -203,8 +203,9 @@ class Server(Launched):
 
     def _launch(self) -> None:
         assert self.tmpdir is not None
-        if not _port_free(self.port):
-            # Something else answers there: waiting for "our" server would talk to it.
+        # Something else answers there: waiting for "our" server would talk to it. (Run in
+        # a namespace of the nemesis, the server's port here is its link's.)
+        if not self.wrapper and not _port_free(self.port):
             raise _PortTaken()
         self._configure()
         output = self._log if self._log is not None else self.tmpdir / "server.log"

@@ -1,0 +1,169 @@
+"""Emergency failover in the incidents the emergency drill does not make: a replica that
+quietly stopped receiving (a), a master cut off from the operator only (b), a master cut
+off from its replica and the operator but still reached by the site (c), a replica
+stalled past what used to be the semi-sync timeout (g). Each under load, on a fresh
+cluster, every acknowledged write read back at the end."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+from shardstore import Topology
+from shardstore.control.mysql_hosts import HostError
+from toolkit.drills.base import SETTLE, WARM_UP, DrillError, Ran, Result, healthy_pair
+from toolkit.load.traffic import Load
+
+from .base import Nemesis, writable_within
+
+#: The emergency drill's bound: the failed master's shards take writes again within it.
+WINDOW = 15.0
+#: Longer than the 5 s after which semi-sync used to fall back to asynchronous.
+STALL = 7.0
+
+
+def _started(n: Nemesis, result: Result, title: str) -> tuple[Topology, str, str, Load]:
+    topology = n.topology()
+    master, replica = healthy_pair(n, topology)
+    result.title = title.format(master=master, replica=replica)
+    load = n.load(topology)
+    if master not in load.groups:
+        raise DrillError(f"the load has no pinner on {master}")
+    load.wait(WARM_UP)
+    return topology, master, replica, load
+
+
+def _refused(result: Result, n: Nemesis, ran: Ran, before: Topology, why: str) -> None:
+    """Bounds of a refusal: non-zero exit with the reason, nothing promoted or published."""
+    said = [line.strip() for line in ran.output.splitlines() if line.startswith("shardstore:")]
+    reason = said[-1] if said else ran.tail(1)
+    result.bound(f"failover --emergency refused ({why})", ran.returncode != 0, f"exit {ran.returncode}: {reason.strip()}")  # fmt: skip
+    after = n.topology()
+    result.bound("the shard map unchanged", after.version == before.version, f"v{before.version} -> v{after.version}")  # fmt: skip
+
+
+def _took_over(result: Result, load: Load, ran: Ran, master: str, since: float) -> None:
+    ok = result.bound("failover --emergency succeeded", ran.returncode == 0, f"exit {ran.returncode} in {ran.seconds:.1f} s")  # fmt: skip
+    if not ok:
+        result.figures += [f"| {line}" for line in ran.tail().splitlines()]
+        return
+    took = writable_within(load, master, since, WINDOW)
+    result.bound(
+        f"shards of {master} writable again within {WINDOW:g} s of the command's end",
+        took is not None,
+        "never" if took is None else f"{took:.2f} s",
+    )
+
+
+def _wait_lost(n: Nemesis, topology: Topology, replica: str, timeout: float = 15) -> str:
+    """Wait until ``replica``'s I/O thread has lost its source; its state then."""
+    deadline = time.monotonic() + timeout
+    state = "?"
+    while time.monotonic() < deadline:
+        try:
+            with n.admin(topology, replica) as r:
+                status = r.replica_status()
+        except HostError as error:
+            state = str(error)
+        else:
+            state = f"I/O {status.io_state}, errno {status.io_errno}" if status else "none"
+            if status is not None and status.lost_source:
+                return state
+        time.sleep(0.2)
+    raise DrillError(f"{replica} did not lose its source in {timeout:g} s: {state}")
+
+
+def replica_stopped(n: Nemesis, result: Result) -> None:
+    """a. A replica's I/O thread stopped, then its master killed: the failover refuses;
+    with --accept-data-loss it proceeds and says which GTIDs may be lost."""
+    topology, master, replica, load = _started(
+        n, result, "{replica}'s I/O thread stopped, then {master} killed (kill -9)"
+    )
+    with n.admin(topology, replica) as r:
+        r.stop_receiving()
+    n.say(f"{replica} receives nothing; kill -9 {master} in 2 s")
+    load.wait(2.0)
+    n.process(master).halt(kill=True)
+    ran = n.manage("shardstore", "failover", master, "--emergency")
+    _refused(result, n, ran, topology, f"{replica} stopped receiving before {master} died")
+
+    ran = n.manage("shardstore", "failover", master, "--emergency", "--accept-data-loss")
+    since = time.monotonic()
+    gap = next((line for line in ran.output.splitlines() if "may have had" in line), "")
+    result.bound("with --accept-data-loss the journal names the GTIDs that may be lost", bool(gap), gap.strip() or ran.tail(3))  # fmt: skip
+    _took_over(result, load, ran, master, since)
+    load.wait(SETTLE)
+    n.finish(result, load)
+
+
+def operator_cut_off(n: Nemesis, result: Result) -> None:
+    """b. The master alive but cut off from the operator only: the failover refuses, since
+    its replica still receives from it; the site writes on."""
+    topology, master, replica, load = _started(
+        n, result, "{master} cut off from the operator only (its replica {replica} still sees it)"
+    )
+    operator = n.namespace("operator")
+    operator.cut([n.cluster.port(master)], f"the operator loses {master}")
+    cut = time.monotonic()
+    n.say(f"{operator.cuts[-1]}; failover {master} --emergency from there")
+    ran = n.manage_in(operator, "shardstore", "failover", master, "--emergency")
+    _refused(result, n, ran, topology, f"{replica} still receives from {master}")
+    acked = load.acked_since(cut, master)
+    result.bound(f"{master}'s shards take writes all along", acked > 0, f"{acked} acknowledged since the cut")  # fmt: skip
+    operator.heal()
+    load.wait(SETTLE)
+    n.finish(result, load)
+
+
+def master_isolated(n: Nemesis, result: Result) -> None:
+    """c. The master cut off from its replica and from the operator, still reached by the
+    site: the failover fences it (the cluster's fence command stops it) and promotes the
+    replica; nothing acknowledged is lost (semi-sync acknowledges no write the replica
+    did not receive)."""
+    topology = n.topology()
+    master, replica = healthy_pair(n, topology)
+    n.say(f"{replica} moves to a test host of its own")
+    host = n.namespace("replica", moves=[replica])
+    operator = n.namespace("operator")
+    healthy_pair(n, topology)  # replicating again, through the link
+    topology, master, replica, load = _started(
+        n, result, "{master} cut off from {replica} and the operator, still reached by the site"
+    )
+    port = n.cluster.port(master)
+    host.cut([port], f"{replica} loses {master}")
+    operator.cut([port], f"the operator loses {master}")
+    cut = time.monotonic()
+    n.say(f"cut {master} off; {_wait_lost(n, topology, replica)} on {replica}")
+    ran = n.manage_in(operator, "shardstore", "failover", master, "--emergency")
+    since = time.monotonic()
+    result.figure(f"failover command: exit {ran.returncode} in {ran.seconds:.1f} s ({since - cut:.1f} s after the cut)")  # fmt: skip
+    fenced = not n.cluster[master].alive
+    result.bound(f"the fence command stopped {master}", fenced, "stopped" if fenced else "still runs")  # fmt: skip
+    _took_over(result, load, ran, master, since)
+    load.wait(SETTLE)
+    n.finish(result, load)
+
+
+def replica_stalled(n: Nemesis, result: Result) -> None:
+    """g. A replica stalled (SIGSTOP) for longer than semi-sync used to wait, then its master
+    killed: the master acknowledged nothing meanwhile, and the failover loses nothing."""
+    topology, master, replica, load = _started(
+        n, result, "{replica} stalled past the semi-sync timeout, then {master} killed"
+    )
+    stalled = n.process(replica)
+    assert stalled.pid is not None
+    os.kill(stalled.pid, signal.SIGSTOP)
+    began = time.monotonic()
+    try:
+        load.wait(STALL)
+        acked = load.acked_since(began + 0.5, master)  # writes in flight at the stall may land
+        result.figure(f"writes acknowledged on {master}'s shards while {replica} was stalled {STALL:g} s: {acked}")  # fmt: skip
+        n.process(master).halt(kill=True)
+    finally:
+        os.kill(stalled.pid, signal.SIGCONT)
+    n.say(f"kill -9 {master}; {replica} runs again: {_wait_lost(n, topology, replica)}")
+    ran = n.manage("shardstore", "failover", master, "--emergency")
+    _took_over(result, load, ran, master, time.monotonic())
+    load.wait(SETTLE)
+    n.finish(result, load)
