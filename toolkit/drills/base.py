@@ -55,6 +55,7 @@ class Result:
 
     name: str
     title: str = ""
+    kind: str = "drill"  # or a nemesis "case"
     figures: list[str] = field(default_factory=list)
     bounds: list[Bound] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -85,7 +86,7 @@ class Result:
 
     def block(self) -> str:
         verdict = "PASS" if self.ok else "FAIL"
-        lines = [f"== drill {self.name}: {self.title} ({self.seconds:.0f} s) {verdict}"]
+        lines = [f"== {self.kind} {self.name}: {self.title} ({self.seconds:.0f} s) {verdict}"]
         lines += [f"  {line}" for line in self.figures]
         for b in self.bounds:
             lines.append(f"  [{'ok' if b.ok else 'FAILED'}] {b.what}: {b.measured}")

@@ -44,7 +44,7 @@ PER_GROUP = 3
 #: The load runs through the split, the revert and their diffs and copies of half a host's
 #: shards (minutes each on the local cluster), but no longer than this.
 SPLIT_CAP = 3600.0
-_FOLLOWED = re.compile(r"\d+ processes follow shard map v\d+.*")
+FOLLOWED = re.compile(r"\d+ processes follow shard map v\d+.*")
 _DIFF = re.compile(r"diff \S+ \S+, shards \S+.*?: .*?(?:identical|tables differ)")
 #: A step as the command starts it: ``[4/8] wait until ... (at +190.31s)``.
 _STEP = re.compile(r"^\[(\d+)/\d+\] (.*) \(at \+([\d.]+)s\)$", re.MULTILINE)
@@ -97,7 +97,7 @@ def split(d: Drills, result: Result) -> None:
     result.figure(f"split: exit {ran.returncode} in {ran.seconds:.1f} s")
     diff = _DIFF.search(ran.output)
     result.figure(f"split's own read-only window: {steps_window(ran.output)}")
-    followed = _FOLLOWED.search(ran.output)
+    followed = FOLLOWED.search(ran.output)
     result.figure(f"its wait for every process: {followed[0] if followed else '(not found)'}")
     result.figure(f"split's diff: {diff[0] if diff else '(not found in its output)'}")
     if not result.bound("split succeeded", ran.returncode == 0, f"exit {ran.returncode}"):
@@ -113,9 +113,9 @@ def split(d: Drills, result: Result) -> None:
         ", ".join(f"{r.first}..{r.last}: {r.master}" for r in after.ranges),
     )
     load.wait(SETTLE)
-    strays = _strays(d, after, load, host, replica, movers, split_done, number)
+    stray = strays(d, after, load, host, replica, movers, split_done, number)
     what = "acknowledged writes after the split found on the host that gave the shard up"
-    result.bound(what, strays == 0, strays)
+    result.bound(what, stray == 0, stray)
 
     d.say(f"manage.py shardstore split --revert {number}")
     revert_began = time.monotonic()
@@ -167,7 +167,7 @@ def _spans(topology: Topology, host: str) -> list[tuple[int, int]]:
     return [(a, b) for a, b in runs]
 
 
-def _strays(
+def strays(
     d: Drills,
     topology: Topology,
     load: Load,

@@ -13,6 +13,7 @@ from toolkit.drills.base import Result
 
 from .base import Nemesis
 from .failover import master_isolated, operator_cut_off, replica_stalled, replica_stopped
+from .split import web_cut_off
 
 Case = Callable[[Nemesis, Result], None]
 
@@ -21,5 +22,6 @@ CASES: dict[str, Case] = {
     "a": replica_stopped,
     "b": operator_cut_off,
     "c": master_isolated,
+    "d": web_cut_off,
     "g": replica_stalled,
 }

@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
 
     results: list[Result] = []
     for name in args.names or list(CASES):
-        result = Result(name)
+        result = Result(name, kind="case")
         print(f"-- {name}", flush=True)
         began = time.monotonic()
         try:

@@ -19,7 +19,7 @@ from typing import TextIO
 from shardstore.control.mysql_hosts import HostError
 from toolkit.cluster.commands import down, up
 from toolkit.cluster.state import Cluster
-from toolkit.drills.base import Drills, Ran, Result
+from toolkit.drills.base import Drills, Ran
 from toolkit.load.traffic import Load
 from toolkit.site_processes import ROOT
 

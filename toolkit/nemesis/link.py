@@ -73,7 +73,11 @@ async def _pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
 
 
 async def _forward(
-    sides: Sides, port: int, connect_inside: bool, reader: asyncio.StreamReader, writer: asyncio.StreamWriter  # fmt: skip
+    sides: Sides,
+    port: int,
+    connect_inside: bool,
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
 ) -> None:
     sock = sides.socket(connect_inside)
     sock.setblocking(False)

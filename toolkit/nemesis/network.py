@@ -74,10 +74,15 @@ class Namespace:
     def _start_link(self, inside: Sequence[int], outside: Sequence[int]) -> None:
         self.link = subprocess.Popen(
             [
-                sys.executable, "-m", "toolkit.nemesis.link", self.name,
-                "--inside", ",".join(map(str, inside)),
-                "--outside", ",".join(map(str, outside)),
-            ],  # fmt: skip
+                sys.executable,
+                "-m",
+                "toolkit.nemesis.link",
+                self.name,
+                "--inside",
+                ",".join(map(str, inside)),
+                "--outside",
+                ",".join(map(str, outside)),
+            ],
             cwd=ROOT,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -112,8 +117,11 @@ class Namespace:
     def delete(self) -> None:
         """The link stopped, the namespace and its rules gone (processes still running in it
         are the caller's to stop first)."""
-        if self.link is not None and self.link.poll() is None:
-            self.link.kill()
-            self.link.wait()
+        if self.link is not None:
+            if self.link.poll() is None:
+                self.link.kill()
+                self.link.wait()
+            if self.link.stdout is not None:
+                self.link.stdout.close()
         if self.name in namespaces():
             _run("ip", "netns", "delete", self.name)
