@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from celery.result import EagerResult
 from django import forms
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
@@ -22,8 +23,10 @@ from shardstore.control.plans import Plan
 from ..errors import RateLimited
 from . import reauth, roles
 from .access import no_role, staff_required
-from .actions import ACTIONS, Action, console_control, digest, dry_run, execute
+from .actions import ACTIONS, Action, console_control, digest, dry_run
+from .models import JournalEntry
 from .queries.config import classified
+from .tasks import run_action
 
 PLAN, RUN = "plan", "run"
 
@@ -70,21 +73,35 @@ def action(request: HttpRequest, action: str) -> HttpResponse:
                 if not confirmed:
                     error = "give your password again to run it"
                     return _plan_page(request, chosen, form, plan, None, error=error, status=403)
-                outcome = execute(plan, made)
-                if outcome.ok:
-                    messages.success(request, masked(f"Done: {plan.summary}"))
-                    return redirect("ops_journal_entry", entry_id=outcome.entry.pk)
-                if outcome.notes:  # stopped part way: the journal says how far it got
-                    messages.error(request, masked(f"Failed: {outcome.error}"))
-                    return redirect("ops_journal_entry", entry_id=outcome.entry.pk)
-                # Nothing ran (a host was busy): the same plan can be confirmed again.
-                return _plan_page(request, chosen, form, plan, outcome.entry, error=outcome.error)
+                try:  # a busy host is shown here, and the same plan confirmed again
+                    with made.locks.hold(plan.locks, owner=f"{operator}: {plan.operation}"):
+                        pass
+                except HostsBusy as busy:
+                    return _plan_page(request, chosen, form, plan, None, error=str(busy))
+                data = {name: request.POST[name] for name in form.fields if name in request.POST}
+                return _ran(
+                    request, plan, run_action.delay(chosen.name, data, operator, digest(plan))
+                )
             changed = request.POST.get("step") == RUN  # confirmed, but the plan is not that one
             entry = dry_run(plan, made).entry
             return _plan_page(request, chosen, form, plan, entry, changed=changed)
     except ShardStoreError as error:
         form.add_error(None, masked(str(error)))
         return _form_page(request, chosen, form, status=status_of(error))
+
+
+def _ran(request: HttpRequest, plan: Plan, queued: Any) -> HttpResponse:
+    """Where the operator goes once the run is handed to a worker: its journal entry if it
+    has run already (no broker: tasks run at once), else the journal, which shows it."""
+    if not isinstance(queued, EagerResult):
+        messages.info(request, masked(f"Queued for a worker: {plan.summary}. The journal shows its steps as they run."))  # fmt: skip
+        return redirect("ops_journal")
+    entry = JournalEntry.objects.get(pk=queued.get())
+    if entry.ok:
+        messages.success(request, masked(f"Done: {plan.summary}"))
+    else:
+        messages.error(request, masked(f"Failed: {entry.result}"))
+    return redirect("ops_journal_entry", entry_id=entry.pk)
 
 
 def _password_confirmed(request: HttpRequest, chosen: Action) -> bool:

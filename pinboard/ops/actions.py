@@ -29,6 +29,7 @@ from typing import Any
 
 from django import forms
 
+from shardstore import InvalidTopology, ShardStoreError
 from shardstore.control import documents
 from shardstore.control.cache_servers import plan_cache_server
 from shardstore.control.cli import Control
@@ -111,6 +112,27 @@ def dry_run(plan: Plan, made: Control) -> Outcome:
 def execute(plan: Plan, made: Control) -> Outcome:
     """Run the plan under its hosts' locks, journaled."""
     return run(plan, journal=made.journal, locks=made.locks, operator=made.operator)
+
+
+def run_confirmed(name: str, data: dict[str, Any], operator: str, confirmed: str) -> int:
+    """Plan the action ``name`` again from its form's ``data`` and run it if it is still the
+    plan whose digest is ``confirmed``; the journal entry's id (a plan that changed, or
+    cannot be made any more, is journaled as a failure that changed nothing)."""
+    chosen = ACTIONS[name]
+    form = chosen.form(data)
+    with console_control(operator) as made:
+        try:
+            if not form.is_valid():
+                raise InvalidTopology(f"the form is no longer valid: {form.errors.as_text()}")
+            plan = chosen.planner(made, form.cleaned_data)
+            if digest(plan) != confirmed:
+                raise InvalidTopology("the plan changed after it was confirmed: plan it again")
+        except ShardStoreError as error:
+            nothing = Plan(name, f"{chosen.title}: not run", [])
+            entry = made.journal.begin(nothing, operator=operator, dry_run=False)
+            made.journal.finish(entry, ok=False, result=str(error), seconds=0.0)
+            return int(entry.pk)
+        return int(execute(plan, made).entry.pk)
 
 
 def digest(plan: Plan) -> str:

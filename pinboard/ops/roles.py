@@ -6,7 +6,7 @@
 * ``operator``: runs the actions that are not destructive (open a range, host service,
   cache servers, Redis moves, publish, roll back, diff) and long jobs;
 * ``destructive``: runs what cannot simply be undone: failover, split, split revert,
-  cleanup, close-range. A role of its own: an operator does not hold it unless given it.
+  cleanup, close-range, and ending an operation left open. A role of its own: an operator does not hold it unless given it.
 
 A superuser holds every permission. Running any action that changes the topology also
 asks for the operator's password again within the last few minutes (``reauth.py``).
@@ -33,6 +33,11 @@ ROLES = {
 def may_run(user: Any, action: str) -> bool:
     """Whether ``user`` may run (or plan) the console action named ``action``."""
     return bool(user.has_perm(RUN_DESTRUCTIVE if action in DESTRUCTIVE else RUN))
+
+
+def may_end_operations(user: Any) -> bool:
+    """Abort, resume or close an operation left open: as destructive as the operation."""
+    return bool(user.has_perm(RUN_DESTRUCTIVE))
 
 
 def may_run_jobs(user: Any) -> bool:

@@ -37,3 +37,39 @@ def run_job_chunk(chunk_id: int) -> str:
     the chunk) is retried: the chunk must not be left unmarked.
     """
     return chunks.run(chunk_id)
+
+
+@shared_task(acks_late=False, ignore_result=True)
+def run_action(name: str, data: dict[str, Any], operator: str, confirmed: str) -> int:
+    """A console action its operator confirmed, run on a worker rather than in the web
+    request (a recycled web worker must not cut an operation short; a killed Celery worker
+    leaves the journal entry open for ``abort``/``resume``). Planned again from the form's
+    data: it runs only if it is still the plan the operator confirmed. Acknowledged when
+    received: an operation is never run twice by a redelivery. The journal entry's id."""
+    from .actions import run_confirmed
+
+    return run_confirmed(name, data, operator, confirmed)
+
+
+@shared_task(acks_late=False, ignore_result=True)
+def end_operation(operation_id: int, how: str, operator: str) -> str:
+    """Abort, resume or close an operation its process left open (recovery.py), on a worker
+    as every console action runs. What was done, or why not."""
+    from shardstore import ShardStoreError
+    from shardstore.control.recovery import end
+
+    from .actions import console_control
+
+    with console_control(operator) as made:
+        try:
+            return end(
+                operation_id,
+                how,
+                source=made.source,
+                journal=made.journal,
+                locks=made.locks,
+                operator=operator,
+                connect=made.mysql,
+            )
+        except ShardStoreError as error:
+            return f"FAILED: {error}"

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import action_views, job_views, views
+from . import action_views, job_views, operation_views, views
 
 urlpatterns = [
     path("", views.overview, name="ops_overview"),
@@ -13,6 +13,8 @@ urlpatterns = [
     path("celery/", views.celery, name="ops_celery"),
     path("journal/", views.journal_list, name="ops_journal"),
     path("journal/<str:entry_id>/", views.journal_entry, name="ops_journal_entry"),
+    path("operations/", operation_views.open_operations, name="ops_operations"),
+    path("operations/<str:operation_id>/<str:how>/", operation_views.end, name="ops_operation_end"),
     path("jobs/", job_views.job_list, name="ops_jobs"),
     path("jobs/<str:job_id>/", job_views.job_detail, name="ops_job"),
     path("jobs/<str:job_id>/resume/", job_views.job_resume, name="ops_job_resume"),

@@ -322,25 +322,16 @@ def _open_operations(args: argparse.Namespace, control: Control, out: TextIO) ->
         if not rows and not args.json:
             out.write("no open operation\n")
         return 0
-    operation = next((op for op in found if str(op.id) == args.operation), None)
-    if operation is None:
-        out.write(f"no open operation {args.operation} (see `operations`)\n")
-        return 1
-    if recovery.state(operation, control.locks) == "running":
-        out.write(f"operation {operation.id} is still running: its locks are held\n")
-        return 1
-    if args.command == "abort" and args.close:
-        out.write(
-            recovery.close(operation, journal=control.journal, operator=control.operator) + "\n"
-        )
-        return 0
-    end = recovery.abort if args.command == "abort" else recovery.resume
+    how = "close" if args.command == "abort" and args.close else args.command
     try:
-        plan = recovery.plan_again(
-            operation, control.source, author=control.operator, connect=control.mysql
-        )
-        result = end(
-            operation, plan, journal=control.journal, locks=control.locks, operator=control.operator
+        result = recovery.end(
+            args.operation,
+            how,
+            source=control.source,
+            journal=control.journal,
+            locks=control.locks,
+            operator=control.operator,
+            connect=control.mysql,
         )
     except ShardStoreError as exc:
         out.write(f"FAILED: {exc}\n")

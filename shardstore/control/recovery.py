@@ -112,3 +112,34 @@ def resume(
         result = f"resumed by {operator} after step {done}: {len(plan.steps)} steps done"
         journal.finish(operation.entry, ok=True, result=result, seconds=time.monotonic() - started)
     return result
+
+
+#: How an open operation may be ended: undone, finished, or closed as put right by hand.
+ENDINGS = ("abort", "resume", "close")
+
+
+def end(
+    operation_id: object,
+    how: str,
+    *,
+    source: ConfigSource,
+    journal: Journal,
+    locks: Locks,
+    operator: str,
+    connect: Connect,
+) -> str:
+    """Abort, resume or close the open operation ``operation_id`` (the command line's and
+    the console's way alike); what was done. InvalidTopology if there is no such open
+    operation or it still runs; StepFailed if an undo or a step failed (it stays open)."""
+    found = next((op for op in journal.open_operations() if str(op.id) == str(operation_id)), None)  # fmt: skip
+    if found is None:
+        raise InvalidTopology(f"no open operation {operation_id} (see `operations`)")
+    if how not in ENDINGS:
+        raise InvalidTopology(f"an open operation is ended by {', '.join(ENDINGS)}, not {how!r}")
+    if state(found, locks) == "running":
+        raise InvalidTopology(f"operation {found.id} is still running: its locks are held")
+    if how == "close":
+        return close(found, journal=journal, operator=operator)
+    plan = plan_again(found, source, author=operator, connect=connect)
+    ending = abort if how == "abort" else resume
+    return ending(found, plan, journal=journal, locks=locks, operator=operator)

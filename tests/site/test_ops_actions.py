@@ -3,6 +3,7 @@ confirmed run that changes the config and journals its steps, and errors shown o
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -147,6 +148,46 @@ def test_bad_input_is_refused_with_the_field_named(staff: Client, config_dir: Pa
     assert staff.get("/ops/actions/nosuchaction/").status_code == 404
     assert staff.post("/ops/actions/nosuchaction/", {"step": "plan"}).status_code == 404
     assert shards_document(config_dir)["version"] == 1
+
+
+def test_a_confirmed_action_runs_on_a_worker_not_in_the_request(
+    staff: Client, config_dir: Path, redis_server: Any
+) -> None:
+    """With a broker, the request only queues the run (no password in the message); a
+    worker then plans it again and runs it: the web worker's life does not bound it."""
+    import redis
+
+    from pinboard import celery_app
+    from pinboard.ops.tasks import run_action
+    from tests.site.test_worker import use_broker
+
+    broker = f"{redis_server.url.rsplit('/', 1)[0]}/14"
+    queue = redis.Redis.from_url(broker)
+    queue.delete("celery")
+    eager, previous = celery_app.conf.task_always_eager, celery_app.conf.broker_url
+    celery_app.conf.task_always_eager = False
+    use_broker(broker)
+    try:
+        page = plan(staff, "close-range", {"first": 0, "last": 7})
+        response = confirm(staff, "close-range", page)
+        assert response.status_code == 302 and response["Location"] == "/ops/journal/"
+        assert shards_document(config_dir)["open"] == [[0, 15]]  # nothing ran yet
+        assert not JournalEntry.objects.filter(dry_run=False).exists()
+        [message] = [json.loads(m) for m in queue.lrange("celery", 0, -1)]
+        assert message["headers"]["task"] == run_action.name
+        assert "password" not in json.dumps(message) and "ops_ada" in json.dumps(message)
+    finally:
+        celery_app.conf.task_always_eager = eager
+        use_broker(previous)
+        queue.delete("celery")
+        queue.close()
+    args, _, _ = json.loads(base64.b64decode(message["body"]))
+    entry = JournalEntry.objects.get(pk=run_action.apply(args).get())  # as the worker runs it
+    assert entry.ok and entry.operator == "ops_ada"
+    assert shards_document(config_dir)["open"] == [[8, 15]]
+    again = JournalEntry.objects.get(pk=run_action.apply(args).get())  # redelivered: not rerun
+    assert again.ok is False and "shards 0..7 are not open" in again.result
+    assert shards_document(config_dir)["open"] == [[8, 15]]
 
 
 def test_a_busy_host_is_shown_and_the_plan_can_be_confirmed_again(
