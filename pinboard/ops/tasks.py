@@ -70,6 +70,7 @@ def end_operation(operation_id: int, how: str, operator: str) -> str:
                 locks=made.locks,
                 operator=operator,
                 connect=made.mysql,
+                fence=made.fence,
             )
         except ShardStoreError as error:
             return f"FAILED: {error}"

@@ -332,6 +332,7 @@ def _open_operations(args: argparse.Namespace, control: Control, out: TextIO) ->
             locks=control.locks,
             operator=control.operator,
             connect=control.mysql,
+            fence=control.fence,
         )
     except ShardStoreError as exc:
         out.write(f"FAILED: {exc}\n")

@@ -38,10 +38,11 @@ has been rebuilt as a replica of the new master (``host-service HOST --in``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ..exceptions import InvalidTopology
 from . import documents
-from .config_source import ConfigSource
+from .config_source import ConfigSource, Revision
 from .failover import Connect
 from .fencing import Fence
 from .mysql_hosts import NO_ANSWER, HostError, MySQLHost, ReplicaStatus, endpoint, gtid_domains
@@ -78,6 +79,51 @@ def plan_emergency_failover(
         raise InvalidTopology(f"{host} has no replica to promote")
     views = _down_from_everywhere(connect, host, addresses, candidates)
     replica, loss = _choose(host, views, accept_data_loss=accept_data_loss)
+    ranked = ", ".join(f"{name} received {views[name].received or 'nothing'}" for name in views)
+    params = {
+        "host": host,
+        "replica": replica,
+        "replicas": sorted(views),
+        "ranked": ranked,
+        "emergency": True,
+        "data_loss": loss,
+        "base": current.version,
+    }
+    return _plan(source, current, params, author=author, fence=fence, connect=connect, apply_seconds=apply_seconds)  # fmt: skip
+
+
+def plan_emergency_again(
+    source: ConfigSource,
+    params: dict[str, Any],
+    *,
+    author: str,
+    fence: Fence | None,
+    connect: Connect = MySQLHost,
+    apply_seconds: float = 30.0,
+) -> Plan:
+    """The plan of an emergency failover whose run died, made again as it was chosen (its
+    journal's ``params``), from the shard map it began with: what ``resume`` finishes
+    once the replica was promoted. (Before that, ``abort`` it and fail over again.)"""
+    if fence is None:
+        raise InvalidTopology("no fence command is set (PINBOARD_FENCE_COMMAND)")
+    base = source.revision(documents.SHARDS, int(params["base"]))
+    return _plan(source, base, params, author=author, fence=fence, connect=connect, apply_seconds=apply_seconds)  # fmt: skip
+
+
+def _plan(
+    source: ConfigSource,
+    current: Revision,
+    params: dict[str, Any],
+    *,
+    author: str,
+    fence: Fence,
+    connect: Connect,
+    apply_seconds: float,
+) -> Plan:
+    host, replica, replicas, loss = params["host"], params["replica"], params["replicas"], params["data_loss"]  # fmt: skip
+    document = current.document
+    addresses = document["hosts"]
+    mastered = [r for r in document["ranges"] if r["master"] == host]
     ranges = []
     for entry in document["ranges"]:
         if entry["master"] == host:
@@ -91,7 +137,7 @@ def plan_emergency_failover(
     )
 
     def confirm() -> str:
-        _down_from_everywhere(connect, host, addresses, candidates)
+        _down_from_everywhere(connect, host, addresses, replicas)
         note = f"{host} gives no answer, and no replica receives from it"
         return f"{note}; ACCEPTED DATA LOSS: {loss}" if loss else note
 
@@ -100,7 +146,7 @@ def plan_emergency_failover(
 
     def apply_received() -> str:
         notes = []
-        for name in views:
+        for name in replicas:
             with connect(addresses[name]) as r:
                 r.stop_receiving()
                 notes.append(f"{name} applied {r.apply_received(apply_seconds) or 'nothing'}")
@@ -112,13 +158,7 @@ def plan_emergency_failover(
             r.set_read_only(False)
         return f"{replica} writable, replicating from no one (asynchronous until it has a replica)"
 
-    def demote() -> str:
-        with connect(addresses[replica]) as r:
-            r.set_read_only(True)
-        return f"{replica} read_only again (its replication was reset: rebuild it)"
-
     shards = ", ".join(f"{r['range'][0]}..{r['range'][1]}" for r in mastered)
-    ranked = ", ".join(f"{name} received {views[name].received or 'nothing'}" for name in views)
     return Plan(
         "failover",
         f"emergency failover of {host} to {replica} (shards {shards})"
@@ -127,15 +167,17 @@ def plan_emergency_failover(
             Step(f"confirm {host} is down, from the operator and every replica", (host,), confirm),
             Step(f"fence {host}", (host,), fence_host),
             Step(
-                f"stop receiving from {host}; apply all that was received ({ranked})",
-                tuple(views),
+                f"stop receiving from {host}; apply all that was received ({params['ranked']})",
+                tuple(replicas),
                 apply_received,
             ),
+            # Its replication reset, the replica cannot follow the old master again: the
+            # failover stands from here, and a run that died is resumed, not aborted.
             Step(
                 f"stop replication on {replica} and clear its read_only",
                 (replica,),
                 promote,
-                demote,
+                commits=True,
             ),
             publish_step(
                 source,
@@ -147,7 +189,7 @@ def plan_emergency_failover(
                 hosts=(host, replica),
             ),
         ],
-        {"host": host, "replica": replica, "emergency": True, "data_loss": loss},
+        params,
     )
 
 

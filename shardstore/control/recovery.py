@@ -13,9 +13,11 @@ locks until an operator ends it here, from the command line or the console.
   be planned again once the operator has put things right by hand (the journal says so).
 
 Both plan the operation again as it was planned (from the shard map it began with,
-``base``): so planned failover, split and revert. An emergency failover is run again
-instead (a replica it stopped after it lost the master still counts as one that was
-replicating until the failure).
+``base``): planned failover, split, revert, and emergency failover as it chose its
+replica. An emergency failover stands once it promoted the replica (its replication
+reset, it cannot follow the old master again): resume it. Before that there is nothing
+to undo: abort it, and run it again (a replica it stopped after it lost the master still
+counts as one that was replicating until the failure).
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ from collections.abc import Callable
 from ..exceptions import InvalidTopology
 from . import documents
 from .config_source import ConfigSource
+from .emergency import plan_emergency_again
 from .failover import Connect, plan_failover
+from .fencing import Fence
 from .locks import HostsBusy, Locks
 from .plans import Journal, OpenOperation, Plan, StepFailed, undo_steps
 from .split import plan_split
@@ -43,19 +47,21 @@ def state(operation: OpenOperation, locks: Locks) -> str:
 
 
 def plan_again(
-    operation: OpenOperation, source: ConfigSource, *, author: str, connect: Connect
+    operation: OpenOperation,
+    source: ConfigSource,
+    *,
+    author: str,
+    connect: Connect,
+    fence: Fence | None = None,
 ) -> Plan:
     """The plan of a dead run, made again from the shard map it began with."""
     params = operation.params
-    if "base" not in params or params.get("emergency"):
+    if "base" not in params:
         raise InvalidTopology(
-            f"operation {operation.id} ({operation.operation}) cannot be planned again:"
-            + (
-                " run the emergency failover again"
-                if params.get("emergency")
-                else " see its journal"
-            )
+            f"operation {operation.id} ({operation.operation}) cannot be planned again: see its journal"
         )
+    if params.get("emergency"):
+        return plan_emergency_again(source, params, author=author, fence=fence, connect=connect)
     base = source.revision(documents.SHARDS, int(params["base"]))
     build: dict[str, Callable[[], Plan]] = {
         "failover": lambda: plan_failover(
@@ -127,6 +133,7 @@ def end(
     locks: Locks,
     operator: str,
     connect: Connect,
+    fence: Fence | None = None,
 ) -> str:
     """Abort, resume or close the open operation ``operation_id`` (the command line's and
     the console's way alike); what was done. InvalidTopology if there is no such open
@@ -140,6 +147,6 @@ def end(
         raise InvalidTopology(f"operation {found.id} is still running: its locks are held")
     if how == "close":
         return close(found, journal=journal, operator=operator)
-    plan = plan_again(found, source, author=operator, connect=connect)
+    plan = plan_again(found, source, author=operator, connect=connect, fence=fence)
     ending = abort if how == "abort" else resume
     return ending(found, plan, journal=journal, locks=locks, operator=operator)
