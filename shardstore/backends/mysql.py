@@ -20,6 +20,10 @@ try:
 except ImportError:  # the embedded default does not need the MySQL client library
     MySQLdb = None
 
+#: Seconds a statement may wait for the server's answer. Masters acknowledge a commit only
+#: once a replica has it (semi-sync, no fallback): with the replica gone, a write fails
+#: after this (503, nothing acknowledged) rather than holding a web thread for good.
+READ_TIMEOUT = 10.0
 # Server errors that mean "this shard's database or tables are not there".
 _MISSING_SCHEMA = {1049, 1146}
 _DUPLICATE_ENTRY = 1062
@@ -55,6 +59,7 @@ class MySQLBackend(Backend):
         *,
         login: str | None = None,
         connect_timeout: float = 3.0,
+        read_timeout: float = READ_TIMEOUT,
         **options: Any,
     ) -> None:
         if MySQLdb is None:
@@ -71,6 +76,7 @@ class MySQLBackend(Backend):
             "user": unquote(user or "root"),
             "password": unquote(password or ""),
             "connect_timeout": max(1, int(connect_timeout)),
+            "read_timeout": max(1, int(read_timeout)),
             "charset": "utf8mb4",
             "autocommit": True,
         }
