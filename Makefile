@@ -6,7 +6,7 @@ HOST_PORT ?= 127.0.0.1:8000
 # mysqlclient compiles against libmariadb; install it when the library is there.
 HAVE_MYSQL_LIB := $(shell pkg-config --exists libmariadb 2>/dev/null && echo yes)
 
-.PHONY: run test lint bench bench-compare worker clean cluster cluster-stop cluster-status drills release
+.PHONY: run test lint bench bench-compare worker clean cluster cluster-stop cluster-status drills nemesis release
 
 $(VENV)/.run: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -72,6 +72,13 @@ cluster-status: $(VENV)/.mysql
 # load and checks every acknowledged write. Some of them: make drills DRILLS="memcached planned".
 drills: $(VENV)/.mysql
 	$(PY) -m toolkit.drills $(DRILLS)
+
+# The fault injector (toolkit/nemesis/, docs/operations.md): what the drills don't break (a
+# replica that stopped receiving, partitions, the operator killed mid-step), each case on a
+# fresh cluster of its own under var/nemesis/. Root: it makes network namespaces.
+# Some cases: make nemesis CASES="b c".
+nemesis: $(VENV)/.mysql
+	$(PY) -m toolkit.nemesis $(CASES)
 
 # A release for the AWS deploy (docs/deploy.md): the project at HEAD, and the Puppet tree
 # the hosts apply, under build/. RELEASE=... names it (default: today's date and the commit).
