@@ -157,6 +157,7 @@ def _my_cnf(host: str, memory_bytes: int = 16 * 2**30) -> dict[str, str]:
         "innodb_log_file_size",
         "innodb_io_capacity",
         "table_open_cache",
+        "table_definition_cache",
         "binlog_expire_days",
     )
     values: dict[str, object] = {name: data[f"profile::mysql_shard::{name}"] for name in settings}

@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
-import traceback
 from pathlib import Path
 
 from toolkit.cluster.plan import DEFAULT_DIR
 from toolkit.cluster.state import Cluster
 
 from . import DRILLS
-from .base import DrillError, Drills, Result
+from .base import Drills, Result, run_reported
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,39 +36,21 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     drills = Drills(cluster)
-    results: list[Result] = []
+
+    def after(result: Result) -> None:
+        drills.stop_loads()
+        restarted = drills.restore()
+        if restarted:
+            result.notes.append(f"restarted after the drill: {', '.join(restarted)}")
+
     try:
-        for name in args.names or list(DRILLS):
-            result = Result(name)
-            print(f"-- {name}", flush=True)
-            began = time.monotonic()
-            try:
-                DRILLS[name](drills, result)
-            except DrillError as error:
-                result.error = str(error)
-            except Exception as error:  # noqa: BLE001 - reported, and the next drill runs
-                frame = traceback.extract_tb(error.__traceback__)[-1]
-                where = f"{Path(frame.filename).name}:{frame.lineno}"
-                result.error = f"{type(error).__name__}: {error} (at {where})"
-                traceback.print_exc()
-            drills.stop_loads()
-            restarted = drills.restore()
-            if restarted:
-                result.notes.append(f"restarted after the drill: {', '.join(restarted)}")
-            result.seconds = time.monotonic() - began
-            results.append(result)
-            print(result.block(), flush=True)
+        return run_reported(
+            args.names or list(DRILLS),
+            lambda name, result: DRILLS[name](drills, result),
+            after=after,
+        )
     finally:
         drills.close()
-    failed = [r for r in results if not r.ok]
-    print(
-        f"\n{len(results) - len(failed)} of {len(results)} drills passed"
-        + (f"; failed: {', '.join(r.name for r in failed)}" if failed else "")
-    )
-    # Again at the end, where a log's tail shows it: what failed, drill by drill.
-    for result in failed:
-        print(result.failures())
-    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+import traceback
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -301,3 +302,43 @@ def project_path(path: Path) -> str:
         return str(path.relative_to(ROOT))
     except ValueError:
         return str(path)
+
+
+def run_reported(
+    names: Iterable[str],
+    run: Callable[[str, Result], None],
+    *,
+    kind: str = "drill",
+    after: Callable[[Result], None] | None = None,
+) -> int:
+    """Run each of ``names`` (``run(name, result)``), print each one's block as it ends and
+    what failed at the end; 1 if any failed, else 0. One that raises is reported, and the
+    next runs."""
+    results: list[Result] = []
+    for name in names:
+        result = Result(name, kind=kind)
+        print(f"-- {name}", flush=True)
+        began = time.monotonic()
+        try:
+            run(name, result)
+        except DrillError as error:
+            result.error = str(error)
+        except Exception as error:  # noqa: BLE001 - reported, and the next one runs
+            frame = traceback.extract_tb(error.__traceback__)[-1]
+            where = f"{Path(frame.filename).name}:{frame.lineno}"
+            result.error = f"{type(error).__name__}: {error} (at {where})"
+            traceback.print_exc()
+        if after is not None:
+            after(result)
+        result.seconds = time.monotonic() - began
+        results.append(result)
+        print(result.block(), flush=True)
+    failed = [r for r in results if not r.ok]
+    print(
+        f"\n{len(results) - len(failed)} of {len(results)} {kind}s passed"
+        + (f"; failed: {', '.join(r.name for r in failed)}" if failed else "")
+    )
+    # Again at the end, where a log's tail shows it: what failed, one by one.
+    for result in failed:
+        print(result.failures())
+    return 1 if failed else 0

@@ -6,15 +6,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
-import traceback
 from pathlib import Path
 
-from toolkit.drills.base import DrillError, Result
+from toolkit.drills.base import Result, run_reported
 
 from . import CASES
 from .base import DEFAULT_DIR, Nemesis
-from .network import NetworkError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,31 +30,11 @@ def main(argv: list[str] | None = None) -> int:
         print("The nemesis makes network namespaces: run it as root.")
         return 2
 
-    results: list[Result] = []
-    for name in args.names or list(CASES):
-        result = Result(name, kind="case")
-        print(f"-- {name}", flush=True)
-        began = time.monotonic()
-        try:
-            with Nemesis.fresh(args.dir) as nemesis:
-                CASES[name](nemesis, result)
-        except (DrillError, NetworkError) as error:
-            result.error = str(error)
-        except Exception as error:  # noqa: BLE001 - reported, and the next case runs
-            frame = traceback.extract_tb(error.__traceback__)[-1]
-            result.error = f"{type(error).__name__}: {error} (at {Path(frame.filename).name}:{frame.lineno})"  # fmt: skip
-            traceback.print_exc()
-        result.seconds = time.monotonic() - began
-        results.append(result)
-        print(result.block(), flush=True)
-    failed = [r for r in results if not r.ok]
-    print(
-        f"\n{len(results) - len(failed)} of {len(results)} cases passed"
-        + (f"; failed: {', '.join(r.name for r in failed)}" if failed else "")
-    )
-    for result in failed:
-        print(result.failures())
-    return 1 if failed else 0
+    def run(name: str, result: Result) -> None:
+        with Nemesis.fresh(args.dir) as nemesis:
+            CASES[name](nemesis, result)
+
+    return run_reported(args.names or list(CASES), run, kind="case")
 
 
 if __name__ == "__main__":

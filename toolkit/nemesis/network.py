@@ -15,6 +15,7 @@ import subprocess
 import sys
 from collections.abc import Iterable, Sequence
 
+from toolkit.drills.base import DrillError
 from toolkit.processes import Launched
 from toolkit.site_processes import ROOT
 
@@ -23,7 +24,7 @@ PREFIX = "pbnem-"
 TABLE = "nemesis"
 
 
-class NetworkError(RuntimeError):
+class NetworkError(DrillError):
     """A namespace or a rule could not be made (under ``CI=true``, a failure: not a skip)."""
 
 

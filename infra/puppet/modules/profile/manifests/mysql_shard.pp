@@ -15,6 +15,8 @@
 # @param innodb_log_file_size The redo log's size.
 # @param innodb_io_capacity Background flushing rate (IOPS the drives sustain).
 # @param table_open_cache Open tables cached (thousands of shard tables per host).
+# @param table_definition_cache Table definitions cached: every table of every shard a
+#   host may hold (4096 shards of 30 tables), so a whole-host diff parses each once.
 # @param binlog_expire_days How long binary logs are kept (a rebuilt replica needs them).
 # @param clients The hosts the accounts may connect from (a MySQL host pattern: the VPC).
 # @param region The AWS region of SSM.
@@ -29,6 +31,7 @@ class profile::mysql_shard (
   String[1] $innodb_log_file_size,
   Integer[100] $innodb_io_capacity,
   Integer[1] $table_open_cache,
+  Integer[1] $table_definition_cache,
   Integer[1] $binlog_expire_days,
   String[1] $clients,
   String[1] $region = lookup('pinboard::region'),
@@ -81,17 +84,18 @@ class profile::mysql_shard (
     group   => 'root',
     mode    => '0644',
     content => epp('profile/my.cnf.epp', {
-        'host'                 => $host,
-        'deploy_role'          => $deploy_role,
-        'ipv4'                 => $facts['networking']['ip'],
-        'memory_bytes'         => $facts['memory']['system']['total_bytes'],
-        'buffer_pool_percent'  => $buffer_pool_percent,
-        'datadir'              => $datadir,
-        'max_connections'      => $max_connections,
-        'innodb_log_file_size' => $innodb_log_file_size,
-        'innodb_io_capacity'   => $innodb_io_capacity,
-        'table_open_cache'     => $table_open_cache,
-        'binlog_expire_days'   => $binlog_expire_days,
+        'host'                   => $host,
+        'deploy_role'            => $deploy_role,
+        'ipv4'                   => $facts['networking']['ip'],
+        'memory_bytes'           => $facts['memory']['system']['total_bytes'],
+        'buffer_pool_percent'    => $buffer_pool_percent,
+        'datadir'                => $datadir,
+        'max_connections'        => $max_connections,
+        'innodb_log_file_size'   => $innodb_log_file_size,
+        'innodb_io_capacity'     => $innodb_io_capacity,
+        'table_open_cache'       => $table_open_cache,
+        'table_definition_cache' => $table_definition_cache,
+        'binlog_expire_days'     => $binlog_expire_days,
     }),
     require => Package['mariadb-server'],
   }
