@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -114,3 +115,18 @@ def wait_caught_up(master: MariaDBServer, replica: MariaDBServer) -> None:
     replay on a busy machine)."""
     with root(f"mysql://{replica.address}") as r, root(f"mysql://{master.address}") as m:
         assert r.wait_for(m.gtid_binlog_pos(), 120)
+
+
+def kill_master(master: MariaDBServer, replica: MariaDBServer, timeout: float = 15) -> None:
+    """``kill -9`` the master, then wait until its replica has noticed (its I/O thread no
+    longer connected): until then an emergency failover rightly refuses, since a replica
+    still sees the master."""
+    master.halt(kill=True)
+    deadline = time.monotonic() + timeout
+    with root(f"mysql://{replica.address}") as r:
+        while True:
+            status = r.replica_status()
+            if status is None or status.io_state != "Yes":
+                return
+            assert time.monotonic() < deadline, f"the replica still sees its master: {status}"
+            time.sleep(0.05)

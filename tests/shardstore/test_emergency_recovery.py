@@ -18,7 +18,7 @@ from shardstore.control.locks import FileLocks
 from shardstore.control.plans import MemoryJournal, Plan, StepFailed, run
 from toolkit.servers.mariadb import MariaDBServer
 
-from .replication import app_store, publish_pair, root
+from .replication import app_store, kill_master, publish_pair, root
 
 
 def killed(host: str, address: str) -> str:
@@ -52,7 +52,7 @@ def test_killed_after_the_promotion_it_is_resumed_not_aborted(
     init_shards(store)
     written = [store.objects("pin").create(n % 4, {"n": n}) for n in range(10)]
     store.close()
-    master.halt(kill=True)
+    kill_master(master, replica)
     journal, locks = MemoryJournal(), FileLocks(tmp_path / "locks")
 
     plan = plan_emergency_failover(source, host="A", author="ada", fence=killed, connect=root)
@@ -79,7 +79,7 @@ def test_killed_before_the_promotion_it_is_aborted_and_run_again(
     source = FileSource(tmp_path / "config")
     publish_pair(source, master, replica)
     init_shards(app_store(source))
-    master.halt(kill=True)
+    kill_master(master, replica)
     journal, locks = MemoryJournal(), FileLocks(tmp_path / "locks")
 
     plan = plan_emergency_failover(source, host="A", author="ada", fence=killed, connect=root)

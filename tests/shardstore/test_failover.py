@@ -20,7 +20,7 @@ from tests.config_documents import eventually
 from toolkit.servers.mariadb import MariaDBServer
 
 from .catalog import CATALOG
-from .replication import APP_LOGIN, app_store, publish_pair, root, wait_caught_up
+from .replication import APP_LOGIN, app_store, kill_master, publish_pair, root, wait_caught_up
 
 
 def test_planned_failover_moves_the_master_and_loses_nothing(
@@ -125,7 +125,7 @@ def test_emergency_failover_promotes_the_replica_with_every_acknowledged_write(
     old = app_store(source)
     init_shards(old)
     acknowledged = [old.objects("pin").create(n % 4, {"n": n}) for n in range(50)]
-    master.halt(kill=True)  # kill -9: no goodbye to the replica
+    kill_master(master, replica)  # kill -9: no goodbye to the replica
 
     with pytest.raises(InvalidTopology, match="no fence command"):
         plan_emergency_failover(source, host="A", author="ada", fence=None, connect=root)
@@ -174,7 +174,7 @@ def test_emergency_failover_refuses_a_replica_that_stopped_replicating(
     lost = [old.objects("pin").create(n % 4, {"n": n}) for n in range(3)]
     with root(f"mysql://{master.address}") as m:
         last = m.gtid_binlog_pos()
-    master.halt(kill=True)
+    kill_master(master, replica)
 
     with pytest.raises(HostError, match=r"I/O thread is stopped.*--accept-data-loss"):
         plan_emergency_failover(source, host="A", author="ada", fence=killed, connect=root)
@@ -247,7 +247,7 @@ def test_emergency_failover_refuses_a_replica_with_writes_of_its_own(
     wait_caught_up(master, replica)
     with root(f"mysql://{replica.address}") as r:  # a hand write on the replica: errant
         r.query("CREATE DATABASE errant")
-    master.halt(kill=True)
+    kill_master(master, replica)
     with pytest.raises(HostError, match="errant GTIDs 0-2-"):
         plan_emergency_failover(
             source, host="A", author="ada", fence=killed, connect=root, accept_data_loss=True
@@ -260,7 +260,7 @@ def test_a_failed_fence_stops_the_failover_before_anything_changes(
     master, replica = pair
     source = FileSource(tmp_path / "config")
     publish_pair(source, master, replica)
-    master.halt(kill=True)
+    kill_master(master, replica)
     fence = command_fence("false")
     plan = plan_emergency_failover(source, host="A", author="ada", fence=fence, connect=root)
     outcome = run(plan, journal=MemoryJournal(), locks=FileLocks(tmp_path), operator="ada")
