@@ -293,6 +293,25 @@ def healthy_pair(d: Drills, topology: Topology, *, prefer_last: bool = False) ->
     return healthy[-1] if prefer_last else healthy[0]
 
 
+def wait_lost(d: Drills, topology: Topology, replica: str, timeout: float = 15) -> str:
+    """Wait until ``replica``'s I/O thread has lost its source (a master just killed: until
+    then an emergency failover rightly refuses); its state then."""
+    deadline = time.monotonic() + timeout
+    state = "?"
+    while time.monotonic() < deadline:
+        try:
+            with d.admin(topology, replica) as r:
+                status = r.replica_status()
+        except HostError as error:
+            state = str(error)
+        else:
+            state = f"I/O {status.io_state}, errno {status.io_errno}" if status else "none"
+            if status is not None and status.lost_source:
+                return state
+        time.sleep(0.2)
+    raise DrillError(f"{replica} did not lose its source in {timeout:g} s: {state}")
+
+
 def shards_of(topology: Topology, host: str) -> str:
     return ", ".join(f"{r.first}..{r.last}" for r in topology.ranges if r.master == host)
 

@@ -18,7 +18,17 @@ from shardstore.control.mysql_hosts import HostError, endpoint
 from toolkit.load.report import LoadReport
 from toolkit.load.traffic import Load
 
-from .base import SETTLE, WARM_UP, DrillError, Drills, Ran, Result, healthy_pair, shards_of
+from .base import (
+    SETTLE,
+    WARM_UP,
+    DrillError,
+    Drills,
+    Ran,
+    Result,
+    healthy_pair,
+    shards_of,
+    wait_lost,
+)
 
 #: The bounds of issue 10: the affected shards take writes again within these many seconds.
 PLANNED_WINDOW = 3.0
@@ -119,6 +129,7 @@ def emergency(d: Drills, result: Result) -> None:
     d.say(f"kill -9 {master} (pid {process.pid}); manage.py shardstore failover {master} --emergency")  # fmt: skip
     killed = time.monotonic()
     process.halt(kill=True)
+    d.say(f"{replica}: {wait_lost(d, topology, replica)}")
     ran = d.manage("shardstore", "failover", master, "--emergency")
     result.figure(
         f"failover command: exit {ran.returncode} in {ran.seconds:.1f} s"

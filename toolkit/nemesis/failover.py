@@ -11,8 +11,7 @@ import signal
 import time
 
 from shardstore import Topology
-from shardstore.control.mysql_hosts import HostError
-from toolkit.drills.base import SETTLE, WARM_UP, DrillError, Ran, Result, healthy_pair
+from toolkit.drills.base import SETTLE, WARM_UP, DrillError, Ran, Result, healthy_pair, wait_lost
 from toolkit.load.traffic import Load
 
 from .base import Nemesis, writable_within
@@ -54,24 +53,6 @@ def _took_over(result: Result, load: Load, ran: Ran, master: str, since: float) 
         took is not None,
         "never" if took is None else f"{took:.2f} s",
     )
-
-
-def _wait_lost(n: Nemesis, topology: Topology, replica: str, timeout: float = 15) -> str:
-    """Wait until ``replica``'s I/O thread has lost its source; its state then."""
-    deadline = time.monotonic() + timeout
-    state = "?"
-    while time.monotonic() < deadline:
-        try:
-            with n.admin(topology, replica) as r:
-                status = r.replica_status()
-        except HostError as error:
-            state = str(error)
-        else:
-            state = f"I/O {status.io_state}, errno {status.io_errno}" if status else "none"
-            if status is not None and status.lost_source:
-                return state
-        time.sleep(0.2)
-    raise DrillError(f"{replica} did not lose its source in {timeout:g} s: {state}")
 
 
 def replica_stopped(n: Nemesis, result: Result) -> None:
@@ -134,7 +115,7 @@ def master_isolated(n: Nemesis, result: Result) -> None:
     host.cut([port], f"{replica} loses {master}")
     operator.cut([port], f"the operator loses {master}")
     cut = time.monotonic()
-    n.say(f"cut {master} off; {_wait_lost(n, topology, replica)} on {replica}")
+    n.say(f"cut {master} off; {wait_lost(n, topology, replica)} on {replica}")
     ran = n.manage_in(operator, "shardstore", "failover", master, "--emergency")
     since = time.monotonic()
     result.figure(f"failover command: exit {ran.returncode} in {ran.seconds:.1f} s ({since - cut:.1f} s after the cut)")  # fmt: skip
@@ -162,7 +143,7 @@ def replica_stalled(n: Nemesis, result: Result) -> None:
         n.process(master).halt(kill=True)
     finally:
         os.kill(stalled.pid, signal.SIGCONT)
-    n.say(f"kill -9 {master}; {replica} runs again: {_wait_lost(n, topology, replica)}")
+    n.say(f"kill -9 {master}; {replica} runs again: {wait_lost(n, topology, replica)}")
     ran = n.manage("shardstore", "failover", master, "--emergency")
     _took_over(result, load, ran, master, time.monotonic())
     load.wait(SETTLE)
