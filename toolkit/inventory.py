@@ -7,8 +7,9 @@ writes, in ``--out``:
 
 ``deploy.yaml``   Puppet's generated Hiera level (infra/puppet/hiera.yaml): the hosts by
                   name, the MySQL pairs, the ZooKeeper ensemble, the broker, the control
-                  database, the domains, the artifacts bucket and the release web and
-                  worker hosts run;
+                  database, the domains, the artifacts bucket, the fenced security group
+                  (the worker hosts' fence command) and the release web and worker hosts
+                  run;
 ``shards.json``   the first shard map: the 4096 shards in equal contiguous ranges over
                   the MySQL pairs (``mysql001a`` master, ``mysql001b`` its replica), all
                   open to new pinners; host addresses name no user or password (the site
@@ -129,6 +130,7 @@ def hiera(outputs: Mapping[str, Any], release: str) -> dict[str, Any]:
         "pinboard::artifacts_bucket": outputs["artifacts_bucket"],
         "pinboard::release": release,
         "pinboard::broker_address": broker["address"],
+        "pinboard::fenced_security_group": outputs["fenced_security_group"],
         "pinboard::control_database": {
             key: outputs["control_database"][key] for key in ("address", "port", "name")
         },

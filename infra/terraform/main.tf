@@ -104,6 +104,7 @@ module "iam" {
 
   control_db_secret_arn         = module.control_db.database.secret_arn
   control_db_secret_kms_key_arn = module.control_db.secret_kms_key_arn
+  fenced_security_group_arn     = module.security.fenced_arn
 }
 
 module "web" {

@@ -70,3 +70,8 @@ output "control_database" {
   description = "The control database: {address, port, name, secret_arn}; the Secrets Manager secret holds {\"username\", \"password\"}."
   value       = module.control_db.database
 }
+
+output "fenced_security_group" {
+  description = "ID of the security group with no rule that the fence moves a shard host into (PINBOARD_FENCE_COMMAND on worker hosts)."
+  value       = module.security.fenced_id
+}

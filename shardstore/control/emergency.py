@@ -20,8 +20,8 @@ the GTIDs that may be lost. Steps:
 
 1. confirm the master is still down (the same check);
 2. fence it (``fence(host, address)``: on the local cluster its process is
-   stopped, in a deployment its security group swapped), so that a process that
-   missed the new map cannot write there;
+   stopped, in the AWS deploy its security groups swapped and its instance
+   stopped), so that a process that missed the new map cannot write there;
 3. stop every replica's I/O thread and wait until each has applied what it
    received;
 4. stop replication on the candidate and clear its ``read_only`` (it runs

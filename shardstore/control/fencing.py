@@ -6,7 +6,8 @@ when the host is rebuilt. The fence makes sure it takes none.
 The fence is a command (``PINBOARD_FENCE_COMMAND``), run with the host's name and its
 ``host:port`` as its last two arguments; it must exit 0 only once the host can take no
 write: on the local cluster it stops the server's process (``python -m toolkit.cluster
-fence``), in a deployment it swaps the host's security group for one that lets nothing in.
+fence``); in the AWS deploy (infra/puppet's ``pinboard-fence-mysql``) it swaps the
+instance's security groups for one that lets nothing in or out, then stops the instance.
 """
 
 from __future__ import annotations

@@ -34,6 +34,7 @@ CONTRACT_OUTPUTS = frozenset(
         "memcached_pools",
         "zookeeper",
         "control_database",
+        "fenced_security_group",
     }
 )
 

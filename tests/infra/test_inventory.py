@@ -33,6 +33,7 @@ def outputs(mysql_pairs: int = 3) -> dict[str, Any]:
         "media_domain": "d111111abcdef8.cloudfront.net",
         "artifacts_bucket": "pinboard-staging-artifacts",
         "ssm_prefix": "/pinboard/staging/",
+        "fenced_security_group": "sg-0f1e2d3c4b5a69788",
         "mysql_pairs": [
             {
                 "name": f"mysql{n:03d}",
@@ -104,6 +105,7 @@ def test_the_written_hiera_level_is_yaml_that_puppet_reads(tmp_path: Path) -> No
     assert data["pinboard::zookeeper"][2] == {"name": "zk3", "id": 3, "address": "10.0.11.93"}
     assert data["pinboard::mysql_pairs"][0] == {"master": "mysql001a", "replica": "mysql001b"}
     assert data["pinboard::release"] == RELEASE
+    assert data["pinboard::fenced_security_group"] == "sg-0f1e2d3c4b5a69788"
     assert data["pinboard::control_database"] == {  # no secret: the site has its own login
         "address": "pinboard-staging-control.abc.eu-west-1.rds.amazonaws.com",
         "port": 3306,
@@ -135,6 +137,10 @@ def test_the_written_hiera_level_is_yaml_that_puppet_reads(tmp_path: Path) -> No
         (lambda o: o["mysql_pairs"].update(value=[]), "no MySQL pair"),
         (lambda o: o["zookeeper"]["value"].pop(), "ZooKeeper needs three nodes"),
         (lambda o: o.pop("ssm_prefix"), "the outputs have no 'ssm_prefix'"),
+        (
+            lambda o: o.pop("fenced_security_group"),
+            "the outputs have no 'fenced_security_group'",
+        ),
     ],
 )
 def test_outputs_that_describe_no_sound_fleet_are_refused_and_nothing_is_written(

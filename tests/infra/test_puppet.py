@@ -1,6 +1,7 @@
 """The Puppet half of the AWS deploy (infra/puppet): every manifest and template valid and
 lint-clean, the shard hosts' my.cnf equal to the local cluster's replication settings,
-every role compiling and applying in noop (its shell scripts: test_puppet_scripts.py)."""
+every role compiling and applying in noop (its shell scripts: test_puppet_scripts.py and
+test_fence_mysql.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import configparser
 import os
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -245,6 +247,36 @@ def test_nginx_passes_the_sites_upload_limit_and_the_load_balancers_scheme() -> 
     assert "proxy_set_header X-Forwarded-Proto https;" in readyz
 
 
+# -- the environment file --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fence", [None, "/usr/local/sbin/pinboard-fence-mysql eu-west-1 sg-0f staging"])  # fmt: skip
+def test_the_fence_command_survives_a_shell_loading_the_environment(
+    fence: str | None, tmp_path: Path
+) -> None:
+    """Operators load /etc/pinboard/env with `set -a; . /etc/pinboard/env`; systemd reads
+    it too (and takes the same quotes off)."""
+    values: dict[str, object] = {
+        "topology": "zk://10.0.1.40:2181/pinboard",
+        "broker_url": "redis://10.0.1.30:6379/0",
+        "site_domain": "staging.pinboard.example.com",
+        "media_domain": "d111111abcdef8.cloudfront.net",
+        "media_bucket": "pinboard-staging-media-example",
+        "region": "eu-west-1",
+        "memcached": "10.0.1.50:11211",
+    }
+    env = tmp_path / "env"
+    env.write_text(checks.render(TEMPLATES / "env.epp", values | ({"fence_command": fence} if fence else {})))  # fmt: skip
+    loaded = subprocess.run(
+        ["sh", "-c", 'set -a; . "$1"; printf %s "${PINBOARD_FENCE_COMMAND-unset}"', "sh", str(env)],
+        capture_output=True,
+        text=True,
+        env={"PATH": os.environ["PATH"]},
+        check=True,
+    )
+    assert loaded.stdout == (fence or "unset") and loaded.stderr == ""
+
+
 # -- the generated Hiera file -----------------------------------------------------------
 
 
@@ -269,10 +301,14 @@ ROLES = {
     # role, environment, pinboard_host: resources its catalog must have, and must not.
     ("web", "staging", ""): (
         {"service[pinboard-gunicorn]", "service[nginx]", "exec[pinboard environment file]"},
-        {"service[pinboard-celery]"},
+        {"service[pinboard-celery]", "file[/usr/local/sbin/pinboard-fence-mysql]"},
     ),
     ("worker", "production", ""): (
-        {"service[pinboard-celery]", "exec[pinboard environment file]"},
+        {
+            "service[pinboard-celery]",
+            "exec[pinboard environment file]",
+            "file[/usr/local/sbin/pinboard-fence-mysql]",
+        },
         {"service[nginx]", "service[pinboard-gunicorn]"},
     ),
     ("mysql_shard", "production", "mysql001a"): (
@@ -305,6 +341,31 @@ def test_role_applies_in_noop(case: tuple[str, str, str], tmp_path: Path) -> Non
     present, absent = ROLES[case]
     assert present <= run.resources, run.output
     assert not absent & run.resources
+
+
+@pytest.mark.parametrize(
+    ("role", "command"),
+    [
+        ("worker", "/usr/local/sbin/pinboard-fence-mysql eu-west-1 sg-0f1e2d3c4b5a69788 staging"),
+        ("web", ""),
+    ],
+)
+def test_only_worker_hosts_get_the_fence_command(role: str, command: str, tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("a noop run of a whole role reads root-only state (packages, services)")
+    tree = tmp_path / "puppet"
+    shutil.copytree(PUPPET_DIR, tree)
+    site = tree / "manifests" / "site.pp"
+    site.write_text(
+        site.read_text().replace(
+            '  include "role::${role}"\n',
+            '  include "role::${role}"\n'
+            '  notify { "fence=[${profile::pinboard::app::fence_command}]": }\n',
+        )
+    )
+    run = checks.noop_apply(tree, tmp_path / "state", _facts(role, "staging", ""))
+    assert run.returncode in (0, 2) and not run.errors, run.output
+    assert f"fence=[{command}]" in run.output
 
 
 def test_a_host_without_a_role_is_refused(tmp_path: Path) -> None:

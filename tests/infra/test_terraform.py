@@ -65,6 +65,78 @@ def test_only_web_and_worker_hosts_reach_the_control_database_and_only_workers_i
     assert sorted(r.strip('"') for r in readers) == ["worker"]  # the master secret
 
 
+def _statements(module: str) -> dict[str, tuple[str, dict[str, object]]]:
+    """The dynamic statements of a module's policy document by sid: (for_each, content)."""
+    parsed = checks.load_directory(TERRAFORM / "modules" / module)
+    found = {}
+    for doc in parsed:
+        for block in doc.get("data", []):
+            for body in block.get('"aws_iam_policy_document"', {}).values():
+                for dynamic in body.get("dynamic", []):
+                    for statement in dynamic.values():
+                        (content,) = statement["content"]
+                        found[checks._unquote(content["sid"])] = (statement["for_each"], content)
+    return found
+
+
+def test_the_fenced_group_lets_nothing_in_or_out() -> None:
+    security = checks.load_directory(TERRAFORM / "modules" / "security")
+    fenced = checks._resources(security, "aws_security_group")["fenced"]
+    # Empty lists, not absent blocks: Terraform then removes any rule found on it.
+    assert fenced["ingress"] == [] and fenced["egress"] == []
+    rules = [
+        body
+        for kind in ("aws_vpc_security_group_ingress_rule", "aws_vpc_security_group_egress_rule")
+        for body in checks._resources(security, kind).values()
+    ]
+    assert rules and not any("fenced" in str(rule) for rule in rules)
+    assert not checks._resources(security, "aws_security_group_rule")
+
+
+def test_only_workers_may_fence_and_only_this_environments_shard_hosts() -> None:
+    iam = checks.load_directory(TERRAFORM / "modules" / "iam")
+    (fencers,) = [b["fencers"] for doc in iam for b in doc.get("locals", []) if "fencers" in b]
+    assert [f.strip('"') for f in fencers] == ["worker"]
+    ec2 = {
+        sid: (for_each, content)
+        for sid, (for_each, content) in _statements("iam").items()
+        if any("ec2:" in action for action in content["actions"])  # type: ignore[attr-defined]
+    }
+    assert {sid: for_each for sid, (for_each, _) in ec2.items()} == dict.fromkeys(
+        ("FenceFindShardHosts", "FenceShardHosts", "FenceIntoTheFencedGroup"),
+        "${contains(local.fencers, each.key) ? [1] : []}",
+    )
+    grants = {
+        sid: ([checks._unquote(a) for a in content["actions"]], content["resources"])  # type: ignore[attr-defined]
+        for sid, (_, content) in ec2.items()
+    }
+    assert grants == {
+        "FenceFindShardHosts": (["ec2:DescribeInstances"], ['"*"']),
+        "FenceShardHosts": (
+            ["ec2:ModifyInstanceAttribute", "ec2:StopInstances"],
+            ["${local.instance_arns}"],
+        ),
+        "FenceIntoTheFencedGroup": (
+            ["ec2:ModifyInstanceAttribute"],
+            ["${var.fenced_security_group_arn}"],
+        ),
+    }
+    conditions = {
+        checks._unquote(c["variable"]): (checks._unquote(c["test"]), c["values"])
+        for c in ec2["FenceShardHosts"][1]["condition"]  # type: ignore[union-attr]
+    }
+    # The Role the shard hosts carry (modules/mysql), the Environment of default_tags.
+    mysql = (TERRAFORM / "modules" / "mysql" / "main.tf").read_text()
+    assert 'role               = "mysql_shard"' in mysql
+    assert conditions == {
+        "aws:ResourceTag/Role": ("StringEquals", ['"mysql_shard"']),
+        "aws:ResourceTag/Environment": ("StringEquals", ["${var.environment}"]),
+    }
+    main = checks.load_directory(TERRAFORM)
+    (call,) = [b['"iam"'] for doc in main for b in doc.get("module", []) if '"iam"' in b]
+    assert call["fenced_security_group_arn"] == "${module.security.fenced_arn}"
+
+
 def test_the_health_check_asks_readiness_which_the_internet_cannot() -> None:
     web = checks.load_directory(TERRAFORM / "modules" / "web")
     (group,) = checks._resources(web, "aws_lb_target_group").values()

@@ -5,7 +5,9 @@
 #   web     images (write), artifacts, the site's parameters (secret key,
 #           MySQL and control database logins): never the operators' password
 #   worker  artifacts, every parameter and the control database's master
-#           secret (operators run their commands there)
+#           secret (operators run their commands there); the fence: moving this
+#           environment's shard hosts (Role mysql_shard) into the fenced
+#           security group and stopping them
 #   mysql   artifacts, the passwords of its two accounts (site, admin)
 #   data    artifacts only (memcached, Redis, broker, ZooKeeper)
 
@@ -36,6 +38,11 @@ locals {
   # The hosts that may read the control database's master secret: the site itself logs
   # in as its own user (control_db_password), operators set that user up from a worker.
   control_db_readers = ["worker"]
+
+  # The hosts that fence a shard master before an emergency failover (operators' hosts).
+  fencers = ["worker"]
+
+  instance_arns = "arn:${data.aws_partition.current.partition}:ec2:${data.aws_region.current.id}:${data.aws_caller_identity.current.account_id}:instance/*"
 }
 
 data "aws_iam_policy_document" "assume" {
@@ -190,6 +197,54 @@ data "aws_iam_policy_document" "this" {
         variable = "kms:EncryptionContext:SecretARN"
         values   = [var.control_db_secret_arn]
       }
+    }
+  }
+
+  # The fence (pinboard-fence-mysql): find a shard host by its address, swap its security
+  # groups for the fenced group, stop it. DescribeInstances takes no resource but "*".
+  dynamic "statement" {
+    for_each = contains(local.fencers, each.key) ? [1] : []
+
+    content {
+      sid       = "FenceFindShardHosts"
+      actions   = ["ec2:DescribeInstances"]
+      resources = ["*"]
+    }
+  }
+
+  # Only this environment's shard hosts (the Role tag of modules/mysql, the Environment
+  # tag of the provider's default_tags)...
+  dynamic "statement" {
+    for_each = contains(local.fencers, each.key) ? [1] : []
+
+    content {
+      sid       = "FenceShardHosts"
+      actions   = ["ec2:ModifyInstanceAttribute", "ec2:StopInstances"]
+      resources = [local.instance_arns]
+
+      condition {
+        test     = "StringEquals"
+        variable = "aws:ResourceTag/Role"
+        values   = ["mysql_shard"]
+      }
+
+      condition {
+        test     = "StringEquals"
+        variable = "aws:ResourceTag/Environment"
+        values   = [var.environment]
+      }
+    }
+  }
+
+  # ...and into the fenced group only: changing an instance's groups is also authorized
+  # against each group it is given.
+  dynamic "statement" {
+    for_each = contains(local.fencers, each.key) ? [1] : []
+
+    content {
+      sid       = "FenceIntoTheFencedGroup"
+      actions   = ["ec2:ModifyInstanceAttribute"]
+      resources = [var.fenced_security_group_arn]
     }
   }
 }

@@ -37,3 +37,8 @@ variable "control_db_secret_kms_key_arn" {
   description = "ARN of the KMS key encrypting that secret."
   type        = string
 }
+
+variable "fenced_security_group_arn" {
+  description = "ARN of the fenced security group: worker hosts may move this environment's shard hosts into it, and into no other group."
+  type        = string
+}

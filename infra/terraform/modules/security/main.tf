@@ -2,6 +2,10 @@
 # it (the deploy contract's port list); nothing listens for SSH: operators use
 # SSM Session Manager. Instances may leave the VPC on 80/443 only (Debian
 # mirrors, S3, SSM and the other AWS APIs, through the NAT gateways).
+#
+# And the fenced group, which has no rule at all: an emergency failover swaps a
+# shard host's groups for it, then stops the instance (pinboard-fence-mysql,
+# infra/puppet), so that a master cut off from the operators takes no write.
 
 locals {
   tiers = {
@@ -110,4 +114,21 @@ resource "aws_vpc_security_group_ingress_rule" "alb_http" {
   from_port         = 80
   to_port           = 80
   description       = "HTTP from the internet, redirected to HTTPS"
+}
+
+# Nothing in, nothing out. An empty list (not an absent block) makes Terraform
+# remove any rule found on the group, the allow-all egress rule AWS adds to every
+# new group included.
+resource "aws_security_group" "fenced" {
+  #checkov:skip=CKV2_AWS_5:Attached by pinboard-fence-mysql (an emergency failover's fence) to the shard host it fences, never by Terraform.
+  name        = "${var.name_prefix}-mysql-fenced"
+  description = "Fenced MySQL shard hosts: no traffic in or out"
+  vpc_id      = var.vpc_id
+
+  ingress = []
+  egress  = []
+
+  tags = {
+    Name = "${var.name_prefix}-mysql-fenced"
+  }
 }

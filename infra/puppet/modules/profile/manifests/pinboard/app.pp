@@ -8,8 +8,9 @@
 # environment, so they appear in no catalog, report or log.
 #
 # @param operator Whether this host runs operator commands (failover, splits, long jobs'
-#   chunks): only then does its environment carry PINBOARD_MYSQL_ADMIN. Workers do; web
-#   hosts never hold the operators' MySQL password.
+#   chunks): only then does its environment carry PINBOARD_MYSQL_ADMIN, and
+#   PINBOARD_FENCE_COMMAND with the fence script it runs. Workers do; web hosts never
+#   hold the operators' MySQL password, nor may they fence a host.
 # @param environment staging or production.
 # @param release The release to run.
 # @param artifacts_bucket Where releases are: s3://<bucket>/<environment>/releases/.
@@ -25,6 +26,9 @@
 #   sessions, rate-limit and default caches (the per-kind pools are in ZooKeeper).
 # @param broker_address The Celery broker's address.
 # @param zookeeper The ZooKeeper ensemble.
+# @param fenced_security_group The security group with no rule an emergency failover's
+#   fence moves a shard master into (pinboard-fence-mysql) before it stops the instance.
+#   None: operator hosts have no fence command, and an emergency failover refuses.
 class profile::pinboard::app (
   Boolean $operator = $facts['pinboard_role'] == 'worker',
   Enum['staging', 'production'] $environment = $facts['pinboard_environment'],
@@ -40,6 +44,8 @@ class profile::pinboard::app (
   Hash[String[1], String[1]] $hosts = lookup('pinboard::hosts'),
   String[1] $broker_address = lookup('pinboard::broker_address'),
   Array[Struct[{ name => String[1], id => Integer[1, 255], address => String[1] }], 1] $zookeeper = lookup('pinboard::zookeeper'),
+  Optional[Pattern[/\Asg-[0-9a-f]+\z/]] $fenced_security_group =
+    lookup('pinboard::fenced_security_group', Optional[String[1]], 'first', undef),
 ) {
   include profile::base
 
@@ -101,6 +107,26 @@ class profile::pinboard::app (
   $memcached = $hosts.filter |$name, $address| { $name =~ /\Amemcached-/ }
     .map |$name, $address| { "${address}:11211" }.sort.join(',')
 
+  # The fence an emergency failover runs on an operator host before it promotes a replica
+  # (given the host's name and host:port): the instance's security groups swapped for the
+  # fenced group, then the instance stopped. The worker role may do that to this
+  # environment's shard hosts only (Terraform: modules/iam).
+  $fence = '/usr/local/sbin/pinboard-fence-mysql'
+  if $operator {
+    file { $fence:
+      ensure  => file,
+      owner   => 'root',
+      group   => 'root',
+      mode    => '0755',
+      source  => 'puppet:///modules/profile/pinboard-fence-mysql',
+      require => Package['awscli', 'jq'],
+    }
+  }
+  $fence_command = ($operator and $fenced_security_group) ? {
+    true    => "${fence} ${region} ${fenced_security_group} ${environment}",
+    default => undef,
+  }
+
   # Everything but the secrets; pinboard-env appends those and installs /etc/pinboard/env.
   $topology = $zookeeper.map |$server| { "${server['address']}:2181" }.join(',')
   file { '/etc/pinboard/env.public':
@@ -109,13 +135,14 @@ class profile::pinboard::app (
     group   => 'pinboard',
     mode    => '0640',
     content => epp('profile/env.epp', {
-        'topology'     => "zk://${topology}/pinboard",
-        'broker_url'   => "redis://${broker_address}:6379/0",
-        'site_domain'  => $site_domain,
-        'media_domain' => $media_domain,
-        'media_bucket' => $media_bucket,
-        'region'       => $region,
-        'memcached'    => $memcached,
+        'topology'      => "zk://${topology}/pinboard",
+        'broker_url'    => "redis://${broker_address}:6379/0",
+        'site_domain'   => $site_domain,
+        'media_domain'  => $media_domain,
+        'media_bucket'  => $media_bucket,
+        'region'        => $region,
+        'memcached'     => $memcached,
+        'fence_command' => $fence_command,
     }),
   }
 
