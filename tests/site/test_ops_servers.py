@@ -166,7 +166,8 @@ def test_the_overview_shows_the_replica_its_state_and_lag(
     assert replica_row is not None
     row = replica_row.group()
     assert "replica of 0..15" in row and "<td>ON</td>" in row
-    assert f"from {source.host}:{source.port}: IO Yes, SQL Yes" in row and "<td>0 s</td>" in row
+    assert f"from {source.host}:{source.port}: IO Yes, SQL Yes" in row
+    assert re.search(r"<td>\d+ s</td>", row)  # its lag (a busy machine may show a second)
     source_row = re.search(r'href="/ops/hosts/MySQL001A/".*?</tr>', page, re.S)
     assert source_row is not None and "<td>OFF</td>" in source_row.group()
     assert "not a replica" in source_row.group()
