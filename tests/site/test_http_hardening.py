@@ -73,6 +73,8 @@ def urls(cast: dict[str, Any]) -> dict[str, str]:
         "host": next(iter(cached_store().topology.hosts)),
         "entry_id": "1",
         "job_id": "1",
+        "operation_id": "1",
+        "how": "abort",
         "action": "close-range",
         "app_label": "ops",
         "object_id": "1",
