@@ -16,7 +16,9 @@ A failed step stops the run. A step may say how to put back what it did
 (``undo``): then the failed step and every step before it are undone, newest
 first, still under the locks, each undo journaled, back to the last step that
 ``commits`` (after which writes may land where the operation moved them, so it
-stands, and the steps after it are clean-up that can be run again). The operator's SIGINT or
+stands, and the steps after it are clean-up that can be run again). A step that
+commits says how to tell whether it is in force (``took_effect``): a run that died in
+it, before journaling it, is then resumed, never undone. The operator's SIGINT or
 SIGTERM is a failure of the step it interrupts, so it is undone too. Undos open
 fresh connections and are idempotent (the step they undo may have stopped
 anywhere). Steps without an undo stay done, and the journal says how far the
@@ -68,6 +70,9 @@ class Step:
     #: Once this step has run, the operation has taken effect (writes may land where it
     #: moved them): a later step's failure undoes nothing up to here.
     commits: bool = False
+    #: For a step that commits: whether what it does is in force. A run that died in it
+    #: may have got that far before journaling it; abort then must not undo it.
+    took_effect: Callable[[], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -241,12 +246,22 @@ def undo_steps(plan: Plan, done: int, journal: Journal, entry: Any) -> int:
     if an undo failed, or if a step that commits had run."""
     reached = min(done + 1, len(plan.steps))
     committed = max((n for n, s in enumerate(plan.steps[:done], 1) if s.commits), default=0)
+    committed = committed or in_effect_unjournaled(plan, done)
     if committed:
         raise StepFailed(f"step {committed} took effect: resume the operation, it cannot be undone")
     undone, failed = _undo(plan.steps[:reached], journal, entry, first=1)
     if failed:
         raise StepFailed(failed.removeprefix("; "))
     return undone
+
+
+def in_effect_unjournaled(plan: Plan, done: int) -> int:
+    """The step after ``done`` if it commits and is in force though the journal does not
+    have it (its run died between the two), else 0."""
+    if done >= len(plan.steps):
+        return 0
+    step = plan.steps[done]
+    return done + 1 if step.commits and step.took_effect and step.took_effect() else 0
 
 
 def _undo(done: Sequence[Step], journal: Journal, entry: Any, *, first: int) -> tuple[int, str]:

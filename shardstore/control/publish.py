@@ -65,7 +65,22 @@ def publish_step(
         )
         return f"{title} v{current.version}'s document published again as v{back.version}"
 
-    return Step(f"publish {title} v{mine}: {change}", (*hosts, CONFIG), publish, unpublish, commits)
+    def published() -> bool:
+        """This step's version is published (a later one too: no other operation publishes
+        while this one's entry is open)."""
+        try:
+            return source.revision(current.name, mine).reason == reason
+        except NotPublished:
+            return False
+
+    return Step(
+        f"publish {title} v{mine}: {change}",
+        (*hosts, CONFIG),
+        publish,
+        unpublish,
+        commits,
+        published if commits else None,
+    )
 
 
 #: How long every process is given to swap in a new version and report it: past a lease,

@@ -8,7 +8,9 @@ locks until an operator ends it here, from the command line or the console.
   the steps the journal has and the one after it, which it may have begun, newest
   first; every undo is idempotent, so an abort cut short is run again;
 - ``resume OP``: finish a run that got past the step that commits it (a split's final
-  publish): run the steps after the last one the journal has;
+  publish): run the steps after the last one the journal has (a committing step the
+  journal lacks but that is in force, the run having died in it, is not run again, and
+  abort refuses to undo it);
 - ``abort OP --close``: close the entry and undo nothing, for an operation that cannot
   be planned again once the operator has put things right by hand (the journal says so).
 
@@ -32,7 +34,7 @@ from .emergency import plan_emergency_again
 from .failover import Connect, plan_failover
 from .fencing import Fence
 from .locks import HostsBusy, Locks
-from .plans import Journal, OpenOperation, Plan, StepFailed, undo_steps
+from .plans import Journal, OpenOperation, Plan, StepFailed, in_effect_unjournaled, undo_steps
 from .split import plan_split
 from .split_revert import plan_split_revert
 
@@ -106,14 +108,18 @@ def resume(
 ) -> str:
     """Run the rest of a dead run that had taken effect, and close its entry."""
     done = operation.done
-    if not any(step.commits for step in plan.steps[:done]):
+    in_effect = in_effect_unjournaled(plan, done)  # the run died in it, after it took effect
+    if not in_effect and not any(step.commits for step in plan.steps[:done]):
         raise StepFailed(
             f"operation {operation.id} had not taken effect at step {done}: abort it instead"
         )
     started = time.monotonic()
     with locks.hold(operation.locks, owner=f"{operator}: resume {operation.id}"):
         for index, step in enumerate(plan.steps[done:], done + 1):
-            note = step.run() or "done"
+            if index == in_effect:
+                note = "in effect already (its run died before journaling it)"
+            else:
+                note = step.run() or "done"
             journal.step(operation.entry, index, step.name, note)
         result = f"resumed by {operator} after step {done}: {len(plan.steps)} steps done"
         journal.finish(operation.entry, ok=True, result=result, seconds=time.monotonic() - started)

@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 
 from shardstore import InvalidTopology, ShardReadOnly, Store, Topology, init_shards, jobs
+from shardstore.control import recovery
 from shardstore.control.diff import diff_hosts, plan_diff
 from shardstore.control.file_source import FileSource
 from shardstore.control.locks import FileLocks
 from shardstore.control.mysql_hosts import MySQLHost
-from shardstore.control.plans import MemoryJournal, Outcome, Plan, run
+from shardstore.control.plans import MemoryJournal, Outcome, Plan, StepFailed, run
 from shardstore.control.split import halves, plan_split
 from shardstore.control.split_cleanup import plan_cleanup
 from shardstore.control.split_revert import plan_split_revert
@@ -22,6 +23,7 @@ from toolkit.servers.mariadb import MariaDBServer
 
 from .catalog import CATALOG
 from .replication import APP_LOGIN, app_store, publish_pair, root, wait_caught_up
+from .test_failover import die_after
 
 
 def execute(plan: Plan, tmp_path: Path) -> Outcome:
@@ -162,6 +164,40 @@ def test_a_process_on_the_old_map_cannot_write_the_moving_shards_once_they_are_f
     plan.steps[4].undo()
     assert stale.objects("pin").create(3, {"n": "given back"})
     stale.close()
+
+
+def test_a_split_that_died_after_its_final_publish_is_resumed_never_undone(
+    pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
+) -> None:
+    """``kill -9`` while the final publish's journal entry is being written: the new ranges
+    are in force, writes land on B, and the journal's last step is 7. Undoing step 8 (the
+    step a dead run may have begun) would hand the shards back to A without those writes:
+    abort refuses, and resume carries on after the publish."""
+    master, replica = pair
+    source = FileSource(tmp_path / "config")
+    publish_pair(source, master, replica)
+    init_shards(app_store(source))
+    journal, locks = MemoryJournal(), FileLocks(tmp_path / "locks")
+    plan = plan_split(source, host="A", author="ada", connect=root)
+    die_after(plan, 7, journal)
+    plan.steps[7].run()  # the publish went through; the journal never heard of it
+    new = Store(Topology.from_json(source.current("shards").document), catalog=CATALOG, backend_options=APP_LOGIN)  # fmt: skip
+    written = new.objects("pin").create(3, {"n": "on B"})
+
+    (dead,) = journal.open_operations()
+    assert dead.done == 7
+    again = recovery.plan_again(dead, source, author="bob", connect=root)
+    with pytest.raises(StepFailed, match="step 8 took effect: resume the operation"):
+        recovery.abort(dead, again, journal=journal, locks=locks, operator="bob")
+    assert source.current("shards").version == 3  # nothing undone
+    assert recovery.resume(dead, again, journal=journal, locks=locks, operator="bob") == (
+        "resumed by bob after step 7: 9 steps done"
+    )
+    assert journal.open_operations() == []
+    assert dead.entry.steps[-2][2].startswith("in effect already")
+    assert titles(new, [written]) == ["on B"]
+    assert "db00003_split3" in databases(master) and "db00000_split3" in databases(replica)
+    new.close()
 
 
 def test_a_split_whose_diff_is_not_clean_changes_nothing(
