@@ -13,6 +13,7 @@ from toolkit.drills.base import Result
 
 from .base import Nemesis
 from .failover import master_isolated, operator_cut_off, replica_stalled, replica_stopped
+from .operator import operator_killed, slow_transaction
 from .split import web_cut_off
 
 Case = Callable[[Nemesis, Result], None]
@@ -23,5 +24,7 @@ CASES: dict[str, Case] = {
     "b": operator_cut_off,
     "c": master_isolated,
     "d": web_cut_off,
+    "e": operator_killed,
+    "f": slow_transaction,
     "g": replica_stalled,
 }

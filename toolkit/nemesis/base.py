@@ -103,7 +103,7 @@ class Nemesis(Drills):
         )
         deadline = time.monotonic() + timeout
         while process.poll() is None and time.monotonic() < deadline:
-            if _stopped(process.pid):
+            if stopped(process.pid):
                 process.send_signal(signal.SIGKILL)
                 break
             time.sleep(0.02)
@@ -114,7 +114,7 @@ class Nemesis(Drills):
         return Ran(process.returncode, output, time.monotonic() - began)
 
 
-def _stopped(pid: int) -> bool:
+def stopped(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as stat:
             return stat.read().rpartition(")")[2].split()[0] == "T"

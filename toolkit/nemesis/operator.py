@@ -37,7 +37,7 @@ from toolkit.load.pinners import Pinner, ensure_pinners
 from toolkit.load.traffic import Load
 from toolkit.site_processes import ROOT
 
-from .base import Nemesis, _stopped, writable_within
+from .base import Nemesis, stopped, writable_within
 
 #: Issue bound: the affected shards take a write within this many seconds of abort/resume.
 WRITABLE = 5.0
@@ -328,7 +328,7 @@ class _Paused:
 
     def wait(self, timeout: float = 300) -> bool:
         deadline = time.monotonic() + timeout
-        while not _stopped(self.process.pid) and self.process.poll() is None:
+        while not stopped(self.process.pid) and self.process.poll() is None:
             if time.monotonic() > deadline:
                 return False
             time.sleep(0.02)
