@@ -10,6 +10,7 @@ from django.views.decorators.http import require_safe
 from shardstore import Store
 from shardstore.control import documents
 from shardstore.control.config_source import ConfigError, ConfigSource, NotPublished
+from shardstore.control.pairs import MAX_LAG
 
 from ..celery import app as celery_app
 from ..data_plane import cached_store, follower_status, plane
@@ -41,6 +42,8 @@ def overview(request: HttpRequest) -> HttpResponse:
         source = _source_versions()
     context = {
         "rows": rows,
+        "pairs": hosts.pairs(store.topology, rows),
+        "max_lag": MAX_LAG,
         "chart": bar_chart([(row.name, row.shards, row.users) for row in rows if row.shards]),
         "topology": store.topology,
         "user_sample": hosts.USER_SAMPLE,

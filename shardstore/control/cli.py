@@ -15,6 +15,7 @@ and ``python manage.py shardstore`` alike).
     split HOST [--dry-run]                      split --revert SPLIT [--dry-run]
     cleanup SPLIT [--dry-run]                   diff HOST_A HOST_B [--shards FIRST-LAST]
     operations [--json]              abort OP [--close]              resume OP
+    pairs [--json] [--max-lag S]     (is every master backed up? exit status 1 if not)
 
 Every operation prints its plan; without ``--dry-run`` it then runs it under the
 hosts' locks, journaled, and prints each step as it goes. ``operations`` lists the
@@ -48,6 +49,7 @@ from .locks import Locks
 from .mysql_hosts import HostError, MySQLHost
 from .new_pairs import plan_bring_up
 from .open_range import plan_open_range
+from .pairs import MAX_LAG, pair_health
 from .plans import Journal, Plan, run
 from .publish import plan_publish, plan_rollback
 from .redis_move import plan_redis_move
@@ -57,7 +59,7 @@ from .split_revert import plan_split_revert
 
 OPERATIONS = (
     "bring-up", "open-range", "close-range", "host-service", "cache-server", "redis-move", "failover",
-    "split", "cleanup", "diff", "operations", "abort", "resume",
+    "split", "cleanup", "diff", "operations", "abort", "resume", "pairs",
 )  # fmt: skip
 
 
@@ -168,6 +170,9 @@ def add_parsers(commands: Any) -> None:
     p.add_argument("a")
     p.add_argument("b")
     p.add_argument("--shards", help="FIRST-LAST (default: the shards either host masters)")
+    p = commands.add_parser("pairs", help="is every master backed up? (exit status 1 if not)")
+    p.add_argument("--json", action="store_true", help="as JSON, for an alert")
+    p.add_argument("--max-lag", type=int, default=MAX_LAG, help="seconds a replica may lag")
 
 
 def plan_of(args: argparse.Namespace, control: Control) -> Plan:
@@ -264,6 +269,8 @@ def handle(args: argparse.Namespace, control: Control, out: TextIO) -> int:
         return 0
     if args.command == "diff":
         return _diff(args, control, out)
+    if args.command == "pairs":
+        return _pairs(args, control, out)
     if args.command in ("operations", "abort", "resume"):
         return _open_operations(args, control, out)
     plan = plan_of(args, control)
@@ -356,3 +363,15 @@ def _diff(args: argparse.Namespace, control: Control, out: TextIO) -> int:
         out.write(f"{exc}\n")
         return 1
     return 0
+
+
+def _pairs(args: argparse.Namespace, control: Control, out: TextIO) -> int:
+    """``pairs``: every master with its replica and what is wrong; 1 if anything is."""
+    document = control.source.current(documents.SHARDS).document
+    found = pair_health(document, control.mysql, max_lag=args.max_lag)
+    if args.json:
+        rows = [p.as_json() for p in found]
+        out.write(json.dumps(rows, indent=2) + "\n")
+    else:
+        out.write("".join(p.text() + "\n" for p in found) or "no MySQL master in the map\n")
+    return 0 if all(p.healthy for p in found) else 1

@@ -24,8 +24,10 @@ the GTIDs that may be lost. Steps:
    stopped), so that a process that missed the new map cannot write there;
 3. stop every replica's I/O thread and wait until each has applied what it
    received;
-4. stop replication on the candidate and clear its ``read_only`` (it runs
-   asynchronously: it has no replica until one is rebuilt);
+4. stop replication on the candidate, arm its semi-sync (``arm_semi_sync``: commits
+   wait for the first replica that connects, alone until then) and clear its
+   ``read_only``; the pair health check (``pairs``) reports it until a replica is
+   rebuilt;
 5. publish the shard map with it as master, the old master out of service.
 
 The old master is fenced three times over: by the hook, by ``read_only`` (every
@@ -155,8 +157,12 @@ def _plan(
     def promote() -> str:
         with connect(addresses[replica]) as r:
             r.stop_replicating()
+            r.arm_semi_sync()  # before its first write: the rebuilt replica's acks are awaited
             r.set_read_only(False)
-        return f"{replica} writable, replicating from no one (asynchronous until it has a replica)"
+        return (
+            f"{replica} writable, replicating from no one; semi-sync armed: its commits wait"
+            " for the first replica that connects (`rebuild`)"
+        )
 
     shards = ", ".join(f"{r['range'][0]}..{r['range'][1]}" for r in mastered)
     return Plan(

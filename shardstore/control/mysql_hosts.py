@@ -78,6 +78,22 @@ class ReplicaStatus:
 
 
 @dataclass(frozen=True)
+class SemiSync:
+    """A master's semi-synchronous replication: whether its commits wait for a replica's
+    acknowledgement, whether they stop waiting when no replica is connected (armed, not
+    kept), and how many replicas acknowledge now."""
+
+    enabled: bool
+    falls_back: bool
+    replicas: int
+
+    @property
+    def kept(self) -> bool:
+        """Every commit waits for a connected replica's acknowledgement."""
+        return self.enabled and not self.falls_back and self.replicas > 0
+
+
+@dataclass(frozen=True)
 class SnapshotPosition:
     """Where a consistent snapshot reads, in the master's binary log and as GTIDs."""
 
@@ -331,7 +347,31 @@ class MySQLHost:
         replicated commits too), and with no replica every commit would wait."""
         if on:
             self.query(f"SET GLOBAL rpl_semi_sync_master_timeout = {SEMI_SYNC_TIMEOUT_MS}")
+            self.query("SET GLOBAL rpl_semi_sync_master_wait_no_slave = ON")
         self.query(f"SET GLOBAL rpl_semi_sync_master_enabled = {1 if on else 0}")
+
+    def arm_semi_sync(self) -> None:
+        """Semi-sync on for a master that has no replica yet (one just promoted, or split
+        off): it commits alone while no replica is connected
+        (``rpl_semi_sync_master_wait_no_slave`` off), and waits for the acknowledgements of
+        the first that connects. ``set_semi_sync(True)``, once a replica follows it, takes
+        that fallback away again; until then the pair health check reports it
+        (``pairs``)."""
+        self.query(f"SET GLOBAL rpl_semi_sync_master_timeout = {SEMI_SYNC_TIMEOUT_MS}")
+        self.query("SET GLOBAL rpl_semi_sync_master_wait_no_slave = OFF")
+        self.query("SET GLOBAL rpl_semi_sync_master_enabled = 1")
+
+    def semi_sync(self) -> SemiSync:
+        """This server's semi-synchronous replication, as a master."""
+        variables = {
+            str(r["Variable_name"]).lower(): str(r["Value"])
+            for r in self.query("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_%'")
+        }
+        return SemiSync(
+            enabled=bool(self.value("SELECT @@global.rpl_semi_sync_master_enabled")),
+            falls_back=not self.value("SELECT @@global.rpl_semi_sync_master_wait_no_slave"),
+            replicas=int(variables.get("rpl_semi_sync_master_clients", 0)),
+        )
 
     def stop_replicating(self) -> None:
         """Stop following anyone, and forget the source (a promoted replica)."""

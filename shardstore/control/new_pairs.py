@@ -79,7 +79,10 @@ class NewPair:
 
     def open(self) -> str:
         with self.mysql(self.master_address) as m:
-            m.set_semi_sync(self.replica is not None)
+            if self.replica is None:
+                m.arm_semi_sync()  # waits for the replica rebuilt later
+            else:
+                m.set_semi_sync(True)
             m.set_read_only(False)
         wait = ", commits wait for its replica" if self.replica else ""
         return f"{self.master} writable{wait}"

@@ -146,17 +146,20 @@ def plan_split(
         return f"{replica} has applied {position or 'everything'}"
 
     def separate() -> str:
+        # Each is a master with no replica now: semi-sync armed for the one rebuilt later.
         with connect(replica_address) as r:
             r.stop_replicating()
+            r.arm_semi_sync()
             r.set_read_only(False)
         with connect(host_address) as m:
-            m.set_semi_sync(False)  # it has no replica left to acknowledge
-        return f"{replica} replicates from no one and is writable"
+            m.arm_semi_sync()
+        return f"{replica} replicates from no one and is writable; semi-sync armed on both"
 
     def rejoin() -> str:
         """The pair as before ``separate``: no process wrote to the replica meanwhile (the
         moving shards are read-only in the map until the final publish)."""
         with connect(replica_address) as r, connect(host_address) as m:
+            r.set_semi_sync(False)
             r.set_read_only(True)
             r.replicate_from(m)
             m.set_semi_sync(True)

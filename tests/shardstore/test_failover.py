@@ -14,7 +14,8 @@ from shardstore.control.failover import plan_failover
 from shardstore.control.fencing import command_fence
 from shardstore.control.file_source import FileSource
 from shardstore.control.locks import FileLocks
-from shardstore.control.mysql_hosts import HostError, MySQLHost
+from shardstore.control.mysql_hosts import HostError, MySQLHost, SemiSync
+from shardstore.control.pairs import pair_health
 from shardstore.control.plans import MemoryJournal, Plan, StepFailed, run
 from tests.config_documents import eventually
 from toolkit.servers.mariadb import MariaDBServer
@@ -58,6 +59,8 @@ def test_planned_failover_moves_the_master_and_loses_nothing(
         assert r.replica_status() is None
         status = m.replica_status()
         assert status is not None and status.healthy and status.source == replica.address
+    [turned] = pair_health(source.current("shards").document, root)
+    assert (turned.master, turned.replica, turned.problems) == ("B", "A", ())
     # A process still on the old map is fenced: its write is refused, typed, not lost silently.
     with pytest.raises(ShardReadOnly, match="read_only"):
         old.objects("pin").create(2, {"n": "stale"})
@@ -142,6 +145,10 @@ def test_emergency_failover_promotes_the_replica_with_every_acknowledged_write(
     topology = Topology.from_json(source.current("shards").document)
     assert topology.range_of(0).master == "B" and topology.range_of(0).replica is None
     assert topology.out_of_service == ("A",)
+    with root(f"mysql://{replica.address}") as r:  # armed before its first write
+        assert r.semi_sync() == SemiSync(enabled=True, falls_back=True, replicas=0)
+    [unpaired] = pair_health(source.current("shards").document, root)
+    assert unpaired.master == "B" and "no replica in the shard map" in unpaired.problems
     new = Store(topology, catalog=CATALOG, backend_options=APP_LOGIN)
     assert [p["n"] for p in new.objects("pin").get_many(acknowledged)] == list(range(50))
     new.objects("pin").create(1, {"n": "after"})

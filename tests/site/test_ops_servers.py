@@ -172,6 +172,22 @@ def test_the_overview_shows_the_replica_its_state_and_lag(
     assert source_row is not None and "<td>OFF</td>" in source_row.group()
     assert "not a replica" in source_row.group()
     assert "masters no shard: it is a replica" in host_page
+    # The source's commits do not wait for the replica: not backed up, and said so in red.
+    assert "MySQL001A has no healthy replica: semi-sync is off" in page
+
+    _sql(replica, "SET GLOBAL rpl_semi_sync_slave_enabled = 1", "STOP SLAVE IO_THREAD")
+    _sql(replica, "START SLAVE IO_THREAD")
+    _sql(source, "SET GLOBAL rpl_semi_sync_master_enabled = 1")
+    store.set_topology(topology)
+    try:
+        assert _eventually(lambda: probe(mysql(source)).look().semi_sync.replicas == 1, 20)  # type: ignore[union-attr]
+        page = text(staff.get("/ops/"))
+    finally:
+        store.set_topology(before)
+        _sql(source, "SET GLOBAL rpl_semi_sync_master_enabled = 0")
+    assert "has no healthy replica" not in page
+    pair_row = re.search(r"<th>Backed up</th>.*?</tr>.*?</tr>", page, re.S)
+    assert pair_row is not None and '<td class="ok">yes</td>' in pair_row.group()
 
 
 # -- memcached, Redis, Celery ----------------------------------------------------------

@@ -90,5 +90,6 @@ def main(argv: list[str] | None = None) -> int:
     cluster.report(sys.stdout)
     replicas = replication.replicas(cluster)
     replication.report(replicas, sys.stdout)
+    paired = replication.report_pairs(cluster, sys.stdout)
     alive = all(row.alive for row in cluster.status())
-    return 0 if alive and all(replica.running for replica in replicas) else 1
+    return 0 if alive and paired and all(replica.running for replica in replicas) else 1

@@ -1,5 +1,6 @@
 """The replicas of the local cluster: ``up`` returns only once each one's I/O and SQL threads
-run, and ``status`` shows each one's state.
+run, and ``status`` shows each one's state and the health of each pair of the shard map in
+force (``shardstore.control.pairs``: a master without a healthy replica is reported).
 
 A replica restarted before its source (a stopped cluster started again, a crashed master
 brought back) reconnects by itself, but only after ``Connect_Retry`` seconds, a minute
@@ -14,6 +15,11 @@ import time
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from shardstore.control import documents
+from shardstore.control.config_source import ConfigError
+from shardstore.control.mysql_hosts import admin
+from shardstore.control.pairs import Pair, pair_health
+from shardstore.control.sources import open_source
 from toolkit.cluster import mysql
 from toolkit.cluster.plan import MARIADB
 from toolkit.cluster.state import Cluster
@@ -117,3 +123,28 @@ def report(found: list[Replica], out: TextIO) -> None:
         out.write(replica.line() + "\n")
     if not found:
         out.write("(no server replicates)\n")
+
+
+def pairs(cluster: Cluster) -> list[Pair]:
+    """The pairs of the shard map in force, as ``shardstore pairs`` judges them."""
+    env = cluster.env()
+    source = open_source(env["PINBOARD_TOPOLOGY"])
+    try:
+        document = source.current(documents.SHARDS).document
+    finally:
+        source.close()
+    return pair_health(document, admin(env["PINBOARD_MYSQL_ADMIN"]))
+
+
+def report_pairs(cluster: Cluster, out: TextIO) -> bool:
+    """Each master of the map with its replica (``BAD`` and why, if it is not backed up);
+    whether all are."""
+    out.write("\nPAIRS (shard map in force)\n")
+    try:
+        found = pairs(cluster)
+    except ConfigError as exc:
+        out.write(f"BAD  the shard map cannot be read: {exc}\n")
+        return False
+    for pair in found:
+        out.write(f"{'ok ' if pair.healthy else 'BAD'}  {pair.text()}\n")
+    return all(pair.healthy for pair in found)

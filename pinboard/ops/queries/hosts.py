@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from shardstore import ShardStoreError, Store
+from shardstore import ShardStoreError, Store, Topology
 from shardstore.control.documents import masked
+from shardstore.control.pairs import Pair, judge
 
 from ...catalog import CATALOG
 from .probes import Probe, probe
@@ -49,6 +50,12 @@ def host_rows(store: Store) -> list[HostRow]:
     with ThreadPoolExecutor(max_workers=min(8, len(names))) as pool:
         probes = list(pool.map(probe, topology.hosts.values()))
     return [host_row(store, name, found) for name, found in zip(names, probes, strict=True)]
+
+
+def pairs(topology: Topology, rows: Sequence[HostRow]) -> list[Pair]:
+    """Each MySQL master of the map with its replica, judged from the rows' probes."""
+    looks = {row.name: row.probe.look() for row in rows if row.probe is not None}
+    return judge(topology.as_json(), looks)
 
 
 def host_row(store: Store, name: str, found: Probe | None = None) -> HostRow:

@@ -1,4 +1,5 @@
-"""A short look at one MySQL host: does it answer, is it read-only, is it replicating.
+"""A short look at one MySQL host: does it answer, is it read-only, is it replicating, do
+its commits wait for a replica (semi-sync).
 
 The console probes every host of the map on each overview, so a probe opens
 its own connection with a one-second timeout (the store's pooled connections
@@ -17,6 +18,9 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from django.conf import settings
+
+from shardstore.control.mysql_hosts import ReplicaStatus, SemiSync
+from shardstore.control.pairs import Look
 
 #: Seconds a probe waits for a host to accept a connection (MySQL counts whole seconds).
 CONNECT_TIMEOUT = 1
@@ -41,6 +45,23 @@ class Probe:
     error: str = ""
     read_only: bool | None = None
     replication: Replication | None = None  # None: not a replica
+    semi_sync: SemiSync | None = None  # as a master
+
+    def look(self) -> Look:
+        """What the pair health check (``shardstore.control.pairs``) judges."""
+        if not self.reachable:
+            return Look(error=self.error)
+        repl, status = self.replication, None
+        if repl is not None:
+            status = ReplicaStatus(
+                source=repl.source,
+                io_running=repl.io_running == "Yes",
+                sql_running=repl.sql_running == "Yes",
+                lag_seconds=repl.lag_seconds,
+                last_error=repl.last_error,
+                io_state=repl.io_running,
+            )
+        return Look(replication=status, semi_sync=self.semi_sync)
 
 
 def probe(address: str) -> Probe:
@@ -86,11 +107,32 @@ def _probe_mysql(address: str) -> Probe:
         except MySQLdb.ProgrammingError:
             cursor.execute("SHOW SLAVE STATUS")  # older servers
         status = cursor.fetchone()
+        semi_sync = _semi_sync(cursor)
     except MySQLdb.Error as exc:
         return Probe(reachable=False, error=_message(exc))
     finally:
         connection.close()
-    return Probe(reachable=True, read_only=read_only, replication=_replication(status))
+    return Probe(
+        reachable=True, read_only=read_only, replication=_replication(status), semi_sync=semi_sync
+    )
+
+
+def _semi_sync(cursor: Any) -> SemiSync | None:
+    """The master side of semi-sync (None where the server has no such plugin)."""
+    cursor.execute("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_clients'")
+    clients = cursor.fetchone()
+    cursor.execute(
+        "SHOW GLOBAL VARIABLES WHERE Variable_name IN"
+        " ('rpl_semi_sync_master_enabled', 'rpl_semi_sync_master_wait_no_slave')"
+    )
+    variables = {str(r["Variable_name"]).lower(): str(r["Value"]) for r in cursor.fetchall()}
+    if clients is None or len(variables) < 2:
+        return None
+    return SemiSync(
+        enabled=variables["rpl_semi_sync_master_enabled"] == "ON",
+        falls_back=variables["rpl_semi_sync_master_wait_no_slave"] == "OFF",
+        replicas=int(clients["Value"]),
+    )
 
 
 def _replication(status: dict[str, Any] | None) -> Replication | None:
