@@ -143,12 +143,13 @@ def test_local_cluster_up_again_repaired_and_down(directory: Path) -> None:
     )
     assert status.returncode == 0, status.stdout + status.stderr
     assert all(f"{name} " in status.stdout for name in PROCESSES)
-    replication = status.stdout.split("\nREPLICA ", 1)[1].splitlines()[1:]
-    assert [line.split()[:4] for line in replication] == [
+    replication, pairs = status.stdout.split("\nREPLICA ", 1)[1].split("\n\nPAIRS ", 1)
+    assert [line.split()[:4] for line in replication.splitlines()[1:]] == [
         ["db1b", "db1a", "Yes", "Yes"],
         ["db2b", "db2a", "Yes", "Yes"],
     ]
-    assert all(line.split()[4].endswith("s") for line in replication)  # seconds behind
+    assert all(line.split()[4].endswith("s") for line in replication.splitlines()[1:])
+    assert pairs.splitlines()[1:] == ["ok   db1a -> db1b: healthy", "ok   db2a -> db2b: healthy"]
     pids = _pids(directory)
     assert len(pids) == len(PROCESSES)
     assert down(directory, out=io.StringIO())
