@@ -110,13 +110,16 @@ def test_an_operator_fails_a_master_over_from_the_console(
 
         page.goto("/ops/")
         expect(page.get_by_text("Shard map v2")).to_be_visible()
-        row = page.locator("table.data tbody tr")
+        row = page.get_by_role("table", name="MySQL hosts").locator("tbody tr")
         expect(row.filter(has=page.get_by_role("link", name="B", exact=True))).to_contain_text(
             "master 0..15"
         )
         a_row = row.filter(has=page.get_by_role("link", name="A", exact=True))
         expect(a_row).to_contain_text("replica of 0..15")
         expect(a_row).to_contain_text("Yes")  # it replicates from B, as the probe sees
+        pairs = page.get_by_role("table", name="Pairs").locator("tbody tr")
+        expect(pairs).to_have_count(1)
+        expect(pairs).to_contain_text("yes")  # B's commits wait for A: backed up
         shoot(page, "console-failover-overview")
         assert errors == []
     finally:
