@@ -37,7 +37,8 @@ def test_a_small_run_measures_every_operation_on_both_builds(tmp_path: Path) -> 
     doc.write_text("# Figures\n\n<!-- results -->\nPREVIOUS RUN\n<!-- /results -->\n\nAfter.\n")
     small = [
         "--sizes", "1500", "2500", "--pinners", "120", "--probes", "20", "--requests", "6",
-        "--seconds", "1", "--mixed-minutes", "0.25", "--out", str(tmp_path), "--doc", str(doc),
+        "--seconds", "1", "--mixed-minutes", "0.25", "--rounds", "1", "--shards", "8",
+        "--out", str(tmp_path), "--doc", str(doc),
     ]  # fmt: skip
     subprocess.run(
         [sys.executable, "-m", "bench.compare.run", *small],
