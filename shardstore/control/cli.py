@@ -14,6 +14,7 @@ and ``python manage.py shardstore`` alike).
     failover HOST [--emergency [--accept-data-loss]] [--dry-run]
     split HOST [--dry-run]                      split --revert SPLIT [--dry-run]
     cleanup SPLIT [--dry-run]                   diff HOST_A HOST_B [--shards FIRST-LAST]
+    rebuild HOST [--master M] [--max-threads-running N] [--dry-run]
     operations [--json]              abort OP [--close]              resume OP
     pairs [--json] [--max-lag S]     (is every master backed up? exit status 1 if not)
 
@@ -52,6 +53,7 @@ from .open_range import plan_open_range
 from .pairs import MAX_LAG, pair_health
 from .plans import Journal, Plan, run
 from .publish import plan_publish, plan_rollback
+from .rebuild import plan_rebuild
 from .redis_move import plan_redis_move
 from .split import plan_split
 from .split_cleanup import plan_cleanup
@@ -59,7 +61,7 @@ from .split_revert import plan_split_revert
 
 OPERATIONS = (
     "bring-up", "open-range", "close-range", "host-service", "cache-server", "redis-move", "failover",
-    "split", "cleanup", "diff", "operations", "abort", "resume", "pairs",
+    "split", "cleanup", "rebuild", "diff", "operations", "abort", "resume", "pairs",
 )  # fmt: skip
 
 
@@ -109,6 +111,7 @@ def add_parsers(commands: Any) -> None:
         "failover": "hand a master's shards to its replica (planned, or --emergency)",
         "split": "hand half of a master's shards to its replica (or --revert a split)",
         "cleanup": "drop the shard copies a split left behind",
+        "rebuild": "make a host a replica of its master again: copy, replicate, in service",
     }
     parsers = {name: commands.add_parser(name, help=text) for name, text in ops.items()}
     p = parsers["open-range"]
@@ -153,6 +156,15 @@ def add_parsers(commands: Any) -> None:
     p.add_argument("--revert", type=int, metavar="SPLIT", help="undo split SPLIT (its map version)")
     p = parsers["cleanup"]
     p.add_argument("split", type=int, help="the split (the map version it published)")
+    p = parsers["rebuild"]
+    p.add_argument("host")
+    p.add_argument("--master", help="the master to copy and follow (when the map cannot tell)")
+    p.add_argument(
+        "--max-threads-running",
+        type=int,
+        default=32,
+        help="the copy pauses while the master runs more statements than this",
+    )
     for parser in parsers.values():
         parser.add_argument("--dry-run", action="store_true", help="print the plan only")
     p = commands.add_parser("operations", help="the runs the journal holds open")
@@ -175,8 +187,11 @@ def add_parsers(commands: Any) -> None:
     p.add_argument("--max-lag", type=int, default=MAX_LAG, help="seconds a replica may lag")
 
 
-def plan_of(args: argparse.Namespace, control: Control) -> Plan:
-    """The plan a control command asks for (operations, publish, rollback)."""
+def plan_of(
+    args: argparse.Namespace, control: Control, say: Callable[[str], None] = lambda line: None
+) -> Plan:
+    """The plan a control command asks for (operations, publish, rollback); ``say`` prints
+    a long step's progress."""
     source, author = control.source, control.operator
     if args.command == "topology":
         if args.verb == "publish":
@@ -239,6 +254,11 @@ def plan_of(args: argparse.Namespace, control: Control) -> Plan:
         return plan_split(source, host=args.host, author=author, connect=control.mysql)
     if args.command == "cleanup":
         return plan_cleanup(source, split=args.split, author=author, connect=control.mysql)
+    if args.command == "rebuild":
+        return plan_rebuild(
+            source, host=args.host, author=author, connect=control.mysql, master=args.master,
+            max_threads_running=args.max_threads_running, say=say,
+        )  # fmt: skip
     return plan_redis_move(
         source,
         control.store(),
@@ -273,12 +293,16 @@ def handle(args: argparse.Namespace, control: Control, out: TextIO) -> int:
         return _pairs(args, control, out)
     if args.command in ("operations", "abort", "resume"):
         return _open_operations(args, control, out)
-    plan = plan_of(args, control)
+    started = time.monotonic()
+
+    def say(line: str) -> None:
+        out.write(f"    {line} (at +{time.monotonic() - started:.2f}s)\n")
+        out.flush()
+
+    plan = plan_of(args, control, say)
     out.write(plan.text() + "\n")
     if "diff" in plan.params:
         out.write(plan.params["diff"] + "\n")
-
-    started = time.monotonic()
 
     def progress(index: int, total: int, name: str) -> None:
         out.write(f"[{index}/{total}] {name} (at +{time.monotonic() - started:.2f}s)\n")

@@ -312,10 +312,13 @@ class MySQLHost:
         result = self.value("SELECT MASTER_GTID_WAIT(%s, %s)", (gtid_pos, timeout))
         return bool(result == 0)
 
-    def replicate_from(self, source: MySQLHost) -> None:
+    def replicate_from(self, source: MySQLHost, *, position: str = "current_pos") -> None:
         """Follow ``source`` from where this server's GTID position stands, logged in as the
         replication account (REPLICATION SLAVE only: ``master.info`` keeps its password);
-        returns once both replication threads run."""
+        returns once both replication threads run. ``position="slave_pos"``: from
+        ``gtid_slave_pos`` instead (a copy loaded from a dump sets it)."""
+        if position not in ("current_pos", "slave_pos"):
+            raise ValueError(f"MASTER_USE_GTID={position}?")
         if not self.replication:
             raise HostError(
                 "no replication account: set PINBOARD_MYSQL_REPLICATION (user:password)"
@@ -324,7 +327,7 @@ class MySQLHost:
         self.query("STOP SLAVE")
         self.query(
             "CHANGE MASTER TO MASTER_HOST=%s, MASTER_PORT=%s, MASTER_USER=%s,"
-            " MASTER_PASSWORD=%s, MASTER_USE_GTID=current_pos, MASTER_CONNECT_RETRY=1",
+            f" MASTER_PASSWORD=%s, MASTER_USE_GTID={position}, MASTER_CONNECT_RETRY=1",
             (source.host, source.port, user, password),
         )
         self.query("START SLAVE")

@@ -8,9 +8,10 @@ locks until an operator ends it here, from the command line or the console.
   the steps the journal has and the one after it, which it may have begun, newest
   first; every undo is idempotent, so an abort cut short is run again;
 - ``resume OP``: finish a run that got past the step that commits it (a split's final
-  publish): run the steps after the last one the journal has (a committing step the
-  journal lacks but that is in force, the run having died in it, is not run again, and
-  abort refuses to undo it);
+  publish), or any run of an operation whose every step can run again (a rebuild): run
+  the steps after the last one the journal has (a committing step the journal lacks but
+  that is in force, the run having died in it, is not run again, and abort refuses to
+  undo it);
 - ``abort OP --close``: close the entry and undo nothing, for an operation that cannot
   be planned again once the operator has put things right by hand (the journal says so).
 
@@ -35,6 +36,7 @@ from .failover import Connect, plan_failover
 from .fencing import Fence
 from .locks import HostsBusy, Locks
 from .plans import Journal, OpenOperation, Plan, StepFailed, in_effect_unjournaled, undo_steps
+from .rebuild import plan_rebuild
 from .split import plan_split
 from .split_revert import plan_split_revert
 
@@ -75,6 +77,9 @@ def plan_again(
         "split-revert": lambda: plan_split_revert(
             source, split=int(params["split"]), author=author, connect=connect, base=base
         ),
+        "rebuild": lambda: plan_rebuild(
+            source, host=params["host"], author=author, connect=connect, base=base, params=params
+        ),
     }
     if operation.operation not in build:
         raise InvalidTopology(
@@ -109,7 +114,8 @@ def resume(
     """Run the rest of a dead run that had taken effect, and close its entry."""
     done = operation.done
     in_effect = in_effect_unjournaled(plan, done)  # the run died in it, after it took effect
-    if not in_effect and not any(step.commits for step in plan.steps[:done]):
+    rerunnable = bool(plan.params.get("rerunnable"))  # every step can run again
+    if not in_effect and not rerunnable and not any(step.commits for step in plan.steps[:done]):
         raise StepFailed(
             f"operation {operation.id} had not taken effect at step {done}: abort it instead"
         )

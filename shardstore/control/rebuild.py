@@ -1,0 +1,351 @@
+"""Rebuild a MySQL host as a replica (``plan_rebuild``): after an emergency failover, a
+split's revert or a replica's failure, a host (empty, or a former master whose data went
+stale or diverged) becomes the replica of the master it is paired with, and goes back in
+service. What the runbook did by hand, in steps:
+
+1. check the master answers and takes writes, and the host answers;
+2. if the map still names the host a replica (or in service), take it out of service
+   first: from here on it holds no usable copy, and no failover may promote it;
+3. wipe the host: stop its replication, drop its shard databases (``db%05d`` and what a
+   split left aside), reset its binary log (a former master's own GTIDs would make strict
+   mode refuse the master's); refused if the map in force names it master of any range;
+4. copy the master's shard databases onto it from one consistent snapshot, writes going
+   on, throttled by the master's load (``dump_copy``), and set ``gtid_slave_pos`` to
+   the snapshot's position;
+5. make it replicate from the master from there (GTID, the replication account);
+6. wait until it has applied everything the master had written by then;
+7. make the master wait for its acknowledgements (semi-sync), and see that it does;
+8. publish the map with the host as the replica of the master's ranges, back in service.
+
+Which master: the one whose ranges name the host as replica; else, for a host out of
+service, the map's history says which ranges it last served (as master or replica), and
+the master that now holds those ranges with no replica is the one. ``master=`` names it
+when that is ambiguous, and is checked the same way.
+
+Every step can run again from the start (a re-run wipes and copies from scratch), so a
+run whose process died is resumed from the step it died in (``shardstore resume OP``),
+or aborted: the host is then left out of service, wiped, replicating from no one, and
+the master as it was (``shardstore abort OP``). Until step 8 the host is out of service.
+
+The two publishes re-read the map in force and compare-and-set on it, rather than hold
+the ``CONFIG`` lock for the whole run: a copy takes minutes, and the other pairs'
+failovers must not wait for it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..exceptions import InvalidTopology
+from . import documents
+from .config_source import ConfigSource, Revision, VersionConflict
+from .dump_copy import Throttle, copy_databases, shard_databases, tool
+from .failover import Connect
+from .mysql_hosts import HostError, MySQLHost
+from .plans import Plan, Step
+
+#: How long the new replica is given to apply what the master wrote during the copy.
+CATCH_UP_SECONDS = 600.0
+#: How long the master is given to see its new replica as semi-synchronous.
+SEMI_SYNC_SECONDS = 10.0
+
+
+def paired_master(source: ConfigSource, host: str, master: str | None = None) -> str:
+    """The master ``host`` is to replicate from (see the module's rule); InvalidTopology,
+    with the reason, when there is none or more than one."""
+    document = source.current(documents.SHARDS).document
+    if host not in document["hosts"]:
+        raise InvalidTopology(f"no host {host} in the shard map")
+    ranges = document["ranges"]
+    for entry in ranges:
+        if entry["master"] == host:
+            raise InvalidTopology(
+                f"{host} is the master of shards {entry['range'][0]}..{entry['range'][1]}:"
+                " a master is never rebuilt (fail it over first)"
+            )
+    if master is None:
+        named = sorted({r["master"] for r in ranges if r.get("slave") == host})
+        if len(named) > 1:
+            raise InvalidTopology(f"{host} is the replica of {', '.join(named)}: pass --master")
+        master = named[0] if named else _former_master(source, document, host)
+    mastered = [r for r in ranges if r["master"] == master]
+    if not mastered:
+        raise InvalidTopology(f"{master} is the master of no range")
+    others = sorted({r["slave"] for r in mastered if r.get("slave") not in (None, host)})
+    if others:
+        raise InvalidTopology(f"{master} has a replica already: {', '.join(others)}")
+    if master in document.get("out_of_service", []):
+        raise InvalidTopology(f"{master} is out of service")
+    return str(master)
+
+
+def _former_master(source: ConfigSource, document: dict[str, Any], host: str) -> str:
+    """The master that now holds, with no replica, the shards ``host`` last served."""
+    for revision in source.history(documents.SHARDS):
+        served = [r["range"] for r in revision.document["ranges"] if host in (r["master"], r.get("slave"))]  # fmt: skip
+        if not served:
+            continue
+        now = {
+            r["master"]
+            for r in document["ranges"]
+            if not r.get("slave")
+            and any(r["range"][0] <= last and first <= r["range"][1] for first, last in served)
+        }
+        if len(now) == 1:
+            return str(now.pop())
+        held = ", ".join(sorted(now)) or "no master without a replica"
+        raise InvalidTopology(
+            f"{host} last served shards {_spans(served)} (map v{revision.version}), now held"
+            f" by {held}: name the master with --master"
+        )
+    raise InvalidTopology(f"{host} never served a range: name its master with --master")
+
+
+def plan_rebuild(
+    source: ConfigSource,
+    *,
+    host: str,
+    author: str,
+    connect: Connect = MySQLHost,
+    master: str | None = None,
+    max_lag: int = 10,
+    max_threads_running: int = 32,
+    say: Callable[[str], None] = lambda line: None,
+    base: Revision | None = None,
+    params: dict[str, Any] | None = None,
+) -> Plan:
+    """The plan to make ``host`` the replica of its master (``paired_master``). ``base`` and
+    ``params``: a dead run's, to plan it again as it was (``recovery.py``)."""
+    current = base or source.current(documents.SHARDS)
+    if params is None:
+        master = paired_master(source, host, master)
+        tool("mariadb-dump")  # refused now, rather than once the host is wiped
+        tool("mariadb")
+        with connect(current.document["hosts"][master]) as m:
+            waits = bool(m.value("SELECT @@global.rpl_semi_sync_master_enabled"))
+        params = {"host": host, "master": master, "semi_sync": waits, "base": current.version, "rerunnable": True}  # fmt: skip
+    master, was_semi_sync = str(params["master"]), bool(params["semi_sync"])
+    document = current.document
+    addresses = document["hosts"]
+    named = any(r.get("slave") == host for r in document["ranges"])
+    in_service = host not in document.get("out_of_service", [])
+    shards = _spans([r["range"] for r in document["ranges"] if r["master"] == master])
+
+    def check() -> str:
+        with connect(addresses[master]) as m:
+            if m.read_only():
+                raise HostError(f"{master} is read-only: not a master taking writes")
+            status = m.replica_status()
+            if status is not None:
+                raise HostError(f"{master} replicates from {status.source}: not a master")
+        with connect(addresses[host]) as h:
+            h.server_id()
+        return f"{master} takes writes; {host} answers"
+
+    def take_out() -> str:
+        def change(doc: dict[str, Any]) -> dict[str, Any]:
+            ranges = [{k: v for k, v in r.items() if not (k == "slave" and v == host)} for r in doc["ranges"]]  # fmt: skip
+            out = sorted({*doc.get("out_of_service", []), host})
+            return {**doc, "ranges": ranges, "out_of_service": out}
+
+        return _publish(source, change, author, f"rebuild {host}: out of service while rebuilt")
+
+    def wipe() -> str:
+        for entry in source.current(documents.SHARDS).document["ranges"]:
+            if entry["master"] == host:
+                raise HostError(
+                    f"{host} is the master of {entry['range']} in the map in force: not wiped"
+                )
+        with connect(addresses[host]) as h:
+            return f"{_wipe(h)} shard databases dropped on {host}, its binary log reset"
+
+    def left_out() -> str:
+        with connect(addresses[host]) as h:
+            h.stop_replicating()
+        return f"{host} left out of service, wiped, replicating from no one: rebuild it again"
+
+    def copy() -> str:
+        with connect(addresses[master]) as m, connect(addresses[host]) as h, connect(addresses[master]) as busy:  # fmt: skip
+            _wipe(h)  # a re-run starts from scratch
+            databases = shard_databases(m)
+            say(f"copying {len(databases)} databases from {master} to {host}")
+            started = time.monotonic()
+            done = copy_databases(
+                m, h, databases, throttle=Throttle(busy, max_threads_running), say=say
+            )
+            h.query("SET GLOBAL gtid_slave_pos = %s", (done.gtid,))
+        return (
+            f"{done.databases} databases ({done.bytes / 1e6:.1f} MB) copied in"
+            f" {time.monotonic() - started:.1f}s at {done.gtid}; paused {done.paused:.1f}s"
+            " for the master's load"
+        )
+
+    def replicate() -> str:
+        with connect(addresses[host]) as h, connect(addresses[master]) as m:
+            h.replicate_from(m, position="slave_pos")
+            position = h.value("SELECT @@global.gtid_slave_pos")
+        return f"{host} replicates from {master} from {position or 'the start'}"
+
+    def stop() -> str:
+        with connect(addresses[host]) as h:
+            h.stop_replicating()
+        return f"{host} replicates from no one"
+
+    def catch_up() -> str:
+        with connect(addresses[master]) as m, connect(addresses[host]) as h:
+            position = m.gtid_binlog_pos()
+            if not h.wait_for(position, CATCH_UP_SECONDS):
+                raise HostError(f"{host} did not apply {position} in {CATCH_UP_SECONDS:g}s")
+            status = h.replica_status()
+        if status is None or not status.healthy:
+            raise HostError(
+                f"{host}'s replication is broken: {status.last_error if status else 'none'}"
+            )
+        if status.lag_seconds is None or status.lag_seconds > max_lag:
+            raise HostError(f"{host} is {status.lag_seconds}s behind (at most {max_lag}s)")
+        return f"{host} has applied {position}, {status.lag_seconds}s behind"
+
+    def semi_sync() -> str:
+        with connect(addresses[master]) as m, connect(addresses[host]) as h:
+            m.set_semi_sync(True)
+            if not _acknowledged(m):
+                h.query("STOP SLAVE IO_THREAD")  # it asks for semi-sync as it connects
+                h.query("START SLAVE IO_THREAD")
+                if not _acknowledged(m):
+                    raise HostError(
+                        f"{master} has no semi-synchronous replica after {SEMI_SYNC_SECONDS:g}s"
+                    )
+        return f"{master} waits for {host}'s acknowledgements"
+
+    def semi_sync_back() -> str:
+        with connect(addresses[master]) as m:
+            m.set_semi_sync(was_semi_sync)
+        return f"{master}'s semi-sync {'on' if was_semi_sync else 'off'} as before"
+
+    def put_in() -> str:
+        def change(doc: dict[str, Any]) -> dict[str, Any]:
+            ranges = [{**r, "slave": host} if r["master"] == master else r for r in doc["ranges"]]
+            if not any(r["master"] == master for r in ranges):
+                raise InvalidTopology(f"{master} is the master of no range any more")
+            out = [h for h in doc.get("out_of_service", []) if h != host]
+            return {**doc, "ranges": ranges, "out_of_service": out}
+
+        return _publish(source, change, author, f"rebuild {host}: {master}'s replica")
+
+    def in_force() -> bool:
+        doc = source.current(documents.SHARDS).document
+        mine = [r for r in doc["ranges"] if r["master"] == master]
+        return (
+            bool(mine)
+            and all(r.get("slave") == host for r in mine)
+            and host not in doc.get("out_of_service", [])
+        )
+
+    steps = [Step(f"check {master} takes writes and {host} answers", (master, host), check)]
+    if named or in_service:
+        steps.append(
+            Step(
+                f"publish the shard map: {host} out of service while it is rebuilt",
+                (host,),
+                take_out,
+            )
+        )
+    steps += [
+        Step(
+            f"wipe {host}: stop its replication, drop its shard databases, reset its binary log",
+            (host,),
+            wipe,
+            left_out,
+        ),
+        Step(
+            f"copy {master}'s shard databases (shards {shards}) onto {host}: one snapshot, throttled",
+            (master, host),
+            copy,
+        ),
+        Step(
+            f"{host} replicates from {master} from the copy's GTID position",
+            (master, host),
+            replicate,
+            stop,
+        ),
+        Step(
+            f"wait until {host} has caught up with {master} (at most {max_lag}s behind)",
+            (host,),
+            catch_up,
+        ),
+        Step(
+            f"{master} waits for {host}'s acknowledgements (semi-sync)",
+            (master, host),
+            semi_sync,
+            semi_sync_back,
+        ),
+        Step(
+            f"publish the shard map: {host} the replica of {master} (shards {shards}), in service",
+            (master, host),
+            put_in,
+            commits=True,
+            took_effect=in_force,
+        ),
+    ]
+    summary = f"rebuild {host} as the replica of {master} (shards {shards})"
+    return Plan("rebuild", summary, steps, params)
+
+
+def _wipe(h: MySQLHost) -> int:
+    """Make ``h`` an empty, read-only server replicating from no one, with no GTID history
+    (the master's copy brings its own); how many shard databases were dropped."""
+    h.stop_replicating()
+    h.set_semi_sync(False)  # as a replica it must not wait for acknowledgements
+    h.set_read_only(True)
+    h.query("SET GLOBAL rpl_semi_sync_slave_enabled = 1")  # it acknowledges its master's
+    h.query("SET SESSION sql_log_bin = 0")
+    databases = shard_databases(h)
+    for db in databases:
+        h.query(f"DROP DATABASE `{db}`")
+    h.query("RESET MASTER")
+    h.query("SET GLOBAL gtid_slave_pos = ''")
+    return len(databases)
+
+
+def _acknowledged(m: MySQLHost) -> bool:
+    """Whether ``m`` has a semi-synchronous replica connected, within ``SEMI_SYNC_SECONDS``."""
+    deadline = time.monotonic() + SEMI_SYNC_SECONDS
+    while True:
+        rows = m.query("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_%'")
+        status = {str(r["Variable_name"]).lower(): str(r["Value"]) for r in rows}
+        clients = int(status.get("rpl_semi_sync_master_clients", "0"))
+        if clients > 0 and status.get("rpl_semi_sync_master_status") == "ON":
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+
+
+def _publish(
+    source: ConfigSource,
+    change: Callable[[dict[str, Any]], dict[str, Any]],
+    author: str,
+    reason: str,
+) -> str:
+    """Publish ``change`` of the map in force, compare-and-set; read again if another
+    publish came in between. A change that changes nothing publishes nothing."""
+    for _ in range(5):
+        current = source.current(documents.SHARDS)
+        document = {**current.document}
+        new = documents.validate(documents.SHARDS, change(document))
+        if new == documents.validate(documents.SHARDS, document):
+            return f"shard map v{current.version} says so already"
+        try:
+            published = source.publish(
+                documents.SHARDS, new, author=author, reason=reason, expect_version=current.version
+            )
+        except VersionConflict:
+            continue
+        return f"shard map version {published.version} published"
+    raise VersionConflict("the shard map kept changing: run the rebuild again")
+
+
+def _spans(ranges: list[list[int]]) -> str:
+    return ", ".join(f"{first}..{last}" for first, last in ranges)
