@@ -42,6 +42,7 @@ from shardstore.control.host_service import plan_host_service
 from shardstore.control.open_range import plan_open_range
 from shardstore.control.plans import Outcome, Plan, run
 from shardstore.control.publish import plan_publish, plan_rollback
+from shardstore.control.rebuild import plan_rebuild
 from shardstore.control.redis_move import plan_redis_move
 from shardstore.control.split import plan_split
 from shardstore.control.split_cleanup import plan_cleanup
@@ -56,6 +57,7 @@ from .forms import (
     HostServiceForm,
     OpenRangeForm,
     PublishForm,
+    RebuildForm,
     RedisMoveForm,
     RollbackForm,
     SplitForm,
@@ -316,6 +318,25 @@ register(
         SplitNumberForm,
         lambda made, data: plan_cleanup(
             made.source, split=data["split"], author=made.operator, connect=made.mysql
+        ),
+    )
+)
+register(
+    Action(
+        "rebuild",
+        "Rebuild a host as a replica",
+        "Wipe the host's shard databases, copy its master's from one consistent snapshot "
+        "while writes go on (paused while the master is busy), replicate from the copy's "
+        "GTID position until caught up, make the master wait for its acknowledgements, and "
+        "publish it as the master's replica, back in service. Refused for a master.",
+        RebuildForm,
+        lambda made, data: plan_rebuild(
+            made.source,
+            host=data["host"],
+            author=made.operator,
+            connect=made.mysql,
+            master=data["master"] or None,
+            max_threads_running=data["max_threads_running"],
         ),
     )
 )

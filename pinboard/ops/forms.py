@@ -132,6 +132,19 @@ class SplitForm(forms.Form):
     host = name_field(help_text="the master whose replica takes over half of its shards")
 
 
+class RebuildForm(forms.Form):
+    host = name_field(help_text="the host to wipe and make a replica (never a master)")
+    master = name_field(
+        required=False, help_text="its master, only if the map cannot tell (several candidates)"
+    )
+    max_threads_running = forms.IntegerField(
+        min_value=1,
+        max_value=10_000,
+        initial=32,
+        help_text="the copy pauses while the master runs more statements than this",
+    )
+
+
 class SplitNumberForm(forms.Form):
     split = forms.IntegerField(
         min_value=1, max_value=10**9, help_text="the shard-map version the split published"

@@ -6,7 +6,7 @@
 * ``operator``: runs the actions that are not destructive (open a range, host service,
   cache servers, Redis moves, publish, roll back, diff) and long jobs;
 * ``destructive``: runs what cannot simply be undone: failover, split, split revert,
-  cleanup, close-range, and ending an operation left open. A role of its own: an operator does not hold it unless given it.
+  cleanup, close-range, rebuild (it wipes a host), and ending an operation left open. A role of its own: an operator does not hold it unless given it.
 
 A superuser holds every permission. Running any action that changes the topology also
 asks for the operator's password again within the last few minutes (``reauth.py``).
@@ -19,7 +19,7 @@ from typing import Any
 RUN = "ops.run_actions"
 RUN_DESTRUCTIVE = "ops.run_destructive_actions"
 #: Console actions (actions.ACTIONS names) that need the destructive role.
-DESTRUCTIVE = frozenset({"failover", "split", "split-revert", "cleanup", "close-range"})
+DESTRUCTIVE = frozenset({"failover", "split", "split-revert", "cleanup", "close-range", "rebuild"})
 #: Console actions that change nothing (a comparison): no password asked again to run them.
 READ_ONLY = frozenset({"diff"})
 #: Each role's permissions (codenames of the ops app), made by migration 0003.

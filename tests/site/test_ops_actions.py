@@ -284,3 +284,18 @@ def test_open_range_creates_the_shards_and_new_sign_ups_land_there(
     # Existing users are untouched: same ID, same shard, still read.
     assert shard_of(existing["id"]) < 16
     assert get_user(existing["id"])["username"] == existing["username"]
+
+
+def test_a_rebuild_is_planned_from_the_console_and_a_master_is_refused(
+    staff: Client, config_dir: Path
+) -> None:
+    """The rebuild action (which wipes a host: the destructive role's) refuses a master and
+    a host the map does not have, on its form, before anything is journaled."""
+    assert "rebuild" in ACTIONS
+    master = shards_document(config_dir)["ranges"][0]["master"]
+    data = {"max_threads_running": 32}
+    page = plan(staff, "rebuild", {**data, "host": master}, status=400)
+    assert f"{master} is the master of shards" in page and "never rebuilt" in page
+    assert "no host nohost" in plan(staff, "rebuild", {**data, "host": "nohost"}, status=400)
+    assert "max_threads_running" in plan(staff, "rebuild", {"host": master}, status=400)
+    assert not JournalEntry.objects.exists()

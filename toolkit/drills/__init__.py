@@ -17,13 +17,16 @@ acknowledged, and prints its figures in one block.
                cleaned up: diff clean, read-only window at most 2 s on the moving
                shards only, nothing lost, no write on a host that gave its shard up;
 ``emergency``  a master killed (``kill -9``) and failed over: nothing acknowledged lost,
-               writable again within 15 s, the old master fenced when it comes back.
+               writable again within 15 s, the old master fenced when it comes back;
+``rebuild``    that old master wiped, rebuilt from empty as its new master's replica
+               (``shardstore rebuild``), then failed back to as planned: nothing lost,
+               the pair whole and semi-synchronous again.
 
 Drills pick their targets from the shard map in force and restore what they broke when
 they can (a killed process is started again), so they run in any order and again, with
-one limit: an emergency failover leaves its old master out of service, a reverted split
-its replica, and rebuilding either as a replica is not automated; each of those two
-drills uses up one of the cluster's two master/replica pairs.
+one limit: a reverted split leaves its replica out of service, and the split drill uses
+up one of the cluster's two master/replica pairs (``shardstore rebuild`` of that replica
+gives it back). The emergency drill's pair is made whole by the rebuild drill after it.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from .caches import memcached
 from .failover import emergency, planned
 from .fanout import fanout
 from .graph import redis_wipe
+from .rebuild import rebuild
 from .split import split
 
 Drill = Callable[[Drills, Result], None]
@@ -47,4 +51,5 @@ DRILLS: dict[str, Drill] = {
     "planned": planned,
     "split": split,
     "emergency": emergency,
+    "rebuild": rebuild,
 }

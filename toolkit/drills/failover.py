@@ -5,8 +5,7 @@ Each picks its master from the shard map in force (the first master, by name, wh
 ranges have a replica in service), so the drills run in any order and again: a planned
 failover leaves the old master as the new one's replica, ready to fail back. An
 emergency failover leaves the old master out of service, read-only, replicating from no
-one: rebuilding it as a replica (a copy of the new master's data, then replication) is
-not automated, so each emergency drill uses up one pair of the cluster.
+one, until the rebuild drill (rebuild.py) makes it its new master's replica again.
 """
 
 from __future__ import annotations
@@ -161,9 +160,8 @@ def emergency(d: Drills, result: Result) -> None:
         result.bound(f"{master} restarted read_only", False, error)
     result.bound(*_old_map_write(d, topology, master))
     result.notes.append(
-        f"{master} runs again, read-only and out of service; rebuilding it as a replica of"
-        f" {replica} is not automated (copy {replica}'s data, replicate, then"
-        f" `shardstore host-service {master} --in`)"
+        f"{master} runs again, read-only and out of service, until the rebuild drill makes"
+        f" it {replica}'s replica again"
     )
 
 
