@@ -29,7 +29,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -39,6 +39,11 @@ from .mysql_hosts import HostError, MySQLHost
 #: The databases a shard host holds for the shards: ``db00042``, and the copies a split
 #: or its revert renamed aside (``db00042_split7``, ``db00042_reverted7``).
 SHARD_DATABASE = re.compile(r"^db[0-9]{5}(_[a-z]+[0-9]+)?$")
+#: Statements the load does not need, each a round trip per table (59,392 tables on a
+#: host of the local cluster): the target's databases are new (no ``DROP TABLE``), no one
+#: else writes there (no ``LOCK TABLES``), InnoDB has no ``DISABLE KEYS``, and shard tables
+#: have no triggers. Loading 100 shards took 6.8 s without them, 39.6 s with.
+LEAN = ("--skip-add-drop-table", "--skip-add-locks", "--skip-disable-keys", "--skip-triggers")
 #: The longest single pause for the master's load (seconds).
 PAUSE_CAP = 30.0
 _USE = re.compile(rb"^USE `([^`]+)`;")
@@ -113,7 +118,7 @@ def copy_databases(
         dumper = subprocess.Popen(
             [
                 dump, f"--defaults-extra-file={master_options}", "--single-transaction",
-                "--gtid", "--master-data=2", "--quick", "--max-allowed-packet=1G",
+                "--gtid", "--master-data=2", "--quick", "--max-allowed-packet=1G", *LEAN,
                 "--databases", *databases,
             ],
             stdout=subprocess.PIPE, stderr=errors["mariadb-dump"], stdin=subprocess.DEVNULL,
@@ -133,8 +138,9 @@ def copy_databases(
                     process.kill()
                 process.wait()
                 for pipe in (process.stdin, process.stdout):
-                    if pipe is not None and not pipe.closed:
-                        pipe.close()
+                    if pipe is not None:
+                        with suppress(OSError):  # a killed load's pipe: its data is moot
+                            pipe.close()
         failed = [
             f"{name} failed (exit {process.returncode}): {_tail(stream)}"
             for (name, stream), process in zip(errors.items(), (dumper, loader), strict=True)
