@@ -14,7 +14,7 @@ and ``python manage.py shardstore`` alike).
     failover HOST [--emergency [--accept-data-loss]] [--dry-run]
     split HOST [--dry-run]                      split --revert SPLIT [--dry-run]
     cleanup SPLIT [--dry-run]                   diff HOST_A HOST_B [--shards FIRST-LAST]
-    rebuild HOST [--master M] [--max-threads-running N] [--dry-run]
+    rebuild HOST [--master M] [--max-threads-running N] [--parallel N] [--dry-run]
     operations [--json]              abort OP [--close]              resume OP
     pairs [--json] [--max-lag S]     (is every master backed up? exit status 1 if not)
 
@@ -165,6 +165,7 @@ def add_parsers(commands: Any) -> None:
         default=32,
         help="the copy pauses while the master runs more statements than this",
     )
+    p.add_argument("--parallel", type=int, default=4, help="dump/load streams (one snapshot)")
     for parser in parsers.values():
         parser.add_argument("--dry-run", action="store_true", help="print the plan only")
     p = commands.add_parser("operations", help="the runs the journal holds open")
@@ -257,7 +258,7 @@ def plan_of(
     if args.command == "rebuild":
         return plan_rebuild(
             source, host=args.host, author=author, connect=control.mysql, master=args.master,
-            max_threads_running=args.max_threads_running, say=say,
+            max_threads_running=args.max_threads_running, parallel=args.parallel, say=say,
         )  # fmt: skip
     return plan_redis_move(
         source,

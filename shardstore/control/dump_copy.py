@@ -1,23 +1,28 @@
-"""A consistent copy of a master's shard databases onto another server, taken without
-stopping writes: ``mariadb-dump --single-transaction --gtid --master-data=2`` piped into
-the ``mariadb`` client on the target, both over the MySQL port (the only one open between
+"""A consistent copy of a master's shard databases onto another server, taken while writes
+go on: ``mariadb-dump --single-transaction --gtid --master-data=2`` piped into the
+``mariadb`` client on the target, both over the MySQL port (the only one open between
 shard hosts), as the operator's account.
 
-One dump, one snapshot: MariaDB starts the dump's transaction ``WITH CONSISTENT
-SNAPSHOT`` and reads the binary log position of that snapshot without ``FLUSH TABLES
-WITH READ LOCK``, so writes go on throughout, and the dump ends with the snapshot's GTID
-position (``-- SET GLOBAL gtid_slave_pos='...'``, commented out by ``--master-data=2``).
-That position is read from the stream and returned: the caller sets it once the load
-succeeded, so a copy that failed half-way never says where replication should start.
+One snapshot, several streams. A host of the local cluster holds 59,392 tables, and the
+copy is a few statements per table each way, so it is run as ``parallel`` dump/load pairs
+over interleaved slices of the databases. They read one snapshot: the master's commits
+are held (``BACKUP STAGE BLOCK_COMMIT``: statements run, only their commits wait) until
+every dump has opened its ``CONSISTENT SNAPSHOT`` transaction, a fraction of a second,
+at most ``HOLD_SECONDS``; every dump then reports the same binary log position, which is
+checked. (One stream needs no hold: MariaDB reads a snapshot's position without ``FLUSH
+TABLES WITH READ LOCK``.) The snapshot's GTID position, which each dump writes at its end
+(``-- SET GLOBAL gtid_slave_pos='...'``), is read from the streams and returned: the
+caller sets it once the load succeeded, so a copy that failed half-way never says where
+replication should start.
 
 The load runs with ``sql_log_bin=0``: the copy must not enter the target's own binary
 log, or GTID strict mode would refuse the master's transactions that follow.
 
-Throttled by the master's load: between databases the copy stops reading the dump (the
+Throttled by the master's load: between databases a stream stops reading its dump (the
 dump then waits on its pipe, and the master's session on its socket) while the master's
 ``Threads_running`` is above a bound, each pause at most ``PAUSE_CAP`` seconds, so that
 the master's ``net_write_timeout`` (60 s by default) never ends the dump. Passwords reach
-the two programs in option files readable by this user only, never on their command line.
+the programs in option files readable by this user only, never on their command line.
 """
 
 from __future__ import annotations
@@ -27,10 +32,11 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from contextlib import ExitStack, contextmanager, suppress
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
@@ -39,14 +45,16 @@ from .mysql_hosts import HostError, MySQLHost
 #: The databases a shard host holds for the shards: ``db00042``, and the copies a split
 #: or its revert renamed aside (``db00042_split7``, ``db00042_reverted7``).
 SHARD_DATABASE = re.compile(r"^db[0-9]{5}(_[a-z]+[0-9]+)?$")
-#: Statements the load does not need, each a round trip per table (59,392 tables on a
-#: host of the local cluster): the target's databases are new (no ``DROP TABLE``), no one
-#: else writes there (no ``LOCK TABLES``), InnoDB has no ``DISABLE KEYS``, and shard tables
-#: have no triggers. Loading 100 shards took 6.8 s without them, 39.6 s with.
+#: Statements the load does not need, each a round trip per table: the target's databases
+#: are new (no ``DROP TABLE``), no one else writes there (no ``LOCK TABLES``), InnoDB has
+#: no ``DISABLE KEYS``, and shard tables have no triggers. Loading 100 shards of the local
+#: cluster took 6.8 s without them, 39.6 s with.
 LEAN = ("--skip-add-drop-table", "--skip-add-locks", "--skip-disable-keys", "--skip-triggers")
-#: The longest single pause for the master's load (seconds).
+#: The longest single pause for the master's load, and the longest hold of its commits
+#: while the dumps open their snapshots (seconds).
 PAUSE_CAP = 30.0
-_USE = re.compile(rb"^USE `([^`]+)`;")
+HOLD_SECONDS = 10.0
+_POSITION = b"-- CHANGE MASTER TO MASTER_LOG_FILE="
 _GTID = re.compile(rb"^-- SET GLOBAL gtid_slave_pos='([0-9,-]*)';")
 
 
@@ -65,27 +73,29 @@ def tool(name: str) -> str:
 @dataclass
 class Throttle:
     """Holds the copy back while the master is busy: at most ``max_threads_running``
-    statements running on it, checked at most every ``interval`` seconds."""
+    statements running on it, checked at most every ``interval`` seconds (by any stream)."""
 
     master: MySQLHost
     max_threads_running: int = 32
     interval: float = 1.0
     paused: float = 0.0  # seconds, in all
     _checked: float = 0.0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def running(self) -> int:
         rows = self.master.query("SHOW GLOBAL STATUS LIKE 'Threads_running'")
         return int(rows[0]["Value"]) if rows else 0
 
     def wait(self) -> None:
-        now = time.monotonic()
-        if now - self._checked < self.interval:
-            return
-        self._checked = now
-        deadline = now + PAUSE_CAP
-        while self.running() > self.max_threads_running and time.monotonic() < deadline:
-            time.sleep(0.5)
-        self.paused += time.monotonic() - now
+        with self._lock:  # one connection, and one pause for every stream
+            now = time.monotonic()
+            if now - self._checked < self.interval:
+                return
+            deadline = now + PAUSE_CAP
+            while self.running() > self.max_threads_running and time.monotonic() < deadline:
+                time.sleep(0.5)
+            self._checked = time.monotonic()
+            self.paused += self._checked - now
 
 
 @dataclass(frozen=True)
@@ -93,7 +103,78 @@ class Copied:
     databases: int
     gtid: str  # the snapshot's GTID position on the master
     bytes: int
-    paused: float
+    paused: float  # seconds the copy waited for the master's load
+    held: float  # seconds the master's commits were held while the snapshots opened
+
+
+class _Progress:
+    """Databases started, across streams: ``say`` every eighth of them."""
+
+    def __init__(self, total: int, say: Callable[[str], None]) -> None:
+        self.total, self.say, self.done = total, say, 0
+        self._lock = threading.Lock()
+
+    def tick(self) -> None:
+        with self._lock:
+            if self.done and self.done % max(1, self.total // 8) == 0:
+                self.say(f"shards {self.done}/{self.total}")
+            self.done += 1
+
+
+class _Stream(threading.Thread):
+    """One dump piped into one load, line by line: it notes where its snapshot reads (its
+    binary log position, then its GTID position) and each database it starts."""
+
+    def __init__(self, dump: list[str], load: list[str], progress: _Progress, throttle: Throttle, stack: ExitStack) -> None:  # fmt: skip
+        super().__init__(daemon=True)
+        self.progress, self.throttle = progress, throttle
+        self.errors = [stack.enter_context(tempfile.TemporaryFile()) for _ in range(2)]  # noqa: SIM115 - the stack closes them
+        self.dumper = subprocess.Popen(dump, stdout=subprocess.PIPE, stderr=self.errors[0], stdin=subprocess.DEVNULL)  # fmt: skip
+        self.loader = subprocess.Popen(load, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=self.errors[1])  # fmt: skip
+        self.opened = threading.Event()  # its snapshot is open: it printed its position
+        self.position = self.gtid = ""
+        self.bytes = 0
+
+    def run(self) -> None:
+        assert self.dumper.stdout is not None and self.loader.stdin is not None
+        try:
+            for line in self.dumper.stdout:
+                if line.startswith(b"USE `"):
+                    self.throttle.wait()
+                    self.progress.tick()
+                elif line.startswith(_POSITION):
+                    self.position = line.decode().strip()
+                    self.opened.set()
+                elif line.startswith(b"-- SET GLOBAL") and (found := _GTID.match(line)):
+                    self.gtid = found.group(1).decode()
+                self.loader.stdin.write(line)
+                self.bytes += len(line)
+            self.loader.stdin.close()
+        except (OSError, ValueError):  # the load died (its exit status says why), or killed
+            self.kill()
+        finally:
+            self.opened.set()  # (a dump that failed first: its exit status says why)
+            self.dumper.wait()
+            self.loader.wait()
+
+    def kill(self) -> None:
+        for process in (self.dumper, self.loader):
+            if process.poll() is None:
+                process.kill()
+
+    def close(self) -> list[str]:
+        """Stop both programs if they run, close the pipes; what failed."""
+        self.kill()
+        failed = []
+        for name, process, errors in zip(("mariadb-dump", "mariadb (the load)"), (self.dumper, self.loader), self.errors, strict=True):  # fmt: skip
+            process.wait()
+            for pipe in (process.stdin, process.stdout):
+                if pipe is not None:
+                    with suppress(OSError):  # a killed load's pipe: its data is moot
+                        pipe.close()
+            if process.returncode != 0:
+                failed.append(f"{name} failed (exit {process.returncode}): {_tail(errors)}")
+        return failed
 
 
 def copy_databases(
@@ -102,88 +183,55 @@ def copy_databases(
     databases: list[str],
     *,
     throttle: Throttle,
+    parallel: int = 4,
     say: Callable[[str], None] = lambda line: None,
 ) -> Copied:
-    """Load ``databases`` of ``master`` onto ``target`` from one consistent snapshot; the
-    snapshot's GTID position comes back (not yet set on the target). Raises HostError if
-    either program fails (the target then holds part of the copy)."""
+    """Load ``databases`` of ``master`` onto ``target`` from one consistent snapshot, in
+    ``parallel`` streams; the snapshot's GTID position comes back (not yet set on the
+    target). ``master`` holds the commits while the streams open their snapshots (no other
+    statement may run on it meanwhile). Raises HostError if a program fails (the target
+    then holds part of the copy) or the streams' snapshots differ."""
     dump, load = tool("mariadb-dump"), tool("mariadb")
-    with (
-        tempfile.TemporaryFile() as dump_errors,
-        tempfile.TemporaryFile() as load_errors,
-        _options(master) as master_options,
-        _options(target) as target_options,
-    ):
-        errors = {"mariadb-dump": dump_errors, "mariadb (the load)": load_errors}
-        dumper = subprocess.Popen(
-            [
-                dump, f"--defaults-extra-file={master_options}", "--single-transaction",
-                "--gtid", "--master-data=2", "--quick", "--max-allowed-packet=1G", *LEAN,
-                "--databases", *databases,
-            ],
-            stdout=subprocess.PIPE, stderr=errors["mariadb-dump"], stdin=subprocess.DEVNULL,
-        )  # fmt: skip
-        loader = subprocess.Popen(
-            [
-                load, f"--defaults-extra-file={target_options}", "--binary-mode",
-                "--max-allowed-packet=1G", "--init-command=SET SESSION sql_log_bin = 0",
-            ],
-            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=errors["mariadb (the load)"],
-        )  # fmt: skip
+    parallel = max(1, parallel)
+    slices = [databases[n::parallel] for n in range(parallel) if databases[n::parallel]]
+    progress = _Progress(len(databases), say)
+    held = 0.0
+    with ExitStack() as stack:
+        source, into = stack.enter_context(_options(master)), stack.enter_context(_options(target))
+        dump_argv = [dump, f"--defaults-extra-file={source}", "--single-transaction", "--gtid", "--master-data=2", "--quick", "--max-allowed-packet=1G", *LEAN, "--databases"]  # fmt: skip
+        load_argv = [load, f"--defaults-extra-file={into}", "--binary-mode", "--max-allowed-packet=1G", "--init-command=SET SESSION sql_log_bin = 0"]  # fmt: skip
+        streams: list[_Stream] = []
         try:
-            gtid, done, size = _pump(dumper, loader, len(databases), throttle, say)
+            hold = len(slices) > 1
+            if hold:
+                master.query("SET SESSION lock_wait_timeout = 5")
+                master.query("BACKUP STAGE START")
+                master.query("BACKUP STAGE BLOCK_COMMIT")
+            began = time.monotonic()
+            try:
+                for part in slices:
+                    streams.append(_Stream([*dump_argv, *part], load_argv, progress, throttle, stack))  # fmt: skip
+                    streams[-1].start()
+                for stream in streams:
+                    stream.opened.wait(max(0.0, began + HOLD_SECONDS - time.monotonic()))
+            finally:
+                if hold:
+                    master.query("BACKUP STAGE END")
+                    held = time.monotonic() - began
+            if not all(stream.opened.is_set() for stream in streams):
+                raise HostError(f"the dumps did not open their snapshots in {HOLD_SECONDS:g}s")
+            for stream in streams:
+                stream.join()
         finally:
-            for process in (dumper, loader):
-                if process.poll() is None:
-                    process.kill()
-                process.wait()
-                for pipe in (process.stdin, process.stdout):
-                    if pipe is not None:
-                        with suppress(OSError):  # a killed load's pipe: its data is moot
-                            pipe.close()
-        failed = [
-            f"{name} failed (exit {process.returncode}): {_tail(stream)}"
-            for (name, stream), process in zip(errors.items(), (dumper, loader), strict=True)
-            if process.returncode != 0
-        ]
+            failed = [line for stream in streams for line in stream.close()]
     if failed:
         raise HostError("; ".join(failed))
-    if gtid is None:
-        raise HostError("the dump has no GTID position (is the master's binary log on?)")
-    return Copied(done, gtid, size, throttle.paused)
-
-
-def _pump(
-    dumper: subprocess.Popen[bytes],
-    loader: subprocess.Popen[bytes],
-    total: int,
-    throttle: Throttle,
-    say: Callable[[str], None],
-) -> tuple[str | None, int, int]:
-    """Feed the dump to the load line by line, noting each database it starts (progress,
-    and a chance to throttle) and the snapshot's position; (position, databases, bytes)."""
-    assert dumper.stdout is not None and loader.stdin is not None
-    gtid: str | None = None
-    done = size = 0
-    every = max(1, total // 8)
-    try:
-        for line in dumper.stdout:
-            if line.startswith(b"USE `") and _USE.match(line):
-                if done and done % every == 0:
-                    say(f"shards {done}/{total}")
-                throttle.wait()
-                done += 1
-            elif line.startswith(b"-- SET GLOBAL gtid_slave_pos") and (found := _GTID.match(line)):  # fmt: skip
-                gtid = found.group(1).decode()
-            loader.stdin.write(line)
-            size += len(line)
-        loader.stdin.close()
-    except BrokenPipeError:
-        dumper.kill()  # the load died: its exit status says why
-    dumper.wait()
-    loader.wait()
-    say(f"shards {done}/{total}")
-    return gtid, done, size
+    positions = {stream.position for stream in streams}
+    gtids = {stream.gtid for stream in streams}
+    if len(positions) != 1 or len(gtids) != 1 or not streams[0].gtid:
+        raise HostError(f"the dumps did not read one snapshot (positions {sorted(positions)}, GTIDs {sorted(gtids)})")  # fmt: skip
+    say(f"shards {progress.done}/{len(databases)}")
+    return Copied(progress.done, streams[0].gtid, sum(s.bytes for s in streams), throttle.paused, held)  # fmt: skip
 
 
 @contextmanager

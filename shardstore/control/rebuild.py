@@ -112,6 +112,7 @@ def plan_rebuild(
     master: str | None = None,
     max_lag: int = 10,
     max_threads_running: int = 32,
+    parallel: int = 4,
     say: Callable[[str], None] = lambda line: None,
     base: Revision | None = None,
     params: dict[str, Any] | None = None,
@@ -170,16 +171,15 @@ def plan_rebuild(
         with connect(addresses[master]) as m, connect(addresses[host]) as h, connect(addresses[master]) as busy:  # fmt: skip
             _wipe(h)  # a re-run starts from scratch
             databases = shard_databases(m)
-            say(f"copying {len(databases)} databases from {master} to {host}")
+            say(f"copying {len(databases)} databases from {master} to {host}, {parallel} streams")
             started = time.monotonic()
-            done = copy_databases(
-                m, h, databases, throttle=Throttle(busy, max_threads_running), say=say
-            )
+            throttle = Throttle(busy, max_threads_running)
+            done = copy_databases(m, h, databases, throttle=throttle, parallel=parallel, say=say)
             h.query("SET GLOBAL gtid_slave_pos = %s", (done.gtid,))
         return (
             f"{done.databases} databases ({done.bytes / 1e6:.1f} MB) copied in"
-            f" {time.monotonic() - started:.1f}s at {done.gtid}; paused {done.paused:.1f}s"
-            " for the master's load"
+            f" {time.monotonic() - started:.1f}s at {done.gtid} ({master}'s commits held"
+            f" {done.held:.2f}s for one snapshot; paused {done.paused:.1f}s for its load)"
         )
 
     def replicate() -> str:

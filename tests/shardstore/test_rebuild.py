@@ -123,6 +123,7 @@ def test_an_empty_host_is_rebuilt_under_writes_and_loses_nothing(
     written = writer.stop()
     assert len(written) > 20
     assert said[-1] == f"shards {SHARDS}/{SHARDS}"
+    assert "commits held" in outcome.notes[2]  # 4 streams opened one snapshot
     assert_replica(source, master, empty, "B", "A")
 
     copy = reader(source, "B")
@@ -152,7 +153,7 @@ def test_a_former_master_whose_data_diverged_is_rebuilt(
     store = app_store(source)  # on B now
     after = [store.objects("pin").create(n % SHARDS, {"n": n}) for n in range(10, 15)]
 
-    plan = plan_rebuild(source, host="A", author="ada", connect=root)
+    plan = plan_rebuild(source, host="A", author="ada", connect=root, parallel=1)
     assert plan.params["master"] == "B"
     outcome = run(plan, journal=MemoryJournal(), locks=locks, operator="ada")
     assert outcome.ok, outcome.error
