@@ -48,7 +48,7 @@ from shardstore.control.split import plan_split
 from shardstore.control.split_cleanup import plan_cleanup
 from shardstore.control.split_revert import plan_split_revert
 
-from .control import control
+from .control import control, progress_note
 from .forms import (
     CacheServerForm,
     CloseRangeForm,
@@ -337,6 +337,7 @@ register(
             connect=made.mysql,
             master=data["master"] or None,
             max_threads_running=data["max_threads_running"],
+            say=lambda line: progress_note("rebuild", data["host"], line),
         ),
     )
 )

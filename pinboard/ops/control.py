@@ -20,6 +20,14 @@ from ..data_plane import cached_store, open_config
 from .models import JournalEntry
 
 
+def progress_note(operation: str, host: str, line: str) -> None:
+    """A long step's progress (a rebuild's ``shards 512/2048``) as the result of the running
+    entry of ``operation`` on ``host``, until its end replaces it: the console shows it."""
+    JournalEntry.objects.filter(
+        operation=operation, ok=None, dry_run=False, params__host=host
+    ).update(result=masked(line))
+
+
 class DatabaseJournal:
     """``shardstore.control.plans.Journal`` on the control database. What it writes is
     masked (``documents.masked``): an address given to an operation, or named in an error,

@@ -13,6 +13,7 @@ from django.test import Client
 
 from pinboard.data_plane import cached_store
 from pinboard.ops.actions import ACTIONS, Action, register
+from pinboard.ops.control import progress_note
 from pinboard.ops.models import JournalEntry
 from pinboard.users.actions import sign_up
 from pinboard.users.queries import get_user
@@ -299,3 +300,11 @@ def test_a_rebuild_is_planned_from_the_console_and_a_master_is_refused(
     assert "no host nohost" in plan(staff, "rebuild", {**data, "host": "nohost"}, status=400)
     assert "max_threads_running" in plan(staff, "rebuild", {"host": master}, status=400)
     assert not JournalEntry.objects.exists()
+
+
+def test_a_running_rebuild_shows_its_copy_progress(staff: Client, config_dir: Path) -> None:
+    running = JournalEntry.objects.create(operation="rebuild", summary="rebuild B", params={"host": "B"}, operator="ada")  # fmt: skip
+    other = JournalEntry.objects.create(operation="rebuild", summary="rebuild C", params={"host": "C"}, operator="ada")  # fmt: skip
+    progress_note("rebuild", "B", "shards 4/8")
+    assert "last progress: shards 4/8" in text(staff.get(f"/ops/journal/{running.pk}/"))
+    assert JournalEntry.objects.get(pk=other.pk).result == ""
