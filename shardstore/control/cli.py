@@ -159,12 +159,8 @@ def add_parsers(commands: Any) -> None:
     p = parsers["rebuild"]
     p.add_argument("host")
     p.add_argument("--master", help="the master to copy and follow (when the map cannot tell)")
-    p.add_argument(
-        "--max-threads-running",
-        type=int,
-        default=32,
-        help="the copy pauses while the master runs more statements than this",
-    )
+    busy = "the copy pauses while the master runs more statements than this"
+    p.add_argument("--max-threads-running", type=int, default=32, help=busy)
     p.add_argument("--parallel", type=int, default=4, help="dump/load streams (one snapshot)")
     for parser in parsers.values():
         parser.add_argument("--dry-run", action="store_true", help="print the plan only")

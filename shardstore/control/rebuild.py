@@ -125,9 +125,12 @@ def plan_rebuild(
         tool("mariadb-dump")  # refused now, rather than once the host is wiped
         tool("mariadb")
         with connect(current.document["hosts"][master]) as m:
-            waits = bool(m.value("SELECT @@global.rpl_semi_sync_master_enabled"))
+            state = m.semi_sync()
+        # What an abort puts back: off, or armed (a promoted master: commits wait for the
+        # first replica that connects, alone until then), or kept.
+        waits = "off" if not state.enabled else "armed" if state.falls_back else "kept"
         params = {"host": host, "master": master, "semi_sync": waits, "base": current.version, "rerunnable": True}  # fmt: skip
-    master, was_semi_sync = str(params["master"]), bool(params["semi_sync"])
+    master, was_semi_sync = str(params["master"]), str(params["semi_sync"])
     document = current.document
     addresses = document["hosts"]
     named = any(r.get("slave") == host for r in document["ranges"])
@@ -221,8 +224,11 @@ def plan_rebuild(
 
     def semi_sync_back() -> str:
         with connect(addresses[master]) as m:
-            m.set_semi_sync(was_semi_sync)
-        return f"{master}'s semi-sync {'on' if was_semi_sync else 'off'} as before"
+            if was_semi_sync == "armed":
+                m.arm_semi_sync()
+            else:
+                m.set_semi_sync(was_semi_sync == "kept")
+        return f"{master}'s semi-sync {was_semi_sync} as before"
 
     def put_in() -> str:
         def change(doc: dict[str, Any]) -> dict[str, Any]:
