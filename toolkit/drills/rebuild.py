@@ -17,6 +17,7 @@ import time
 from contextlib import closing
 
 from shardstore import InvalidTopology, Topology
+from shardstore.control import documents
 from shardstore.control.mysql_hosts import HostError, endpoint
 from shardstore.control.rebuild import paired_master
 from toolkit.cluster import mysql
@@ -32,10 +33,16 @@ _PROGRESS = re.compile(r"^\s+(shards \d+/\d+) \(at \+([\d.]+)s\)$", re.MULTILINE
 
 
 def dead_host(d: Drills, topology: Topology) -> tuple[str, str]:
-    """A host out of service that masters nothing, and the master it was paired with (the
-    last by name: the emergency drill's)."""
+    """A host out of service that masters nothing, and the master it was paired with: the
+    one that left service last (the emergency drill's)."""
+    history = d.source.history(documents.SHARDS)  # newest first
+
+    def left(host: str) -> int:
+        kept = (r.version for r in history if host not in r.document.get("out_of_service", []))
+        return next(kept, 0)
+
     found = []
-    for host in sorted(topology.out_of_service):
+    for host in sorted(topology.out_of_service, key=left):
         try:
             found.append((host, paired_master(d.source, host)))
         except InvalidTopology:
