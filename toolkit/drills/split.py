@@ -18,7 +18,7 @@ drill checks the issue's bounds:
 
 Then ``cleanup N`` drops the set-aside copies. The revert leaves the replica out of
 service (it has taken writes of its own, so it cannot follow the host again without a
-rebuild, which is not automated): like an emergency failover, a split drill uses up one
+rebuild, ``shardstore rebuild``, which this drill does not run): a split drill uses up one
 master/replica pair of the cluster.
 """
 
@@ -149,8 +149,8 @@ def split(d: Drills, result: Result) -> None:
     result.figure(f"cleanup {number}: exit {cleaned.returncode} in {cleaned.seconds:.1f} s")
     result.bound("cleanup succeeded", cleaned.returncode == 0, f"exit {cleaned.returncode}")
     result.notes.append(
-        f"{replica} is out of service after the revert; rebuilding it as {host}'s replica is"
-        " not automated"
+        f"{replica} is out of service after the revert until `shardstore rebuild {replica}`"
+        f" makes it {host}'s replica again"
     )
 
 

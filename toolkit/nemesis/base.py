@@ -1,5 +1,5 @@
 """What every nemesis case shares: a local cluster of its own, made fresh for the case
-(a case may use up a master/replica pair, and rebuilding one is not automated), the
+(a case may use up a master/replica pair, and a rebuild takes minutes), the
 drills' tools on it (toolkit/drills/base.py), the test hosts it makes (network.py), and
 the figures every case reports."""
 
