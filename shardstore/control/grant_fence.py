@@ -95,6 +95,16 @@ def give_writes_back(host: MySQLHost, databases: list[str]) -> str:
     return f"writes on {len({db for _, _, db in fenced})} databases given back"
 
 
+def fenced(host: MySQLHost, databases: list[str]) -> list[str]:
+    """Those of ``databases`` whose writes ``take_writes`` took away on ``host``."""
+    rows = host.query(
+        "SELECT DISTINCT db FROM mysql.db WHERE select_priv = 'Y' AND insert_priv = 'N'"
+        " AND update_priv = 'N' AND delete_priv = 'N'"
+    )
+    taken = {str(r["db"]) for r in rows}
+    return [db for db in databases if db in taken]
+
+
 def _pattern_writers(host: MySQLHost, databases: list[str]) -> list[tuple[str, str]]:
     """The accounts that may write some of ``databases`` through a database pattern."""
     rows = host.query(
