@@ -53,6 +53,14 @@ def test_halves_cut_a_hosts_shards_in_two_by_count() -> None:
         halves([{"range": [5, 5]}])
 
 
+def test_the_reverse_streams_filter_names_a_hosts_half_in_a_few_patterns() -> None:
+    half = reverse_stream.patterns(list(range(2048, 4096)))
+    assert half.startswith("db02048.%,db02049.%,db0205_.%,") and "db03___.%" in half
+    assert len(half.split(",")) == 32
+    assert reverse_stream.patterns([3, 2, 7]) == "db00002.%,db00003.%,db00007.%"
+    assert reverse_stream.patterns([*range(100), 150]) == "db000__.%,db00150.%"
+
+
 def test_split_revert_and_cleanup(
     pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
 ) -> None:
