@@ -3,14 +3,20 @@ keeps replicating them back from their new master, so ``split --revert`` is a cu
 of a few seconds, never a copy.
 
 It is a MariaDB named replication connection on the old host (``revert_split9``: multi-
-source, beside any other), filtered twice:
+source, beside any other):
 
-* by GTID domain (``DO_DOMAIN_IDS``): the new master writes in a domain of its own
-  (``gtid_domain_id``, set when it becomes writable), so the old host, which goes on
-  writing its own domain for the shards it keeps, never receives its own history back,
-  and strict mode holds on both;
-* by table (``replicate_wild_do_table``, the moved databases as a few ``db0204_.%``
-  patterns): only the moved shards are written, whatever else the new master logs.
+* it starts at the end of the new master's binary log, by file and offset, when the new
+  master has written nothing since it stopped replicating: it carries the new master's
+  own writes only, never the old host's history back (a GTID start position would have
+  the old host, which goes on writing the shards it keeps, ahead of the new master in
+  that domain, which strict mode refuses);
+* the new master writes in a GTID domain of its own (``gtid_domain_id``, set when it
+  becomes writable), so the old host logs both streams in order, strict mode on, and the
+  revert waits for the new master's position in that domain (``MASTER_GTID_WAIT``): a
+  write in the old host's domain breaks the stream, loudly, rather than be skipped;
+* it is filtered by table (``replicate_wild_do_table``, the moved databases as a few
+  ``db0204_.%`` patterns): only the moved shards are written, whatever else the new
+  master logs.
 
 MariaDB keeps a named connection's filters in memory only: after a restart of the old
 host the stream runs unfiltered, so ``check`` refuses it and the revert with it.
@@ -72,25 +78,28 @@ def writing_domain(old: MySQLHost, new: MySQLHost) -> int:
 
 
 def start(old: MySQLHost, new: MySQLHost, split: int, shards: list[int]) -> str:
-    """Point ``old``'s connection for ``split`` at ``new``, for ``shards`` and ``new``'s
-    writing domain only, from where both agree in each domain; returns once it runs."""
+    """Point ``old``'s connection for ``split`` at the end of ``new``'s binary log, for
+    ``shards`` only; returns once it runs. The caller knows ``old`` has all of ``new``'s
+    writes there (``new`` took none yet, or ``old`` caught up and ``new`` is fenced)."""
     name = connection(split)
     if not old.replication:
         raise HostError("no replication account: set PINBOARD_MYSQL_REPLICATION (user:password)")
     user, _, password = old.replication.partition(":")
-    domain = int(new.value("SELECT @@global.gtid_domain_id"))
+    end = new.query("SHOW MASTER STATUS")
+    if not end:
+        raise HostError(f"{new.host}:{new.port} has no binary log")
     stop(old, split)
     old.query(
         f"CHANGE MASTER '{name}' TO MASTER_HOST=%s, MASTER_PORT=%s, MASTER_USER=%s,"
-        f" MASTER_PASSWORD=%s, MASTER_USE_GTID=slave_pos, MASTER_CONNECT_RETRY=1,"
-        f" DO_DOMAIN_IDS=({domain})",
-        (new.host, new.port, user, password),
+        " MASTER_PASSWORD=%s, MASTER_USE_GTID=no, MASTER_LOG_FILE=%s, MASTER_LOG_POS=%s,"
+        " MASTER_CONNECT_RETRY=1",
+        (new.host, new.port, user, password, end[0]["File"], end[0]["Position"]),
     )
     old.query(f"SET GLOBAL {name}.replicate_wild_do_table = %s", (patterns(shards),))
-    old.query("SET GLOBAL gtid_slave_pos = %s", (_start_position(old, new),))
     old.query(f"START SLAVE '{name}'")
     _wait_running(old, split)
-    return f"{name} on {old.host}:{old.port} replicates {len(shards)} shards from {new.host}:{new.port} (domain {domain})"  # fmt: skip
+    at = f"{end[0]['File']}:{end[0]['Position']}"
+    return f"{name} on {old.host}:{old.port} replicates {len(shards)} shards from {new.host}:{new.port} {at}"  # fmt: skip
 
 
 def _wait_running(old: MySQLHost, split: int) -> None:
@@ -103,20 +112,6 @@ def _wait_running(old: MySQLHost, split: int) -> None:
             why = row.get("Last_IO_Error") or row.get("Last_SQL_Error") or "not running"
             raise HostError(f"{connection(split)} on {old.host}:{old.port}: {why}")
         time.sleep(0.05)
-
-
-def _start_position(old: MySQLHost, new: MySQLHost) -> str:
-    """Per domain of ``new``'s binary log, the older of the two servers' positions (both
-    have it: ``new`` wrote or replicated it); a domain ``old`` never saw is left out, so it
-    streams from its start. ``old``'s other domains as its slave position has them."""
-    mine, theirs = gtid_domains(old.gtid_current_pos()), gtid_domains(new.gtid_binlog_pos())
-    kept = gtid_domains(str(old.value("SELECT @@global.gtid_slave_pos") or ""))
-    for domain, (server, seq) in theirs.items():
-        if domain in mine:
-            kept[domain] = min((server, seq), mine[domain], key=lambda gtid: gtid[1])
-        else:
-            kept.pop(domain, None)
-    return ",".join(f"{d}-{s}-{n}" for d, (s, n) in sorted(kept.items()))
 
 
 def stop(old: MySQLHost, split: int) -> bool:
