@@ -18,7 +18,7 @@ from .config_source import ConfigSource
 from .grant_fence import fenced, give_writes_back
 from .mysql_hosts import MySQLHost
 from .plans import Plan, Step
-from .split import Connect, split_revision
+from .split import Connect, in_parallel, split_revision
 
 
 def plan_cleanup(
@@ -39,8 +39,8 @@ def plan_cleanup(
 
     def drop(name: str) -> Callable[[], str]:
         def run() -> str:
-            with connect(current.hosts[name]) as h:
-                return f"{drop_copies(h, name, current, split, every)} databases dropped on {name}"
+            dropped = drop_copies(connect, current.hosts[name], name, current, split, every)
+            return f"{dropped} databases dropped on {name}"
 
         return run
 
@@ -55,27 +55,33 @@ def plan_cleanup(
     )  # fmt: skip
 
 
-def drop_copies(h: MySQLHost, name: str, topology: Topology, split: int, shards: list[int]) -> int:
+def drop_copies(
+    connect: Connect, address: str, name: str, topology: Topology, split: int, shards: list[int]
+) -> int:
     """Drop on host ``name`` what split ``split`` left of ``shards``: the copies it and its
     revert renamed away, and the databases the host gave up (fenced there, and neither
     mastered nor replicated by it in ``topology``), unless another split's reverse stream
     still writes them. Gives the fence on them back (they may come back one day). How many."""
-    present = h.databases()
     names = {database_name(s): s for s in shards}
-    wanted = [
-        db for db in present if db.endswith((f"_split{split}", f"_reverted{split}")) and db.split("_")[0] in names
-    ]  # fmt: skip
-    given_up = [
-        db
-        for db, s in names.items()
-        if db in present and name not in (topology.range_of(s).master, topology.range_of(s).replica)
-    ]  # fmt: skip
-    streamed = reverse_stream.streamed(h)
-    wanted += [db for db in fenced(h, given_up) if not any(p.fullmatch(db) for p in streamed)]
-    for db in sorted(wanted):
-        h.query(f"DROP DATABASE {db}")
-    give_writes_back(h, sorted({db.split("_")[0] for db in wanted}))
+    with connect(address) as h:
+        present = h.databases()
+        wanted = [db for db in present if db.endswith((f"_split{split}", f"_reverted{split}")) and db.split("_")[0] in names]  # fmt: skip
+        given_up = [
+            db
+            for db, s in names.items()
+            if db in present and name not in (topology.range_of(s).master, topology.range_of(s).replica)
+        ]  # fmt: skip
+        streamed = reverse_stream.streamed(h)
+        wanted += [db for db in fenced(h, given_up) if not any(p.fullmatch(db) for p in streamed)]
+        in_parallel(connect, address, sorted(wanted), _drop_databases)
+        give_writes_back(h, sorted({db.split("_")[0] for db in wanted}))
     return len(wanted)
+
+
+def _drop_databases(host: MySQLHost, databases: list[str]) -> int:
+    for db in databases:
+        host.query(f"DROP DATABASE {db}")
+    return len(databases)
 
 
 def _cleanup_chunk(context: JobContext, chunk: Chunk, params: Params) -> Summary:
@@ -93,7 +99,7 @@ def _cleanup_chunk(context: JobContext, chunk: Chunk, params: Params) -> Summary
             continue
         with connect(address) as host:
             reverse_stream.stop(host, split)
-            dropped += drop_copies(host, name, topology, split, list(chunk.shards))
+        dropped += drop_copies(connect, address, name, topology, split, list(chunk.shards))
     return {"dropped": dropped}
 
 

@@ -98,8 +98,7 @@ def plan_split_revert(
     moved_databases = [database_name(shard) for shard in shards]
 
     def set_aside() -> str:
-        with connect(addresses[replica]) as r:
-            n = rename_shards(r, shards, f"_reverted{split}")
+        n = rename_shards(connect, addresses[replica], shards, f"_reverted{split}")
         return f"{n} shards renamed *_reverted{split} on {replica}; {replica} out of service"
 
     return Plan(
