@@ -153,13 +153,15 @@ def plan_split(
 
     def separate() -> str:
         # Each is a master with no replica now: semi-sync armed for the one rebuilt later.
+        # The host first: armed, it stops waiting when its replica leaves, else the commits
+        # in flight then (and all after them) wait for that replica's ack for ever.
         with connect(replica_address) as r, connect(host_address) as m:
+            m.arm_semi_sync()
             r.stop_replicating()
             domain = reverse_stream.writing_domain(m, r)
             r.kill_client_sessions()  # a session opened before writes in the host's domain
             r.arm_semi_sync()
             r.set_read_only(False)
-            m.arm_semi_sync()
         return (
             f"{replica} replicates from no one and is writable (GTID domain {domain});"
             " semi-sync armed on both"
