@@ -288,8 +288,10 @@ register(
         "The replica becomes the master of the second half of the host's shards: the moving "
         "shards are compared on both (rows and checksums, at one GTID position), made "
         "read-only for the seconds the switch takes (the other shards never stop), and "
-        "handed over; replication between the two ends. The shards that left each host are "
-        "renamed, not dropped, until the split is cleaned up.",
+        "handed over; replication between the two ends. The host keeps the moved shards, "
+        "replicated back from their new master (fenced for the site) so that a revert takes "
+        "seconds; the replica's copies of the staying shards are renamed, not dropped, until "
+        "the split is cleaned up.",
         SplitForm,
         lambda made, data: plan_split(
             made.source, host=data["host"], author=made.operator, connect=made.mysql
@@ -300,9 +302,10 @@ register(
     Action(
         "split-revert",
         "Revert a split",
-        "Until it is cleaned up: make the moved shards read-only, copy them back from the "
-        "replica with their newest rows, and publish the old ranges. The replica goes out of "
-        "service until it is rebuilt as a replica.",
+        "Until it is cleaned up, and only while the host's reverse stream runs healthy: make "
+        "the moved shards read-only (for a second or two, whatever they hold), wait until the "
+        "host has applied the replica's last writes, and publish the old ranges. The replica "
+        "goes out of service until it is rebuilt as a replica.",
         SplitNumberForm,
         lambda made, data: plan_split_revert(
             made.source, split=data["split"], author=made.operator, connect=made.mysql
@@ -313,8 +316,9 @@ register(
     Action(
         "cleanup",
         "Clean up after a split",
-        "Drop the shard copies a split (and its revert) renamed on both hosts. After this "
-        "the split cannot be reverted.",
+        "Stop the split's reverse stream and drop the copies it left on both hosts (the "
+        "host's copies of the moved shards, and those the split or its revert renamed). "
+        "After this the split cannot be reverted.",
         SplitNumberForm,
         lambda made, data: plan_cleanup(
             made.source, split=data["split"], author=made.operator, connect=made.mysql

@@ -6,7 +6,8 @@ never a write that lands where the shard no longer lives.
 
 A grant of ``SELECT`` alone on a database comes before the pattern (MySQL takes the most
 specific matching row), so the account keeps reading and writing every other shard. The
-grants are not written to the binary log: the host taking the shards over keeps the
+grants are rows of ``mysql.db`` written at once (what GRANT and REVOKE write, one reload
+for all), not written to the binary log: the host taking the shards over keeps the
 writes. MySQL reads a session's privileges on its default database at ``USE``, and a
 transaction already open commits without a new check, so those sessions are ended.
 """
@@ -61,13 +62,13 @@ def take_writes(host: MySQLHost, databases: list[str]) -> str:
     ``USE``). On this server only (not in its binary log: the host taking the shards
     over must keep the writes). A note of what was done."""
     accounts = _pattern_writers(host, databases)
-    host.query("SET SESSION sql_log_bin = 0")
-    try:
-        for user, at in accounts:
-            for db in databases:
-                host.query(f"GRANT SELECT ON `{db}`.* TO %s@%s", (user, at))
-    finally:
-        host.query("SET SESSION sql_log_bin = 1")
+    rows = [(at, db, user) for user, at in accounts for db in databases]
+    _privileges(
+        host,
+        "INSERT INTO mysql.db (Host, Db, User, Select_priv) VALUES"
+        f" {', '.join(['(%s, %s, %s, %s)'] * len(rows))} ON DUPLICATE KEY UPDATE Select_priv = 'Y'",
+        tuple(value for row in rows for value in (*row, "Y")),
+    )
     ended = _end_sessions(host, accounts, databases)
     who = ", ".join(f"{u}@{h}" for u, h in accounts) or "no account"
     return f"writes on {len(databases)} databases taken from {who}; {ended} sessions ended"
@@ -86,13 +87,37 @@ def give_writes_back(host: MySQLHost, databases: list[str]) -> str:
         for r in rows
         if r["db"] in wanted and (str(r["user"]), str(r["at"])) in accounts
     ]
+    _privileges(
+        host,
+        "DELETE FROM mysql.db WHERE (User, Host, Db) IN"
+        f" ({', '.join(['(%s, %s, %s)'] * len(fenced))})",
+        tuple(value for row in fenced for value in row),
+    )
+    return f"writes on {len({db for _, _, db in fenced})} databases given back"
+
+
+def _privileges(host: MySQLHost, sql: str, params: tuple[str, ...]) -> None:
+    """Change ``mysql.db`` rows as GRANT and REVOKE would, in one statement and one reload
+    for every database (a GRANT each takes seconds for a host's half of 4,096 shards), on
+    this server only."""
+    if not params:
+        return
     host.query("SET SESSION sql_log_bin = 0")
     try:
-        for user, at, db in fenced:
-            host.query(f"REVOKE SELECT ON `{db}`.* FROM %s@%s", (user, at))
+        host.query(sql, params)
+        host.query("FLUSH PRIVILEGES")
     finally:
         host.query("SET SESSION sql_log_bin = 1")
-    return f"writes on {len({db for _, _, db in fenced})} databases given back"
+
+
+def fenced(host: MySQLHost, databases: list[str]) -> list[str]:
+    """Those of ``databases`` whose writes ``take_writes`` took away on ``host``."""
+    rows = host.query(
+        "SELECT DISTINCT db FROM mysql.db WHERE select_priv = 'Y' AND insert_priv = 'N'"
+        " AND update_priv = 'N' AND delete_priv = 'N'"
+    )
+    taken = {str(r["db"]) for r in rows}
+    return [db for db in databases if db in taken]
 
 
 def _pattern_writers(host: MySQLHost, databases: list[str]) -> list[tuple[str, str]]:

@@ -11,38 +11,43 @@ replica becomes responsible for some of the DBs"), and undo that, and clean up a
 4. fence the moving shards on the host in MySQL itself: the site's account loses
    its writes on their databases there (``grant_fence.take_writes``), and its
    sessions that could still write are ended, so a process that missed the map
-   (cut off from ZooKeeper, say) gets an error, never a write that would land in
-   a copy ``cleanup`` drops;
+   (cut off from ZooKeeper, say) gets an error, never a write. The fence stays: from
+   now on only replication writes the host's copies of the moving shards;
 5. wait until the replica has applied all of the host's writes (GTID);
-6. stop replication between the two; the replica is writable;
-7. publish the new ranges: the moving shards mastered by the replica. The
-   read-only window (steps 3 to 7) is what the moving shards' pinners wait;
+6. stop replication between the two; the replica writes in a GTID domain of its own
+   and is writable;
+7. start the reverse stream (``reverse_stream``): the host replicates the moving shards
+   back from the replica, so that a revert is a cut-back of seconds;
+8. publish the new ranges: the moving shards mastered by the replica. The
+   read-only window (steps 3 to 8) is what the moving shards' pinners wait;
    the other shards are never stopped;
-8. on each host, rename the shards that left it (``db00042`` ->
+9. on the replica, rename the shards that stay on the host (``db00042`` ->
    ``db00042_split9``, 9 being the map version the split published): kept until
    ``cleanup 9`` drops them, never dropped in the same step.
 
-If a step fails before 7 (or the operator stops the command), what was done is
-undone (``plans.run``): the replica follows the host again, the site's writes are
-given back, the map is published again without the read-only window, and the host
-keeps every shard. Step 7 commits the split: a failure after it leaves the split
-done and the rename to be run again.
+If a step fails before 8 (or the operator stops the command), what was done is
+undone (``plans.run``): the reverse stream is removed, the replica follows the host
+again, the site's writes are given back, the map is published again without the
+read-only window, and the host keeps every shard. Step 8 commits the split: a failure
+after it leaves the split done and the rename to be run again.
 
-``plan_split_revert(source, split=9)`` (split_revert.py) undoes a split until
+``plan_split_revert(source, split=9)`` (split_revert.py) cuts back to the host, until
 ``cleanup 9`` has run.
 
-``plan_cleanup(source, split=9)`` (split_cleanup.py) drops the renamed copies on both
-hosts; the ``cleanup`` long job does the same chunked by shard.
+``plan_cleanup(source, split=9)`` (split_cleanup.py) removes the reverse stream and drops
+the host's copies of the moved shards and the renamed copies; the ``cleanup`` long job
+does the same chunked by shard.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 from ..exceptions import InvalidTopology
 from ..topology import database_name
-from . import documents
+from . import documents, reverse_stream
 from .config_source import ConfigSource, NotPublished, Revision
 from .diff import diff_hosts
 from .failover import check_replica_step, master_and_replica
@@ -52,6 +57,7 @@ from .plans import Plan, Step
 from .publish import FOLLOW_SECONDS, followed_step, publish_step
 
 Connect = Callable[[str], MySQLHost]
+T = TypeVar("T")
 SPLIT = "split {host} onto {replica}"  # the reason of the map a split publishes
 
 
@@ -147,13 +153,19 @@ def plan_split(
 
     def separate() -> str:
         # Each is a master with no replica now: semi-sync armed for the one rebuilt later.
-        with connect(replica_address) as r:
+        # The host first: armed, it stops waiting when its replica leaves, else the commits
+        # in flight then (and all after them) wait for that replica's ack for ever.
+        with connect(replica_address) as r, connect(host_address) as m:
+            m.arm_semi_sync()
             r.stop_replicating()
+            domain = reverse_stream.writing_domain(m, r)
+            r.kill_client_sessions()  # a session opened before writes in the host's domain
             r.arm_semi_sync()
             r.set_read_only(False)
-        with connect(host_address) as m:
-            m.arm_semi_sync()
-        return f"{replica} replicates from no one and is writable; semi-sync armed on both"
+        return (
+            f"{replica} replicates from no one and is writable (GTID domain {domain});"
+            " semi-sync armed on both"
+        )
 
     def rejoin() -> str:
         """The pair as before ``separate``: no process wrote to the replica meanwhile (the
@@ -165,15 +177,18 @@ def plan_split(
             m.set_semi_sync(True)
         return f"{replica} read_only, replicating from {host} again"
 
-    def rename() -> str:
+    def reverse() -> str:
+        with connect(host_address) as m, connect(replica_address) as r:
+            return reverse_stream.start(m, r, split_version, shards_in(moving))
+
+    def unreverse() -> str:
         with connect(host_address) as m:
-            left_host = rename_shards(m, shards_in(moving), suffix)
-        with connect(replica_address) as r:
-            left_replica = rename_shards(r, shards_in(staying), suffix)
-        return (
-            f"{left_host} shards renamed *{suffix} on {host},"
-            f" {left_replica} on {replica}: `cleanup {split_version}` drops them"
-        )
+            gone = reverse_stream.stop(m, split_version)
+        return f"reverse stream {'removed' if gone else 'was not there'}"
+
+    def rename() -> str:
+        left = rename_shards(connect, replica_address, shards_in(staying), suffix)
+        return f"{left} shards renamed *{suffix} on {replica}: `cleanup {split_version}` drops them"
 
     return Plan(
         "split",
@@ -199,6 +214,13 @@ def plan_split(
                 separate,
                 rejoin,
             ),
+            Step(
+                f"replicate shards {spans(moving)} back from {replica} to {host}"
+                f" ({reverse_stream.connection(split_version)})",
+                (host, replica),
+                reverse,
+                unreverse,
+            ),
             publish_step(
                 source,
                 frozen_revision,
@@ -209,7 +231,11 @@ def plan_split(
                 hosts=(host, replica),
                 commits=True,
             ),
-            Step(f"rename the shards that left each host to db*{suffix}", (host, replica), rename),
+            Step(
+                f"rename the shards that stay on {host} to db*{suffix} on {replica}",
+                (replica,),
+                rename,
+            ),
         ],
         {
             "host": host,
@@ -222,11 +248,38 @@ def plan_split(
     )
 
 
-def rename_shards(host: MySQLHost, shards: list[int], suffix: str) -> int:
-    """Move each shard's tables to ``db<shard><suffix>`` (same server: a rename, no copy).
-    Returns how many shards were renamed (those already renamed are skipped)."""
+#: Connections a step that renames or drops thousands of databases spreads them over (each
+#: waits on the disk: a host's half of 4,096 shards takes minutes on one).
+DDL_CONNECTIONS = 8
+
+
+def in_parallel(
+    connect: Connect, address: str, items: list[T], work: Callable[[MySQLHost, list[T]], int]
+) -> int:
+    """``work`` on ``DDL_CONNECTIONS`` slices of ``items``, each on a connection of its own
+    to ``address``; the sum of what each returns."""
+
+    def one(part: list[T]) -> int:
+        if not part:
+            return 0
+        with connect(address) as host:
+            return work(host, part)
+
+    with ThreadPoolExecutor(DDL_CONNECTIONS) as pool:
+        return sum(pool.map(one, [items[i::DDL_CONNECTIONS] for i in range(DDL_CONNECTIONS)]))
+
+
+def rename_shards(connect: Connect, address: str, shards: list[int], suffix: str) -> int:
+    """Move each shard's tables to ``db<shard><suffix>`` (same server: a rename, no copy),
+    unlogged: a reverse stream from this host must not carry it. Returns how many shards
+    were renamed (those already renamed are skipped)."""
+    return in_parallel(connect, address, shards, lambda host, part: _rename(host, part, suffix))
+
+
+def _rename(host: MySQLHost, shards: list[int], suffix: str) -> int:
     present = host.databases()
     renamed = 0
+    host.query("SET SESSION sql_log_bin = 0")
     for shard in shards:
         db = database_name(shard)
         if db not in present:
@@ -249,7 +302,3 @@ def split_revision(source: ConfigSource, split: int) -> tuple[Revision, Revision
     if not after.reason.startswith("split "):
         raise InvalidTopology(f"shard map v{split} was not published by a split: {after.reason}")
     return after, before
-
-
-def renamed_databases(host: MySQLHost, suffix: str) -> list[str]:
-    return sorted(db for db in host.databases() if db.endswith(suffix))

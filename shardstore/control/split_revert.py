@@ -1,10 +1,17 @@
-"""Undo a split (``plan_split_revert``, until ``cleanup`` has run): the moving shards go
-back to the host they left, with their newest rows. They are made read-only again in the
-map, fenced on the replica in MySQL itself (``grant_fence``), copied back from the
-replica to the host, the site's writes on them given back on the host, the old ranges
-published, and the replica's copies renamed away. The replica has taken its own writes
-since, so it cannot simply follow the host again: it is left out of service until it is
-rebuilt as a replica.
+"""Undo a split (``plan_split_revert``, until ``cleanup`` has run): a cut-back of seconds,
+whatever the shards hold, since the host they left has kept them (the split's reverse
+stream, ``reverse_stream``). Steps:
+
+1. check the reverse stream runs, healthy (a plan refuses at once when it does not);
+2. publish the moved shards read-only, 3. wait until every process follows it;
+4. fence them on the replica in MySQL itself (``grant_fence``);
+5. wait until the host has applied the replica's last write (GTID, the replica's domain);
+6. stop and remove the reverse stream; 7. give the site's writes on them back on the host;
+8. publish the old ranges (this commits the revert; the read-only window is 2 to 8);
+9. rename the replica's copies away (``db00042_reverted9``).
+
+The replica has taken its own writes since the split, so it cannot simply follow the host
+again: it is left out of service until it is rebuilt as a replica (``rebuild``).
 """
 
 from __future__ import annotations
@@ -13,13 +20,16 @@ from typing import Any
 
 from ..exceptions import InvalidTopology
 from ..topology import database_name
-from . import documents
+from . import documents, reverse_stream
 from .config_source import ConfigSource, Revision
 from .grant_fence import fence_step
-from .mysql_hosts import MySQLHost
+from .mysql_hosts import HostError, MySQLHost
 from .plans import Plan, Step
 from .publish import FOLLOW_SECONDS, followed_step, publish_step
-from .split import Connect, rename_shards, renamed_databases, shards_in, spans, split_revision
+from .split import Connect, rename_shards, shards_in, spans, split_revision
+
+#: How long the host is given to apply the replica's last writes, the shards read-only.
+CATCH_UP_SECONDS = 10.0
 
 
 def plan_split_revert(
@@ -29,9 +39,11 @@ def plan_split_revert(
     author: str,
     connect: Connect = MySQLHost,
     follow_seconds: float = FOLLOW_SECONDS,
+    catch_up_seconds: float = CATCH_UP_SECONDS,
     base: Revision | None = None,
 ) -> Plan:
-    """The plan to give the shards of split ``split`` back to the host they left."""
+    """The plan to give the shards of split ``split`` back to the host they left (``base``:
+    the map a dead run began with, when it is planned again)."""
     after, _ = split_revision(source, split)
     current = base or source.current(documents.SHARDS)
     document = current.document
@@ -43,10 +55,17 @@ def plan_split_revert(
             if _master_of(document, shard) != replica:
                 raise InvalidTopology(f"shard {shard} is no longer on {replica}: cannot revert")
     addresses = document["hosts"]
-    suffix = f"_split{split}"
-    with connect(addresses[host]) as m:
-        if not renamed_databases(m, suffix):
-            raise InvalidTopology(f"split {split} was cleaned up on {host}: it cannot be reverted")
+    shards = shards_in(moved)
+
+    def check() -> str:
+        with connect(addresses[host]) as m, connect(addresses[replica]) as r:
+            return reverse_stream.check(m, r, split, shards)
+
+    if base is None:  # a new revert refuses at once; one planned again must undo or resume
+        try:
+            check()
+        except HostError as exc:
+            raise InvalidTopology(f"split {split} cannot be reverted: {exc}") from None
     frozen = documents.validate(documents.SHARDS, {**document, "read_only": moved})
     ranges = [
         ({**r, "master": host} if r["master"] == replica and r["range"] in moved else r)
@@ -60,25 +79,33 @@ def plan_split_revert(
     )
     frozen_revision = Revision(documents.SHARDS, current.version + 1, frozen, author, "", "")
     reason = f"revert split {split}: shards {spans(moved)} back to {host}"
+    name = reverse_stream.connection(split)
 
-    def copy_back() -> str:
-        with connect(addresses[replica]) as r, connect(addresses[host]) as m:
-            rows = 0
-            for shard in shards_in(moved):
-                rows += copy_shard(r, m, shard, template=f"{database_name(shard)}{suffix}")
-        return f"{rows} rows copied from {replica} to {host}"
+    def catch_up() -> str:
+        with connect(addresses[host]) as m, connect(addresses[replica]) as r:
+            position = reverse_stream.caught_up(m, r, catch_up_seconds)
+        return f"{host} has applied {position or 'everything'} from {replica}"
 
-    moved_databases = [database_name(shard) for shard in shards_in(moved)]
+    def stop() -> str:
+        with connect(addresses[host]) as m:
+            gone = reverse_stream.stop(m, split)
+        return f"{name} {'stopped and removed' if gone else 'was gone already'} on {host}"
+
+    def restart() -> str:
+        with connect(addresses[host]) as m, connect(addresses[replica]) as r:
+            return reverse_stream.start(m, r, split, shards)
+
+    moved_databases = [database_name(shard) for shard in shards]
 
     def set_aside() -> str:
-        with connect(addresses[replica]) as r:
-            n = rename_shards(r, shards_in(moved), f"_reverted{split}")
+        n = rename_shards(connect, addresses[replica], shards, f"_reverted{split}")
         return f"{n} shards renamed *_reverted{split} on {replica}; {replica} out of service"
 
     return Plan(
         "split-revert",
         reason,
         [
+            Step(f"check {name} on {host} follows {replica}, healthy", (host, replica), check),
             publish_step(
                 source,
                 current,
@@ -97,10 +124,11 @@ def plan_split_revert(
             ),
             fence_step(connect, replica, addresses[replica], moved_databases, spans(moved)),
             Step(
-                f"copy shards {spans(moved)} from {replica} back to {host}",
+                f"wait until {host} has applied all of {replica}'s writes ({name}, GTID)",
                 (host, replica),
-                copy_back,
+                catch_up,
             ),
+            Step(f"stop and remove {name} on {host}", (host,), stop, restart),
             fence_step(
                 connect, host, addresses[host], moved_databases, spans(moved), give_back=True
             ),
@@ -118,27 +146,6 @@ def plan_split_revert(
         ],
         {"split": split, "host": host, "replica": replica, "base": current.version},
     )
-
-
-def copy_shard(source: MySQLHost, target: MySQLHost, shard: int, *, template: str) -> int:
-    """Make ``db<shard>`` on ``target`` a copy of it on ``source`` (tables shaped like
-    ``template``'s on the target). Returns the rows copied."""
-    db = database_name(shard)
-    target.query(f"CREATE DATABASE IF NOT EXISTS {db}")
-    rows = 0
-    for table in [next(iter(r.values())) for r in target.query(f"SHOW TABLES FROM {template}")]:
-        target.query(f"CREATE TABLE IF NOT EXISTS {db}.{table} LIKE {template}.{table}")
-        target.query(f"DELETE FROM {db}.{table}")
-        data = source.query(f"SELECT * FROM {db}.{table}")
-        if data:
-            columns = list(data[0])
-            sql = (
-                f"INSERT INTO {db}.{table} ({', '.join(f'`{c}`' for c in columns)})"
-                f" VALUES ({', '.join(['%s'] * len(columns))})"
-            )
-            target.executemany(sql, [tuple(row[c] for c in columns) for row in data])
-            rows += len(data)
-    return rows
 
 
 def _master_of(document: dict[str, Any], shard: int) -> str | None:

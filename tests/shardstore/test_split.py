@@ -5,12 +5,13 @@ drops the copies. Also ``diff`` on its own."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
 
 from shardstore import InvalidTopology, ShardReadOnly, Store, Topology, init_shards, jobs
-from shardstore.control import recovery
+from shardstore.control import recovery, reverse_stream
 from shardstore.control.diff import diff_hosts, plan_diff
 from shardstore.control.file_source import FileSource
 from shardstore.control.locks import FileLocks
@@ -52,6 +53,14 @@ def test_halves_cut_a_hosts_shards_in_two_by_count() -> None:
         halves([{"range": [5, 5]}])
 
 
+def test_the_reverse_streams_filter_names_a_hosts_half_in_a_few_patterns() -> None:
+    half = reverse_stream.patterns(list(range(2048, 4096)))
+    assert half.startswith("db02048.%,db02049.%,db0205_.%,") and "db03___.%" in half
+    assert len(half.split(",")) == 32
+    assert reverse_stream.patterns([3, 2, 7]) == "db00002.%,db00003.%,db00007.%"
+    assert reverse_stream.patterns([*range(100), 150]) == "db000__.%,db00150.%"
+
+
 def test_split_revert_and_cleanup(
     pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
 ) -> None:
@@ -72,8 +81,9 @@ def test_split_revert_and_cleanup(
         "5. take the site's writes on shards 2..3 away on A (MySQL grants)",
         "6. wait until B has applied all of A's writes (GTID)",
         "7. stop replication from A to B; B writable",
-        "8. publish shard map v3: shards 2..3 mastered by B",
-        "9. rename the shards that left each host to db*_split3",
+        "8. replicate shards 2..3 back from B to A (revert_split3)",
+        "9. publish shard map v3: shards 2..3 mastered by B",
+        "10. rename the shards that stay on A to db*_split3 on B",
     ]
     outcome = execute(plan, tmp_path)
     assert "identical" in outcome.notes[1] and "50 tables" in outcome.notes[1]
@@ -84,8 +94,8 @@ def test_split_revert_and_cleanup(
         (2, 3, "B", None),
     ]
     assert split.read_only == ()
-    assert databases(master) >= {"db00000", "db00001", "db00002_split3", "db00003_split3"}
-    assert "db00002" not in databases(master)
+    assert databases(master) >= {"db00000", "db00001", "db00002", "db00003"}  # A keeps them
+    assert not {db for db in databases(master) if "_split" in db}
     assert databases(replica) >= {"db00002", "db00003", "db00000_split3", "db00001_split3"}
     assert "db00000" not in databases(replica)
     new = Store(split, catalog=CATALOG, backend_options=APP_LOGIN)
@@ -93,19 +103,52 @@ def test_split_revert_and_cleanup(
     after = [new.objects("pin").create(shard, {"n": f"after {shard}"}) for shard in (0, 3)]
     with root(f"mysql://{replica.address}") as r:
         assert r.replica_status() is None and not r.read_only()
+        r.query("CREATE DATABASE elsewhere")  # B's own, outside the moved shards
+        r.query("CREATE TABLE db00000_split3.stray (n INT)")
+
+    # B's writes to the moved shards reach A through the reverse stream, and nothing else.
+    with root(f"mysql://{master.address}") as m, root(f"mysql://{replica.address}") as r:
+        assert reverse_stream.caught_up(m, r, 30)
+        assert "runs from" in reverse_stream.check(m, r, 3, [2, 3])
+        assert m.value("SELECT COUNT(*) FROM db00003.pins WHERE data LIKE '%after 3%'") == 1
+        assert m.value("SELECT COUNT(*) FROM db00000.pins WHERE data LIKE '%after 0%'") == 1
+        assert m.replica_status() is None  # the stream is a named connection: A is no replica
+    assert "elsewhere" not in databases(master) and "db00000_split3" not in databases(master)
+    with pytest.raises(ShardReadOnly):  # A's copies stay fenced for a process on the old map
+        old.objects("pin").create(3, {"n": "stale"})
 
     plan = plan_split_revert(source, split=3, author="ada", connect=root)
-    assert [line.split("  [")[0] for line in plan.lines()][2:5] == [
-        "3. take the site's writes on shards 2..3 away on B (MySQL grants)",
-        "4. copy shards 2..3 from B back to A",
-        "5. give the site's writes on shards 2..3 back on A",
+    assert [line.split("  [")[0] for line in plan.lines()] == [
+        "1. check revert_split3 on A follows B, healthy",
+        "2. publish shard map v4: shards 2..3 read-only",
+        "3. wait until every process follows shard map v4",
+        "4. take the site's writes on shards 2..3 away on B (MySQL grants)",
+        "5. wait until A has applied all of B's writes (revert_split3, GTID)",
+        "6. stop and remove revert_split3 on A",
+        "7. give the site's writes on shards 2..3 back on A",
+        "8. publish shard map v5: shards 2..3 mastered by A; B out of service",
+        "9. rename B's copies of shards 2..3 away",
     ]
-    execute(plan, tmp_path)
+    started: dict[int, float] = {}
+    outcome = run(
+        plan,
+        journal=MemoryJournal(),
+        locks=FileLocks(tmp_path),
+        operator="ada",
+        progress=lambda n, total, name: started.setdefault(n, time.monotonic()),
+    )
+    assert outcome.ok, outcome.error
+    window = started[9] - started[2]  # from the read-only publish to the end of the last
+    assert window < 2.0, f"read-only for {window:.2f}s"
     reverted = Topology.from_json(source.current("shards").document)
     assert [(r.first, r.last, r.master) for r in reverted.ranges] == [(0, 3, "A")]
     assert reverted.out_of_service == ("B",)  # it must be rebuilt as a replica first
     back = Store(reverted, catalog=CATALOG, backend_options=APP_LOGIN)
     assert titles(back, [*written, *after]) == [*range(40), "after 0", "after 3"]
+    assert back.objects("pin").create(3, {"n": "back on A"})
+    with root(f"mysql://{master.address}") as m:
+        assert reverse_stream.status(m, 3) is None
+    assert {"db00002_reverted3", "db00003_reverted3"} <= databases(replica)
 
     # The long job's chunks drop a shard's copies on every host; again, they find none.
     cleanup = jobs.kind("cleanup")
@@ -119,6 +162,7 @@ def test_split_revert_and_cleanup(
     assert not {
         db for db in databases(master) | databases(replica) if "_split" in db or "_reverted" in db
     }
+    assert {"db00002", "db00003"} <= databases(master)  # the live ones, after the revert
     for server in (master, replica):  # no fence of the split's is left behind
         with root(f"mysql://{server.address}") as h:
             assert h.query("SELECT db FROM mysql.db WHERE db LIKE 'db0%' AND db <> 'db%'") == []
@@ -126,6 +170,48 @@ def test_split_revert_and_cleanup(
         plan_split_revert(source, split=3, author="ada", connect=root)
     for store in (old, new, back):
         store.close()
+
+
+def test_cleanup_of_a_split_that_stands_removes_the_stream_and_the_hosts_copies(
+    pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
+) -> None:
+    master, replica = pair
+    source = FileSource(tmp_path / "config")
+    publish_pair(source, master, replica)
+    init_shards(app_store(source))
+    wait_caught_up(master, replica)
+    execute(plan_split(source, host="A", author="ada", connect=root), tmp_path)
+    execute(plan_cleanup(source, split=3, author="ada", connect=root), tmp_path)
+    with root(f"mysql://{master.address}") as m:
+        assert reverse_stream.status(m, 3) is None
+    assert {"db00000", "db00001"} <= databases(master)
+    assert not databases(master) & {"db00002", "db00003"}  # A's copies of the moved shards
+    assert {"db00002", "db00003"} <= databases(replica)  # B's, the live ones
+    assert not {db for db in databases(replica) if "_split" in db}
+    with pytest.raises(InvalidTopology, match="no reverse stream revert_split3"):
+        plan_split_revert(source, split=3, author="ada", connect=root)
+
+
+def test_a_revert_is_refused_when_the_reverse_stream_is_broken(
+    pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
+) -> None:
+    master, replica = pair
+    source = FileSource(tmp_path / "config")
+    publish_pair(source, master, replica)
+    init_shards(app_store(source))
+    wait_caught_up(master, replica)
+    execute(plan_split(source, host="A", author="ada", connect=root), tmp_path)
+    with root(f"mysql://{master.address}") as m:
+        m.query("STOP SLAVE 'revert_split3' SQL_THREAD")
+    with pytest.raises(InvalidTopology, match=r"revert_split3 on .* is broken: SQL thread No"):
+        plan_split_revert(source, split=3, author="ada", connect=root)
+    with root(f"mysql://{master.address}") as m:  # a restart loses the filter: refused too
+        m.query("STOP SLAVE 'revert_split3'")
+        m.query("SET GLOBAL revert_split3.replicate_wild_do_table = ''")
+        m.query("START SLAVE 'revert_split3'")
+    with pytest.raises(InvalidTopology, match="its table filter is lost"):
+        plan_split_revert(source, split=3, author="ada", connect=root)
+    assert source.current("shards").version == 3  # nothing published
 
 
 def test_a_process_on_the_old_map_cannot_write_the_moving_shards_once_they_are_fenced(
@@ -170,7 +256,7 @@ def test_a_split_that_died_after_its_final_publish_is_resumed_never_undone(
     pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
 ) -> None:
     """``kill -9`` while the final publish's journal entry is being written: the new ranges
-    are in force, writes land on B, and the journal's last step is 7. Undoing step 8 (the
+    are in force, writes land on B, and the journal's last step is 8. Undoing step 9 (the
     step a dead run may have begun) would hand the shards back to A without those writes:
     abort refuses, and resume carries on after the publish."""
     master, replica = pair
@@ -179,24 +265,24 @@ def test_a_split_that_died_after_its_final_publish_is_resumed_never_undone(
     init_shards(app_store(source))
     journal, locks = MemoryJournal(), FileLocks(tmp_path / "locks")
     plan = plan_split(source, host="A", author="ada", connect=root)
-    die_after(plan, 7, journal)
-    plan.steps[7].run()  # the publish went through; the journal never heard of it
+    die_after(plan, 8, journal)
+    plan.steps[8].run()  # the publish went through; the journal never heard of it
     new = Store(Topology.from_json(source.current("shards").document), catalog=CATALOG, backend_options=APP_LOGIN)  # fmt: skip
     written = new.objects("pin").create(3, {"n": "on B"})
 
     (dead,) = journal.open_operations()
-    assert dead.done == 7
+    assert dead.done == 8
     again = recovery.plan_again(dead, source, author="bob", connect=root)
-    with pytest.raises(StepFailed, match="step 8 took effect: resume the operation"):
+    with pytest.raises(StepFailed, match="step 9 took effect: resume the operation"):
         recovery.abort(dead, again, journal=journal, locks=locks, operator="bob")
     assert source.current("shards").version == 3  # nothing undone
     assert recovery.resume(dead, again, journal=journal, locks=locks, operator="bob") == (
-        "resumed by bob after step 7: 9 steps done"
+        "resumed by bob after step 8: 10 steps done"
     )
     assert journal.open_operations() == []
     assert dead.entry.steps[-2][2].startswith("in effect already")
     assert titles(new, [written]) == ["on B"]
-    assert "db00003_split3" in databases(master) and "db00000_split3" in databases(replica)
+    assert "db00003" in databases(master) and "db00000_split3" in databases(replica)
     new.close()
 
 

@@ -13,9 +13,11 @@ acknowledged, and prints its figures in one block.
 ``celery``     the Celery worker killed mid fan-out: no feed entry lost, none twice;
 ``planned``    a planned failover: nothing lost, the other master untouched, the moved
                shards writable again within 3 s, the old master a replica;
-``split``      a host's replica takes half of its shards, then the split is reverted and
-               cleaned up: diff clean, read-only window at most 2 s on the moving
-               shards only, nothing lost, no write on a host that gave its shard up;
+``split``      on 200,000 bulk-loaded pins, a host's replica takes half of its shards,
+               then the split is reverted (a cut-back over its reverse stream) and
+               cleaned up: diff clean, read-only windows at most 2 s on the moving
+               shards only, split and revert, nothing lost, no write on a host that
+               gave its shard up;
 ``emergency``  a master killed (``kill -9``) and failed over: nothing acknowledged lost,
                writable again within 15 s, the old master fenced when it comes back;
 ``rebuild``    that old master wiped, rebuilt from empty as its new master's replica
