@@ -15,10 +15,15 @@ transaction already open commits without a new check, so those sessions are ende
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 
 from .mysql_hosts import MySQLHost
 from .plans import Step
+
+#: How long the transactions open when a fence takes the writes may go on to end by
+#: themselves before their sessions are ended.
+DRAIN_SECONDS = 1.0
 
 
 def fence_step(
@@ -135,20 +140,31 @@ def _pattern_writers(host: MySQLHost, databases: list[str]) -> list[tuple[str, s
 
 
 def _end_sessions(host: MySQLHost, accounts: list[tuple[str, str]], databases: list[str]) -> int:
+    """End the sessions that could still write the fenced databases: those whose default
+    database is one of them, and the transactions open when the writes were taken. Those
+    transactions get ``DRAIN_SECONDS`` to end by themselves first: a write in flight on a
+    shard that stays takes milliseconds, and ending it would fail a request the fence is
+    not about; a transaction still open after that is ended (a statement run after the
+    fence is checked against it; one begun before would commit unchecked)."""
     users = {user for user, _ in accounts}
     if not users:
         return 0
-    rows = host.query(
-        "SELECT p.id, p.user, p.db, t.trx_id IS NOT NULL AS in_transaction"
-        " FROM information_schema.processlist p"
-        " LEFT JOIN information_schema.innodb_trx t ON t.trx_mysql_thread_id = p.id"
-    )
     fenced = set(databases)
-    return sum(
-        host.end_session(int(row["id"]))
-        for row in rows
-        if row["user"] in users and (row["in_transaction"] or row["db"] in fenced)
-    )
+
+    def writers() -> list[dict[str, object]]:
+        rows = host.query(
+            "SELECT p.id, p.user, p.db, t.trx_id FROM information_schema.processlist p"
+            " LEFT JOIN information_schema.innodb_trx t ON t.trx_mysql_thread_id = p.id"
+        )
+        return [r for r in rows if r["user"] in users and (r["trx_id"] or r["db"] in fenced)]
+
+    opened = {r["trx_id"] for r in writers() if r["trx_id"]}
+    deadline = time.monotonic() + DRAIN_SECONDS
+    while (left := [r for r in writers() if r["trx_id"] in opened]) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    using = [r for r in writers() if r["db"] in fenced]
+    sessions = {int(str(r["id"])) for r in [*left, *using]}
+    return sum(host.end_session(session) for session in sessions)
 
 
 def _like(pattern: str) -> re.Pattern[str] | None:

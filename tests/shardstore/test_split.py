@@ -5,6 +5,7 @@ drops the copies. Also ``diff`` on its own."""
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
@@ -232,8 +233,28 @@ def test_a_process_on_the_old_map_cannot_write_the_moving_shards_once_they_are_f
         host=master.host, port=master.port, user="app", password="app-password"
     )
     slow.cursor().execute("""INSERT INTO db00003.pins (data) VALUES ('{"n": "slow"}')""")
+    quick = MySQLdb.connect(  # a write in flight on a staying shard, done within the drain
+        host=master.host, port=master.port, user="app", password="app-password"
+    )
+    quick.cursor().execute("""INSERT INTO db00000.pins (data) VALUES ('{"n": "quick"}')""")
+    committed: list[Exception | None] = []
+
+    def commit_soon() -> None:
+        time.sleep(0.2)  # the fence has begun, and gives it DRAIN_SECONDS
+        try:
+            quick.commit()
+            committed.append(None)
+        except MySQLdb.Error as exc:
+            committed.append(exc)
+
     plan = plan_split(source, host="A", author="ada", connect=root)
-    execute(Plan("split", "to the fence", plan.steps[:5]), tmp_path)
+    execute(Plan("split", "to the read-only map", plan.steps[:4]), tmp_path)
+    finishing = threading.Thread(target=commit_soon)
+    finishing.start()
+    plan.steps[4].run()  # the fence, while that write is in flight
+    finishing.join()
+    quick.close()
+    assert committed == [None]  # not ended: it finished within the fence's drain
 
     with pytest.raises(MySQLdb.OperationalError):  # its session was ended: rolled back
         slow.commit()
@@ -243,6 +264,7 @@ def test_a_process_on_the_old_map_cannot_write_the_moving_shards_once_they_are_f
     assert stale.objects("pin").create(0, {"n": "staying"})  # a staying shard: written
     with root(f"mysql://{master.address}") as m:
         assert m.value("SELECT COUNT(*) FROM db00003.pins") == 0
+        assert m.value("SELECT COUNT(*) FROM db00000.pins WHERE data LIKE '%quick%'") == 1
     with root(f"mysql://{replica.address}") as r:  # not replicated: B keeps the writes
         assert r.query("SELECT COUNT(*) AS n FROM mysql.db WHERE db = 'db00003'")[0]["n"] == 0
 
