@@ -1,0 +1,79 @@
+"""A split's fence on real MariaDB replication: a process that missed the read-only map
+cannot write the moving shards on the old host, and a write in flight on a shard that
+stays is not failed by it."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from shardstore import ShardReadOnly, init_shards
+from shardstore.control.file_source import FileSource
+from shardstore.control.plans import Plan
+from shardstore.control.split import plan_split
+from toolkit.servers.mariadb import MariaDBServer
+
+from .replication import app_store, publish_pair, root, wait_caught_up
+from .test_split import execute
+
+
+def test_a_process_on_the_old_map_cannot_write_the_moving_shards_once_they_are_fenced(
+    pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
+) -> None:
+    """A process that missed the read-only map (its ZooKeeper session expired, say) keeps
+    writing by its old map: MySQL refuses its writes to the moving shards on the host, so
+    none lands in a copy that cleanup drops; its other shards, and the undo, are untouched."""
+    import MySQLdb
+
+    master, replica = pair
+    source = FileSource(tmp_path / "config")
+    publish_pair(source, master, replica)
+    stale = app_store(source)
+    init_shards(stale)
+    wait_caught_up(master, replica)
+    slow = MySQLdb.connect(  # a slow write, its transaction open across the cut-over
+        host=master.host, port=master.port, user="app", password="app-password"
+    )
+    slow.cursor().execute("""INSERT INTO db00003.pins (data) VALUES ('{"n": "slow"}')""")
+    quick = MySQLdb.connect(  # a write in flight on a staying shard, done within the drain
+        host=master.host, port=master.port, user="app", password="app-password"
+    )
+    quick.cursor().execute("""INSERT INTO db00000.pins (data) VALUES ('{"n": "quick"}')""")
+    committed: list[Exception | None] = []
+
+    def commit_soon() -> None:
+        time.sleep(0.2)  # the fence has begun, and gives it DRAIN_SECONDS
+        try:
+            quick.commit()
+            committed.append(None)
+        except MySQLdb.Error as exc:
+            committed.append(exc)
+
+    plan = plan_split(source, host="A", author="ada", connect=root)
+    execute(Plan("split", "to the read-only map", plan.steps[:4]), tmp_path)
+    finishing = threading.Thread(target=commit_soon)
+    finishing.start()
+    plan.steps[4].run()  # the fence, while that write is in flight
+    finishing.join()
+    quick.close()
+    assert committed == [None]  # not ended: it finished within the fence's drain
+
+    with pytest.raises(MySQLdb.OperationalError):  # its session was ended: rolled back
+        slow.commit()
+    slow.close()
+    with pytest.raises(ShardReadOnly, match="no longer takes writes"):
+        stale.objects("pin").create(3, {"n": "stale"})
+    assert stale.objects("pin").create(0, {"n": "staying"})  # a staying shard: written
+    with root(f"mysql://{master.address}") as m:
+        assert m.value("SELECT COUNT(*) FROM db00003.pins") == 0
+        assert m.value("SELECT COUNT(*) FROM db00000.pins WHERE data LIKE '%quick%'") == 1
+    with root(f"mysql://{replica.address}") as r:  # not replicated: B keeps the writes
+        assert r.query("SELECT COUNT(*) AS n FROM mysql.db WHERE db = 'db00003'")[0]["n"] == 0
+
+    assert plan.steps[4].undo is not None
+    plan.steps[4].undo()
+    assert stale.objects("pin").create(3, {"n": "given back"})
+    stale.close()
