@@ -153,12 +153,19 @@ def _end_sessions(host: MySQLHost, accounts: list[tuple[str, str]], databases: l
 
     def writers() -> list[dict[str, object]]:
         rows = host.query(
-            "SELECT p.id, p.user, p.db, t.trx_id FROM information_schema.processlist p"
+            "SELECT p.id, p.user, p.db, p.command, t.trx_id, t.trx_rows_modified"
+            " FROM information_schema.processlist p"
             " LEFT JOIN information_schema.innodb_trx t ON t.trx_mysql_thread_id = p.id"
         )
         return [r for r in rows if r["user"] in users and (r["trx_id"] or r["db"] in fenced)]
 
-    opened = {r["trx_id"] for r in writers() if r["trx_id"]}
+    # A transaction that has written, or runs a statement begun before the fence. An idle
+    # one that has written nothing is checked at its next statement: it is left alone.
+    opened = {
+        r["trx_id"]
+        for r in writers()
+        if r["trx_id"] and (r["trx_rows_modified"] or r["command"] != "Sleep")
+    }
     deadline = time.monotonic() + DRAIN_SECONDS
     while (left := [r for r in writers() if r["trx_id"] in opened]) and time.monotonic() < deadline:
         time.sleep(0.02)
