@@ -10,7 +10,7 @@ replica becomes responsible for some of the DBs"), and undo that, and clean up a
    process follows it (its writes under the old map drained: ``fence``);
 4. fence the moving shards on the host in MySQL itself: the site's account loses
    its writes on their databases there (``grant_fence.take_writes``), and its
-   transactions then open are given a second to end, then ended, so a process that
+   transactions that have written are given a second to end, then ended, so a process that
    missed the map (cut off from ZooKeeper, say) gets an error, never a write. The fence
    stays: from now on only replication writes the host's copies of the moving shards;
 5. wait until the replica has applied all of the host's writes (GTID);
