@@ -5,10 +5,11 @@ from __future__ import annotations
 import importlib.util
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from shardstore import Store, Topology
+from shardstore import Store, Topology, init_shards
 from shardstore.control.config_source import ConfigSource
 from shardstore.control.file_source import FileSource
 from shardstore.control.mysql_hosts import MySQLHost
@@ -102,6 +103,21 @@ def publish_pair(
         author="setup",
         reason="a pair",
     )
+
+
+def sharded_pair(
+    master: MariaDBServer, replica: MariaDBServer, tmp_path: Path, *, caught_up: bool = True
+) -> FileSource:
+    """The pair's shard map in a file source under ``tmp_path``, its shards made on the
+    master (as the site's user) and, if ``caught_up``, applied on the replica."""
+    source = FileSource(tmp_path / "config")
+    publish_pair(source, master, replica)
+    store = app_store(source)
+    init_shards(store)
+    store.close()
+    if caught_up:
+        wait_caught_up(master, replica)
+    return source
 
 
 def app_store(source: ConfigSource) -> Store:

@@ -6,12 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from shardstore import init_shards
 from shardstore.control.diff import diff_hosts
-from shardstore.control.file_source import FileSource
 from toolkit.servers.mariadb import MariaDBServer
 
-from .replication import app_store, publish_pair, root, wait_caught_up
+from .replication import root, sharded_pair, wait_caught_up
 
 
 def on_replica_only(replica: MariaDBServer, *statements: str) -> None:
@@ -25,9 +23,7 @@ def test_rows_that_differ_only_where_a_weak_hash_is_blind_are_found(
     pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
 ) -> None:
     master, replica = pair
-    source = FileSource(tmp_path / "config")
-    publish_pair(source, master, replica)
-    init_shards(app_store(source))
+    sharded_pair(master, replica, tmp_path, caught_up=False)
     a, b = f"mysql://{master.address}", f"mysql://{replica.address}"
     with root(a) as m:
         for db in ("db00001", "db00002", "db00003"):

@@ -18,7 +18,7 @@ from shardstore.control.locks import FileLocks
 from shardstore.control.plans import MemoryJournal, Plan, StepFailed, run
 from toolkit.servers.mariadb import MariaDBServer
 
-from .replication import app_store, kill_master, publish_pair, root
+from .replication import app_store, kill_master, publish_pair, root, sharded_pair
 
 
 def killed(host: str, address: str) -> str:
@@ -76,9 +76,7 @@ def test_killed_before_the_promotion_it_is_aborted_and_run_again(
     pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
 ) -> None:
     master, replica = pair
-    source = FileSource(tmp_path / "config")
-    publish_pair(source, master, replica)
-    init_shards(app_store(source))
+    source = sharded_pair(master, replica, tmp_path, caught_up=False)
     kill_master(master, replica)
     journal, locks = MemoryJournal(), FileLocks(tmp_path / "locks")
 

@@ -9,22 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from shardstore import ShardUnavailable, Store, Topology, init_shards
-from shardstore.control.file_source import FileSource
+from shardstore import ShardUnavailable, Store, Topology
 from toolkit.servers.mariadb import MariaDBServer
 
 from .catalog import CATALOG
-from .replication import APP_LOGIN, app_store, publish_pair, root, wait_caught_up
+from .replication import APP_LOGIN, root, sharded_pair, wait_caught_up
 
 
 def test_a_write_the_replica_cannot_acknowledge_fails_after_the_read_timeout(
     pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
 ) -> None:
     master, replica = pair
-    source = FileSource(tmp_path / "config")
-    publish_pair(source, master, replica)
-    init_shards(app_store(source))
-    wait_caught_up(master, replica)
+    source = sharded_pair(master, replica, tmp_path)
     topology = Topology.from_json(source.current("shards").document)
     store = Store(topology, catalog=CATALOG, backend_options={**APP_LOGIN, "read_timeout": 2})
     store.objects("pin").create(1, {"n": "before"})  # acknowledged at once

@@ -23,7 +23,7 @@ from shardstore.control.split_revert import plan_split_revert
 from toolkit.servers.mariadb import MariaDBServer
 
 from .catalog import CATALOG
-from .replication import APP_LOGIN, app_store, publish_pair, root, wait_caught_up
+from .replication import APP_LOGIN, app_store, publish_pair, root, sharded_pair, wait_caught_up
 from .test_failover import die_after
 
 
@@ -176,10 +176,7 @@ def test_cleanup_of_a_split_that_stands_removes_the_stream_and_the_hosts_copies(
     pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
 ) -> None:
     master, replica = pair
-    source = FileSource(tmp_path / "config")
-    publish_pair(source, master, replica)
-    init_shards(app_store(source))
-    wait_caught_up(master, replica)
+    source = sharded_pair(master, replica, tmp_path)
     execute(plan_split(source, host="A", author="ada", connect=root), tmp_path)
     execute(plan_cleanup(source, split=3, author="ada", connect=root), tmp_path)
     with root(f"mysql://{master.address}") as m:
@@ -196,10 +193,7 @@ def test_a_revert_is_refused_when_the_reverse_stream_is_broken(
     pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
 ) -> None:
     master, replica = pair
-    source = FileSource(tmp_path / "config")
-    publish_pair(source, master, replica)
-    init_shards(app_store(source))
-    wait_caught_up(master, replica)
+    source = sharded_pair(master, replica, tmp_path)
     execute(plan_split(source, host="A", author="ada", connect=root), tmp_path)
     with root(f"mysql://{master.address}") as m:
         m.query("STOP SLAVE 'revert_split3' SQL_THREAD")
@@ -222,9 +216,7 @@ def test_a_split_that_died_after_its_final_publish_is_resumed_never_undone(
     step a dead run may have begun) would hand the shards back to A without those writes:
     abort refuses, and resume carries on after the publish."""
     master, replica = pair
-    source = FileSource(tmp_path / "config")
-    publish_pair(source, master, replica)
-    init_shards(app_store(source))
+    source = sharded_pair(master, replica, tmp_path, caught_up=False)
     journal, locks = MemoryJournal(), FileLocks(tmp_path / "locks")
     plan = plan_split(source, host="A", author="ada", connect=root)
     die_after(plan, 8, journal)
@@ -293,10 +285,7 @@ def test_a_process_that_does_not_follow_the_read_only_map_abandons_the_split(
     pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
 ) -> None:
     master, replica = pair
-    source = FileSource(tmp_path / "config")
-    publish_pair(source, master, replica)
-    init_shards(app_store(source))
-    wait_caught_up(master, replica)
+    source = sharded_pair(master, replica, tmp_path)
     source.report("stuck-process", {"shards": 1})  # alive (our pid), and never swaps
 
     plan = plan_split(source, host="A", author="ada", connect=root, follow_seconds=0.5)
