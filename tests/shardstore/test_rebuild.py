@@ -40,6 +40,17 @@ def master_and_empty() -> Any:
         master.stop()
 
 
+def shards_on_master(
+    master: MariaDBServer, empty: MariaDBServer, tmp_path: Path
+) -> tuple[FileSource, Store]:
+    """The pair's map, its shards made on the master alone, and a store on it."""
+    source = FileSource(tmp_path / "config")
+    publish_pair(source, master, empty, shards=SHARDS)
+    store = app_store(source)
+    init_shards(store, hosts=["A"])
+    return source, store
+
+
 def replica_out_of_service(source: FileSource, tmp_path: Path) -> None:
     """B was A's replica, then failed: taken out of service (the runbook's first step)."""
     plan = plan_host_service(source, host="B", in_service=False, author="ada")
@@ -98,10 +109,7 @@ def test_an_empty_host_is_rebuilt_under_writes_and_loses_nothing(
     master_and_empty: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
 ) -> None:
     master, empty = master_and_empty
-    source = FileSource(tmp_path / "config")
-    publish_pair(source, master, empty, shards=SHARDS)
-    store = app_store(source)
-    init_shards(store, hosts=["A"])
+    source, store = shards_on_master(master, empty, tmp_path)
     replica_out_of_service(source, tmp_path)
     writer = Writer(store)
     writer.start()
@@ -214,10 +222,7 @@ def test_a_run_that_died_is_aborted_or_resumed_from_the_copy(
     master_and_empty: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
 ) -> None:
     master, empty = master_and_empty
-    source = FileSource(tmp_path / "config")
-    publish_pair(source, master, empty, shards=SHARDS)
-    store = app_store(source)
-    init_shards(store, hosts=["A"])
+    source, store = shards_on_master(master, empty, tmp_path)
     written = [store.objects("pin").create(n % SHARDS, {"n": n}) for n in range(12)]
     replica_out_of_service(source, tmp_path)
     journal, locks = MemoryJournal(), FileLocks(tmp_path / "locks")
