@@ -55,6 +55,7 @@ from .plans import Journal, Plan, run
 from .publish import plan_publish, plan_rollback
 from .rebuild import plan_rebuild
 from .redis_move import plan_redis_move
+from .snapshot_copy import COPY_STREAMS
 from .split import plan_split
 from .split_cleanup import plan_cleanup
 from .split_revert import plan_split_revert
@@ -161,7 +162,7 @@ def add_parsers(commands: Any) -> None:
     p.add_argument("--master", help="the master to copy and follow (when the map cannot tell)")
     busy = "the copy pauses while the master runs more statements than this"
     p.add_argument("--max-threads-running", type=int, default=32, help=busy)
-    p.add_argument("--parallel", type=int, default=4, help="dump/load streams (one snapshot)")
+    p.add_argument("--parallel", type=int, default=COPY_STREAMS, help="copy streams (one snapshot)")
     for parser in parsers.values():
         parser.add_argument("--dry-run", action="store_true", help="print the plan only")
     p = commands.add_parser("operations", help="the runs the journal holds open")

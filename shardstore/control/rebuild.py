@@ -10,7 +10,7 @@ service. What the runbook did by hand, in steps:
    split left aside), reset its binary log (a former master's own GTIDs would make strict
    mode refuse the master's); refused if the map in force names it master of any range;
 4. copy the master's shard databases onto it from one consistent snapshot, writes going
-   on, throttled by the master's load (``dump_copy``), and set ``gtid_slave_pos`` to
+   on, throttled by the master's load (``snapshot_copy``), and set ``gtid_slave_pos`` to
    the snapshot's position;
 5. make it replicate from the master from there (GTID, the replication account);
 6. wait until it has applied everything the master had written by then;
@@ -41,10 +41,11 @@ from typing import Any
 from ..exceptions import InvalidTopology
 from . import documents
 from .config_source import ConfigSource, Revision, VersionConflict
-from .dump_copy import Throttle, copy_databases, shard_databases, tool
 from .failover import Connect
 from .mysql_hosts import HostError, MySQLHost
 from .plans import Plan, Step
+from .snapshot_copy import COPY_STREAMS, Throttle, copy_databases, shard_databases
+from .split import drop_databases, in_parallel
 
 #: How long the new replica is given to apply what the master wrote during the copy.
 CATCH_UP_SECONDS = 600.0
@@ -112,7 +113,7 @@ def plan_rebuild(
     master: str | None = None,
     max_lag: int = 10,
     max_threads_running: int = 32,
-    parallel: int = 4,
+    parallel: int = COPY_STREAMS,
     say: Callable[[str], None] = lambda line: None,
     base: Revision | None = None,
     params: dict[str, Any] | None = None,
@@ -122,8 +123,6 @@ def plan_rebuild(
     current = base or source.current(documents.SHARDS)
     if params is None:
         master = paired_master(source, host, master)
-        tool("mariadb-dump")  # refused now, rather than once the host is wiped
-        tool("mariadb")
         with connect(current.document["hosts"][master]) as m:
             state = m.semi_sync()
         # What an abort puts back: off, or armed (a promoted master: commits wait for the
@@ -163,7 +162,7 @@ def plan_rebuild(
                     f"{host} is the master of {entry['range']} in the map in force: not wiped"
                 )
         with connect(addresses[host]) as h:
-            return f"{_wipe(h)} shard databases dropped on {host}, its binary log reset"
+            return f"{_wipe(connect, h)} shard databases dropped on {host}, its binary log reset"
 
     def left_out() -> str:
         with connect(addresses[host]) as h:
@@ -172,7 +171,7 @@ def plan_rebuild(
 
     def copy() -> str:
         with connect(addresses[master]) as m, connect(addresses[host]) as h, connect(addresses[master]) as busy:  # fmt: skip
-            _wipe(h)  # a re-run starts from scratch
+            _wipe(connect, h)  # a re-run starts from scratch
             databases = shard_databases(m)
             say(f"copying {len(databases)} databases from {master} to {host}, {parallel} streams")
             started = time.monotonic()
@@ -299,20 +298,17 @@ def plan_rebuild(
     return Plan("rebuild", summary, steps, params)
 
 
-def _wipe(h: MySQLHost) -> int:
+def _wipe(connect: Connect, h: MySQLHost) -> int:
     """Make ``h`` an empty, read-only server replicating from no one, with no GTID history
     (the master's copy brings its own); how many shard databases were dropped."""
     h.stop_replicating()
     h.set_semi_sync(False)  # as a replica it must not wait for acknowledgements
     h.set_read_only(True)
     h.query("SET GLOBAL rpl_semi_sync_slave_enabled = 1")  # it acknowledges its master's
-    h.query("SET SESSION sql_log_bin = 0")
-    databases = shard_databases(h)
-    for db in databases:
-        h.query(f"DROP DATABASE `{db}`")
-    h.query("RESET MASTER")
+    dropped = in_parallel(connect, h.address, shard_databases(h), drop_databases)
+    h.query("RESET MASTER")  # (the drops, too)
     h.query("SET GLOBAL gtid_slave_pos = ''")
-    return len(databases)
+    return dropped
 
 
 def _acknowledged(m: MySQLHost) -> bool:

@@ -248,9 +248,10 @@ def plan_split(
     )
 
 
-#: Connections a step that renames or drops thousands of databases spreads them over (each
-#: waits on the disk: a host's half of 4,096 shards takes minutes on one).
-DDL_CONNECTIONS = 8
+#: Connections a step that makes, renames or drops thousands of databases spreads them
+#: over: each statement waits on several fsyncs, so a host's 2,048 shards take minutes on
+#: one connection (a whole host dropped: 126 s on one, 8 s on 16).
+DDL_CONNECTIONS = 16
 
 
 def in_parallel(
@@ -267,6 +268,12 @@ def in_parallel(
 
     with ThreadPoolExecutor(DDL_CONNECTIONS) as pool:
         return sum(pool.map(one, [items[i::DDL_CONNECTIONS] for i in range(DDL_CONNECTIONS)]))
+
+
+def drop_databases(host: MySQLHost, databases: list[str]) -> int:
+    for db in databases:
+        host.query(f"DROP DATABASE `{db}`")
+    return len(databases)
 
 
 def rename_shards(connect: Connect, address: str, shards: list[int], suffix: str) -> int:

@@ -18,7 +18,7 @@ from .config_source import ConfigSource
 from .grant_fence import fenced, give_writes_back
 from .mysql_hosts import MySQLHost
 from .plans import Plan, Step
-from .split import Connect, in_parallel, split_revision
+from .split import Connect, drop_databases, in_parallel, split_revision
 
 
 def plan_cleanup(
@@ -73,15 +73,9 @@ def drop_copies(
         ]  # fmt: skip
         streamed = reverse_stream.streamed(h)
         wanted += [db for db in fenced(h, given_up) if not any(p.fullmatch(db) for p in streamed)]
-        in_parallel(connect, address, sorted(wanted), _drop_databases)
+        in_parallel(connect, address, sorted(wanted), drop_databases)
         give_writes_back(h, sorted({db.split("_")[0] for db in wanted}))
     return len(wanted)
-
-
-def _drop_databases(host: MySQLHost, databases: list[str]) -> int:
-    for db in databases:
-        host.query(f"DROP DATABASE {db}")
-    return len(databases)
 
 
 def _cleanup_chunk(context: JobContext, chunk: Chunk, params: Params) -> Summary:

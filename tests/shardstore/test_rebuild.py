@@ -16,9 +16,9 @@ from shardstore.control.emergency import plan_emergency_failover
 from shardstore.control.file_source import FileSource
 from shardstore.control.host_service import plan_host_service
 from shardstore.control.locks import FileLocks
-from shardstore.control.mysql_hosts import HostError
 from shardstore.control.plans import MemoryJournal, Plan, run
 from shardstore.control.rebuild import plan_rebuild
+from shardstore.control.snapshot_copy import Throttle, copy_databases, shard_databases
 from toolkit.servers.mariadb import MariaDBServer
 
 from .catalog import CATALOG
@@ -255,10 +255,37 @@ def test_a_run_that_died_is_aborted_or_resumed_from_the_copy(
     store.close()
 
 
-def test_the_copy_needs_mariadb_dump(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    source = FileSource(tmp_path / "config")
-    ranges = [{"range": [0, 7], "master": "A", "slave": "B"}]
-    source.publish("shards", shards_document(["A", "B"], ranges, []), author="t", reason="map")
-    monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(HostError, match="mariadb-dump is not installed"):
-        plan_rebuild(source, host="B", author="ada", connect=root)
+def test_the_copy_keeps_every_value_and_table_as_it_was(master_and_empty: Any) -> None:
+    """Values that a conversion would change (time zones, NULL against the text 'NULL',
+    bytes that are not UTF-8, the largest integers, a zero key, decimals, JSON as written),
+    a table's counter and its comment, and rows beyond one batch, from two streams."""
+    master, empty = master_and_empty
+    with root(f"mysql://{master.address}") as m, root(f"mysql://{empty.address}") as b:
+        m.query("SET SESSION time_zone = '+05:30', sql_mode = 'NO_AUTO_VALUE_ON_ZERO'")
+        for db in ("db00001", "db00002_split3"):
+            m.query(f"CREATE DATABASE {db} CHARACTER SET latin1")
+            m.query(
+                f"CREATE TABLE {db}.odd (id BIGINT UNSIGNED AUTO_INCREMENT PRIMARY KEY,"
+                " ts TIMESTAMP(6) NULL, t VARCHAR(20) CHARACTER SET utf8mb4, b VARBINARY(8),"
+                " d DECIMAL(30,10), j JSON, f DOUBLE) AUTO_INCREMENT=500 COMMENT='kept'"
+            )
+            m.query(
+                f"INSERT INTO {db}.odd VALUES (0, '2026-03-29 02:30:00.123456', 'NULL', x'00ff27', 1e-10, '{{\"a\":  [1, 2.50]}}', 0.1),"
+                " (18446744073709551615, NULL, NULL, NULL, NULL, NULL, -1.7976931348623157e308),"
+                " (7, '1970-01-01 05:30:01', 'é\\n''😀', '', 12345678901234567890.1234567890, 'null', 5e-324)"
+            )  # fmt: skip
+            m.query(f"CREATE TABLE {db}.many (n INT PRIMARY KEY, pad CHAR(255))")
+            m.query(f"INSERT INTO {db}.many SELECT seq, REPEAT('x', 255) FROM seq.seq_1_to_6000")
+        throttle = Throttle(m)
+        done = copy_databases(m, b, shard_databases(m), throttle=throttle, parallel=2)
+        assert done.databases == 2 and done.gtid == m.gtid_binlog_pos()
+        for db in ("db00001", "db00002_split3"):
+            for table in ("odd", "many"):
+                assert b.query(f"SHOW CREATE TABLE {db}.{table}") == m.query(f"SHOW CREATE TABLE {db}.{table}")  # fmt: skip
+                assert b.query(f"CHECKSUM TABLE {db}.{table}")[0]["Checksum"] == m.query(f"CHECKSUM TABLE {db}.{table}")[0]["Checksum"]  # fmt: skip
+            b.query("SET SESSION time_zone = '+05:30'")
+            order = f"SELECT id, HEX(ts), t, HEX(b), d, j, f FROM {db}.odd ORDER BY id"
+            assert b.query(order) == m.query(order)
+        assert (
+            b.value("SELECT @@global.gtid_binlog_pos") == ""
+        )  # nothing entered its own binary log
