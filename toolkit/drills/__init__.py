@@ -15,9 +15,10 @@ acknowledged, and prints its figures in one block.
                shards writable again within 3 s, the old master a replica;
 ``split``      on 200,000 bulk-loaded pins, a host's replica takes half of its shards,
                then the split is reverted (a cut-back over its reverse stream) and
-               cleaned up: diff clean, read-only windows at most 2 s on the moving
-               shards only, split and revert, nothing lost, no write on a host that
-               gave its shard up;
+               cleaned up, the replica rebuilt (``shardstore rebuild``) and the host
+               split again: diffs clean, read-only windows at most 2 s on the moving
+               shards only, both splits and the revert, nothing lost, no write on a
+               host that gave its shard up;
 ``emergency``  a master killed (``kill -9``) and failed over: nothing acknowledged lost,
                writable again within 15 s, the old master fenced when it comes back;
 ``rebuild``    that old master wiped, rebuilt from empty as its new master's replica
@@ -26,9 +27,9 @@ acknowledged, and prints its figures in one block.
 
 Drills pick their targets from the shard map in force and restore what they broke when
 they can (a killed process is started again), so they run in any order and again, with
-one limit: a reverted split leaves its replica out of service, and the split drill uses
-up one of the cluster's two master/replica pairs (``shardstore rebuild`` of that replica
-gives it back). The emergency drill's pair is made whole by the rebuild drill after it.
+one limit: the split drill ends with its pair split in two (two masters, neither with a
+replica), so it uses up one of the cluster's two master/replica pairs. The emergency
+drill's pair is made whole by the rebuild drill after it.
 """
 
 from __future__ import annotations

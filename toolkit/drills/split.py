@@ -1,5 +1,5 @@
 """The split drill: ``shardstore split HOST`` under load, on shards of a size, then
-``split --revert`` and ``cleanup``.
+``split --revert``, ``cleanup``, ``rebuild`` of the replica, and the split again.
 
 The host is the first master (by name) with a healthy replica in service; the split
 hands the second half of its shards to that replica. First ``PINS`` pins are bulk-loaded
@@ -24,7 +24,9 @@ bounds:
 
 Then ``cleanup N`` removes the stream and drops the copies. The revert leaves the replica
 out of service (it has taken writes of its own, so it cannot follow the host again without
-a rebuild, ``shardstore rebuild``, which this drill does not run): a split drill uses up one
+a rebuild): ``shardstore rebuild`` makes it the host's replica again, and the host is split
+onto it once more under a second load, with the same bounds on that split: its diff clean,
+its read-only window at most 2 s, nothing acknowledged lost. A split drill uses up one
 master/replica pair of the cluster.
 """
 
@@ -44,6 +46,7 @@ from toolkit.load.traffic import Load
 
 from .base import SETTLE, WARM_UP, Drills, Result, healthy_pair
 from .bulk import load_pins
+from .rebuild import REBUILD_CAP
 
 #: The bound of issues 10 and 26 on the moving shards' read-only windows, in seconds.
 WINDOW = 2.0
@@ -81,7 +84,9 @@ def split(d: Drills, result: Result) -> None:
     ranges = [r.as_json() for r in topology.ranges if r.master == host]
     staying, moving = halves(ranges)
     movers = set(shards_in(moving))
-    result.title = f"split {host} onto {replica} under load, then revert and clean up"
+    result.title = (
+        f"split {host} onto {replica} under load, revert, clean up, rebuild {replica}, split again"
+    )
     result.figure(f"shards {spans(moving)} move to {replica}, {spans(staying)} stay on {host}")
     moving_group, staying_group = f"{host} (moving)", f"{host} (staying)"
 
@@ -169,10 +174,40 @@ def split(d: Drills, result: Result) -> None:
     )
     cleaned = d.manage("shardstore", "cleanup", str(number), timeout=1800)
     result.figure(f"cleanup {number}: exit {cleaned.returncode} in {cleaned.seconds:.1f} s")
-    result.bound("cleanup succeeded", cleaned.returncode == 0, f"exit {cleaned.returncode}")
-    result.notes.append(
-        f"{replica} is out of service after the revert until `shardstore rebuild {replica}`"
-        f" makes it {host}'s replica again"
+    if result.bound("cleanup succeeded", cleaned.returncode == 0, f"exit {cleaned.returncode}"):
+        split_again(d, result, host, replica, moving_group, Load(d.site, pinners, restored, group=group, max_seconds=SPLIT_CAP))  # fmt: skip
+
+
+def split_again(d: Drills, result: Result, host: str, replica: str, moving_group: str, load: Load) -> None:  # fmt: skip
+    """The revert left ``replica`` out of service: ``shardstore rebuild`` makes it
+    ``host``'s replica again, and ``host`` is split onto it once more, under ``load``."""
+    d.say(f"manage.py shardstore rebuild {replica}")
+    rebuilt = d.manage("shardstore", "rebuild", replica, timeout=REBUILD_CAP)
+    result.figure(f"rebuild of {replica}: exit {rebuilt.returncode} in {rebuilt.seconds:.1f} s")
+    if not result.bound("rebuild succeeded", rebuilt.returncode == 0, f"exit {rebuilt.returncode}"):  # fmt: skip
+        result.figures += [f"| {line}" for line in rebuilt.tail().splitlines()]
+        return
+    d.track(load).start()
+    load.wait(WARM_UP)
+    d.say(f"manage.py shardstore split {host}, again")
+    began = time.monotonic()
+    ran = d.manage("shardstore", "split", host, timeout=1800)
+    result.figure(f"split again: exit {ran.returncode} in {ran.seconds:.1f} s")
+    result.figure(f"its read-only window: {steps_window(ran.output)}")
+    diff = _DIFF.search(ran.output)
+    result.figure(f"its diff: {diff[0] if diff else '(not found in its output)'}")
+    load.wait(SETTLE)
+    seen = time.monotonic()
+    d.finish(result, load)
+    if not result.bound("split again succeeded", ran.returncode == 0, f"exit {ran.returncode}"):
+        result.figures += [f"| {line}" for line in ran.tail().splitlines()]
+        return
+    result.bound("its diff clean", bool(diff and "identical" in diff[0]), "see above")
+    gap, at = longest_gap(load.times(moving_group), began, seen)
+    result.bound(
+        f"its read-only window of the moving shards at most {WINDOW:g} s",
+        gap <= WINDOW,
+        f"{gap:.2f} s (from +{at - load.started:.1f} s)",
     )
 
 
