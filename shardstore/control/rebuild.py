@@ -305,10 +305,17 @@ def _wipe(connect: Connect, h: MySQLHost) -> int:
     h.set_semi_sync(False)  # as a replica it must not wait for acknowledgements
     h.set_read_only(True)
     h.query("SET GLOBAL rpl_semi_sync_slave_enabled = 1")  # it acknowledges its master's
-    dropped = in_parallel(connect, h.address, shard_databases(h), drop_databases)
-    h.query("RESET MASTER")  # (the drops, too)
+    dropped = in_parallel(connect, h.address, shard_databases(h), _drop_unlogged)
+    h.query("RESET MASTER")
     h.query("SET GLOBAL gtid_slave_pos = ''")
     return dropped
+
+
+def _drop_unlogged(h: MySQLHost, databases: list[str]) -> int:
+    """Drop ``databases`` on ``h`` alone: a server that still replicates from ``h`` (a
+    split's reverse stream, before its cleanup) must not drop its own copies."""
+    h.query("SET SESSION sql_log_bin = 0")
+    return drop_databases(h, databases)
 
 
 def _acknowledged(m: MySQLHost) -> bool:

@@ -4,9 +4,9 @@ account: each table's ``SHOW CREATE TABLE`` and its rows, read in a ``CONSISTENT
 SNAPSHOT`` transaction and written on the target as multi-row ``INSERT`` statements.
 
 Why not ``mariadb-dump``: it asks ``INFORMATION_SCHEMA`` about every table, several
-statements each, and a host of the local cluster holds 59,392 tables: 2 shards a second
-on a loaded 2-core machine. This reads two statements per table and writes one per table
-(and one per megabyte of rows), and copies about ten times faster.
+statements each, and a host of the local cluster holds 59,392 tables: 1 to 2 shards a
+second on a 2-core machine. This reads two statements per table and writes one per table
+(and one per megabyte of rows): 16 shards a second idle, 6 under load.
 
 Values travel as the server's own text (no conversion in Python: a ``TIMESTAMP``, a
 ``JSON`` document or a ``BIGINT`` goes back exactly as it was read), both sessions in UTC
