@@ -53,3 +53,30 @@ limit_request_field_size = 8190
 accesslog = os.environ.get("PINBOARD_GUNICORN_ACCESS_LOG", "-") or None
 # Client address as nginx saw it (X-Real-IP), the request, status, size, time in microseconds.
 access_log_format = '%({x-real-ip}i)s %(h)s "%(r)s" %(s)s %(B)s %(D)s "%(f)s" "%(a)s"'
+
+# Prometheus: with PINBOARD_METRICS_BIND (host:port) the master serves every worker's
+# metrics there (pinboard/metrics.py), summed from the files the workers write under
+# PROMETHEUS_MULTIPROC_DIR; on the web hosts only the monitoring host may reach it.
+_metrics_bind = os.environ.get("PINBOARD_METRICS_BIND") or None
+
+
+def on_starting(server):
+    if _metrics_bind:
+        if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+            raise RuntimeError("PINBOARD_METRICS_BIND needs PROMETHEUS_MULTIPROC_DIR (a directory)")
+        from pinboard import metrics
+
+        metrics.clear_files(os.environ["PROMETHEUS_MULTIPROC_DIR"])
+
+
+def when_ready(server):
+    if _metrics_bind:
+        from pinboard import metrics
+
+        metrics.serve(_metrics_bind)
+
+
+def child_exit(server, worker):
+    from pinboard import metrics
+
+    metrics.process_gone(worker.pid)

@@ -34,7 +34,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from shardstore import ShardUnavailable, Store, Topology
+from shardstore import ShardUnavailable, Store, Topology, metrics
 from shardstore.cache import CachedStore, CachePool, LocalMemory, LocalPool, MemcachePool
 from shardstore.control import documents
 from shardstore.control.config_source import ConfigSource, NotPublished, Revision
@@ -261,6 +261,7 @@ def pin() -> Callable[[], None]:
     if getattr(_local, "plane", None) is not None:
         return lambda: None  # inside another pin: the outer one holds
     current = plane()
+    metrics.config_served(current.versions)
     routing = current.store.pinned()
     routing.__enter__()
     _local.plane = current

@@ -32,6 +32,8 @@ from celery import Task, bootsteps, shared_task
 
 from shardstore import ShardUnavailable, WriteConflict
 
+from .metrics import LEDGER_RESENDS
+
 log = logging.getLogger(__name__)
 
 DUE = "ledger:due"
@@ -155,6 +157,7 @@ def sweep(app: Any, *, now: float | None = None) -> int:
         task = json.loads(raw)
         log.warning("task %s (%s) not done in time: sent again", task_id.decode(), task["name"])
         app.send_task(task["name"], task["args"], task["kwargs"], task_id=task_id.decode())
+        LEDGER_RESENDS.inc()
     return len(taken) // 2
 
 

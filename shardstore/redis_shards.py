@@ -33,6 +33,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from . import metrics
 from .exceptions import InvalidTopology
 
 VSHARDS = 8192
@@ -154,6 +155,7 @@ class RedisShards:
     def count_call(self, n: int = 1) -> None:
         with self._lock:
             self.calls += n
+        metrics.REDIS_CALLS.inc(n)
 
     def close(self) -> None:
         for client in self._clients.values():

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .backends import Backend, Session, TableSet, batched, open_backend
@@ -24,6 +25,7 @@ from .ids import shard_of
 from .interface import QueryCount
 from .lookups import LookupTable
 from .mappings import MappingTable
+from .metrics import SqlMeter
 from .objects import ObjectTable
 from .topology import Topology
 
@@ -56,6 +58,14 @@ class Store:
         self._objects = {name: ObjectTable(self, t) for name, t in catalog.types.items()}
         self._mappings = {name: MappingTable(self, r) for name, r in catalog.relations.items()}
         self._lookups = {name: LookupTable(self, lk) for name, lk in catalog.lookups.items()}
+        tables = self.table_set()
+        self._meter = SqlMeter(
+            {
+                **dict.fromkeys(tables.objects, "object"),
+                **dict.fromkeys([*tables.mappings, "mapping_counts"], "mapping"),
+                **dict.fromkeys(tables.lookups, "lookup"),
+            }
+        )
         self.set_topology(topology)
 
     # -- topology -------------------------------------------------------------
@@ -120,8 +130,9 @@ class Store:
                     backends[host] = kept
                 else:
                     backends[host] = open_backend(
-                        host, address, on_query=self._note_query, **self._backend_options
-                    )
+                        host, address, on_query=partial(self._note_query, host),
+                        **self._backend_options,
+                    )  # fmt: skip
             self._routing = _Routing(topology, backends)
         drained = self._fence.drain()
         for host, backend in old.items():
@@ -252,7 +263,8 @@ class Store:
         finally:
             counters.remove(counter)
 
-    def _note_query(self, sql: str) -> None:
+    def _note_query(self, host: str, shard_id: int, sql: str, seconds: float) -> None:
+        self._meter.observe(host, shard_id, sql, seconds)
         counters = self._local.__dict__.get("counters")
         if counters:
             for counter in counters:

@@ -18,6 +18,7 @@ import hashlib
 
 from ..data_plane import cached_store, get_feeds, get_graph
 from ..ledger import TRANSIENT_ERRORS, ledgered_task
+from ..metrics import fanout_written
 
 BATCH = 1000
 
@@ -51,4 +52,6 @@ def batch_name(user_ids: list[int]) -> str:
 @ledgered_task(retry_on=TRANSIENT_ERRORS, reject_on_worker_lost=True)
 def fan_out_batch(pin_id: int, sequence: int, batch: str, user_ids: list[int]) -> int:
     """Push one pin to up to ~1,000 feeds; returns how many got it."""
-    return get_feeds().push(pin_id, sequence, user_ids, batch=batch)
+    pushed = get_feeds().push(pin_id, sequence, user_ids, batch=batch)
+    fanout_written(sequence)
+    return pushed

@@ -40,6 +40,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "pinboard.metrics.MetricsMiddleware",  # every request counted and timed, by route
     "pinboard.data_plane.DataPlaneMiddleware",  # one version of the config per request
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -256,6 +257,10 @@ FOLLOWER_REDIS: dict[str, Any] = {
     "TOPOLOGY_FILE": environment.REDIS_TOPOLOGY,
     "URL": environment.REDIS_URL or "memory://pinboard",
 }
+
+# Where a process group serves its Prometheus metrics (pinboard/metrics.py): a Celery
+# worker reads it here, gunicorn in gunicorn.conf.py. Unset: not served.
+METRICS_BIND = environment.METRICS_BIND
 
 # Celery: a real broker when PINBOARD_BROKER_URL is set (Redis or RabbitMQ), else tasks
 # run eagerly in the calling process.

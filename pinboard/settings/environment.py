@@ -75,6 +75,11 @@ BROKER_URL = _text("PINBOARD_BROKER_URL")
 BROKER_VISIBILITY_TIMEOUT = _whole_number("PINBOARD_BROKER_VISIBILITY_TIMEOUT", 1200)
 JOB_MODULES = _list("PINBOARD_JOB_MODULES")
 
+# Prometheus metrics (pinboard/metrics.py): host:port of a worker's /metrics.
+METRICS_BIND = _text("PINBOARD_METRICS_BIND")
+if METRICS_BIND is not None and not METRICS_BIND.rpartition(":")[2].isdigit():
+    raise ValueError(f"PINBOARD_METRICS_BIND must be host:port, not {METRICS_BIND!r}")
+
 # Pin images on S3 (production).
 S3_BUCKET = _text("PINBOARD_S3_BUCKET")
 S3_REGION = _text("PINBOARD_S3_REGION")

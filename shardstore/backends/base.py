@@ -8,6 +8,7 @@ differ only in how they connect, name databases, lock rows and report errors.
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
     from ..fence import WriteFence
 
 Params = Sequence[Any]
+#: Told of every statement sent: its shard, its SQL as sent, and the seconds it took.
+OnQuery = Callable[[int, str, float], None]
 T = TypeVar("T")
 
 
@@ -114,13 +117,15 @@ class Session:
         try:
             if exc is None:
                 if self.write:
-                    backend.on_query("COMMIT")
+                    started = time.perf_counter()
                     try:
                         self._connection.commit()
                     except Exception as commit_error:
                         self.broken = True
                         translated = backend.translate(commit_error, self.shard_id)
                         raise (translated or commit_error) from commit_error
+                    finally:
+                        backend.on_query(self.shard_id, "COMMIT", time.perf_counter() - started)
             elif self.write and not self.broken:
                 try:
                     self._connection.rollback()
@@ -204,12 +209,18 @@ class Session:
         return int(self._cursor.rowcount)
 
     def _run(self, method: str, sql: str, params: Any) -> None:
-        backend = self._backend
         if self._ticket is None and self._fence is not None and not _is_read(sql):
             self._admit()
+        backend = self._backend  # (the admission may have moved the session to a new host)
         self._sent = True
         rendered = backend.render(sql, self.shard_id)
-        backend.on_query(rendered)
+        started = time.perf_counter()
+        try:
+            self._send(method, rendered, params)
+        finally:
+            backend.on_query(self.shard_id, rendered, time.perf_counter() - started)
+
+    def _send(self, method: str, rendered: str, params: Any) -> None:
         may_retry, self._may_retry = self._may_retry, False
         try:
             getattr(self._cursor, method)(rendered, params)
@@ -218,9 +229,10 @@ class Session:
             # Retry only what cannot have run twice: a read, a BEGIN, or a statement
             # the driver never sent (the connection was already known dead).
             safe = method == "execute" and (
-                rendered.lstrip().upper().startswith(("SELECT", "BEGIN")) or backend.never_sent(exc)
+                rendered.lstrip().upper().startswith(("SELECT", "BEGIN"))
+                or self._backend.never_sent(exc)
             )
-            if not (may_retry and safe and backend.is_disconnect(exc)):
+            if not (may_retry and safe and self._backend.is_disconnect(exc)):
                 raise self._translate(exc) from exc
         self._reconnect()
         try:
@@ -245,9 +257,7 @@ class Backend(ABC):
     #: statement can read several shards (MySQL: databases on one server; SQLite: a file each).
     spans_shards: bool = False
 
-    def __init__(
-        self, host: str, address: str, *, on_query: Callable[[str], None], max_idle: int
-    ) -> None:
+    def __init__(self, host: str, address: str, *, on_query: OnQuery, max_idle: int) -> None:
         self.host = host
         self.address = address
         self.on_query = on_query

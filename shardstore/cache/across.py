@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from .. import metrics
 from .pools import CachePool
 
 V = TypeVar("V")
@@ -20,8 +21,7 @@ def get_across(wanted: Sequence[tuple[CachePool, Sequence[str]]]) -> list[dict[s
     found = _ask(wanted, lambda pool, home, keys: pool.fetch(home, keys))
     for (pool, keys), held in zip(wanted, found, strict=True):
         hits = sum(key in held for key in keys)
-        pool.stats.hits += hits
-        pool.stats.misses += len(keys) - hits
+        pool.stats.looked_up(hits, len(keys) - hits)
     return found
 
 
@@ -47,6 +47,8 @@ def fill_across(wanted: Sequence[tuple[CachePool, Sequence[tuple[str, bytes, Any
     keyed = [(pool, list(items[index])) for index, (pool, _) in enumerate(wanted)]
     for pool, home, parts in _round_trips(keyed):
         pool.fill(home, [items[index][key] for index, batch in parts for key in batch])
+    for pool, fills in wanted:
+        metrics.CACHE_FILLS.labels(pool.name).inc(len(fills))
 
 
 def _ask(
@@ -76,6 +78,6 @@ def _round_trips(
     trips = []
     for home, parts in homes.items():
         pool = wanted[parts[0][0]][0]
-        pool.stats.calls += 1
+        pool.stats.call()
         trips.append((pool, home, parts))
     return trips

@@ -63,7 +63,7 @@ class LocalPool:
 
     def __init__(self, name: str, memory: LocalMemory | None = None) -> None:
         self.name = name
-        self.stats = PoolStats()
+        self.stats = PoolStats(name)
         self.memory = memory or LocalMemory()
 
     def homes(self, keys: Sequence[str]) -> dict[Any, list[str]]:
@@ -91,33 +91,32 @@ class LocalPool:
     def get_many(self, keys: Sequence[str]) -> dict[str, bytes]:
         if not keys:
             return {}
-        self.stats.calls += 1
+        self.stats.call()
         found = self.memory.fetch(keys)
-        self.stats.hits += len(found)
-        self.stats.misses += len(keys) - len(found)
+        self.stats.looked_up(len(found), len(keys) - len(found))
         return found
 
     def gets_many(self, keys: Sequence[str]) -> dict[str, tuple[bytes, Any]]:
-        self.stats.calls += 1
+        self.stats.call()
         return self.memory.fetch_tokens(keys)
 
     def add(self, key: str, value: bytes, expire: int) -> bool:
         memory = self.memory
         with memory.lock:
-            self.stats.calls += 1
+            self.stats.call()
             if memory.live(key) is not None:
                 return False
             memory.store(key, value, expire)
             return True
 
     def cas(self, key: str, value: bytes, token: Any, expire: int) -> bool:
-        self.stats.calls += 1
+        self.stats.call()
         return self.memory.cas(key, value, token, expire)
 
     def append(self, key: str, value: bytes) -> bool:
         memory = self.memory
         with memory.lock:
-            self.stats.calls += 1
+            self.stats.call()
             item = memory.live(key)
             if item is None:
                 return False
@@ -128,7 +127,7 @@ class LocalPool:
     def delete_many(self, keys: Iterable[str]) -> None:
         memory = self.memory
         with memory.lock:
-            self.stats.calls += 1
+            self.stats.call()
             for key in keys:
                 memory.items.pop(key, None)
 

@@ -18,14 +18,29 @@ from functools import partial
 from operator import methodcaller
 from typing import Any, Protocol
 
+from .. import metrics
 from .health import health_of
 
 
 @dataclass
 class PoolStats:
+    """A pool's counts in this process (tests and the console read them), each also
+    counted for Prometheus (``shardstore.metrics``) under the pool's name."""
+
+    pool: str
     hits: int = 0
     misses: int = 0
     calls: int = 0  # round trips (or, in process, operations) made
+
+    def call(self, n: int = 1) -> None:
+        self.calls += n
+        metrics.CACHE_CALLS.labels(self.pool).inc(n)
+
+    def looked_up(self, hits: int, misses: int) -> None:
+        self.hits += hits
+        self.misses += misses
+        metrics.CACHE_LOOKUPS.labels(self.pool, "hit").inc(hits)
+        metrics.CACHE_LOOKUPS.labels(self.pool, "miss").inc(misses)
 
     def as_dict(self) -> dict[str, int]:
         return {"hits": self.hits, "misses": self.misses, "calls": self.calls}
@@ -89,7 +104,7 @@ class MemcachePool:
         from pymemcache.client.rendezvous import RendezvousHash
 
         self.name = name
-        self.stats = PoolStats()
+        self.stats = PoolStats(name)
         self.servers = list(dict.fromkeys(servers))
         self.health = {address: health_of(address) for address in self.servers}
         if retry_seconds is not None:
@@ -209,25 +224,24 @@ class MemcachePool:
     def get_many(self, keys: Sequence[str]) -> dict[str, bytes]:
         if not keys:
             return {}
-        self.stats.calls += 1
+        self.stats.call()
         found: dict[str, bytes] = {}
         for address, batch in self._by_server(keys).items():
             found.update(self.fetch(address, batch))
-        self.stats.hits += len(found)
-        self.stats.misses += len(keys) - len(found)
+        self.stats.looked_up(len(found), len(keys) - len(found))
         return found
 
     def gets_many(self, keys: Sequence[str]) -> dict[str, tuple[bytes, Any]]:
         if not keys:
             return {}
-        self.stats.calls += 1
+        self.stats.call()
         found: dict[str, tuple[bytes, Any]] = {}
         for address, batch in self._by_server(keys).items():
             found.update(self.fetch_tokens(address, batch))
         return found
 
     def add(self, key: str, value: bytes, expire: int) -> bool:
-        self.stats.calls += 1
+        self.stats.call()
         return bool(
             self._run(
                 self.server_of(key),
@@ -238,7 +252,7 @@ class MemcachePool:
         )
 
     def cas(self, key: str, value: bytes, token: Any, expire: int) -> bool:
-        self.stats.calls += 1
+        self.stats.call()
         return bool(
             self._run(
                 self.server_of(key),
@@ -250,7 +264,7 @@ class MemcachePool:
 
     def append(self, key: str, value: bytes) -> bool:
         """Append to a cached list; a lost append is replayed as a delete of the list."""
-        self.stats.calls += 1
+        self.stats.call()
         return bool(
             self._run(
                 self.server_of(key),
@@ -263,7 +277,7 @@ class MemcachePool:
     def delete_many(self, keys: Iterable[str]) -> None:
         keys = list(keys)
         if keys:
-            self.stats.calls += len(keys)  # memcached has no multi-delete: one each
+            self.stats.call(len(keys))  # memcached has no multi-delete: one each
             for address, batch in self._by_server(keys).items():
                 self._run(
                     address,
@@ -278,7 +292,7 @@ class MemcachePool:
 
     def set_many(self, items: Mapping[str, bytes], expire: int) -> None:
         if items:
-            self.stats.calls += 1
+            self.stats.call()
             for address, keys in self._by_server(items).items():
                 self._run(
                     address,
@@ -289,21 +303,21 @@ class MemcachePool:
 
     def delete(self, key: str) -> bool:
         """Whether the key was there to delete (False too when its server is down)."""
-        self.stats.calls += 1
+        self.stats.call()
         command = methodcaller("delete", key, noreply=False)
         return bool(self._run(self.server_of(key), command, False, invalidates=[key]))
 
     def incr(self, key: str, delta: int) -> int | None:
         """memcached's incr (decr for a negative delta: it stops at 0); None if the key is
         absent or its server down."""
-        self.stats.calls += 1
+        self.stats.call()
         verb, by = ("incr", delta) if delta >= 0 else ("decr", -delta)
         command = methodcaller(verb, key, by, noreply=False)
         value = self._run(self.server_of(key), command, None, invalidates=[key])
         return None if value is None else int(value)
 
     def touch(self, key: str, expire: int) -> bool:
-        self.stats.calls += 1
+        self.stats.call()
         command = methodcaller("touch", key, expire, noreply=False)
         return bool(self._run(self.server_of(key), command, False, fill=True))
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, overload
 
+from .. import metrics
 from .readthrough import Through, read_through_all
 
 T = TypeVar("T")
@@ -57,5 +58,6 @@ def read_together(a: Read[A], b: Read[B], c: Read[C], /) -> tuple[A, B, C]: ...
 def read_together(a: Read[A], b: Read[B], c: Read[C], d: Read[D], /) -> tuple[A, B, C, D]: ...
 def read_together(*reads: Read[Any]) -> tuple[Any, ...]:
     """The answers of ``reads``, their keys read through together (``read_through_all``)."""
+    metrics.READ_TOGETHER.observe(len(reads))
     values = iter(read_through_all([read.through for read in reads if read.through]))
     return tuple(read.shape(next(values) if read.through else {}) for read in reads)

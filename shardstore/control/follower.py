@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import metrics
 from ..exceptions import InvalidTopology, WritesInFlight
 from . import documents
 from .config_source import (
@@ -140,6 +141,7 @@ class ConfigFollower:
             source.report(self.process, self.status().versions)
             with self._lock:
                 self._reached = reaching
+            metrics.source_reached()
         except SourceUnavailable as exc:
             source.close()
             self._note_lost(exc)
@@ -215,6 +217,7 @@ class ConfigFollower:
             return
         with self._lock:
             self._reached = reaching
+        metrics.source_reached()
 
     def _mirror(self, revision: Revision) -> None:
         self.mirror_dir.mkdir(mode=0o700, parents=True, exist_ok=True)

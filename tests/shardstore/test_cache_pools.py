@@ -124,7 +124,7 @@ def test_delete_many(pool: Any, key: Callable[[str], str]) -> None:
 
 def test_hits_and_misses_are_counted(pool: Any, key: Callable[[str], str]) -> None:
     a, b, c = key("a"), key("b"), key("c")
-    assert pool.stats == PoolStats()
+    assert pool.stats == PoolStats(pool.name)
     pool.add(a, b"1", 0)
     pool.add(b, b"2", 0)
     before = pool.stats.as_dict()

@@ -24,13 +24,22 @@ from pinboard.follows.actions import follow_user
 from pinboard.likes.actions import like
 from pinboard.pins.actions import create_pin
 from tests.site.conftest import SiteServers
+from tests.site.scrape import scrape
 from toolkit.images import image_upload
+from toolkit.processes import HOST, free_port
 from toolkit.site_processes import CeleryWorker
 
 
 @pytest.fixture
-def worker(tmp_path, site_servers: SiteServers, redis_server, data_plane):
-    """A `celery worker` process on the same shards, Redis and memcached as this process."""
+def worker_metrics() -> str:
+    """Where the worker serves its metrics."""
+    return f"{HOST}:{free_port()}"
+
+
+@pytest.fixture
+def worker(tmp_path, site_servers: SiteServers, redis_server, data_plane, worker_metrics):
+    """A `celery worker` process on the same shards, Redis and memcached as this process,
+    serving its metrics at ``worker_metrics``."""
     topology = tmp_path / "topology.json"
     topology.write_text(json.dumps(cached_store().topology.as_json()))
     broker = f"redis://{redis_server.host}:{redis_server.port}/15"
@@ -43,6 +52,8 @@ def worker(tmp_path, site_servers: SiteServers, redis_server, data_plane):
         "PINBOARD_MEMCACHED": site_servers.memcached,
         "PINBOARD_BROKER_URL": broker,
         "PINBOARD_SEARCH_URL": site_servers.search,
+        "PINBOARD_METRICS_BIND": worker_metrics,
+        "PROMETHEUS_MULTIPROC_DIR": str(tmp_path),
     }
     process = CeleryWorker(env, tmp_path / "worker.log").start()
     eager, previous_broker = celery_app.conf.task_always_eager, celery_app.conf.broker_url
@@ -70,7 +81,7 @@ def use_broker(url: str) -> None:
     celery_app.amqp._producer_pool = None
 
 
-def test_a_new_pin_reaches_followers_feeds_through_a_worker(worker, make_user):
+def test_a_new_pin_reaches_followers_feeds_through_a_worker(worker, worker_metrics, make_user):
     owner, fans = make_user("owner"), [make_user("fan") for _ in range(3)]
     board = create_board(owner["id"], "Worker board")
     for fan in fans:
@@ -88,6 +99,14 @@ def test_a_new_pin_reaches_followers_feeds_through_a_worker(worker, make_user):
     assert all(feed.count(pin["id"]) == 1 for feed in feeds)
     assert "fan_out_batch" in worker.read_text()  # done by the worker, not eagerly here
     assert settings.CELERY_TASK_ALWAYS_EAGER  # the rest of the suite stays eager
+    # The worker counted it: its tasks, the fan-out's lag, and the fleet's figures.
+    samples = scrape(f"http://{worker_metrics}/metrics")
+    batch = {"task": "pinboard.feeds.tasks.fan_out_batch", "state": "SUCCESS"}
+    assert samples.total("pinboard_task_duration_seconds_count", **batch) >= 2  # owner, fans
+    assert samples.total("pinboard_fanout_lag_seconds_count") >= 2
+    assert samples.total("shardstore_cache_lookups_total", pool="pins") >= 1
+    assert samples.label_values("pinboard_queue_depth", "queue") == {"celery", "jobs"}
+    assert samples.total("pinboard_mysql_up") == len(cached_store().topology.hosts)
 
 
 def test_a_like_reaches_the_pins_owner_through_a_worker(worker, make_user):
@@ -105,7 +124,9 @@ def test_a_like_reaches_the_pins_owner_through_a_worker(worker, make_user):
     assert "pinboard.notifications.tasks.deliver" in worker.read_text()
 
 
-def test_a_fan_out_whose_message_is_lost_is_sent_again_by_the_sweep(worker, make_user):
+def test_a_fan_out_whose_message_is_lost_is_sent_again_by_the_sweep(
+    worker, worker_metrics, make_user
+):
     """A message the broker lost (here: sent to a queue no worker reads) stays in the
     ledger; once due, the worker's sweep sends it again and the pin reaches the feeds."""
     owner, fan = make_user("owner"), make_user("fan")
@@ -140,3 +161,4 @@ def test_a_fan_out_whose_message_is_lost_is_sent_again_by_the_sweep(worker, make
         assert time.monotonic() < deadline, broker.hgetall(ledger.TASKS)
         time.sleep(0.2)
     assert "sent again" in worker.read_text()
+    assert scrape(f"http://{worker_metrics}/metrics").total("pinboard_ledger_resends_total") == 1
