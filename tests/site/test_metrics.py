@@ -58,8 +58,8 @@ def test_a_page_and_a_fan_out_are_counted_by_route_host_pool_and_task(
     assert not missing(after, PAGE_FAMILIES)
     assert _grew(before, after, "pinboard_http_requests_total", route="profile", status="200")
     assert _grew(before, after, "pinboard_http_requests_total", route="unmatched", status="404")
-    host = next(iter(_hosts()))
-    assert _grew(before, after, "shardstore_sql_duration_seconds_count", host=host, kind="object")
+    sql = "shardstore_sql_duration_seconds_count"
+    assert any(_grew(before, after, sql, host=host, kind="object") for host in _hosts())
     assert _grew(before, after, "shardstore_sql_duration_seconds_count", kind="write")
     assert _grew(before, after, "shardstore_cache_lookups_total", pool="users")
     assert _grew(before, after, "pinboard_task_duration_seconds_count",
@@ -69,7 +69,9 @@ def test_a_page_and_a_fan_out_are_counted_by_route_host_pool_and_task(
 
 def test_a_statement_is_classed_by_the_kind_of_table_it_reads() -> None:
     meter = store_metrics.SqlMeter({"pins": "object", "board_has_pins": "mapping"})
-    assert meter.kind_of("SELECT local_id, data FROM db00042.pins WHERE local_id IN (1)") == "object"
+    assert (
+        meter.kind_of("SELECT local_id, data FROM db00042.pins WHERE local_id IN (1)") == "object"
+    )
     assert meter.kind_of("  select to_id from `db00001`.`board_has_pins` where 1") == "mapping"
     assert meter.kind_of("SELECT 1") == "other"
     assert meter.kind_of("INSERT INTO db00042.pins (local_id, data) VALUES (1, '{}')") == "write"
@@ -181,4 +183,3 @@ def test_a_metrics_bind_without_a_directory_is_refused_at_start(tmp_path: Path) 
             process.wait_ready()
     finally:
         process.stop()
-
