@@ -23,6 +23,7 @@ from django.test import Client
 
 from pinboard.catalog import CATALOG
 from pinboard.data_plane import cached_store
+from pinboard.ops.fleet_metrics import mysql_hosts
 from pinboard.ops.models import JournalEntry
 from pinboard.ops.queries import caches, workers
 from pinboard.ops.queries.probes import probe
@@ -160,6 +161,7 @@ def test_the_overview_shows_the_replica_its_state_and_lag(
         assert _eventually(lambda: probe(mysql(replica)).replication.lag_seconds == 0, 20)  # type: ignore[union-attr]
         page = text(staff.get("/ops/"))
         host_page = text(staff.get("/ops/hosts/MySQL001B/"))
+        metrics = _fleet_metrics()
     finally:
         store.set_topology(before)
     replica_row = re.search(r'href="/ops/hosts/MySQL001B/".*?</tr>', page, re.S)
@@ -174,6 +176,16 @@ def test_the_overview_shows_the_replica_its_state_and_lag(
     assert "masters no shard: it is a replica" in host_page
     # The source's commits do not wait for the replica: not backed up, and said so in red.
     assert "MySQL001A has no healthy replica: semi-sync is off" in page
+    # The same, in the metrics the monitoring host scrapes (pinboard/ops/fleet_metrics.py).
+    assert (
+        metrics[("pinboard_mysql_up", "MySQL001A")]
+        == metrics[("pinboard_mysql_up", "MySQL001B")]
+        == 1
+    )
+    assert metrics[("pinboard_mysql_replication_running", "MySQL001B")] == 1
+    assert 0 <= metrics[("pinboard_mysql_replication_lag_seconds", "MySQL001B")] < 5
+    assert metrics[("pinboard_mysql_pair_healthy", "MySQL001A")] == 0
+    assert ("pinboard_mysql_semi_sync_replicas", "MySQL001A") not in metrics  # semi-sync off
 
     _sql(replica, "SET GLOBAL rpl_semi_sync_slave_enabled = 1", "STOP SLAVE IO_THREAD")
     _sql(replica, "START SLAVE IO_THREAD")
@@ -182,12 +194,24 @@ def test_the_overview_shows_the_replica_its_state_and_lag(
     try:
         assert _eventually(lambda: probe(mysql(source)).look().semi_sync.replicas == 1, 20)  # type: ignore[union-attr]
         page = text(staff.get("/ops/"))
+        backed_up = _fleet_metrics()
     finally:
         store.set_topology(before)
         _sql(source, "SET GLOBAL rpl_semi_sync_master_enabled = 0")
     assert "has no healthy replica" not in page
+    assert backed_up[("pinboard_mysql_pair_healthy", "MySQL001A")] == 1
+    assert backed_up[("pinboard_mysql_semi_sync_replicas", "MySQL001A")] == 1
     pair_row = re.search(r"<th>Backed up</th>.*?</tr>.*?</tr>", page, re.S)
     assert pair_row is not None and '<td class="ok">yes</td>' in pair_row.group()
+
+
+def _fleet_metrics() -> dict[tuple[str, str], float]:
+    """Each MySQL sample of the fleet's metrics by (name, host or master)."""
+    return {
+        (sample.name, sample.labels.get("host") or sample.labels["master"]): sample.value
+        for family in mysql_hosts()
+        for sample in family.samples
+    }
 
 
 # -- memcached, Redis, Celery ----------------------------------------------------------
