@@ -8,10 +8,8 @@ plane's pools and Redis live inside this one.
 from __future__ import annotations
 
 import json
-import os
 import time
 
-import kombu.pools
 import pytest
 import redis
 from celery.app.routes import prepare as prepare_routes
@@ -19,55 +17,11 @@ from django.conf import settings
 
 from pinboard import celery_app, ledger
 from pinboard.boards.actions import create_board
-from pinboard.data_plane import cached_store, get_feeds, get_notifications
+from pinboard.data_plane import get_feeds, get_notifications
 from pinboard.follows.actions import follow_user
 from pinboard.likes.actions import like
 from pinboard.pins.actions import create_pin
-from tests.site.conftest import SiteServers
 from toolkit.images import image_upload
-from toolkit.site_processes import CeleryWorker
-
-
-@pytest.fixture
-def worker(tmp_path, site_servers: SiteServers, redis_server, data_plane):
-    """A `celery worker` process on the same shards, Redis and memcached as this process."""
-    topology = tmp_path / "topology.json"
-    topology.write_text(json.dumps(cached_store().topology.as_json()))
-    broker = f"redis://{redis_server.host}:{redis_server.port}/15"
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "pinboard.settings.dev",
-        "PINBOARD_VAR_DIR": str(tmp_path / "var"),
-        "PINBOARD_TOPOLOGY": str(topology),
-        "PINBOARD_REDIS_URL": site_servers.redis,
-        "PINBOARD_MEMCACHED": site_servers.memcached,
-        "PINBOARD_BROKER_URL": broker,
-        "PINBOARD_SEARCH_URL": site_servers.search,
-    }
-    process = CeleryWorker(env, tmp_path / "worker.log").start()
-    eager, previous_broker = celery_app.conf.task_always_eager, celery_app.conf.broker_url
-    celery_app.conf.task_always_eager = False
-    use_broker(broker)
-    try:
-        yield process.log
-    finally:
-        celery_app.conf.task_always_eager = eager
-        use_broker(previous_broker)
-        process.stop()
-
-
-def use_broker(url: str) -> None:
-    """Point this process's Celery app at the broker ``url``, with new connections.
-
-    Celery keeps the connection and producer pools of the broker it first used, and kombu
-    keeps every pool in process-wide groups keyed by broker URL, where a pool once closed
-    stays and is handed out again ("Acquire on closed pool"). So close and forget kombu's
-    pools, then Celery's references to them: the next task opens new ones for ``url``.
-    """
-    celery_app.conf.broker_url = url
-    kombu.pools.reset()
-    celery_app._pool = None
-    celery_app.amqp._producer_pool = None
 
 
 def test_a_new_pin_reaches_followers_feeds_through_a_worker(worker, make_user):
