@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import re
+import secrets
 import subprocess
 import sys
 import threading
@@ -92,7 +93,7 @@ def test_a_well_formed_client_id_comes_back(client: Client, sent: str) -> None:
 
 @pytest.mark.parametrize(
     "sent",
-    ["A" * 65, "has space", "semi;colon", 'quote"d', "caf\u00e9", "line\\nbreak", "{json}"],
+    ["A" * 65, "has space", "semi;colon", 'quote"d', "caf\u00e9", "line\nbreak", "{json}"],
 )
 def test_a_bad_client_id_is_replaced(client: Client, logged: Lines, sent: str) -> None:
     response = client.get("/", headers={"X-Request-ID": sent})
@@ -172,6 +173,35 @@ def test_json_settings_write_shardstore_records_to_standard_error_with_the_id() 
         [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
     )
     assert refused.returncode != 0 and "PINBOARD_LOG_FORMAT must be one of" in refused.stderr
+
+
+@pytest.mark.parametrize(
+    ("settings_module", "chosen", "expected"),
+    [
+        ("pinboard.settings.prod", None, "json JsonFormatter"),
+        ("pinboard.settings.prod", "text", "text TextFormatter"),
+        ("pinboard.settings.dev", None, "text TextFormatter"),
+        ("pinboard.settings.dev", "JSON", "json JsonFormatter"),
+    ],
+)
+def test_production_logs_json_unless_told_and_the_embedded_default_text(
+    tmp_path: Path, settings_module: str, chosen: str | None, expected: str
+) -> None:
+    code = (
+        "from django.conf import settings;"
+        "print(settings.LOG_FORMAT, settings.LOGGING['formatters']['site']['()'].__name__)"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PINBOARD_", "DJANGO_"))}
+    env |= {
+        "DJANGO_SETTINGS_MODULE": settings_module,
+        "PINBOARD_VAR_DIR": str(tmp_path),
+        "PINBOARD_SECRET_KEY": secrets.token_urlsafe(48),
+        **({"PINBOARD_LOG_FORMAT": chosen} if chosen else {}),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert done.stdout.strip() == expected, done.stderr
 
 
 # -- into the tasks ------------------------------------------------------------------

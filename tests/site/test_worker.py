@@ -1,5 +1,5 @@
 """A real Celery worker on a real Redis broker fans a new pin out to followers' feeds, and
-delivers notifications.
+delivers notifications (the ``worker`` fixture is in conftest.py).
 
 Only on the site's ``servers`` plane: the worker is another process, and the embedded
 plane's pools and Redis live inside this one.
@@ -15,7 +15,7 @@ import redis
 from celery.app.routes import prepare as prepare_routes
 from django.conf import settings
 
-from pinboard import celery_app, ledger
+from pinboard import celery_app, ledger, request_id
 from pinboard.boards.actions import create_board
 from pinboard.data_plane import get_feeds, get_notifications
 from pinboard.follows.actions import follow_user
@@ -71,7 +71,8 @@ def test_a_fan_out_whose_message_is_lost_is_sent_again_by_the_sweep(worker, make
     router = celery_app.amqp.router  # (made once: the setting is read no more)
     routes, router.routes = router.routes, prepare_routes({"pinboard.feeds.tasks.fan_out_pin": {"queue": "lost"}})  # fmt: skip
     try:
-        pin = create_pin(owner["id"], board["id"], image_upload(), "Its message is lost")
+        with request_id.bound("lost-request"):  # as if queued by a request
+            pin = create_pin(owner["id"], board["id"], image_upload(), "Its message is lost")
     finally:
         router.routes = routes
     written = {  # the fan-out's (the pin's search task is the worker's as usual)
@@ -94,3 +95,9 @@ def test_a_fan_out_whose_message_is_lost_is_sent_again_by_the_sweep(worker, make
         assert time.monotonic() < deadline, broker.hgetall(ledger.TASKS)
         time.sleep(0.2)
     assert "sent again" in worker.read_text()
+    # The task sent again carries the ID of the request that queued it (kept in the ledger).
+    lines = [json.loads(line) for line in worker.read_text().splitlines() if line.startswith("{")]
+    assert any(
+        line.get("request_id") == "lost-request" and "fan_out_pin" in line["message"]
+        for line in lines
+    )
