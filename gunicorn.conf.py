@@ -60,20 +60,11 @@ access_log_format = '%({x-real-ip}i)s %(h)s "%(r)s" %(s)s %(B)s %(D)s "%(f)s" "%
 _metrics_bind = os.environ.get("PINBOARD_METRICS_BIND") or None
 
 
-def on_starting(server):
-    if _metrics_bind:
-        if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-            raise RuntimeError("PINBOARD_METRICS_BIND needs PROMETHEUS_MULTIPROC_DIR (a directory)")
-        from pinboard import metrics
-
-        metrics.clear_files(os.environ["PROMETHEUS_MULTIPROC_DIR"])
-
-
-def when_ready(server):
+def when_ready(server):  # (before the first worker is forked)
     if _metrics_bind:
         from pinboard import metrics
 
-        metrics.serve(_metrics_bind)
+        metrics.serve_group(_metrics_bind)
 
 
 def child_exit(server, worker):

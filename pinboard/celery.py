@@ -1,12 +1,22 @@
-"""The Celery app: fan-out of new pins to home feeds, graph rebuild and repair jobs."""
+"""The Celery app: fan-out of new pins to home feeds, graph rebuild and repair jobs.
 
+A task queued while a request (or another task) is served carries that request's ID in a
+header of its message and binds it while it runs (``pinboard/request_id.py``), so its log
+lines carry it; a worker logs as the site does (Django's ``LOGGING``), not as Celery would.
+"""
+
+import logging
+import logging.config
 import os
 import time
 from collections.abc import Callable
+from contextvars import Token
 from typing import Any
 
 from celery import Celery
 from celery.signals import (
+    before_task_publish,
+    setup_logging,
     task_postrun,
     task_prerun,
     task_retry,
@@ -16,8 +26,9 @@ from celery.signals import (
     worker_ready,
 )
 
+from . import request_id
 from .ledger import Sweep
-from .metrics import TASK_RETRIES, TASK_SECONDS, clear_files, process_gone, serve
+from .metrics import TASK_RETRIES, TASK_SECONDS, process_gone, serve_group
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pinboard.settings.dev")
 
@@ -66,11 +77,47 @@ def _serve_metrics(**_: object) -> None:
     if settings.METRICS_BIND:
         from .ops.fleet_metrics import FleetCollector
 
-        directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
-        if not directory:
-            raise RuntimeError("PINBOARD_METRICS_BIND needs PROMETHEUS_MULTIPROC_DIR (a directory)")
-        clear_files(directory)
-        serve(settings.METRICS_BIND, FleetCollector(app))
+        serve_group(settings.METRICS_BIND, FleetCollector(app))
+
+
+@before_task_publish.connect
+def _send_request_id(headers: dict[str, Any] | None = None, **_: object) -> None:
+    """A task queued while a request or task is served carries its ID (one it was given
+    already, as by the ledger's sweep, stays)."""
+    current = request_id.current()
+    if headers is not None and current is not None:
+        headers.setdefault(request_id.TASK_HEADER, current)
+
+
+@task_prerun.connect
+def _bind_request_id(task_id: str | None = None, task: Any = None, **_: object) -> None:
+    """The task's lines carry the ID its message brought; a task run eagerly, in the
+    request that queued it, keeps the request's."""
+    sent = getattr(getattr(task, "request", None), request_id.TASK_HEADER, None)
+    if not request_id.well_formed(sent):
+        sent = request_id.current()
+    _request_ids[task_id] = request_id.bind(sent)
+
+
+@task_postrun.connect
+def _unbind_request_id(task_id: str | None = None, **_: object) -> None:
+    token = _request_ids.pop(task_id, None)
+    if token is not None:
+        request_id.unbind(token)
+
+
+_request_ids: dict[str | None, Token[str | None]] = {}
+
+
+@setup_logging.connect
+def _log_as_the_site(loglevel: int | str | None = None, **_: object) -> None:
+    """A worker logs through the site's ``LOGGING`` (JSON lines with the request ID, or plain
+    text) at the level of its ``--loglevel``, instead of Celery's own handlers."""
+    from django.conf import settings
+
+    logging.config.dictConfig(settings.LOGGING)
+    if loglevel:
+        logging.getLogger().setLevel(loglevel)
 
 
 @worker_process_init.connect

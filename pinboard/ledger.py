@@ -32,6 +32,7 @@ from celery import Task, bootsteps, shared_task
 
 from shardstore import ShardUnavailable, WriteConflict
 
+from . import request_id
 from .metrics import LEDGER_RESENDS
 
 log = logging.getLogger(__name__)
@@ -123,9 +124,14 @@ def ledgered_task(
 
 
 def write(client: redis.Redis, task_id: str, name: str, args: Any, kwargs: Any, due: float) -> None:
-    task = json.dumps({"name": name, "args": list(args or ()), "kwargs": dict(kwargs or {})})
+    """Write the task down, with the ID of the request that queued it (a task sent again
+    carries it on)."""
+    task: dict[str, Any] = {"name": name, "args": list(args or ()), "kwargs": dict(kwargs or {})}
+    if request_id.current() is not None:
+        task["request_id"] = request_id.current()
+    text = json.dumps(task)
     with client.pipeline(transaction=True) as pipe:
-        pipe.hset(TASKS, task_id, task)
+        pipe.hset(TASKS, task_id, text)
         pipe.zadd(DUE, {task_id: due})
         pipe.execute()
 
@@ -156,7 +162,11 @@ def sweep(app: Any, *, now: float | None = None) -> int:
     for task_id, raw in zip(taken[::2], taken[1::2], strict=True):
         task = json.loads(raw)
         log.warning("task %s (%s) not done in time: sent again", task_id.decode(), task["name"])
-        app.send_task(task["name"], task["args"], task["kwargs"], task_id=task_id.decode())
+        sent_for = task.get("request_id")
+        headers = {request_id.TASK_HEADER: sent_for} if sent_for else None
+        app.send_task(
+            task["name"], task["args"], task["kwargs"], task_id=task_id.decode(), headers=headers
+        )
         LEDGER_RESENDS.inc()
     return len(taken) // 2
 

@@ -85,9 +85,15 @@ def registry(*extra: Collector) -> CollectorRegistry:
     return shown
 
 
-def serve(bind: str, *extra: Collector) -> tuple[Any, Any]:
-    """Serve ``/metrics`` on ``bind`` (``host:port``) from a thread of this process;
-    returns the server and its thread."""
+def serve_group(bind: str, *extra: Collector) -> tuple[Any, Any]:
+    """Serve a process group's ``/metrics`` on ``bind`` (``host:port``) from a thread of
+    its main process, the group's directory emptied first; returns the server and its
+    thread. Refused without a multiprocess directory: the group's processes would each
+    count alone, and the page would show only this one's."""
+    directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if not directory:
+        raise RuntimeError("PINBOARD_METRICS_BIND needs PROMETHEUS_MULTIPROC_DIR (a directory)")
+    clear_files(directory)
     host, _, port = bind.rpartition(":")
     return start_http_server(int(port), host or "127.0.0.1", registry=registry(*extra))
 

@@ -17,6 +17,7 @@ READERS = {
     "shardstore/cli.py": "the library's command line",
     "shardstore/control/plans.py": "the fault injector's stop after a step",
     "pinboard/celery.py": "DJANGO_SETTINGS_MODULE's default",
+    "pinboard/metrics.py": "prometheus_client's PROMETHEUS_MULTIPROC_DIR",
     "pinboard/wsgi.py": "DJANGO_SETTINGS_MODULE's default",
     "manage.py": "DJANGO_SETTINGS_MODULE's default",
 }

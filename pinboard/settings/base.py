@@ -8,6 +8,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue
 
+from pinboard.logs import logging_config
 from shardstore.control.documents import CACHE_POOLS
 
 from . import environment
@@ -40,6 +41,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "pinboard.request_log.RequestLogMiddleware",  # the request's ID, its access-log line
     "pinboard.metrics.MetricsMiddleware",  # every request counted and timed, by route
     "pinboard.data_plane.DataPlaneMiddleware",  # one version of the config per request
     "django.middleware.security.SecurityMiddleware",
@@ -52,6 +54,12 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     "pinboard.ratelimit.RateLimitMiddleware",  # every write and search, before its view
 ]
+
+# Logs: one line a record on standard error, JSON or plain text, each carrying the ID of
+# the request (or task) it was logged for (pinboard/logs.py). Plain text unless
+# PINBOARD_LOG_FORMAT says otherwise; production's default is JSON (settings/prod.py).
+LOG_FORMAT = environment.LOG_FORMAT or "text"
+LOGGING = logging_config(LOG_FORMAT)
 
 ROOT_URLCONF = "pinboard.urls"
 WSGI_APPLICATION = "pinboard.wsgi.application"

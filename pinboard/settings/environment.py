@@ -31,6 +31,14 @@ def _list(name: str, default: str = "") -> list[str]:
     return [item.strip() for item in (os.environ.get(name) or default).split(",") if item.strip()]
 
 
+def _choice(name: str, choices: tuple[str, ...]) -> str | None:
+    """One of ``choices`` (case aside), or None where the variable is unset or empty."""
+    value = (os.environ.get(name) or "").strip().lower()
+    if value and value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(choices)}, not {value!r}")
+    return value or None
+
+
 def _rate_limits(name: str) -> dict[str, tuple[int, int]]:
     """``scope=count/seconds,...``: rate limits that replace the defaults' (settings.base)."""
     limits = {}
@@ -50,6 +58,8 @@ ALLOWED_HOSTS = _list("PINBOARD_ALLOWED_HOSTS", "127.0.0.1,localhost")
 CONTROL_DATABASE = _text("PINBOARD_CONTROL_DATABASE")
 API_TOKEN_SECONDS = _whole_number("PINBOARD_API_TOKEN_SECONDS", 30 * 24 * 3600)
 RATE_LIMITS = _rate_limits("PINBOARD_RATE_LIMITS")
+#: The logs' format (pinboard/logs.py); unset, each settings module has its default.
+LOG_FORMAT = _choice("PINBOARD_LOG_FORMAT", ("json", "text"))
 
 # The data plane.
 TOPOLOGY = _text("PINBOARD_TOPOLOGY")

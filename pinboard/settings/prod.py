@@ -3,12 +3,18 @@
 The README's table of environment variables says which production needs.
 """
 
+from pinboard.logs import logging_config
+
 from . import environment
 from .base import *  # noqa: F403
 from .base import CONTENT_SECURITY_POLICY
 from .secret import production_key
 
 SECRET_KEY = production_key(environment.SECRET_KEY)  # refuses a weak or published key
+
+# JSON lines for the log collector, unless PINBOARD_LOG_FORMAT=text.
+LOG_FORMAT = environment.LOG_FORMAT or "json"
+LOGGING = logging_config(LOG_FORMAT)
 
 # HTTPS only. TLS ends at the load balancer, which forwards plain HTTP with
 # X-Forwarded-Proto; the app servers must be reachable only through it, or a

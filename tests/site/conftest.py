@@ -9,8 +9,8 @@
   shard databases on MariaDB over two hosts, memcached pools, the follower
   graph and home feeds on Redis. Under ``CI=true`` a missing server fails.
 
-Celery runs tasks eagerly in both; tests/site/test_worker.py starts a real
-worker (``servers`` only: it shares the plane with another process). The plane
+Celery runs tasks eagerly in both; the ``worker`` fixture starts a real worker
+(``servers`` only: it shares the plane with another process). The plane
 is shared by the whole run, like a real deployment; tests make their own
 pinners with fresh names instead of expecting an empty store.
 """
@@ -18,17 +18,28 @@ pinners with fresh names instead of expecting an empty store.
 from __future__ import annotations
 
 import itertools
+import json
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+import kombu.pools
 import pytest
 from django.conf import settings
 
+from pinboard import celery_app
 from pinboard.boards.actions import create_board
 from pinboard.catalog import CATALOG
-from pinboard.data_plane import POOLS, DataPlane, build, topology_from_settings, use
+from pinboard.data_plane import (
+    POOLS,
+    DataPlane,
+    build,
+    cached_store,
+    topology_from_settings,
+    use,
+)
 from pinboard.pins.actions import create_pin
 from pinboard.pins.queries import board_pins_page
 from pinboard.search import plane as search_plane
@@ -38,6 +49,8 @@ from shardstore import Store, Topology, init_shards
 from shardstore.cache import CachePool, LocalMemory, LocalPool, MemcachePool
 from shardstore.redis_shards import RedisTopology
 from toolkit.images import image_upload
+from toolkit.processes import HOST, free_port
+from toolkit.site_processes import CeleryWorker
 
 _names = itertools.count(1)
 
@@ -109,6 +122,65 @@ def data_plane(request: pytest.FixtureRequest) -> Iterator[DataPlane]:
     yield plane
     use(previous)
     plane.close()
+
+
+@pytest.fixture
+def worker_metrics() -> str:
+    """Where the ``worker`` serves its metrics."""
+    return f"{HOST}:{free_port()}"
+
+
+@pytest.fixture
+def worker(
+    tmp_path: Path,
+    site_servers: SiteServers,
+    redis_server: Any,
+    data_plane: DataPlane,
+    worker_metrics: str,
+) -> Iterator[Path]:
+    """A `celery worker` process on the same shards, Redis and memcached as this process,
+    logging JSON lines as in production and serving its metrics at ``worker_metrics``;
+    this process queues to it. Yields its log."""
+    topology = tmp_path / "topology.json"
+    topology.write_text(json.dumps(cached_store().topology.as_json()))
+    broker = f"redis://{redis_server.host}:{redis_server.port}/15"
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "pinboard.settings.dev",
+        "PINBOARD_VAR_DIR": str(tmp_path / "var"),
+        "PINBOARD_TOPOLOGY": str(topology),
+        "PINBOARD_REDIS_URL": site_servers.redis,
+        "PINBOARD_MEMCACHED": site_servers.memcached,
+        "PINBOARD_BROKER_URL": broker,
+        "PINBOARD_SEARCH_URL": site_servers.search,
+        "PINBOARD_LOG_FORMAT": "json",
+        "PINBOARD_METRICS_BIND": worker_metrics,
+        "PROMETHEUS_MULTIPROC_DIR": str(tmp_path),
+    }
+    process = CeleryWorker(env, tmp_path / "worker.log").start()
+    eager, previous_broker = celery_app.conf.task_always_eager, celery_app.conf.broker_url
+    celery_app.conf.task_always_eager = False
+    use_broker(broker)
+    try:
+        yield process.log
+    finally:
+        celery_app.conf.task_always_eager = eager
+        use_broker(previous_broker)
+        process.stop()
+
+
+def use_broker(url: str) -> None:
+    """Point this process's Celery app at the broker ``url``, with new connections.
+
+    Celery keeps the connection and producer pools of the broker it first used, and kombu
+    keeps every pool in process-wide groups keyed by broker URL, where a pool once closed
+    stays and is handed out again ("Acquire on closed pool"). So close and forget kombu's
+    pools, then Celery's references to them: the next task opens new ones for ``url``.
+    """
+    celery_app.conf.broker_url = url
+    kombu.pools.reset()
+    celery_app._pool = None
+    celery_app.amqp._producer_pool = None
 
 
 @pytest.fixture(scope="session", autouse=True)

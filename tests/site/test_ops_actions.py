@@ -160,7 +160,7 @@ def test_a_confirmed_action_runs_on_a_worker_not_in_the_request(
 
     from pinboard import celery_app
     from pinboard.ops.tasks import run_action
-    from tests.site.test_worker import use_broker
+    from tests.site.conftest import use_broker
 
     broker = f"{redis_server.url.rsplit('/', 1)[0]}/14"
     queue = redis.Redis.from_url(broker)

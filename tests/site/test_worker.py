@@ -1,5 +1,5 @@
 """A real Celery worker on a real Redis broker fans a new pin out to followers' feeds, and
-delivers notifications.
+delivers notifications (the ``worker`` fixture is in conftest.py).
 
 Only on the site's ``servers`` plane: the worker is another process, and the embedded
 plane's pools and Redis live inside this one.
@@ -8,77 +8,21 @@ plane's pools and Redis live inside this one.
 from __future__ import annotations
 
 import json
-import os
 import time
 
-import kombu.pools
 import pytest
 import redis
 from celery.app.routes import prepare as prepare_routes
 from django.conf import settings
 
-from pinboard import celery_app, ledger
+from pinboard import celery_app, ledger, request_id
 from pinboard.boards.actions import create_board
 from pinboard.data_plane import cached_store, get_feeds, get_notifications
 from pinboard.follows.actions import follow_user
 from pinboard.likes.actions import like
 from pinboard.pins.actions import create_pin
-from tests.site.conftest import SiteServers
 from tests.site.scrape import scrape
 from toolkit.images import image_upload
-from toolkit.processes import HOST, free_port
-from toolkit.site_processes import CeleryWorker
-
-
-@pytest.fixture
-def worker_metrics() -> str:
-    """Where the worker serves its metrics."""
-    return f"{HOST}:{free_port()}"
-
-
-@pytest.fixture
-def worker(tmp_path, site_servers: SiteServers, redis_server, data_plane, worker_metrics):
-    """A `celery worker` process on the same shards, Redis and memcached as this process,
-    serving its metrics at ``worker_metrics``."""
-    topology = tmp_path / "topology.json"
-    topology.write_text(json.dumps(cached_store().topology.as_json()))
-    broker = f"redis://{redis_server.host}:{redis_server.port}/15"
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "pinboard.settings.dev",
-        "PINBOARD_VAR_DIR": str(tmp_path / "var"),
-        "PINBOARD_TOPOLOGY": str(topology),
-        "PINBOARD_REDIS_URL": site_servers.redis,
-        "PINBOARD_MEMCACHED": site_servers.memcached,
-        "PINBOARD_BROKER_URL": broker,
-        "PINBOARD_SEARCH_URL": site_servers.search,
-        "PINBOARD_METRICS_BIND": worker_metrics,
-        "PROMETHEUS_MULTIPROC_DIR": str(tmp_path),
-    }
-    process = CeleryWorker(env, tmp_path / "worker.log").start()
-    eager, previous_broker = celery_app.conf.task_always_eager, celery_app.conf.broker_url
-    celery_app.conf.task_always_eager = False
-    use_broker(broker)
-    try:
-        yield process.log
-    finally:
-        celery_app.conf.task_always_eager = eager
-        use_broker(previous_broker)
-        process.stop()
-
-
-def use_broker(url: str) -> None:
-    """Point this process's Celery app at the broker ``url``, with new connections.
-
-    Celery keeps the connection and producer pools of the broker it first used, and kombu
-    keeps every pool in process-wide groups keyed by broker URL, where a pool once closed
-    stays and is handed out again ("Acquire on closed pool"). So close and forget kombu's
-    pools, then Celery's references to them: the next task opens new ones for ``url``.
-    """
-    celery_app.conf.broker_url = url
-    kombu.pools.reset()
-    celery_app._pool = None
-    celery_app.amqp._producer_pool = None
 
 
 def test_a_new_pin_reaches_followers_feeds_through_a_worker(worker, worker_metrics, make_user):
@@ -138,7 +82,8 @@ def test_a_fan_out_whose_message_is_lost_is_sent_again_by_the_sweep(
     router = celery_app.amqp.router  # (made once: the setting is read no more)
     routes, router.routes = router.routes, prepare_routes({"pinboard.feeds.tasks.fan_out_pin": {"queue": "lost"}})  # fmt: skip
     try:
-        pin = create_pin(owner["id"], board["id"], image_upload(), "Its message is lost")
+        with request_id.bound("lost-request"):  # as if queued by a request
+            pin = create_pin(owner["id"], board["id"], image_upload(), "Its message is lost")
     finally:
         router.routes = routes
     written = {  # the fan-out's (the pin's search task is the worker's as usual)
@@ -161,4 +106,10 @@ def test_a_fan_out_whose_message_is_lost_is_sent_again_by_the_sweep(
         assert time.monotonic() < deadline, broker.hgetall(ledger.TASKS)
         time.sleep(0.2)
     assert "sent again" in worker.read_text()
+    # The task sent again carries the ID of the request that queued it (kept in the ledger).
+    lines = [json.loads(line) for line in worker.read_text().splitlines() if line.startswith("{")]
+    assert any(
+        line.get("request_id") == "lost-request" and "fan_out_pin" in line["message"]
+        for line in lines
+    )
     assert scrape(f"http://{worker_metrics}/metrics").total("pinboard_ledger_resends_total") == 1

@@ -163,6 +163,8 @@ class BringUp:
             "PINBOARD_BROKER_URL": f"redis://{HOST}:{port('broker')}/0",
             "PINBOARD_VAR_DIR": str(self.cluster.directory / "site"),
             "PINBOARD_ALLOWED_HOSTS": f"{HOST},localhost",
+            # JSON lines with each request's ID, as in production (pinboard/logs.py).
+            "PINBOARD_LOG_FORMAT": "json",
             "PINBOARD_SECRET_KEY": self.cluster.secrets["secret_key"],
             # As in production, the shard map holds no password: the site logs in as this.
             "PINBOARD_MYSQL_LOGIN": f"{mysql.APP_USER}:{self.cluster.secrets['pinboard']}",
