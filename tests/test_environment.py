@@ -72,7 +72,7 @@ def test_unset_and_set_variables_reach_the_settings() -> None:
         "from django.conf import settings; import django; django.setup();"
         "print(settings.SHARDSTORE['CACHE_POOLS']['pins'], settings.CACHES['sessions']['BACKEND'],"
         " settings.CACHES['sessions'].get('KEY_PREFIX'), settings.CELERY_TASK_ALWAYS_EAGER,"
-        " settings.API_TOKEN_SECONDS)"
+        " settings.API_TOKEN_SECONDS, settings.CACHES['ratelimit']['LOCATION'])"
     )
 
     def settings_with(**env: str) -> str:
@@ -87,14 +87,25 @@ def test_unset_and_set_variables_reach_the_settings() -> None:
         )
         return out.stdout.strip()
 
-    assert settings_with() == ("[] django.core.cache.backends.locmem.LocMemCache None True 2592000")
+    locmem = "django.core.cache.backends.locmem.LocMemCache"
+    assert settings_with() == f"[] {locmem} None True 2592000 ratelimit"
     found = settings_with(
         PINBOARD_MEMCACHED="10.0.0.1:11211,10.0.0.2:11211",
         PINBOARD_MEMCACHED_PINS="10.0.0.3:11211",
         PINBOARD_BROKER_URL="redis://10.0.0.4:6379/1",
         PINBOARD_API_TOKEN_SECONDS="3600",
     )
-    assert found == ("['10.0.0.3:11211'] pinboard.cache_backend.PoolCache sessions False 3600")
+    assert found == f"['10.0.0.3:11211'] {locmem} None False 3600 ratelimit"  # never memcached
+    graph = settings_with(PINBOARD_REDIS_URL="redis://10.0.0.5:6379/0")
+    assert (
+        graph
+        == "[] pinboard.cache_backend.RedisCache sessions True 2592000 redis://10.0.0.5:6379/0"
+    )
+    own = settings_with(
+        PINBOARD_REDIS_URL="redis://10.0.0.5:6379/0",
+        PINBOARD_SESSIONS_REDIS_URL="redis://10.0.0.6:6379/1",
+    )
+    assert own.endswith(" redis://10.0.0.6:6379/1")
 
 
 def test_rate_limits_from_the_environment_replace_the_defaults() -> None:

@@ -1,14 +1,15 @@
-"""``/healthz`` and ``/readyz``: is the process up, and which config it serves.
+"""``/healthz`` and ``/readyz``: is the process up, and may it take requests.
 
 ``/healthz`` (liveness) answers anyone, and says only that the process is up: nothing
-about where its config comes from or what it serves. ``/readyz`` (readiness) is for the
-load balancer's health check and the tests of config propagation: which version of each
-config document the process serves and whether it follows its config source, under a
-random name of the process (not its pid), so a test can see every worker of a server
-switch to a new version. It never names the source itself (``zk://hosts/root`` would
-map the cluster), and in production the load balancer answers ``/readyz`` from the
-internet with a 404 of its own (infra/terraform/modules/web); the console shows the rest
-to staff.
+about where its config comes from or what it serves. ``/readyz`` (readiness) is the load
+balancer's health check: 200 when the process serves a valid shard map and reaches its
+MySQL hosts, else 503 with a short ``reason`` (``readiness.py``). It also says, for the
+tests of config propagation, which version of each config document the process serves
+and whether it follows its config source, under a random name of the process (not its
+pid), so a test can see every worker of a server switch to a new version. It never
+names the source itself (``zk://hosts/root`` would map the cluster) nor a host's
+address, and in production the load balancer answers ``/readyz`` from the internet with
+a 404 of its own (infra/terraform/modules/web); the console shows the rest to staff.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 from django.http import HttpRequest, JsonResponse
 
 from ..data_plane import follower_status, plane
+from .readiness import NO_MAP, not_ready
 
 _names: dict[int, str] = {}
 
@@ -47,7 +49,14 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 
 def readyz(request: HttpRequest) -> JsonResponse:
-    return _uncached(JsonResponse(report()))
+    reason = not_ready()
+    if reason == NO_MAP:  # nothing to report but that
+        body: dict[str, Any] = {"ok": False, "process": process_name(), "config": {}}
+        body["source"] = None
+    else:
+        body = report()
+    body["ok"], body["reason"] = reason is None, reason
+    return _uncached(JsonResponse(body, status=200 if reason is None else 503))
 
 
 def _uncached(response: JsonResponse) -> JsonResponse:

@@ -11,6 +11,7 @@ from kombu import Queue
 from pinboard.logs import logging_config
 from shardstore.control.documents import CACHE_POOLS
 
+from ..cache_backend import redis_cache
 from . import environment
 from .environment import BASE_DIR, VAR_DIR
 
@@ -119,11 +120,11 @@ DATABASES = {"default": control_database(environment.CONTROL_DATABASE)}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Pinner sessions live on the server, so logging out (or changing the password) ends
-# them: a copied cookie is dead afterwards. They are kept in their own cache (memcached
-# in production, process memory in the embedded default) rather than in the control
-# database: every page reads its session, and a memcached get keeps the control plane
-# off the request path; expiry is memcached's, with no table to sweep. The price: a
-# restart of the sessions' memcached logs pinners out.
+# them: a copied cookie is dead afterwards. They are kept in their own cache, on Redis
+# with its append-only file (PINBOARD_SESSIONS_REDIS_URL; process memory in the embedded
+# default), rather than in the control database: every page reads its session, and a
+# Redis get keeps the control plane off the request path; expiry is Redis's, with no
+# table to sweep. A restart of Redis (or of any memcached) logs no one out.
 SESSION_ENGINE = "pinboard.sessions"  # Django's cache sessions; see pinboard/sessions.py
 SESSION_CACHE_ALIAS = "sessions"
 SESSION_COOKIE_HTTPONLY = True
@@ -173,17 +174,11 @@ CONTENT_SECURITY_POLICY = {
 
 
 def _cache(name: str) -> dict[str, object]:
-    """A Django cache on memcached servers (``environment.memcached``), else in local memory
-    (one process only: the embedded default)."""
-    servers = environment.memcached(name)
-    if servers:
-        # Not Django's PyMemcacheCache: see pinboard/cache_backend.py (a server down is a
-        # miss, never a 500; what it missed is replayed before it serves again).
-        return {
-            "BACKEND": "pinboard.cache_backend.PoolCache",
-            "LOCATION": servers,
-            "KEY_PREFIX": name,
-        }
+    """A Django cache on the sessions' Redis (``cache_backend.RedisCache``), else in local
+    memory (one process only: the embedded default)."""
+    url = environment.SESSIONS_REDIS_URL or environment.REDIS_URL
+    if url:
+        return redis_cache(url, name)
     # Django's default of 300 entries would evict live sessions and rate-limit counters.
     return {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
@@ -193,9 +188,10 @@ def _cache(name: str) -> dict[str, object]:
 
 
 # Django's caches: "ratelimit" counts attempts per client address, "sessions" holds
-# pinners' sessions. Django requires a "default"; nothing of the site's uses it, so it
-# stays in process memory. (The shard store's cache pools are not Django caches:
-# SHARDSTORE["CACHE_POOLS"] below.)
+# pinners' sessions, both on the Redis PINBOARD_SESSIONS_REDIS_URL names (by default the
+# follower graph's PINBOARD_REDIS_URL; keys apart under their prefixes). Django requires a
+# "default"; nothing of the site's uses it, so it stays in process memory. (The shard
+# store's cache pools are not Django caches: SHARDSTORE["CACHE_POOLS"] below.)
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     "ratelimit": _cache("ratelimit"),

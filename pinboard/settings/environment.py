@@ -69,10 +69,12 @@ FENCE_COMMAND = _text("PINBOARD_FENCE_COMMAND")
 MYSQL_REPLICATION = _text("PINBOARD_MYSQL_REPLICATION")
 REDIS_URL = _text("PINBOARD_REDIS_URL")
 REDIS_TOPOLOGY = _text("PINBOARD_REDIS_TOPOLOGY")
+#: Pinners' sessions and rate-limit counts (settings.base falls back on REDIS_URL).
+SESSIONS_REDIS_URL = _text("PINBOARD_SESSIONS_REDIS_URL")
 
 
 def memcached(pool: str) -> list[str]:
-    """A cache's memcached servers: ``PINBOARD_MEMCACHED_<POOL>``, else ``PINBOARD_MEMCACHED``
+    """A cache pool's memcached servers: ``PINBOARD_MEMCACHED_<POOL>``, else ``PINBOARD_MEMCACHED``
     ("host:port,host:port"); none means process memory."""
     return _list(f"PINBOARD_MEMCACHED_{pool.upper()}") or _list("PINBOARD_MEMCACHED")
 

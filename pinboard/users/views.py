@@ -3,6 +3,7 @@ profile, followers, following and likes."""
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from django.contrib import messages
@@ -11,6 +12,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from .. import ratelimit
+from ..cache_backend import CacheUnreachable
 from ..errors import DomainError, InvalidField
 from ..feeds.queries import home_feed, recent_pins
 from ..follows.queries import followed_among, followers_page, following_page, follows_user
@@ -101,7 +103,13 @@ def login(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 def logout(request: HttpRequest) -> HttpResponse:
-    log_out(request)
+    try:
+        log_out(request)
+    except CacheUnreachable:  # the session lives on: say so rather than pretend
+        message = "You are still logged in: we could not end your session just now."
+        response = render(request, "503.html", {"message": message}, status=503)
+        response["Retry-After"] = "5"
+        return response
     return redirect("landing")
 
 
@@ -188,7 +196,8 @@ def delete(request: HttpRequest) -> HttpResponse:
         delete_account(pinner["id"], request.POST.get("password"))
     except DomainError as error:
         return _settings_refused(request, error, "delete")
-    log_out(request)
+    with contextlib.suppress(CacheUnreachable):  # its sessions end with the account anyway
+        log_out(request)
     messages.success(request, "Your account is deleted.")
     return redirect("landing")
 

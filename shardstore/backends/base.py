@@ -301,6 +301,12 @@ class Backend(ABC):
     def create_shard(self, shard_id: int, tables: TableSet) -> None:
         """Create the shard's database and every table if missing (idempotent)."""
 
+    @abstractmethod
+    def probe(self, timeout: float) -> str | None:
+        """Why the host cannot serve now, or None if it can: a cheap check, answered
+        within about ``timeout`` seconds, that never waits on a request's connection. The
+        reason names no address."""
+
     # -- sessions -----------------------------------------------------------
 
     def session(

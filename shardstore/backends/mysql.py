@@ -7,6 +7,7 @@ all the shards of a host without a ``USE`` round trip.
 
 from __future__ import annotations
 
+import math
 import select
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -91,6 +92,22 @@ class MySQLBackend(Backend):
 
     def _connect(self, key: Any) -> Any:
         return MySQLdb.connect(**self._params)
+
+    def probe(self, timeout: float) -> str | None:
+        """A connection of its own (whole seconds, as MySQL counts them) and ``SELECT 1``."""
+        seconds = max(1, math.ceil(timeout))
+        limits = {"connect_timeout": seconds, "read_timeout": seconds, "write_timeout": seconds}
+        try:
+            connection = MySQLdb.connect(**{**self._params, **limits})
+            try:
+                cursor = connection.cursor()
+                cursor.execute("SELECT 1")
+                cursor.fetchall()
+            finally:
+                connection.close()
+        except MySQLdb.Error as exc:  # the code only: the message names the address
+            return f"MySQL error {_code(exc) or 'without a code'}"
+        return None
 
     def _render_params(self, sql: str) -> str:
         return sql

@@ -62,6 +62,10 @@ class SQLiteBackend(Backend):
         connection.execute("PRAGMA synchronous=NORMAL")
         return connection
 
+    def probe(self, timeout: float) -> str | None:
+        """Reachable while its directory is there (each shard's file is opened on use)."""
+        return None if self.directory.is_dir() else "its directory is not there"
+
     def _render_params(self, sql: str) -> str:
         return sql.replace("%s", "?")
 

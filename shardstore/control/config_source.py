@@ -154,6 +154,19 @@ def next_version(
     return documents.validate(name, {**document, "version": current + 1})
 
 
+#: The history entry of a document that was in place before anything was published
+#: through a source (written by hand): it is kept at the first publish after it.
+FOUND_AUTHOR = "(unknown)"
+FOUND_REASON = "in place before the first publish (not published through the tool)"
+
+
+def found_revision(name: str, document: Mapping[str, Any]) -> Revision:
+    """A document found in place with no history entry for its version, as that entry: the
+    first publish after it keeps it, so that ``topology diff`` and ``rollback`` reach it."""
+    version = int(document.get("version", 0))
+    return Revision(name, version, dict(document), FOUND_AUTHOR, now(), FOUND_REASON)
+
+
 def check_reason(author: str, reason: str) -> None:
     if not author.strip() or not reason.strip():
         raise ConfigError("publishing needs an author and a reason")

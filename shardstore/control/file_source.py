@@ -20,6 +20,7 @@ from .config_source import (
     Revision,
     Watcher,
     check_reason,
+    found_revision,
     next_version,
     now,
     process_node_name,
@@ -105,6 +106,9 @@ class FileSource:
             revision = Revision(name, new["version"], new, author, now(), reason)
             history = self._history_dir(name)
             history.mkdir(parents=True, exist_ok=True)
+            found = history / f"{version:010d}.json"
+            if current is not None and not found.exists():  # written by hand: kept first
+                _write_atomically(found, found_revision(name, current).as_json())
             _write_atomically(history / f"{revision.version:010d}.json", revision.as_json())
             _write_atomically(self.path(name), new)
         return revision

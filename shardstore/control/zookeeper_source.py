@@ -18,6 +18,7 @@ from .config_source import (
     VersionConflict,
     Watcher,
     check_reason,
+    found_revision,
     next_version,
     now,
     process_node_name,
@@ -62,7 +63,11 @@ class ZooKeeperSource:
                 data, _ = self.client.get(self.path(name))
             except NoNodeError:
                 raise NotPublished(f"{name}: nothing published at {self.path(name)}") from None
-            return self.revision(name, int(json.loads(data)["version"]))
+            document = json.loads(data)
+            try:
+                return self.revision(name, int(document["version"]))
+            except NotPublished:  # written by hand, not published: no history entry
+                return Revision(name, int(document["version"]), document, "", "", "")
 
     def revision(self, name: str, version: int) -> Revision:
         from kazoo.exceptions import NoNodeError
@@ -100,9 +105,10 @@ class ZooKeeperSource:
         with self._errors():
             try:
                 data, stat = self.client.get(path)
-                version, node_version = int(json.loads(data)["version"]), stat.version
+                found = json.loads(data)
+                version, node_version = int(found["version"]), stat.version
             except NoNodeError:
-                version, node_version = 0, None
+                found, version, node_version = None, 0, None
             new = next_version(name, document, version, expect_version)
             revision = Revision(name, new["version"], new, author, now(), reason)
             self.client.ensure_path(self._history_path(name))
@@ -112,6 +118,11 @@ class ZooKeeperSource:
                 transaction.create(path, encoded)
             else:
                 transaction.set_data(path, encoded, version=node_version)
+            if found is not None and not self.client.exists(self._history_path(name, version)):
+                transaction.create(  # written by hand: kept as the first entry of the history
+                    self._history_path(name, version),
+                    json.dumps(found_revision(name, found).as_json(), sort_keys=True).encode(),
+                )
             transaction.create(
                 self._history_path(name, revision.version),
                 json.dumps(revision.as_json(), sort_keys=True).encode(),

@@ -259,6 +259,7 @@ def test_the_fence_command_survives_a_shell_loading_the_environment(
     values: dict[str, object] = {
         "topology": "zk://10.0.1.40:2181/pinboard",
         "broker_url": "redis://10.0.1.30:6379/0",
+        "sessions_redis_url": "redis://10.0.1.30:6379/1",
         "site_domain": "staging.pinboard.example.com",
         "media_domain": "d111111abcdef8.cloudfront.net",
         "media_bucket": "pinboard-staging-media-example",

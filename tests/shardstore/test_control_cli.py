@@ -132,3 +132,46 @@ def test_failover_prints_its_plan_and_refuses_an_emergency_with_no_replica_up(
     status, out = cli(spec, "failover", "db1", "--emergency", "--dry-run")
     assert status == 1 and "no replica of db1 answers (db2)" in out
     assert current(spec).version == 1
+
+
+@pytest.mark.parametrize("where", ["shard-map file", "zookeeper"])
+def test_a_document_written_by_hand_becomes_the_first_version_of_the_history(
+    where: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """A map in place that no publish wrote (a file, or a znode, made by hand): the first
+    publish keeps it in the history, so diff and rollback reach it."""
+    by_hand = json.dumps({**shard_map(1), "version": 1})
+    if where == "shard-map file":
+        spec = str(tmp_path / "shards.json")
+        Path(spec).write_text(by_hand)
+    else:
+        from kazoo.client import KazooClient
+
+        zookeeper = request.getfixturevalue("zookeeper_server")
+        root = f"/by-hand-{next(_roots)}"
+        spec = f"zk://{zookeeper.address}{root}"
+        client = KazooClient(hosts=zookeeper.address)
+        client.start(timeout=10)
+        try:
+            client.create(f"{root}/shards", by_hand.encode(), makepath=True)
+        finally:
+            client.stop()
+            client.close()
+    status, out = cli(spec, "topology", "show")
+    assert status == 0 and json.loads(out) == json.loads(by_hand)
+
+    status, out = cli(spec, "topology", "publish", write(tmp_path, shard_map(2)), "--reason", "split", "--expect-version", "1")  # fmt: skip
+    assert status == 0, out
+    status, out = cli(spec, "topology", "history")
+    lines = out.splitlines()
+    assert len(lines) == 2 and lines[0].startswith("v2 ") and lines[0].endswith(": split")
+    assert lines[1].startswith("v1 ") and "(unknown): in place before the first publish" in lines[1]
+    status, out = cli(spec, "topology", "diff", "1", "2")
+    assert status == 0 and out.startswith("--- version 1\n+++ version 2\n") and '+      "master": "db2"' in out  # fmt: skip
+
+    status, out = cli(spec, "topology", "rollback", "1", "--reason", "back to the hand-made map")
+    assert status == 0, out
+    now = current(spec)
+    assert now.version == 3 and now.document == {**shard_map(1), "version": 3}
+    status, out = cli(spec, "topology", "publish", write(tmp_path, shard_map(2)), "--reason", "again")  # fmt: skip
+    assert status == 0 and len(cli(spec, "topology", "history")[1].splitlines()) == 4  # kept once

@@ -7,7 +7,8 @@
   pools, an in-process Redis;
 * ``servers``: the production shape, on private servers the run starts: 16
   shard databases on MariaDB over two hosts, memcached pools, the follower
-  graph and home feeds on Redis. Under ``CI=true`` a missing server fails.
+  graph and home feeds on Redis, pinners' sessions and rate limits on Redis
+  too (a database of their own). Under ``CI=true`` a missing server fails.
 
 Celery runs tasks eagerly in both; the ``worker`` fixture starts a real worker
 (``servers`` only: it shares the plane with another process). The plane
@@ -28,9 +29,11 @@ from typing import Any
 import kombu.pools
 import pytest
 from django.conf import settings
+from django.test import override_settings
 
 from pinboard import celery_app
 from pinboard.boards.actions import create_board
+from pinboard.cache_backend import redis_cache
 from pinboard.catalog import CATALOG
 from pinboard.data_plane import (
     POOLS,
@@ -61,6 +64,11 @@ if PLANE not in PLANES:
     raise pytest.UsageError(f"PINBOARD_TEST_PLANE={PLANE!r}: expected one of {PLANES}")
 
 
+#: The database of the run's Redis that holds the site's sessions and rate limits on the
+#: ``servers`` plane (the shardstore suite's are 1-4, brokers' of site tests 14).
+SESSIONS_REDIS_DB = 13
+
+
 @dataclass(frozen=True)
 class SiteServers:
     """Where the ``servers`` plane lives, for another process to join it."""
@@ -69,6 +77,7 @@ class SiteServers:
     memcached: str  # host:port
     redis: str  # redis:// URL
     search: str  # the search index's mysql:// URL
+    sessions_redis: str  # redis:// URL of the Django caches' database (sessions, rate limits)
 
 
 @pytest.fixture(scope="session")
@@ -82,7 +91,10 @@ def site_servers(request: pytest.FixtureRequest) -> SiteServers:
     redis = request.getfixturevalue("redis_server")  # database 0 is the site's
     address = f"mysql://root@{mariadb.host}:{mariadb.port}"
     search = f"{address}/pinboard_search"  # a database of its own, beside the shards'
-    return SiteServers(two_host_topology(address, address), memcached.address, redis.url, search)
+    sessions = f"redis://{redis.host}:{redis.port}/{SESSIONS_REDIS_DB}"
+    return SiteServers(
+        two_host_topology(address, address), memcached.address, redis.url, search, sessions
+    )
 
 
 def two_host_topology(address_a: str, address_b: str) -> Topology:
@@ -181,6 +193,28 @@ def use_broker(url: str) -> None:
     kombu.pools.reset()
     celery_app._pool = None
     celery_app.amqp._producer_pool = None
+
+
+@pytest.fixture(scope="session", autouse=True)
+def django_caches(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Sessions and rate limits on the run's Redis on ``servers`` (as production keeps them:
+    settings.base), in process memory on the embedded plane (settings.test)."""
+    if PLANE != "servers":
+        yield
+        return
+    servers: SiteServers = request.getfixturevalue("site_servers")
+    on_redis = override_settings(
+        CACHES={
+            **settings.CACHES,
+            **{
+                name: redis_cache(servers.sessions_redis, name)
+                for name in ("sessions", "ratelimit")
+            },
+        }
+    )
+    on_redis.enable()
+    yield
+    on_redis.disable()
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -161,6 +161,9 @@ class BringUp:
             "PINBOARD_MEMCACHED": memcached,
             "PINBOARD_REDIS_URL": f"redis://{HOST}:{port('redis')}/0",
             "PINBOARD_BROKER_URL": f"redis://{HOST}:{port('broker')}/0",
+            # Sessions and rate limits: a database of the broker's Redis (kept on disk, as
+            # the graph's; the Redis drill wipes the graph's, which must not log anyone out).
+            "PINBOARD_SESSIONS_REDIS_URL": f"redis://{HOST}:{port('broker')}/1",
             "PINBOARD_VAR_DIR": str(self.cluster.directory / "site"),
             "PINBOARD_ALLOWED_HOSTS": f"{HOST},localhost",
             # JSON lines with each request's ID, as in production (pinboard/logs.py).

@@ -58,6 +58,9 @@ resource "aws_lb_target_group" "web" {
   protocol             = "HTTP"
   deregistration_delay = 30
 
+  # /readyz is 200 only while the instance's processes serve a valid shard map and reach
+  # their MySQL hosts (else 503 with a reason): an instance cut off from its shards leaves
+  # the rotation after three failed checks. /healthz (process up) is not a readiness check.
   health_check {
     path                = "/readyz"
     matcher             = "200"
@@ -80,9 +83,9 @@ resource "aws_lb_listener" "https" {
   }
 }
 
-# Readiness (/readyz: the config versions each instance serves) is the health check's
-# alone: the load balancer answers it from the internet with a 404 of its own, as the site
-# answers a path it does not have.
+# Readiness (/readyz: ready or not and why, and the config versions each instance serves)
+# is the health check's alone: the load balancer answers it from the internet with a 404
+# of its own, as the site answers a path it does not have.
 resource "aws_lb_listener_rule" "readiness_is_internal" {
   listener_arn = aws_lb_listener.https.arn
   priority     = 1

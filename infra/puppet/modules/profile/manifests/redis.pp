@@ -1,6 +1,7 @@
 # @summary A Redis server that must not lose data: the follower graph and home feeds
-#   (role redis), or Celery's queues (role broker). Appends every write to its AOF,
-#   fsynced every second, and refuses writes when full rather than evicting keys.
+#   (role redis), or Celery's queues and pinners' sessions and rate limits (role broker).
+#   Appends every write to its AOF, fsynced every second, so a restart keeps them, and
+#   refuses writes when full rather than evicting keys.
 #
 # @param maxmemory_percent The share of the host's memory Redis may use.
 class profile::redis (

@@ -22,9 +22,10 @@
 # @param control_database The control database every web and worker host shares
 #   ({address, port, name}; the site logs in as pinboard_site with SSM's
 #   control_db_password, over TLS). None: SQLite on this host, for a single host only.
-# @param hosts Every named host by name: the memcached servers among them hold the
-#   sessions, rate-limit and default caches (the per-kind pools are in ZooKeeper).
-# @param broker_address The Celery broker's address.
+# @param hosts Every named host by name: the memcached servers among them are the
+#   store's pools until a caches document in ZooKeeper names them.
+# @param broker_address The Celery broker's address: its Redis also holds pinners'
+#   sessions and rate limits (database 1).
 # @param zookeeper The ZooKeeper ensemble.
 # @param fenced_security_group The security group with no rule an emergency failover's
 #   fence moves a shard master into (pinboard-fence-mysql) before it stops the instance.
@@ -135,14 +136,17 @@ class profile::pinboard::app (
     group   => 'pinboard',
     mode    => '0640',
     content => epp('profile/env.epp', {
-        'topology'      => "zk://${topology}/pinboard",
-        'broker_url'    => "redis://${broker_address}:6379/0",
-        'site_domain'   => $site_domain,
-        'media_domain'  => $media_domain,
-        'media_bucket'  => $media_bucket,
-        'region'        => $region,
-        'memcached'     => $memcached,
-        'fence_command' => $fence_command,
+        'topology'           => "zk://${topology}/pinboard",
+        'broker_url'         => "redis://${broker_address}:6379/0",
+        # Pinners' sessions and rate limits: database 1 of the broker's Redis, whose
+        # append-only file keeps them through a restart (profile::redis).
+        'sessions_redis_url' => "redis://${broker_address}:6379/1",
+        'site_domain'        => $site_domain,
+        'media_domain'       => $media_domain,
+        'media_bucket'       => $media_bucket,
+        'region'             => $region,
+        'memcached'          => $memcached,
+        'fence_command'      => $fence_command,
     }),
   }
 
