@@ -3,4 +3,5 @@
 class role::broker {
   include profile::base
   include profile::redis
+  include profile::exporter::redis
 }
