@@ -187,6 +187,17 @@ module "zookeeper" {
   instance_profile   = module.iam.instance_profiles["data"]
 }
 
+module "monitoring" {
+  source = "./modules/monitoring"
+
+  bootstrap          = local.bootstrap
+  instance_type      = var.monitoring_instance_type
+  data_volume_size   = var.monitoring_data_volume_size
+  private_subnet_ids = module.network.private_subnet_ids
+  security_group     = module.security.ids["monitoring"]
+  instance_profile   = module.iam.instance_profiles["monitoring"]
+}
+
 module "control_db" {
   source = "./modules/control_db"
 

@@ -179,6 +179,23 @@ variable "worker_desired_capacity" {
   default     = 2
 }
 
+variable "monitoring_instance_type" {
+  description = "Instance type of the monitoring host (Prometheus)."
+  type        = string
+  default     = "m6i.large"
+}
+
+variable "monitoring_data_volume_size" {
+  description = "Size in GiB of the monitoring host's EBS volume for Prometheus's samples (15 days; Puppet keeps them under 80 GB)."
+  type        = number
+  default     = 100
+
+  validation {
+    condition     = var.monitoring_data_volume_size >= 100
+    error_message = "monitoring_data_volume_size must be at least 100 GiB: Puppet lets Prometheus keep up to 80 GB (profile::prometheus::retention_size)."
+  }
+}
+
 variable "control_db_instance_class" {
   description = "RDS instance class of the control database (staff accounts, config journal, long jobs)."
   type        = string

@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from tests.conftest import unavailable
+from tests.infra import monitoring_checks as monitoring
 from tests.infra import puppet_checks as checks
 from tests.infra.puppet_checks import EXAMPLE_DEPLOY, PUPPET_DIR, ROOT
 from toolkit.cluster.mysql import server_args
@@ -323,6 +324,10 @@ ROLES = {
         {"service[zookeeper]", "file[/var/lib/zookeeper/myid]"},
         set(),
     ),
+    ("monitoring", "production", "monitoring"): (
+        {"service[prometheus]", "file[/etc/prometheus/prometheus.yml]"},
+        {"exec[pinboard environment file]", "service[prometheus-mysqld-exporter]"},
+    ),
 }
 
 
@@ -340,7 +345,8 @@ def test_role_applies_in_noop(case: tuple[str, str, str], tmp_path: Path) -> Non
     assert run.returncode in (0, 2) and not run.errors, run.output
     assert "Compiled catalog" in run.output
     present, absent = ROLES[case]
-    assert present <= run.resources, run.output
+    # And what serves each port the monitoring host scrapes on this role's hosts.
+    assert present | monitoring.scraped_services(case[0]) <= run.resources, run.output
     assert not absent & run.resources
 
 

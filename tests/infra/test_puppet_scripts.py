@@ -1,11 +1,13 @@
 """The Puppet profile's shell scripts, run against a fake `aws`: the environment file's
-secrets from SSM and Secrets Manager, and the shard hosts' MySQL accounts."""
+secrets from SSM and Secrets Manager, and the shard hosts' MySQL accounts (the metrics
+exporter's among them)."""
 
 from __future__ import annotations
 
 import os
 import stat
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -122,8 +124,8 @@ MYSQL_ACCOUNTS = PUPPET_DIR / "modules" / "profile" / "files" / "pinboard-mysql-
 
 def _mysql_accounts(workdir: Path, server: Any, *options: str) -> int:
     """The script against the test's MariaDB (the client's MYSQL_HOST/MYSQL_TCP_PORT), as
-    root, the accounts allowed from 127.0.0.1."""
-    args = ["eu-west-1", "/pinboard/staging/", "127.0.0.1"]
+    root, the accounts allowed from 127.0.0.1, the exporter's client file in workdir."""
+    args = ["eu-west-1", "/pinboard/staging/", "127.0.0.1", str(workdir / "exporter.cnf")]
     return subprocess.run(
         ["sh", str(MYSQL_ACCOUNTS), *options, *args],
         env={
@@ -138,53 +140,107 @@ def _mysql_accounts(workdir: Path, server: Any, *options: str) -> int:
     ).returncode
 
 
+ACCOUNTS = "'pinboard'@'127.0.0.1', 'admin'@'127.0.0.1', 'repl'@'127.0.0.1', 'exporter'@'localhost'"
+
+
+@pytest.fixture
+def shard_passwords(fake_aws: Path, mariadb_server: Any) -> Iterator[Path]:
+    """SSM's passwords of the four accounts; the accounts dropped after the test."""
+    import MySQLdb
+
+    for account in ("app", "admin", "replication", "exporter"):
+        (fake_aws / "ssm" / f"mysql_{account}_password").write_text(f"{account}-password\n")
+    yield fake_aws
+    root = MySQLdb.connect(host=mariadb_server.host, port=mariadb_server.port, user="root")
+    root.cursor().execute(f"DROP USER IF EXISTS {ACCOUNTS}")
+    root.close()
+
+
 def test_shard_host_accounts_come_from_ssm_with_the_local_clusters_grants(
-    fake_aws: Path, mariadb_server: Any
+    shard_passwords: Path, mariadb_server: Any
 ) -> None:
     import MySQLdb
 
     from toolkit.cluster.mysql import APP_GRANTS
 
-    ssm = fake_aws / "ssm"
-    (ssm / "mysql_app_password").write_text("app-password\n")
-    (ssm / "mysql_admin_password").write_text("admin-password\n")
-    (ssm / "mysql_replication_password").write_text("repl-password\n")
+    fake_aws, ssm = shard_passwords, shard_passwords / "ssm"
 
     def login(user: str, password: str) -> Any:
         return MySQLdb.connect(
             host=mariadb_server.host, port=mariadb_server.port, user=user, password=password
         )
 
-    try:
-        assert _mysql_accounts(fake_aws, mariadb_server, "--check") != 0
-        assert _mysql_accounts(fake_aws, mariadb_server) == 0
-        assert _mysql_accounts(fake_aws, mariadb_server, "--check") == 0
-        site = login("pinboard", "app-password")
-        cursor = site.cursor()
-        cursor.execute("SHOW GRANTS")
-        grants = [row[0] for row in cursor.fetchall()]
-        site.close()
-        (on_shards,) = [g for g in grants if " ON `db%`.* " in g]
-        privileges = on_shards.removeprefix("GRANT ").partition(" ON ")[0].split(", ")
-        assert sorted(privileges) == sorted(APP_GRANTS.split(", "))
-        assert not any("SUPER" in g or "READ ONLY ADMIN" in g for g in grants)  # read_only binds it
-        login("admin", "admin-password").close()
-        replication = login("repl", "repl-password")
-        cursor = replication.cursor()
-        cursor.execute("SHOW GRANTS")
-        (grant,) = [row[0] for row in cursor.fetchall()]
-        replication.close()
-        assert grant.startswith("GRANT REPLICATION SLAVE ON *.* TO ")  # and nothing else
+    assert _mysql_accounts(fake_aws, mariadb_server, "--check") != 0
+    assert _mysql_accounts(fake_aws, mariadb_server) == 0
+    assert _mysql_accounts(fake_aws, mariadb_server, "--check") == 0
+    site = login("pinboard", "app-password")
+    cursor = site.cursor()
+    cursor.execute("SHOW GRANTS")
+    grants = [row[0] for row in cursor.fetchall()]
+    site.close()
+    (on_shards,) = [g for g in grants if " ON `db%`.* " in g]
+    privileges = on_shards.removeprefix("GRANT ").partition(" ON ")[0].split(", ")
+    assert sorted(privileges) == sorted(APP_GRANTS.split(", "))
+    assert not any("SUPER" in g or "READ ONLY ADMIN" in g for g in grants)  # read_only binds it
+    login("admin", "admin-password").close()
+    replication = login("repl", "replication-password")
+    cursor = replication.cursor()
+    cursor.execute("SHOW GRANTS")
+    (grant,) = [row[0] for row in cursor.fetchall()]
+    replication.close()
+    assert grant.startswith("GRANT REPLICATION SLAVE ON *.* TO ")  # and nothing else
 
-        (ssm / "mysql_app_password").write_text("rotated\n")
-        assert _mysql_accounts(fake_aws, mariadb_server, "--check") != 0  # the next apply runs it
-        assert _mysql_accounts(fake_aws, mariadb_server) == 0
-        login("pinboard", "rotated").close()
-        with pytest.raises(MySQLdb.OperationalError):
-            login("pinboard", "app-password")
-    finally:
-        root = MySQLdb.connect(host=mariadb_server.host, port=mariadb_server.port, user="root")
-        root.cursor().execute(
-            "DROP USER IF EXISTS 'pinboard'@'127.0.0.1', 'admin'@'127.0.0.1', 'repl'@'127.0.0.1'"
+    (ssm / "mysql_app_password").write_text("rotated\n")
+    assert _mysql_accounts(fake_aws, mariadb_server, "--check") != 0  # the next apply runs it
+    assert _mysql_accounts(fake_aws, mariadb_server) == 0
+    login("pinboard", "rotated").close()
+    with pytest.raises(MySQLdb.OperationalError):
+        login("pinboard", "app-password")
+
+
+def test_the_exporters_account_reads_status_and_replication_and_no_shard(
+    shard_passwords: Path, mariadb_server: Any
+) -> None:
+    """As prometheus-mysqld-exporter logs in: over the server's socket, with the client
+    file the script writes."""
+    import MySQLdb
+
+    fake_aws, ssm = shard_passwords, shard_passwords / "ssm"
+    root = MySQLdb.connect(host=mariadb_server.host, port=mariadb_server.port, user="root")
+    root.cursor().execute("CREATE DATABASE IF NOT EXISTS db00001")
+    root.cursor().execute("CREATE TABLE IF NOT EXISTS db00001.pins (id INT PRIMARY KEY)")
+    assert _mysql_accounts(fake_aws, mariadb_server) == 0
+
+    client = fake_aws / "exporter.cnf"
+    assert client.read_text() == (
+        f"[client]\nuser=exporter\npassword=exporter-password\nsocket={mariadb_server.socket_path}\n"
+    )
+    assert stat.S_IMODE(client.stat().st_mode) == 0o640
+    exporter = MySQLdb.connect(read_default_file=str(client))
+    cursor = exporter.cursor()
+    cursor.execute("SHOW ALL SLAVES STATUS")  # SLAVE MONITOR, since MariaDB 10.5.9
+    cursor.execute("SHOW GLOBAL STATUS LIKE 'Uptime'")
+    cursor.execute("SELECT COUNT(*) FROM information_schema.processlist")
+    assert cursor.fetchone()[0] >= 2  # PROCESS: the root session too
+    cursor.execute("SELECT COUNT(*) FROM performance_schema.setup_instruments")
+    with pytest.raises(MySQLdb.OperationalError, match="denied"):
+        cursor.execute("SELECT * FROM db00001.pins")
+    exporter.close()
+    # A remote address gets nothing: the account is the host's own.
+    with pytest.raises(MySQLdb.OperationalError):
+        MySQLdb.connect(
+            host=mariadb_server.host,
+            port=mariadb_server.port,
+            user="exporter",
+            password="exporter-password",
         )
-        root.close()
+
+    (ssm / "mysql_exporter_password").write_text("rotated\n")
+    assert _mysql_accounts(fake_aws, mariadb_server, "--check") != 0
+    assert _mysql_accounts(fake_aws, mariadb_server) == 0
+    assert "password=rotated\n" in client.read_text()
+    assert _mysql_accounts(fake_aws, mariadb_server, "--check") == 0
+    client.write_text("edited by hand\n")
+    assert _mysql_accounts(fake_aws, mariadb_server, "--check") != 0  # the next apply rewrites it
+    root.cursor().execute("DROP DATABASE db00001")
+    root.close()

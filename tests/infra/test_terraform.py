@@ -33,7 +33,7 @@ def test_tree_has_every_module() -> None:
     modules = {p.name for p in (TERRAFORM / "modules").iterdir() if p.is_dir()}
     expected = {"network", "security", "iam", "media", "web", "worker", "mysql"}
     expected |= {"memcached", "redis", "zookeeper", "host", "user_data", "control_db"}
-    expected |= {"autoscaled"}
+    expected |= {"autoscaled", "monitoring"}
     assert expected <= modules
     assert (TERRAFORM / "bootstrap" / "main.tf").exists()
     assert {p.name for p in (TERRAFORM / "environments").glob("*.tfvars")} == {
@@ -102,10 +102,11 @@ def test_only_workers_may_fence_and_only_this_environments_shard_hosts() -> None
         for sid, (for_each, content) in _statements("iam").items()
         if any("ec2:" in action for action in content["actions"])  # type: ignore[attr-defined]
     }
+    # Every EC2 grant: the fence's, and the monitoring host's discovery (read only).
     assert {sid: for_each for sid, (for_each, _) in ec2.items()} == dict.fromkeys(
         ("FenceFindShardHosts", "FenceShardHosts", "FenceIntoTheFencedGroup"),
         "${contains(local.fencers, each.key) ? [1] : []}",
-    )
+    ) | {"DiscoverScrapeTargets": "${contains(local.scrapers, each.key) ? [1] : []}"}
     grants = {
         sid: ([checks._unquote(a) for a in content["actions"]], content["resources"])  # type: ignore[attr-defined]
         for sid, (_, content) in ec2.items()
@@ -120,6 +121,7 @@ def test_only_workers_may_fence_and_only_this_environments_shard_hosts() -> None
             ["ec2:ModifyInstanceAttribute"],
             ["${var.fenced_security_group_arn}"],
         ),
+        "DiscoverScrapeTargets": (["ec2:DescribeInstances"], ['"*"']),
     }
     conditions = {
         checks._unquote(c["variable"]): (checks._unquote(c["test"]), c["values"])

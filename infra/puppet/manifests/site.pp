@@ -5,7 +5,8 @@ node default {
   if $role =~ Undef or $role == '' {
     fail(@(MESSAGE/L))
       The fact pinboard_role is not set: /etc/facter/facts.d/pinboard.yaml should name \
-      this host's role (web, worker, mysql_shard, memcached, redis, broker, zookeeper).
+      this host's role (web, worker, mysql_shard, memcached, redis, broker, zookeeper, \
+      monitoring).
       | MESSAGE
   }
   if $facts['pinboard_environment'] !~ Enum['staging', 'production'] {

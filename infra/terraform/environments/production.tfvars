@@ -15,6 +15,9 @@ redis_data_volume_size   = 200
 broker_instance_type     = "m6i.large"
 zookeeper_instance_type  = "m6i.large"
 
+monitoring_instance_type    = "m6i.large"
+monitoring_data_volume_size = 100
+
 web_instance_type    = "c6i.xlarge"
 web_min_size         = 2
 web_max_size         = 12

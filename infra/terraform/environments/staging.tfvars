@@ -14,6 +14,9 @@ redis_instance_type      = "r6i.large"
 broker_instance_type     = "m6i.large"
 zookeeper_instance_type  = "m6i.large"
 
+monitoring_instance_type    = "t3.large"
+monitoring_data_volume_size = 100
+
 web_instance_type    = "c6i.large"
 web_min_size         = 1
 web_max_size         = 2

@@ -8,8 +8,11 @@
 #           secret (operators run their commands there); the fence: moving this
 #           environment's shard hosts (Role mysql_shard) into the fenced
 #           security group and stopping them
-#   mysql   artifacts, the passwords of its two accounts (site, admin)
+#   mysql   artifacts, the passwords of its accounts (site, admin, replication, and the
+#           metrics exporter's)
 #   data    artifacts only (memcached, Redis, broker, ZooKeeper)
+#   monitoring  artifacts (the release's rules) and describing instances: Prometheus
+#           finds its targets through EC2's API
 
 data "aws_caller_identity" "current" {}
 
@@ -27,10 +30,11 @@ locals {
     ]
     worker = ["${local.parameter_arn}*"]
     mysql = [
-      for name in ["mysql_app_password", "mysql_admin_password", "mysql_replication_password"] :
+      for name in ["mysql_app_password", "mysql_admin_password", "mysql_replication_password", "mysql_exporter_password"] :
       "${local.parameter_arn}${name}"
     ]
-    data = []
+    data       = []
+    monitoring = []
   }
 
   s3_via = "s3.${data.aws_region.current.id}.amazonaws.com"
@@ -41,6 +45,9 @@ locals {
 
   # The hosts that fence a shard master before an emergency failover (operators' hosts).
   fencers = ["worker"]
+
+  # The hosts that find their scrape targets through EC2's API (Prometheus).
+  scrapers = ["monitoring"]
 
   instance_arns = "arn:${data.aws_partition.current.partition}:ec2:${data.aws_region.current.id}:${data.aws_caller_identity.current.account_id}:instance/*"
 }
@@ -245,6 +252,18 @@ data "aws_iam_policy_document" "this" {
       sid       = "FenceIntoTheFencedGroup"
       actions   = ["ec2:ModifyInstanceAttribute"]
       resources = [var.fenced_security_group_arn]
+    }
+  }
+
+  # Prometheus's EC2 discovery (ec2_sd_configs): reads only, and DescribeInstances takes
+  # no resource but "*".
+  dynamic "statement" {
+    for_each = contains(local.scrapers, each.key) ? [1] : []
+
+    content {
+      sid       = "DiscoverScrapeTargets"
+      actions   = ["ec2:DescribeInstances"]
+      resources = ["*"]
     }
   }
 }

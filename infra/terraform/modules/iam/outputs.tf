@@ -1,5 +1,5 @@
 output "instance_profiles" {
-  description = "Instance profile name of each kind of host: web, worker, mysql, data."
+  description = "Instance profile name of each kind of host: web, worker, mysql, data, monitoring."
   value       = { for kind, profile in aws_iam_instance_profile.this : kind => profile.name }
 }
 

@@ -3,6 +3,10 @@
 # SSM Session Manager. Instances may leave the VPC on 80/443 only (Debian
 # mirrors, S3, SSM and the other AWS APIs, through the NAT gateways).
 #
+# The monitoring host's group admits nothing: it scrapes the others, and each tier's
+# metrics ports (the exporters, the site's own) are open to it alone. Its web interface
+# listens on loopback, reached through Session Manager's port forwarding.
+#
 # And the fenced group, which has no rule at all: an emergency failover swaps a
 # shard host's groups for it, then stops the instance (pinboard-fence-mysql,
 # infra/puppet), so that a master cut off from the operators takes no write.
@@ -17,6 +21,7 @@ locals {
     redis      = "Redis pairs and the Celery broker"
     zookeeper  = "ZooKeeper ensemble"
     control_db = "Control database (RDS MariaDB): MySQL from web and worker hosts"
+    monitoring = "Monitoring host (Prometheus): no inbound traffic; scrapes every tier"
   }
 
   # Traffic between tiers: each entry opens `port` on `to` for `from` (an
@@ -37,11 +42,23 @@ locals {
     zk_election          = { from = "zookeeper", to = "zookeeper", port = 3888, what = "ZooKeeper leader election" }
     web_to_control_db    = { from = "web", to = "control_db", port = 3306, what = "MySQL from web hosts to the control database" }
     worker_to_control_db = { from = "worker", to = "control_db", port = 3306, what = "MySQL from worker hosts to the control database" }
+    # Prometheus's scrapes: the site's metrics, the exporters, every host's node exporter
+    # (its own host's it reaches over loopback, which no security group filters).
+    monitoring_to_web_metrics    = { from = "monitoring", to = "web", port = 9108, what = "Prometheus scrapes the site's metrics (gunicorn)" }
+    monitoring_to_worker_metrics = { from = "monitoring", to = "worker", port = 9109, what = "Prometheus scrapes the Celery worker's metrics" }
+    monitoring_to_mysqld         = { from = "monitoring", to = "mysql", port = 9104, what = "Prometheus scrapes the MySQL exporter" }
+    monitoring_to_redis_exporter = { from = "monitoring", to = "redis", port = 9121, what = "Prometheus scrapes the Redis exporter" }
+    monitoring_to_web_node       = { from = "monitoring", to = "web", port = 9100, what = "Prometheus scrapes the node exporter" }
+    monitoring_to_worker_node    = { from = "monitoring", to = "worker", port = 9100, what = "Prometheus scrapes the node exporter" }
+    monitoring_to_mysql_node     = { from = "monitoring", to = "mysql", port = 9100, what = "Prometheus scrapes the node exporter" }
+    monitoring_to_memcached_node = { from = "monitoring", to = "memcached", port = 9100, what = "Prometheus scrapes the node exporter" }
+    monitoring_to_redis_node     = { from = "monitoring", to = "redis", port = 9100, what = "Prometheus scrapes the node exporter" }
+    monitoring_to_zk_node        = { from = "monitoring", to = "zookeeper", port = 9100, what = "Prometheus scrapes the node exporter" }
   }
 
   # Every instance reaches Debian mirrors (HTTP) and AWS APIs (HTTPS).
   outbound = {
-    for pair in setproduct(["web", "worker", "mysql", "memcached", "redis", "zookeeper"], [80, 443]) :
+    for pair in setproduct(["web", "worker", "mysql", "memcached", "redis", "zookeeper", "monitoring"], [80, 443]) :
     "${pair[0]}_out_${pair[1]}" => { tier = pair[0], port = pair[1] }
   }
 }

@@ -1,5 +1,5 @@
 output "ids" {
-  description = "Security group ID of each tier: alb, web, worker, mysql, memcached, redis, zookeeper, control_db."
+  description = "Security group ID of each tier: alb, web, worker, mysql, memcached, redis, zookeeper, control_db, monitoring."
   value       = { for tier, group in aws_security_group.this : tier => group.id }
 }
 

@@ -1,6 +1,6 @@
 # @summary What every instance has: the base packages, time from the Amazon Time Sync
-#   Service, unattended security upgrades, the deploy's named hosts in /etc/hosts and the
-#   pinboard system user.
+#   Service, unattended security upgrades, the deploy's named hosts in /etc/hosts, the
+#   pinboard system user and the machine's metrics (profile::exporter::node).
 #
 # @param packages Packages every host needs.
 # @param hosts Every named host of the deploy and its private address (generated Hiera).
@@ -8,6 +8,8 @@ class profile::base (
   Array[String[1]] $packages = [],
   Hash[String[1], String[1]] $hosts = lookup('pinboard::hosts'),
 ) {
+  include profile::exporter::node
+
   package { $packages:
     ensure => installed,
   }

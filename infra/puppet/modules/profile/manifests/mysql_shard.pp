@@ -3,8 +3,9 @@
 #   from the host's memory, and its data on the instance-store NVMe drives striped as
 #   RAID 0.
 #
-# Every shard host starts read-only (the fence). Its three accounts (the site's pinboard,
-# the operators' admin and replication's repl) come from SSM; replication and opening a master are the control
+# Every shard host starts read-only (the fence). Its four accounts (the site's pinboard,
+# the operators' admin, replication's repl and the metrics exporter's exporter) come from
+# SSM; replication and opening a master are the control
 # plane's (`shardstore bring-up`, `open-range`). A changed configuration does not restart the server:
 # an operator restarts it when the pair can take it (a restarted master stays read-only).
 #
@@ -19,6 +20,8 @@
 #   host may hold (4096 shards of 30 tables), so a whole-host diff parses each once.
 # @param binlog_expire_days How long binary logs are kept (a rebuilt replica needs them).
 # @param clients The hosts the accounts may connect from (a MySQL host pattern: the VPC).
+# @param exporter_client_file The metrics exporter's client options (its account's
+#   password), written by the accounts script for profile::exporter::mysqld.
 # @param region The AWS region of SSM.
 # @param ssm_prefix The SSM path of this environment's parameters.
 # @param host This host's name (the fact pinboard_host, e.g. mysql001a).
@@ -34,6 +37,7 @@ class profile::mysql_shard (
   Integer[1] $table_definition_cache,
   Integer[1] $binlog_expire_days,
   String[1] $clients,
+  Pattern[/\A\//] $exporter_client_file,
   String[1] $region = lookup('pinboard::region'),
   Pattern[/\A\/.*\/\z/] $ssm_prefix = lookup('pinboard::ssm_prefix'),
   String[1] $host = $facts['pinboard_host'],
@@ -127,7 +131,7 @@ class profile::mysql_shard (
   # Runs when an account is missing or SSM holds another password (rotated). Through
   # /bin/sh, so that a first noop run (the script not installed yet) reports it instead
   # of erroring.
-  $accounts_args = "${region} ${ssm_prefix} ${clients}"
+  $accounts_args = "${region} ${ssm_prefix} ${clients} ${exporter_client_file}"
   exec { 'mysql accounts':
     command   => "/bin/sh /usr/local/sbin/pinboard-mysql-accounts ${accounts_args}",
     unless    => "/bin/sh /usr/local/sbin/pinboard-mysql-accounts --check ${accounts_args}",

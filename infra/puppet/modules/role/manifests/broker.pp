@@ -4,4 +4,5 @@
 class role::broker {
   include profile::base
   include profile::redis
+  include profile::exporter::redis
 }

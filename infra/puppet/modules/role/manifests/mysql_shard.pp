@@ -2,4 +2,5 @@
 class role::mysql_shard {
   include profile::base
   include profile::mysql_shard
+  include profile::exporter::mysqld
 }

@@ -2,4 +2,5 @@
 class role::redis {
   include profile::base
   include profile::redis
+  include profile::exporter::redis
 }

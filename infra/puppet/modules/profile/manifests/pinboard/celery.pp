@@ -2,8 +2,11 @@
 #   the long jobs' chunks, from the broker named in /etc/pinboard/env.
 #
 # @param concurrency Worker processes (Celery's prefork pool).
+# @param metrics_port Where the worker's main process serves its metrics (every address;
+#   the monitoring host's job worker scrapes it).
 class profile::pinboard::celery (
   Integer[1] $concurrency,
+  Integer[1, 65535] $metrics_port,
 ) {
   include profile::pinboard::app
 
@@ -13,7 +16,8 @@ class profile::pinboard::celery (
     group   => 'root',
     mode    => '0644',
     content => epp('profile/celery.service.epp', {
-        'concurrency' => $concurrency,
+        'concurrency'  => $concurrency,
+        'metrics_port' => $metrics_port,
     }),
   }
 

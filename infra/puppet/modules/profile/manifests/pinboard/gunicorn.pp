@@ -4,10 +4,13 @@
 # @param bind Where gunicorn listens (nginx's upstream).
 # @param workers gunicorn worker processes.
 # @param threads Threads per worker.
+# @param metrics_port Where gunicorn's master serves the site's metrics (every address;
+#   the monitoring host's job web scrapes it).
 class profile::pinboard::gunicorn (
   String[1] $bind,
   Integer[1] $workers,
   Integer[1] $threads,
+  Integer[1, 65535] $metrics_port,
 ) {
   include profile::pinboard::app
 
@@ -17,9 +20,10 @@ class profile::pinboard::gunicorn (
     group   => 'root',
     mode    => '0644',
     content => epp('profile/gunicorn.service.epp', {
-        'bind'    => $bind,
-        'workers' => $workers,
-        'threads' => $threads,
+        'bind'         => $bind,
+        'workers'      => $workers,
+        'threads'      => $threads,
+        'metrics_port' => $metrics_port,
     }),
   }
 
