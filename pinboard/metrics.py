@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
 from prometheus_client import multiprocess as multiprocess_files
-from prometheus_client.registry import REGISTRY, Collector
+from prometheus_client.registry import Collector
 
 if TYPE_CHECKING:
     from django.http import HttpRequest, HttpResponse
@@ -72,19 +72,6 @@ def fanout_written(sequence: int) -> None:
     FANOUT_LAG.observe(max(0.0, time.time() - sequence / 1_000_000))
 
 
-def registry(*extra: Collector) -> CollectorRegistry:
-    """What a process group's ``/metrics`` shows: every process's samples (this one's
-    alone without a multiprocess directory), and ``extra`` collectors read at each scrape."""
-    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        shown = CollectorRegistry()
-        multiprocess_files.MultiProcessCollector(shown)  # type: ignore[no-untyped-call]
-    else:
-        shown = REGISTRY
-    for collector in extra:
-        shown.register(collector)
-    return shown
-
-
 def serve_group(bind: str, *extra: Collector) -> tuple[Any, Any]:
     """Serve a process group's ``/metrics`` on ``bind`` (``host:port``) from a thread of
     its main process, the group's directory emptied first; returns the server and its
@@ -94,8 +81,12 @@ def serve_group(bind: str, *extra: Collector) -> tuple[Any, Any]:
     if not directory:
         raise RuntimeError("PINBOARD_METRICS_BIND needs PROMETHEUS_MULTIPROC_DIR (a directory)")
     clear_files(directory)
+    shown = CollectorRegistry()
+    multiprocess_files.MultiProcessCollector(shown)  # type: ignore[no-untyped-call]
+    for collector in extra:
+        shown.register(collector)
     host, _, port = bind.rpartition(":")
-    return start_http_server(int(port), host or "127.0.0.1", registry=registry(*extra))
+    return start_http_server(int(port), host or "127.0.0.1", registry=shown)
 
 
 def clear_files(directory: str) -> None:

@@ -30,9 +30,41 @@ from .queries.probes import Probe, probe
 log = logging.getLogger(__name__)
 
 
+#: Every family this collector makes: its help and its labels.
+FAMILIES: dict[str, tuple[str, list[str]]] = {
+    "pinboard_queue_depth": ("Tasks waiting in each Celery queue.", ["queue"]),
+    "pinboard_mysql_up": ("1: the host answers.", ["host"]),
+    "pinboard_mysql_replication_running": (
+        "1: the replica's IO and SQL threads both run.", ["host", "source"],
+    ),
+    "pinboard_mysql_replication_lag_seconds": (
+        "Seconds the replica is behind its master (absent while it does not apply).", ["host"],
+    ),
+    "pinboard_mysql_semi_sync_replicas": (
+        "Replicas acknowledging the master's commits now (semi-sync on).", ["host"],
+    ),
+    "pinboard_mysql_pair_healthy": (
+        "1: the master has a healthy replica (the console's pair check).", ["master", "replica"],
+    ),
+    "pinboard_open_operations": ("Operations running or left open, by kind.", ["operation"]),
+    "pinboard_open_operation_age_seconds": (
+        "How long the oldest open operation of each kind has been open.", ["operation"],
+    ),
+}  # fmt: skip
+
+
+def family(name: str) -> GaugeMetricFamily:
+    """An empty family of ``FAMILIES``."""
+    help_text, labels = FAMILIES[name]
+    return GaugeMetricFamily(name, help_text, labels=labels)
+
+
 class FleetCollector(Collector):
     def __init__(self, app: Any) -> None:
         self.app = app
+
+    def describe(self) -> Iterator[Metric]:
+        return (family(name) for name in FAMILIES)
 
     def collect(self) -> Iterator[Metric]:
         parts: list[Callable[[], list[Metric]]] = [self.queues, mysql_hosts, open_operations]
@@ -43,9 +75,7 @@ class FleetCollector(Collector):
                 log.exception("metrics: %s not read", part.__name__)
 
     def queues(self) -> list[Metric]:
-        depth = GaugeMetricFamily(
-            "pinboard_queue_depth", "Tasks waiting in each Celery queue.", labels=["queue"]
-        )
+        depth = family("pinboard_queue_depth")
         with self.app.connection_for_read() as connection:
             channel = connection.default_channel
             for queue in settings.CELERY_TASK_QUEUES:
@@ -63,30 +93,16 @@ def mysql_hosts() -> list[Metric]:
     names = list(topology.hosts)
     with ThreadPoolExecutor(max_workers=min(16, len(names))) as pool:
         probes = dict(zip(names, pool.map(probe, topology.hosts.values()), strict=True))
-    up = GaugeMetricFamily("pinboard_mysql_up", "1: the host answers.", labels=["host"])
-    running = GaugeMetricFamily(
-        "pinboard_mysql_replication_running",
-        "1: the replica's IO and SQL threads both run.", labels=["host", "source"],
-    )  # fmt: skip
-    lag = GaugeMetricFamily(
-        "pinboard_mysql_replication_lag_seconds",
-        "Seconds the replica is behind its master (absent while it does not apply).",
-        labels=["host"],
-    )
-    acks = GaugeMetricFamily(
-        "pinboard_mysql_semi_sync_replicas",
-        "Replicas acknowledging the master's commits now (semi-sync on).", labels=["host"],
-    )  # fmt: skip
+    up = family("pinboard_mysql_up")
+    running = family("pinboard_mysql_replication_running")
+    lag = family("pinboard_mysql_replication_lag_seconds")
+    acks = family("pinboard_mysql_semi_sync_replicas")
     for name, found in probes.items():
         up.add_metric([name], float(found.reachable))
         _replication(name, found, running, lag)
         if found.semi_sync is not None and found.semi_sync.enabled:
             acks.add_metric([name], found.semi_sync.replicas)
-    healthy = GaugeMetricFamily(
-        "pinboard_mysql_pair_healthy",
-        "1: the master has a healthy replica (the console's pair check).",
-        labels=["master", "replica"],
-    )
+    healthy = family("pinboard_mysql_pair_healthy")
     looks = {name: found.look() for name, found in probes.items()}
     for pair in judge(topology.as_json(), looks):
         healthy.add_metric([pair.master, pair.replica or ""], float(pair.healthy))
@@ -107,14 +123,8 @@ def _replication(
 
 def open_operations() -> list[Metric]:
     """Operations the journal holds as running (or left open by a run that died)."""
-    count = GaugeMetricFamily(
-        "pinboard_open_operations", "Operations running or left open, by kind.",
-        labels=["operation"],
-    )  # fmt: skip
-    age = GaugeMetricFamily(
-        "pinboard_open_operation_age_seconds",
-        "How long the oldest open operation of each kind has been open.", labels=["operation"],
-    )  # fmt: skip
+    count = family("pinboard_open_operations")
+    age = family("pinboard_open_operation_age_seconds")
     now = time.time()
     oldest: dict[str, float] = {}
     counts: dict[str, int] = {}
