@@ -3,6 +3,8 @@ cache pools, Celery and the journal. Reads are in ``queries/``; actions in ``act
 
 from __future__ import annotations
 
+import time
+
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
@@ -19,7 +21,7 @@ from ..views_common import page_errors
 from .access import staff_required
 from .chart import bar_chart
 from .paging import page_of
-from .queries import caches, config, decode, hosts, journal, shards, workers
+from .queries import caches, config, decode, hosts, journal, shards, trends, workers
 
 HISTORY_PER_PAGE = 20
 MAX_ENTRY_DIGITS = 18  # the journal's ids fit a signed 64-bit integer
@@ -49,6 +51,7 @@ def overview(request: HttpRequest) -> HttpResponse:
         "user_sample": hosts.USER_SAMPLE,
         "status": status,
         "versions": plane().versions,
+        "trends": trends.trends(time.time()),
         **source,
     }
     return render(request, "ops/overview.html", context)

@@ -265,6 +265,8 @@ FOLLOWER_REDIS: dict[str, Any] = {
 # Where a process group serves its Prometheus metrics (pinboard/metrics.py): a Celery
 # worker reads it here, gunicorn in gunicorn.conf.py. Unset: not served.
 METRICS_BIND = environment.METRICS_BIND
+# The Prometheus the console's overview draws its last hour of figures from (none: no charts).
+PROMETHEUS_URL = (environment.PROMETHEUS_URL or "").rstrip("/") or None
 
 # Celery: a real broker when PINBOARD_BROKER_URL is set (Redis or RabbitMQ), else tasks
 # run eagerly in the calling process.

@@ -92,6 +92,11 @@ METRICS_BIND = _text("PINBOARD_METRICS_BIND")
 if METRICS_BIND is not None and not METRICS_BIND.rpartition(":")[2].isdigit():
     raise ValueError(f"PINBOARD_METRICS_BIND must be host:port, not {METRICS_BIND!r}")
 
+# The console's charts: the Prometheus that scrapes this deployment (http://host:port).
+PROMETHEUS_URL = _text("PINBOARD_PROMETHEUS_URL")
+if PROMETHEUS_URL is not None and not PROMETHEUS_URL.startswith(("http://", "https://")):
+    raise ValueError(f"PINBOARD_PROMETHEUS_URL must be an http(s) URL, not {PROMETHEUS_URL!r}")
+
 # Pin images on S3 (production).
 S3_BUCKET = _text("PINBOARD_S3_BUCKET")
 S3_REGION = _text("PINBOARD_S3_REGION")

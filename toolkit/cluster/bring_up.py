@@ -27,11 +27,12 @@ from shardstore.control.config_source import NotPublished
 from shardstore.control.mysql_hosts import endpoint
 from shardstore.control.sources import open_source
 from shardstore.redis_shards import VSHARDS
-from toolkit.cluster import migrate, mysql, replication
+from toolkit.cluster import migrate, monitoring, mysql, replication
 from toolkit.cluster.files import write_json, write_text
 from toolkit.cluster.plan import (
     BROKER_VISIBILITY_TIMEOUT,
     MARIADB,
+    MONITORING,
     PAIRS,
     SERVERS,
     SHARDS,
@@ -95,7 +96,7 @@ class BringUp:
         replication.resume(self.cluster, self.out)
         replication.wait_running(self.cluster)
         self._once("site", self._make_site)
-        for name in SITE:
+        for name in (*SITE, *MONITORING):
             if not self.cluster.running(name):
                 self._start(name)
 
@@ -195,6 +196,8 @@ class BringUp:
             # countdown) may run twice meanwhile: fan-out batches and job chunks are
             # idempotent.
             "PINBOARD_BROKER_VISIBILITY_TIMEOUT": str(BROKER_VISIBILITY_TIMEOUT),
+            # The console's charts (pinboard/ops/charts.py) are drawn from it.
+            "PINBOARD_PROMETHEUS_URL": monitoring.prometheus_url(self.cluster),
         }
 
     def _write_env(self) -> None:

@@ -26,12 +26,23 @@ PROCESSES: dict[str, str] = {
     "memcached2": "memcached",
     "worker": "celery",
     "web": "gunicorn",
+    "node-exporter": "node_exporter",
+    "db1a-exporter": "mysqld_exporter",
+    "db1b-exporter": "mysqld_exporter",
+    "db2a-exporter": "mysqld_exporter",
+    "db2b-exporter": "mysqld_exporter",
+    "prometheus": "prometheus",
 }
 MARIADB = ("db1a", "db1b", "db2a", "db2b")
 #: Each master with the replica that follows it when the cluster is made.
 PAIRS = (("db1a", "db1b"), ("db2a", "db2b"))
 SITE = ("worker", "web")
-SERVERS = tuple(name for name in PROCESSES if name not in SITE)
+#: Prometheus and the exporters it scrapes besides the site's processes (toolkit/cluster/
+#: monitoring.py): started last, when every port they name is known.
+MONITORING = tuple(
+    name for name, kind in PROCESSES.items() if "prometheus" in kind or "exporter" in kind
+)
+SERVERS = tuple(name for name in PROCESSES if name not in SITE and name not in MONITORING)
 
 
 def address(kind: str, port: int | None) -> str:
@@ -44,4 +55,6 @@ def address(kind: str, port: int | None) -> str:
         return f"http://{HOST}:{port}/"
     if kind == "celery":
         return "the broker"
+    if kind == "prometheus":
+        return f"http://{HOST}:{port}/"
     return f"{HOST}:{port}"

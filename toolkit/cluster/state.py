@@ -10,11 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from toolkit.cluster import mysql
+from toolkit.cluster import monitoring, mysql
 from toolkit.cluster.files import read_env, read_json, write_json
 from toolkit.cluster.plan import (
     DEFAULT_DIR,
     MARIADB,
+    MONITORING,
     PAIRS,
     PROCESSES,
     SERVERS,
@@ -147,11 +148,14 @@ class Cluster:
             process = RedisServer(["--replicaof", HOST, str(self.port("redis"))], **common)
         elif kind == "redis":  # the graph's and the broker's: kept on disk
             process = RedisServer(["--appendonly", "yes", "--appendfsync", "everysec"], **common)
+        elif name in MONITORING:
+            process = monitoring.build(self, name, common)
         elif kind == "celery":
-            process = CeleryWorker(self.site_env(), log, concurrency=2, detached=self.detached)
+            env = {**self.site_env(), **monitoring.metrics_env(self, name)}
+            process = CeleryWorker(env, log, concurrency=2, detached=self.detached)
         else:
             process = GunicornSite(
-                self.site_env(),
+                {**self.site_env(), **monitoring.metrics_env(self, name)},
                 log,
                 workers=2,
                 threads=4,
@@ -220,7 +224,7 @@ class Cluster:
     def down(self, out: TextIO) -> bool:
         """Stop the site's processes, then the servers, each by its own PID; whether all are
         gone."""
-        for group in (SITE, SERVERS):
+        for group in (MONITORING, SITE, SERVERS):
             running = [n for n in group if self.running(n)]
             with ThreadPoolExecutor(len(running) or 1) as pool:
                 for name, pid in zip(running, pool.map(self._halt, running), strict=True):
