@@ -113,5 +113,7 @@ def logging_config(log_format: str, level: str = "INFO") -> dict[str, Any]:
         "loggers": {
             "django": {"handlers": [], "level": level, "propagate": True},
             "django.server": {"handlers": [], "level": "ERROR", "propagate": True},
+            # Each connection opened and closed, at INFO: every command would print them.
+            "kazoo": {"level": "WARNING"},
         },
     }

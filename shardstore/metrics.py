@@ -58,9 +58,9 @@ CONFIG_LOADED = Gauge(
 )  # fmt: skip
 SOURCE_CONTACT = Gauge(
     "shardstore_config_source_contact_timestamp_seconds",
-    "When this process last heard from its config source (ZooKeeper).",
-    multiprocess_mode="liveall",
-)
+    "When this process last heard from its config source, by the source's kind (zk, file).",
+    ["source"], multiprocess_mode="liveall",  # (labelled: no sample until it has reached one)
+)  # fmt: skip
 
 # The table a statement reads: ``... FROM db00042.pins ...`` (either backend renders so).
 _TABLE = re.compile(r"\bFROM\s+[\w`]+\.`?(\w+)", re.IGNORECASE)
@@ -102,5 +102,7 @@ def config_served(versions: Mapping[str, int]) -> None:
             CONFIG_LOADED.labels(document).set(time.time())
 
 
-def source_reached() -> None:
-    SOURCE_CONTACT.set_to_current_time()
+def source_reached(description: str) -> None:
+    """This process reached its config source (``zk://...``, or a directory: ``file``)."""
+    kind = description.partition("://")[0] if "://" in description else "file"
+    SOURCE_CONTACT.labels(kind).set_to_current_time()

@@ -33,6 +33,7 @@ from toolkit.cluster.state import Cluster
 from toolkit.processes import Pid
 from toolkit.servers.mariadb import MariaDBServer
 from toolkit.servers.memcached import MemcachedServer
+from toolkit.servers.prometheus import MysqldExporter, NodeExporter, PrometheusServer
 from toolkit.servers.redis import RedisServer
 from toolkit.servers.zookeeper import ZooKeeperServer
 from toolkit.site_processes import ROOT
@@ -43,12 +44,14 @@ pytestmark = pytest.mark.skipif(
 )
 
 SHARDS = 64
+MONITORING_SERVERS = (PrometheusServer, NodeExporter, MysqldExporter)
 _READ_ONLY, _ACCESS_DENIED = 1290, 1227
 
 
 @pytest.fixture
 def directory(tmp_path: Path) -> Iterator[Path]:
-    for server in (MariaDBServer, RedisServer, MemcachedServer, ZooKeeperServer):
+    servers = (MariaDBServer, RedisServer, MemcachedServer, ZooKeeperServer, *MONITORING_SERVERS)
+    for server in servers:
         if not server.available():
             unavailable(server.name, server.available().reason)
     if importlib.util.find_spec("MySQLdb") is None:
@@ -98,6 +101,7 @@ def test_local_cluster_up_again_repaired_and_down(directory: Path) -> None:
     assert set(cluster.processes) == set(PROCESSES)
 
     _every_process_answers(cluster)
+    _prometheus_scrapes_every_target_and_loads_the_rules(cluster)
     _replicas_follow_with_gtid_and_semi_sync(cluster)
     _the_site_user_is_fenced_by_read_only(cluster)
     _secrets_and_env_are_private(cluster)
@@ -155,6 +159,24 @@ def test_local_cluster_up_again_repaired_and_down(directory: Path) -> None:
     assert down(directory, out=io.StringIO())
     assert not [name for name, pid in pids.items() if pid.alive()]
     assert not _pids(directory)
+
+
+def _prometheus_scrapes_every_target_and_loads_the_rules(cluster: Cluster) -> None:
+    prometheus = cluster.env()["PINBOARD_PROMETHEUS_URL"]
+    jobs = {"prometheus", "web", "worker", "node", "mysqld"}
+
+    def targets() -> list[dict[str, Any]]:
+        with urllib.request.urlopen(f"{prometheus}/api/v1/targets", timeout=5) as reply:
+            found: list[dict[str, Any]] = json.loads(reply.read())["data"]["activeTargets"]
+            return found
+
+    assert eventually(lambda: all(t["health"] == "up" for t in targets()), 30), targets()
+    assert {t["labels"]["job"] for t in targets()} == jobs
+    assert sum(t["labels"]["job"] == "mysqld" for t in targets()) == len(MARIADB)
+    with urllib.request.urlopen(f"{prometheus}/api/v1/rules", timeout=5) as reply:
+        groups = json.loads(reply.read())["data"]["groups"]
+    rules = [rule for group in groups for rule in group["rules"]]
+    assert rules and all(rule["health"] != "err" for rule in rules), rules
 
 
 def _every_process_answers(cluster: Cluster) -> None:

@@ -141,7 +141,7 @@ class ConfigFollower:
             source.report(self.process, self.status().versions)
             with self._lock:
                 self._reached = reaching
-            metrics.source_reached()
+            metrics.source_reached(source.description)
         except SourceUnavailable as exc:
             source.close()
             self._note_lost(exc)
@@ -217,7 +217,7 @@ class ConfigFollower:
             return
         with self._lock:
             self._reached = reaching
-        metrics.source_reached()
+        metrics.source_reached(source.description)
 
     def _mirror(self, revision: Revision) -> None:
         self.mirror_dir.mkdir(mode=0o700, parents=True, exist_ok=True)

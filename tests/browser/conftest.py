@@ -26,6 +26,7 @@ import importlib.util
 import itertools
 import json
 import os
+import re
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -128,6 +129,15 @@ def site_url(site_env: dict[str, str]) -> Iterator[str]:
         yield url
 
 
+@pytest.fixture(scope="session")
+def operator_password(site_env: dict[str, str], site_url: str) -> str:
+    """The staff login ``make run`` prints on a fresh install (``manage.py ensure_operator``)."""
+    printed = manage(site_env, "ensure_operator")
+    found = re.search(r"password: (\S+)", printed)
+    assert found is not None, printed
+    return found.group(1)
+
+
 # -- the browser ----------------------------------------------------------------
 
 
@@ -188,12 +198,12 @@ def open_page(
     browser: Browser, site_url: str, problems: dict[BrowserContext, list[str]]
 ) -> Iterator[Callable[..., Page]]:
     """``open_page()``: a page in a new context (its own cookie jar) on the site;
-    ``open_page(360, 740)`` one on a small phone's screen."""
+    ``open_page(360, 740)`` one on a small phone's screen; ``base_url=`` on another server."""
     contexts: list[BrowserContext] = []
 
-    def open_(width: int = 1280, height: int = 800) -> Page:
+    def open_(width: int = 1280, height: int = 800, *, base_url: str = site_url) -> Page:
         context = browser.new_context(
-            base_url=site_url, viewport={"width": width, "height": height}, locale="en-US"
+            base_url=base_url, viewport={"width": width, "height": height}, locale="en-US"
         )
         context.set_default_timeout(10_000)
         seen = problems[context] = []

@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from toolkit.site_processes import manage
-
 try:
     from playwright.sync_api import expect
 except ImportError:  # the playwright fixture skips (or, under CI=true, fails) with the reason
@@ -25,15 +23,6 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.browser
 
 Shoot = Callable[["Page", str], Path]
-
-
-@pytest.fixture(scope="session")
-def operator_password(site_env: dict[str, str], site_url: str) -> str:
-    """The staff login ``make run`` prints on a fresh install (``manage.py ensure_operator``)."""
-    printed = manage(site_env, "ensure_operator")
-    found = re.search(r"password: (\S+)", printed)
-    assert found is not None, printed
-    return found.group(1)
 
 
 def test_a_pinner_is_refused(open_page: Callable[[], Page], shoot: Shoot) -> None:

@@ -243,10 +243,10 @@ class Cluster:
     def report(self, out: TextIO) -> None:
         """``status`` as a table, then where the site, its console and the env file are."""
         rows = self.status()
-        out.write(f"{'NAME':<14} {'KIND':<10} {'PID':<8} {'PORT':<6} {'STATE':<6} ADDRESS\n")
+        out.write(f"{'NAME':<14} {'KIND':<15} {'PID':<8} {'PORT':<6} {'STATE':<6} ADDRESS\n")
         for row in rows:
             out.write(
-                f"{row.name:<14} {row.kind:<10} {row.pid or '-':<8} {row.port or '-':<6}"
+                f"{row.name:<14} {row.kind:<15} {row.pid or '-':<8} {row.port or '-':<6}"
                 f" {'alive' if row.alive else 'dead':<6} {row.address}\n"
             )
         if "web" in self.state["processes"]:

@@ -60,8 +60,17 @@ FIGURES = (
 @dataclass(frozen=True)
 class Line:
     label: str
-    points: str  # SVG polyline points, "x,y x,y ..."
+    points: list[tuple[float, float]]  # in the chart's SVG units, oldest first
     latest: str  # the last value, formatted
+
+    @property
+    def polyline(self) -> str:
+        return " ".join(f"{x:.1f},{y:.1f}" for x, y in self.points)
+
+    @property
+    def end(self) -> tuple[float, float]:
+        """Where the latest value is: marked with a dot (a lone point draws no line)."""
+        return self.points[-1]
 
 
 @dataclass(frozen=True)
@@ -93,7 +102,7 @@ def trend(url: str, figure: Figure, now: float) -> Trend:
     series = sorted(series, key=lambda s: -max(v for _, v in s[1]))[:MAX_LINES]
     peak = max(v for _, values in series for _, v in values) or 1.0
     lines = [
-        Line(labels.get(figure.label, ""), _polyline(values, now, peak), _format(values[-1][1], figure.unit))
+        Line(labels.get(figure.label, ""), _points(values, now, peak), _format(values[-1][1], figure.unit))
         for labels, values in series
     ]  # fmt: skip
     return Trend(figure.title, lines, _format(peak, figure.unit))
@@ -116,12 +125,11 @@ def query_range(
     return found
 
 
-def _polyline(values: Sequence[tuple[float, float]], now: float, peak: float) -> str:
+def _points(
+    values: Sequence[tuple[float, float]], now: float, peak: float
+) -> list[tuple[float, float]]:
     start = now - HOUR
-    return " ".join(
-        f"{(t - start) / HOUR * WIDTH:.1f},{HEIGHT - min(v / peak, 1.0) * HEIGHT:.1f}"
-        for t, v in values
-    )
+    return [((t - start) / HOUR * WIDTH, HEIGHT - min(v / peak, 1.0) * HEIGHT) for t, v in values]
 
 
 def _format(value: float, unit: str) -> str:
