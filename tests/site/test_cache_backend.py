@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.cache import caches
 from django.test import Client, override_settings
 
@@ -100,6 +101,8 @@ def test_while_their_redis_is_down_pages_and_log_in_are_never_an_error_and_log_o
     with on_redis(kept_redis):
         log_in(client, ada)
         assert signed_in(client, ada)
+        staff = Client()
+        staff.force_login(get_user_model().objects.create_user("ops_ida", is_staff=True))
         kept_redis.halt()
 
         statuses = [client.get(path).status_code for path in ("/", f"/{ada['username']}/")]
@@ -119,6 +122,8 @@ def test_while_their_redis_is_down_pages_and_log_in_are_never_an_error_and_log_o
         response = client.post("/logout/")
         assert response.status_code == 503 and response["Retry-After"] == "5"
         assert "You are still logged in" in text(response)
+        # The console's log-out is no error either: its session unread, it is anonymous.
+        assert staff.post("/admin/logout/").status_code == 302
 
         kept_redis.restart()
         assert signed_in(client, ada)  # as the log-out said: it did not happen
