@@ -207,8 +207,9 @@ def test_the_exporters_account_reads_status_and_replication_and_no_shard(
 
     fake_aws, ssm = shard_passwords, shard_passwords / "ssm"
     root = MySQLdb.connect(host=mariadb_server.host, port=mariadb_server.port, user="root")
-    root.cursor().execute("CREATE DATABASE IF NOT EXISTS db00001")
-    root.cursor().execute("CREATE TABLE IF NOT EXISTS db00001.pins (id INT PRIMARY KEY)")
+    # A database of this test's own: the server is the suite's, its shards other tests'.
+    root.cursor().execute("CREATE DATABASE IF NOT EXISTS exporter_probe")
+    root.cursor().execute("CREATE TABLE IF NOT EXISTS exporter_probe.pins (id INT PRIMARY KEY)")
     assert _mysql_accounts(fake_aws, mariadb_server) == 0
 
     client = fake_aws / "exporter.cnf"
@@ -224,7 +225,7 @@ def test_the_exporters_account_reads_status_and_replication_and_no_shard(
     assert cursor.fetchone()[0] >= 2  # PROCESS: the root session too
     cursor.execute("SELECT COUNT(*) FROM performance_schema.setup_instruments")
     with pytest.raises(MySQLdb.OperationalError, match="denied"):
-        cursor.execute("SELECT * FROM db00001.pins")
+        cursor.execute("SELECT * FROM exporter_probe.pins")
     exporter.close()
     # A remote address gets nothing: the account is the host's own.
     with pytest.raises(MySQLdb.OperationalError):
@@ -242,5 +243,5 @@ def test_the_exporters_account_reads_status_and_replication_and_no_shard(
     assert _mysql_accounts(fake_aws, mariadb_server, "--check") == 0
     client.write_text("edited by hand\n")
     assert _mysql_accounts(fake_aws, mariadb_server, "--check") != 0  # the next apply rewrites it
-    root.cursor().execute("DROP DATABASE db00001")
+    root.cursor().execute("DROP DATABASE exporter_probe")
     root.close()

@@ -136,6 +136,23 @@ def data_plane(request: pytest.FixtureRequest) -> Iterator[DataPlane]:
     plane.close()
 
 
+def process_env(tmp_path: Path, site_servers: SiteServers, **extra: str) -> dict[str, str]:
+    """The environment of a site process (a worker, a gunicorn) on this run's servers and
+    the shard map this process serves, with ``extra`` variables."""
+    topology = tmp_path / "topology.json"
+    topology.write_text(json.dumps(cached_store().topology.as_json()))
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "pinboard.settings.dev",
+        "PINBOARD_VAR_DIR": str(tmp_path / "var"),
+        "PINBOARD_TOPOLOGY": str(topology),
+        "PINBOARD_REDIS_URL": site_servers.redis,
+        "PINBOARD_MEMCACHED": site_servers.memcached,
+        "PINBOARD_SEARCH_URL": site_servers.search,
+        **extra,
+    }
+
+
 @pytest.fixture
 def worker_metrics() -> str:
     """Where the ``worker`` serves its metrics."""
@@ -153,22 +170,15 @@ def worker(
     """A `celery worker` process on the same shards, Redis and memcached as this process,
     logging JSON lines as in production and serving its metrics at ``worker_metrics``;
     this process queues to it. Yields its log."""
-    topology = tmp_path / "topology.json"
-    topology.write_text(json.dumps(cached_store().topology.as_json()))
     broker = f"redis://{redis_server.host}:{redis_server.port}/15"
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "pinboard.settings.dev",
-        "PINBOARD_VAR_DIR": str(tmp_path / "var"),
-        "PINBOARD_TOPOLOGY": str(topology),
-        "PINBOARD_REDIS_URL": site_servers.redis,
-        "PINBOARD_MEMCACHED": site_servers.memcached,
-        "PINBOARD_BROKER_URL": broker,
-        "PINBOARD_SEARCH_URL": site_servers.search,
-        "PINBOARD_LOG_FORMAT": "json",
-        "PINBOARD_METRICS_BIND": worker_metrics,
-        "PROMETHEUS_MULTIPROC_DIR": str(tmp_path),
-    }
+    env = process_env(
+        tmp_path,
+        site_servers,
+        PINBOARD_BROKER_URL=broker,
+        PINBOARD_LOG_FORMAT="json",
+        PINBOARD_METRICS_BIND=worker_metrics,
+        PROMETHEUS_MULTIPROC_DIR=str(tmp_path),
+    )
     process = CeleryWorker(env, tmp_path / "worker.log").start()
     eager, previous_broker = celery_app.conf.task_always_eager, celery_app.conf.broker_url
     celery_app.conf.task_always_eager = False

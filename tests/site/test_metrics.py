@@ -22,7 +22,7 @@ from pinboard.ops.fleet_metrics import FleetCollector
 from pinboard.ops.models import JournalEntry
 from pinboard.pins.actions import create_pin
 from shardstore import metrics as store_metrics
-from tests.site.conftest import PLANE, SiteServers
+from tests.site.conftest import PLANE, SiteServers, process_env
 from tests.site.scrape import Samples, in_process, missing, scrape
 from toolkit.images import image_upload
 from toolkit.processes import HOST, ServerStartError, free_port
@@ -127,31 +127,21 @@ def _grew(before: Samples, after: Samples, name: str, **labels: str) -> bool:
 
 @pytest.fixture
 def site(tmp_path: Path, site_servers: SiteServers, data_plane):
-    import json
-
-    from pinboard.data_plane import cached_store
-
     if PLANE != "servers":
         pytest.skip("the servers plane: gunicorn's workers share the shards with this process")
-    topology = tmp_path / "topology.json"
-    topology.write_text(json.dumps(cached_store().topology.as_json()))
     (tmp_path / "metrics").mkdir()
     (tmp_path / "metrics" / "counter_0.db").write_bytes(b"")  # an earlier run's: cleared
     port = free_port()
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "pinboard.settings.dev",
-        "PINBOARD_VAR_DIR": str(tmp_path / "var"),
-        "PINBOARD_TOPOLOGY": str(topology),
-        "PINBOARD_REDIS_URL": site_servers.redis,
-        "PINBOARD_MEMCACHED": site_servers.memcached,
-        "PINBOARD_SEARCH_URL": site_servers.search,
-        "PINBOARD_METRICS_BIND": f"{HOST}:{port}",
-        "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "metrics"),
-    }
+    env = process_env(
+        tmp_path,
+        site_servers,
+        PINBOARD_METRICS_BIND=f"{HOST}:{port}",
+        PROMETHEUS_MULTIPROC_DIR=str(tmp_path / "metrics"),
+    )
     process = GunicornSite(env, tmp_path / "gunicorn.log", workers=2, threads=2).start()
     try:
         process.wait_ready()
+        assert not (tmp_path / "metrics" / "counter_0.db").exists()  # not summed with ours
         yield process, f"http://{HOST}:{port}/metrics"
     finally:
         process.stop()
