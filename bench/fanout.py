@@ -108,8 +108,8 @@ def build_plane(redis_url: str):
 
 def write_graph(client, owner: int, board: int, followers: list[int], board_share: float) -> None:
     """Followers straight into the graph (board hash / owner's zset), all marked active."""
-    from shardstore.feeds import ACTIVE_SECONDS, seen_key
-    from shardstore.graph import board_followers_key, followers_key, member
+    from social.feeds import ACTIVE_SECONDS, seen_key
+    from social.graph import board_followers_key, followers_key, member
 
     in_board = round(len(followers) * board_share)
     score = int(time.time() * 1_000_000)
@@ -169,7 +169,7 @@ def fan_out(plane, owner: int, board: int, n: int, worker: bool) -> tuple[int, f
 
 def raw_push(client, followers: list[int], n: int) -> float:
     """Pipelined LPUSH + LTRIM into one list per follower, 1,000 lists per pipeline."""
-    from shardstore.feeds import FEED_LENGTH, entry
+    from social.feeds import FEED_LENGTH, entry
 
     value = entry(4_611_686_018_427_387_904 + n, int(time.time() * 1_000_000))  # a pin-sized ID
     keys = [f"rawfeed:{f}" for f in followers]
@@ -185,7 +185,7 @@ def raw_push(client, followers: list[int], n: int) -> float:
 
 def verify(client, followers: list[int], pins: list[int]) -> tuple[int, int]:
     """(feeds holding every pin exactly once, feeds that do not)."""
-    from shardstore.feeds import feed_key, parse_entry
+    from social.feeds import feed_key, parse_entry
 
     good = bad = 0
     want = sorted(pins)

@@ -1,7 +1,13 @@
 """pinboard's data model, declared once and handed to every shard store the site opens:
-its object types (with the cache pool of each), mapping tables and lookups."""
+its object types (with the cache pool of each), mapping tables and lookups, and the cache
+pools every deployment of the site has."""
 
 from shardstore import Catalog, Lookup, ObjectType, Relation, inverse_pair
+from shardstore.control import documents
+
+#: The pools every deployment has, one per kind of data (a caches document names each).
+CACHE_POOLS = ("users", "boards", "pins", "lists")
+documents.require_pools(CACHE_POOLS)
 
 CATALOG = Catalog(
     types=[

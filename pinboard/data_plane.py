@@ -41,20 +41,18 @@ from shardstore.control.config_source import ConfigSource, NotPublished, Revisio
 from shardstore.control.follower import ConfigFollower, FollowerStatus
 from shardstore.control.sources import open_source
 from shardstore.exceptions import WritesInFlight
-from shardstore.feed_sync import rebuild_recent
-from shardstore.feeds import HomeFeeds
-from shardstore.graph import FollowerGraph
-from shardstore.graph_sync import sync_graph
-from shardstore.notifications import Notifications
 from shardstore.redis_shards import RedisShards, RedisTopology
+from social.feed_sync import rebuild_recent
+from social.feeds import HomeFeeds
+from social.graph import FollowerGraph
+from social.graph_sync import sync_graph
+from social.notifications import Notifications
 
+from .catalog import CACHE_POOLS as POOLS
 from .catalog import CATALOG
 from .errors import storage_unavailable
 
 log = logging.getLogger(__name__)
-
-#: The cache pools, one per kind of data.
-POOLS = documents.CACHE_POOLS
 
 
 @dataclass

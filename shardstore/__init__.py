@@ -2,18 +2,18 @@
 
     >>> from shardstore import Catalog, ObjectType, Relation, Store, Topology
     >>> catalog = Catalog(                                   # the user's data model
-    ...     types=[ObjectType("user", 1, "users"), ObjectType("board", 2, "boards")],
-    ...     relations=[Relation("user_has_boards", "user", "board")],
+    ...     types=[ObjectType("author", 1, "authors"), ObjectType("album", 2, "albums")],
+    ...     relations=[Relation("author_has_albums", "author", "album")],
     ...     lookups=[],
     ... )
     >>> topology = Topology.single_host("sqlite:///var/shards/db1", shard_count=16)
     >>> store = Store(topology, catalog=catalog)
     >>> init_shards(store)                                   # create every shard's tables
-    >>> user = store.objects("user").create(store.new_user_shard(), {"username": "ada"})
-    >>> board = store.objects("board").create(shard_of(user), {"name": "Recipes"})
-    >>> store.mapping("user_has_boards").add(user, board)
-    >>> store.mapping("user_has_boards").page(user).ids
-    [board]
+    >>> ada = store.objects("author").create(store.new_user_shard(), {"name": "ada"})
+    >>> album = store.objects("album").create(shard_of(ada), {"name": "Recipes"})
+    >>> store.mapping("author_has_albums").add(ada, album)
+    >>> store.mapping("author_has_albums").page(ada).ids
+    [album]
 
 No Django here, and no data model of its own: a web process, a Celery worker or a
 script each build a Store from a Topology and the site's Catalog, and use it alone.

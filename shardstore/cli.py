@@ -7,8 +7,10 @@
     python -m shardstore --topology zk://127.0.0.1:2181/pinboard topology history
 
 ``--catalog`` names the site's data model (``MODULE:NAME`` of a ``Catalog``), which a
-command that opens a store needs; ``--topology`` is a config directory, a shard-map
-file or ``zk://hosts/root``;
+command that opens a store needs; ``--redis-keys`` what it keeps in Redis (``MODULE:NAME``
+of a ``control.redis_move.RedisKeys``; pinboard's is ``social.redis_keys:REDIS_KEYS``),
+which ``redis-move`` needs; ``--topology`` is a config directory, a shard-map file or
+``zk://hosts/root``;
 the control commands (``topology ...``, ``open-range``, ``close-range``,
 ``host-service``, ``cache-server``, ``redis-move``, ``failover``...) are in
 control/cli.py. MySQL logins, each ``user:password``: a store logs in to the hosts as
@@ -30,7 +32,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 from .catalog import Catalog
 from .control import cli as control_cli
@@ -38,6 +40,7 @@ from .control.fencing import command_fence
 from .control.locks import locks_for
 from .control.mysql_hosts import admin
 from .control.plans import MemoryJournal
+from .control.redis_move import RedisKeys
 from .control.sources import open_source
 from .exceptions import ShardStoreError
 from .ids import decompose
@@ -47,6 +50,8 @@ from .reconcile import reconcile
 from .schema import init_shards
 from .store import Store
 from .topology import Topology
+
+T = TypeVar("T")
 
 
 class ProgressLine:
@@ -71,6 +76,10 @@ def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="shardstore", description=__doc__.split("\n\n")[0])
     top.add_argument(
         "--catalog", help="the data model, MODULE:NAME of a shardstore.Catalog (-m only)"
+    )
+    top.add_argument(
+        "--redis-keys",
+        help="what the site keeps in Redis, MODULE:NAME of a RedisKeys (-m redis-move only)",
     )
     top.add_argument(
         "--topology", help="config directory, shard-map file or zk://hosts/root (-m only)"
@@ -100,12 +109,15 @@ def main(
     err: TextIO = sys.stderr,
 ) -> int:
     args = parser().parse_args(argv)
-    if catalog is None and args.catalog:
-        try:
+    redis_keys = None
+    try:
+        if catalog is None and args.catalog:
             catalog = named_catalog(args.catalog)
-        except ValueError as exc:
-            err.write(f"shardstore: {exc}\n")
-            return 2
+        if args.redis_keys:
+            redis_keys = _named("--redis-keys", args.redis_keys, RedisKeys, "REDIS_KEYS")
+    except ValueError as exc:
+        err.write(f"shardstore: {exc}\n")
+        return 2
     if args.command == "decode":
         types = catalog.types_by_id if catalog else {}
         for object_id in args.ids:
@@ -131,7 +143,7 @@ def main(
             if catalog is None and not is_control:
                 err.write("shardstore: --catalog is required for this command\n")
                 return 2
-            control = _standalone(open_source(args.topology), catalog, standalone)
+            control = _standalone(open_source(args.topology), catalog, standalone, redis_keys)
             store_factory, control_factory = control.store, lambda: control
         try:
             if is_control:
@@ -162,18 +174,26 @@ def _data_plane(args: argparse.Namespace, store: StoreInterface, out: TextIO, er
 
 def named_catalog(name: str) -> Catalog:
     """The ``Catalog`` that ``MODULE:NAME`` names."""
+    return _named("--catalog", name, Catalog, "CATALOG")
+
+
+def _named(option: str, name: str, kind: type[T], default: str) -> T:
+    """The ``kind`` that ``MODULE:NAME`` names (``MODULE`` alone: its ``default``)."""
     module_name, _, attribute = name.partition(":")
     try:
-        found = getattr(importlib.import_module(module_name), attribute or "CATALOG")
+        found = getattr(importlib.import_module(module_name), attribute or default)
     except (ImportError, AttributeError) as exc:
-        raise ValueError(f"--catalog {name}: {exc}") from None
-    if not isinstance(found, Catalog):
-        raise ValueError(f"--catalog {name}: a {type(found).__name__}, not a Catalog")
+        raise ValueError(f"{option} {name}: {exc}") from None
+    if not isinstance(found, kind):
+        raise ValueError(f"{option} {name}: a {type(found).__name__}, not a {kind.__name__}")
     return found
 
 
 def _standalone(
-    source: Any, catalog: Catalog | None, closing: contextlib.ExitStack
+    source: Any,
+    catalog: Catalog | None,
+    closing: contextlib.ExitStack,
+    redis_keys: RedisKeys | None = None,
 ) -> control_cli.Control:
     """The control of ``python -m shardstore``: the source's shard map, its locks, and a
     journal kept for this run only (the site keeps the lasting one). Without a catalog,
@@ -208,4 +228,5 @@ def _standalone(
             os.environ.get("SHARDSTORE_MYSQL_REPLICATION"),
         ),
         command_fence(os.environ.get("SHARDSTORE_FENCE_COMMAND")),
+        redis_keys,
     )

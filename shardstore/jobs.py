@@ -12,15 +12,16 @@ kind says two things, and nothing about queues or progress:
   (``{"checked": 1200, "repaired": 3}``).
 
 Running a chunk twice must be harmless: a chunk whose worker died is run again,
-and the site may re-deliver one that already finished. Both kinds here only
-make a shard agree with its source of truth, so a second run finds nothing to do.
+and the site may re-deliver one that already finished. The kind here (reconcile)
+only makes a shard agree with its source of truth, so a second run finds nothing to do.
 
 Whoever runs the chunks keeps the job's state (the site: Celery tasks and the
 control database, ``pinboard/ops/jobs.py``); this module needs neither.
 
 A new kind (a backfill, the cleanup of the tables a split leaves behind) is a
-``register(JobKind(...))`` in its own module, listed in ``KIND_MODULES`` so that
-``kinds()`` imports it::
+``register(JobKind(...))`` in its own module: the library's are listed in
+``KIND_MODULES`` so that ``kinds()`` imports them, a user's (the social model's
+``social.jobs``, the site's backfills) are imported by ``load``::
 
     def drop_renamed(context: JobContext, chunk: Chunk, params: Params) -> Summary:
         ...  # for shard in chunk.shards: drop what is left there; return {"dropped": n}
@@ -36,12 +37,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .exceptions import ShardStoreError
-from .feed_sync import sync_feeds
-from .feeds import HomeFeeds
-from .graph import FollowerGraph
-from .graph_sync import sync_graph
 from .interface import StoreInterface
 from .reconcile import reconcile
+from .redis_shards import RedisShards
 
 Params = Mapping[str, Any]
 Summary = dict[str, int]
@@ -80,22 +78,22 @@ class Chunk:
 @dataclass
 class JobContext:
     """What a chunk runs against: the store as the site writes through it (so repairs
-    invalidate caches), and the follower graph, built only if a kind asks for it."""
+    invalidate caches), and the site's Redis, opened only if a kind asks for it."""
 
     store: StoreInterface
-    graph_factory: Callable[[], FollowerGraph] | None = None
-    _graph: FollowerGraph | None = field(default=None, repr=False)
+    redis_factory: Callable[[], RedisShards] | None = None
+    _redis: RedisShards | None = field(default=None, repr=False)
     #: An operator's connection to a MySQL server by address (for kinds that change
     #: servers themselves, such as the cleanup after a split); None: the address's own.
     mysql: Callable[[str], Any] | None = None
 
     @property
-    def graph(self) -> FollowerGraph:
-        if self._graph is None:
-            if self.graph_factory is None:
-                raise JobError("this job needs the follower graph, and none was given")
-            self._graph = self.graph_factory()
-        return self._graph
+    def redis(self) -> RedisShards:
+        if self._redis is None:
+            if self.redis_factory is None:
+                raise JobError("this job needs Redis, and none was given")
+            self._redis = self.redis_factory()
+        return self._redis
 
 
 ChunkRunner = Callable[[JobContext, Chunk, Params], Summary]
@@ -196,36 +194,6 @@ def _reconcile_chunk(context: JobContext, chunk: Chunk, params: Params) -> Summa
     return totals
 
 
-def _graph_chunk(context: JobContext, chunk: Chunk, params: Params) -> Summary:
-    """The follower-graph keys of the chunk's pinners and boards, from MySQL
-    (shardstore/graph_sync.py): rewritten where they differ, deleted where unexplained."""
-    report = sync_graph(
-        context.store, context.graph, repair=not params.get("check"), shards=chunk.shards
-    )
-    return {
-        "keys_checked": report.keys_checked,
-        "keys_repaired": report.keys_repaired,
-        "keys_removed": report.keys_removed,
-    }
-
-
-def _feed_chunk(context: JobContext, chunk: Chunk, params: Params) -> Summary:
-    """The home feeds of the chunk's pinners, from MySQL (shardstore/feed_sync.py): active
-    pinners' feeds rewritten where they differ, or with ``everyone`` every pinner's."""
-    report = sync_feeds(
-        context.store,
-        HomeFeeds(context.graph.shards),
-        repair=not params.get("check"),
-        everyone=bool(params.get("everyone")),
-        shards=chunk.shards,
-    )
-    return {
-        "feeds_checked": report.feeds_checked,
-        "feeds_repaired": report.feeds_repaired,
-        "feeds_missed": report.feeds_missed,
-    }
-
-
 CHECK = "true: report only, change nothing"
 
 register(
@@ -234,25 +202,5 @@ register(
         "Repair mapping pairs left half-written (a forward row without its inverse, or the reverse)",
         _reconcile_chunk,
         params={"check": CHECK},
-    )
-)
-register(
-    JobKind(
-        "graph-rebuild",
-        "Rewrite the Redis follower graph of each shard's pinners from the MySQL mapping tables",
-        _graph_chunk,
-        params={"check": CHECK},
-    )
-)
-register(
-    JobKind(
-        "feed-rebuild",
-        "Rewrite the home feeds of each shard's pinners from the MySQL mapping tables",
-        _feed_chunk,
-        params={
-            "check": CHECK,
-            "everyone": "true: every pinner's feed, each counted active (after Redis lost its"
-            " data); else active pinners' feeds only",
-        },
     )
 )

@@ -1,7 +1,7 @@
 """Mapping tables: ``from_id -> to_id`` edges ordered by ``sequence``, on the from-ID's shard.
 
-One direction per table (``board_has_pins``); the reverse is its own table
-(``pin_owned_by_board``) on the to-ID's shard, written by the same ``add`` or
+One direction per table (``album_has_photos``); the reverse is its own table
+(``photo_in_albums``) on the to-ID's shard, written by the same ``add`` or
 ``remove`` call right after the forward row. Counts live in ``mapping_counts``
 and change in the same transaction as the row, so a count is one key read.
 """

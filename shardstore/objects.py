@@ -4,9 +4,9 @@ Create inserts the JSON on a chosen shard and composes the full ID from the new
 local id. Update is read-modify-write in one transaction with the row locked.
 Delete is soft (``"active": false``, hidden from reads) unless ``hard=True``.
 
-Reads can bring an object's mapping counts along (``counts=("board_has_pins",)``)
+Reads can bring an object's mapping counts along (``counts=("album_has_photos",)``)
 in the same round trip, as one sub-query per object on its own shard (its count
-rows, aggregated): a board and its pin count cost one query, not two.
+rows, aggregated): an album and its photo count cost one query, not two.
 """
 
 from __future__ import annotations

@@ -205,7 +205,7 @@ class Store:
     # -- tables ---------------------------------------------------------------
 
     def objects(self, type_name: str) -> ObjectTable:
-        """The object table of a type ("pin", "board", ...)."""
+        """The object table of a type ("photo", "album", ...)."""
         self.catalog.type(type_name)
         return self._objects[type_name]
 

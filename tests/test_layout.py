@@ -1,7 +1,9 @@
 """The rules that keep the code readable (docs/architecture.md): no import cycles, no module
 over 400 lines, no block of six lines copied from one module to another outside the tests
 (the copy check folds white space and passes over imports and signatures: see
-``significant``)."""
+``significant``); and the layers' arrows point down only: ``shardstore`` imports neither
+the social model nor the site, ``social`` never the site nor Django, and ``shardstore``
+names nothing of the site's model (its tables, pools, fields or Redis keys)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from pathlib import Path
 import grimp
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("pinboard", "shardstore", "toolkit", "bench")
+PACKAGES = ("pinboard", "shardstore", "social", "toolkit", "bench")
 MAX_LINES = 400
 COPIED_LINES = 6
 
@@ -64,15 +66,74 @@ def cycles(graph: grimp.ImportGraph) -> list[list[str]]:
     return found
 
 
+def import_graph() -> grimp.ImportGraph:
+    """Every import of the packages (and what they import from outside), counting imports
+    inside functions and under TYPE_CHECKING."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        return grimp.build_graph(*PACKAGES, cache_dir=None, include_external_packages=True)
+    finally:
+        sys.path.remove(str(ROOT))
+
+
 def test_no_module_imports_one_that_imports_it_back() -> None:
     """Counting imports inside functions and under TYPE_CHECKING: a cycle hidden there is
     still two modules that cannot be read, or changed, one without the other."""
-    sys.path.insert(0, str(ROOT))
-    try:
-        graph = grimp.build_graph(*PACKAGES, cache_dir=None)
-    finally:
-        sys.path.remove(str(ROOT))
-    assert cycles(graph) == []
+    assert cycles(import_graph()) == []
+
+
+#: Who may not import whom: the library knows neither the social model nor the site, and
+#: the social model knows no site and no web framework.
+FORBIDDEN_ARROWS = {
+    "shardstore": ("social", "pinboard", "django", "toolkit", "bench"),
+    "social": ("pinboard", "django", "toolkit", "bench"),
+}
+
+
+def test_the_layers_import_only_downwards() -> None:
+    graph = import_graph()
+    arrows = {
+        (module, imported)
+        for package, below in FORBIDDEN_ARROWS.items()
+        for module in graph.find_descendants(package) | {package}
+        for imported in graph.find_modules_directly_imported_by(module)
+        if imported.split(".")[0] in below
+    }
+    assert arrows == set()
+
+
+def site_names() -> dict[str, str]:
+    """What is the site's own, as patterns: its catalog's tables and pools, the fields the
+    social model reads, and the social model's Redis key prefixes."""
+    from pinboard.catalog import CACHE_POOLS, CATALOG
+    from social.redis_keys import BOARD_PREFIX, USER_PREFIXES
+
+    names = {
+        table: rf"\b{table}\b"
+        for table in [*CATALOG.relations, *(lk.table for lk in CATALOG.lookups.values())]
+    }
+    own = {"lists"}  # the library's own pool, of mapping lists
+    for quoted in {t.table for t in CATALOG.types.values()} | set(CACHE_POOLS) - own:
+        names[quoted] = rf"[\"']{quoted}[\"']"
+    for field in ("owner_id", "secret", "saved_from"):
+        names[field] = rf"\b{field}\b"
+    for prefix in (*USER_PREFIXES, BOARD_PREFIX):
+        names[prefix] = rf"[\"'`]{re.escape(prefix)}"
+    return names
+
+
+def test_the_library_names_nothing_of_the_sites_model() -> None:
+    """shardstore is driven by the catalog (and the functions) it is handed: a table, a
+    pool, a field or a Redis key of the site's is named in ``social`` or ``pinboard``."""
+    patterns = {name: re.compile(pattern) for name, pattern in site_names().items()}
+    found = {
+        f"{file.relative_to(ROOT)}:{number}: {name}"
+        for file in sorted((ROOT / "shardstore").rglob("*.py"))
+        for number, line in enumerate(file.read_text().splitlines(), 1)
+        for name, pattern in patterns.items()
+        if pattern.search(line)
+    }
+    assert found == set()
 
 
 def test_no_module_is_over_400_lines() -> None:

@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pinboard.catalog import CACHE_POOLS
 from shardstore import InvalidTopology
 from shardstore.control import documents
 from shardstore.redis_shards import VSHARDS
@@ -92,12 +93,12 @@ def redis_map(pairs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def cache_pools(pools: Mapping[str, Sequence[str]]) -> dict[str, Any]:
-    missing = [p for p in documents.CACHE_POOLS if not pools.get(p)]
+    missing = [p for p in CACHE_POOLS if not pools.get(p)]
     if missing:
         raise InventoryError(f"no memcached server for the pools {', '.join(missing)}")
     return documents.validate(
         documents.CACHES,
-        {"version": 0, "pools": {p: list(pools[p]) for p in documents.CACHE_POOLS}},
+        {"version": 0, "pools": {p: list(pools[p]) for p in CACHE_POOLS}},
     )
 
 

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from msgspec import Meta
 
-from shardstore.notifications import LENGTH as NOTIFICATIONS_KEPT
+from social.notifications import LENGTH as NOTIFICATIONS_KEPT
 
 from ..boards.actions import MAX_DESCRIPTION as MAX_BOARD_DESCRIPTION
 from ..boards.actions import MAX_NAME

@@ -1,7 +1,7 @@
 """Writes to home feeds: fan a new pin out, merge or drop a followed pinner's or board's pins,
 rebuild the feed of a pinner who comes back after a long time.
 
-Each keeps the feed equal to what MySQL implies (``shardstore.feed_sync.expected_feeds``,
+Each keeps the feed equal to what MySQL implies (``social.feed_sync.expected_feeds``,
 which the rebuild uses): a follow merges as many of the pins as a feed holds, and an
 unfollow that empties part of a full feed rebuilds it, since the older pins that now
 make the cut were trimmed away. ``python manage.py follower_graph check`` compares.
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from shardstore.feed_sync import rebuild_feed
-from shardstore.feeds import FEED_LENGTH
+from social.feed_sync import rebuild_feed
+from social.feeds import FEED_LENGTH
 
 from ..data_plane import cached_store, get_feeds
 from .tasks import fan_out_pin

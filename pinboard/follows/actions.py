@@ -24,9 +24,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from shardstore.feed_sync import FeedReport, sync_feeds
-from shardstore.graph_sync import SyncReport, sync_graph
 from shardstore.mappings import now_sequence
+from social.feed_sync import FeedReport, sync_feeds
+from social.graph_sync import SyncReport, sync_graph
 
 from ..boards.privacy import visible_board
 from ..boards.queries import all_board_ids

@@ -1,4 +1,4 @@
-"""The kinds of notification, as stored in each entry (shardstore/notifications.py).
+"""The kinds of notification, as stored in each entry (social/notifications.py).
 
 Each names what its entry's object is: the pin liked or saved, the comment written, the
 pinner followed (the recipient), the board followed, the board invited to.

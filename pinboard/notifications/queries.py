@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from shardstore.notifications import Entry
+from social.notifications import Entry
 
 from ..boards.privacy import may_see
 from ..boards.queries import get_boards

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shardstore.mappings import all_ids
-from shardstore.notifications import Entry, newest_first
+from social.notifications import Entry, newest_first
 
 from ..data_plane import cached_store, get_notifications
 from .kinds import BOARD_FOLLOW, COMMENT, FOLLOW, LIKE, SAVE

@@ -8,7 +8,7 @@ nothing.
 
 from __future__ import annotations
 
-from shardstore.notifications import Entry
+from social.notifications import Entry
 
 from ..data_plane import get_notifications
 from ..ledger import TRANSIENT_ERRORS, ledgered_task

@@ -43,10 +43,10 @@ from shardstore.control.open_range import plan_open_range
 from shardstore.control.plans import Outcome, Plan, run
 from shardstore.control.publish import plan_publish, plan_rollback
 from shardstore.control.rebuild import plan_rebuild
-from shardstore.control.redis_move import plan_redis_move
 from shardstore.control.split import plan_split
 from shardstore.control.split_cleanup import plan_cleanup
 from shardstore.control.split_revert import plan_split_revert
+from social.redis_keys import plan_redis_move
 
 from .control import control, progress_note
 from .forms import (

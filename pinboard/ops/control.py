@@ -14,6 +14,7 @@ from shardstore.control.fencing import command_fence
 from shardstore.control.locks import locks_for
 from shardstore.control.mysql_hosts import admin
 from shardstore.control.plans import OpenOperation, Plan
+from social.redis_keys import REDIS_KEYS
 
 from ..catalog import CATALOG
 from ..data_plane import cached_store, open_config
@@ -86,4 +87,5 @@ def control(operator: str | None = None) -> Control:
         who,
         admin(settings.SHARDSTORE.get("MYSQL_ADMIN"), settings.SHARDSTORE.get("MYSQL_REPLICATION")),
         command_fence(settings.SHARDSTORE.get("FENCE_COMMAND")),
+        REDIS_KEYS,
     )

@@ -17,6 +17,7 @@ from shardstore.ids import MAX_SHARD_ID
 from shardstore.redis_shards import VSHARDS
 
 from ..api.http import nested_deeper_than
+from ..catalog import CACHE_POOLS
 
 NAME = RegexValidator(
     r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "letters, digits, '.', '_' or '-' (at most 64)"
@@ -74,7 +75,7 @@ class HostServiceForm(forms.Form):
 
 
 class CacheServerForm(forms.Form):
-    pool = forms.ChoiceField(choices=[(name, name) for name in documents.CACHE_POOLS])
+    pool = forms.ChoiceField(choices=[(name, name) for name in CACHE_POOLS])
     server = forms.CharField(
         max_length=260,
         validators=[RegexValidator(r"^[A-Za-z0-9_.:\[\]-]+:[0-9]{1,5}$", "host:port")],

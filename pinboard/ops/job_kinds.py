@@ -23,10 +23,10 @@ def kind(name: str) -> JobKind:
 
 
 def context() -> JobContext:
-    """What chunks run against: this process's store (with its caches) and follower graph."""
+    """What chunks run against: this process's store (with its caches) and Redis."""
     return JobContext(
         cached_store(),
-        get_graph,
+        lambda: get_graph().shards,
         mysql=admin(
             settings.SHARDSTORE.get("MYSQL_ADMIN"), settings.SHARDSTORE.get("MYSQL_REPLICATION")
         ),

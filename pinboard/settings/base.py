@@ -8,8 +8,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue
 
+from pinboard.catalog import CACHE_POOLS
 from pinboard.logs import logging_config
-from shardstore.control.documents import CACHE_POOLS
 
 from ..cache_backend import redis_cache
 from . import environment
@@ -302,9 +302,10 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_TASK_QUEUES = [Queue("celery"), Queue("jobs")]
 CELERY_TASK_ROUTES = {"pinboard.ops.tasks.run_job_chunk": {"queue": "jobs"}}
-# Modules that register more kinds of long job (shardstore/jobs.py): the site's own, and
-# those named in the environment, comma-separated.
-JOB_KIND_MODULES = ["pinboard.pins.backfill", *environment.JOB_MODULES]
+# Modules that register more kinds of long job (shardstore/jobs.py): the social model's
+# (graph and feed rebuilds), the site's own, and those named in the environment,
+# comma-separated.
+JOB_KIND_MODULES = ["social.jobs", "pinboard.pins.backfill", *environment.JOB_MODULES]
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -36,7 +36,7 @@ class Read(Generic[T]):
 
     @classmethod
     def done(cls, answer: T) -> Read[T]:
-        """A read a page may skip (another's secret boards): ``answer``, for no key."""
+        """A read a page may skip (what the reader may not see): ``answer``, for no key."""
         return cls(None, lambda _: answer)
 
     def run(self) -> T:

@@ -54,7 +54,7 @@ from .pairs import MAX_LAG, pair_health
 from .plans import Journal, Plan, run
 from .publish import plan_publish, plan_rollback
 from .rebuild import plan_rebuild
-from .redis_move import plan_redis_move
+from .redis_move import RedisKeys, plan_redis_move
 from .snapshot_copy import COPY_STREAMS
 from .split import plan_split
 from .split_cleanup import plan_cleanup
@@ -80,6 +80,8 @@ class Control:
     mysql: Callable[[str], MySQLHost] = MySQLHost
     #: How an unreachable master is fenced before an emergency failover (``fencing.py``).
     fence: Fence | None = None
+    #: What the site keeps in Redis, for ``redis-move`` (``redis_move.RedisKeys``).
+    redis_keys: RedisKeys | None = None
 
 
 def add_parsers(commands: Any) -> None:
@@ -257,15 +259,14 @@ def plan_of(
             source, host=args.host, author=author, connect=control.mysql, master=args.master,
             max_threads_running=args.max_threads_running, parallel=args.parallel, say=say,
         )  # fmt: skip
+    keys = control.redis_keys
+    if keys is None:
+        raise ShardStoreError("redis-move: say what the site keeps in Redis (--redis-keys)")
     return plan_redis_move(
-        source,
-        control.store(),
-        first=args.first,
-        last=args.last,
-        instance=args.instance,
-        url=args.url,
-        author=author,
-    )
+        source, control.store(), first=args.first, last=args.last, instance=args.instance,
+        url=args.url, author=author, keys_of=keys.keys_of, repair=keys.repair,
+        repair_step=keys.repair_step,
+    )  # fmt: skip
 
 
 def handle(args: argparse.Namespace, control: Control, out: TextIO) -> int:

@@ -4,10 +4,12 @@
 * ``redis``: the Redis virtual-shard map (``shardstore.redis_shards.RedisTopology``);
 * ``caches``: the memcached pools' server lists::
 
-      {"version": 4, "pools": {"users": ["10.0.2.1:11211"], "boards": [...],
-                               "pins": [...], "lists": [...]}}
+      {"version": 4, "pools": {"objects": ["10.0.2.1:11211"], "lists": [...]}}
 
-  (a server named ``local`` is process memory: the embedded default only).
+  (a server named ``local`` is process memory: the embedded default only). Which
+  pools a deployment has is its catalog's to say (each object type's ``pool``, and
+  ``lists``): a user of the library declares them once with ``require_pools``, and a
+  caches document without one of them is refused.
 
 Every document carries its ``version``; a config source sets it when it
 publishes. ``validate`` is the one gate before a document is published: an
@@ -22,7 +24,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -32,8 +34,8 @@ from ..topology import Topology
 
 SHARDS, REDIS, CACHES = "shards", "redis", "caches"
 NAMES = (SHARDS, REDIS, CACHES)
-#: The pools every deployment has, one per kind of data.
-CACHE_POOLS = ("users", "boards", "pins", "lists")
+#: The pools a caches document must name: those ``require_pools`` declared.
+_REQUIRED_POOLS: dict[str, None] = {}
 LOCAL_SERVER = "local"
 #: The ``user:password@`` of an address (``scheme://user:password@host``), wherever it is.
 _USERINFO_PASSWORD = re.compile(r"(?P<user>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]*):[^\s/@]*@")
@@ -52,6 +54,17 @@ def masked(value: T) -> T:
     if isinstance(value, tuple):
         return tuple(masked(item) for item in value)  # type: ignore[return-value]
     return value
+
+
+def require_pools(names: Iterable[str]) -> None:
+    """Declare pools every caches document must name (a site's, once, at import: the
+    pools its catalog's ``CachedStore`` needs). Declaring one twice is harmless."""
+    _REQUIRED_POOLS.update(dict.fromkeys(names))
+
+
+def required_pools() -> tuple[str, ...]:
+    """The pools declared so far, in the order they were declared."""
+    return tuple(_REQUIRED_POOLS)
 
 
 def _check_shards(document: Mapping[str, Any]) -> None:
@@ -75,7 +88,7 @@ def _check_caches(document: Mapping[str, Any]) -> None:
     pools = document.get("pools")
     if not isinstance(pools, Mapping):
         raise InvalidTopology("caches: pools must be an object of pool name -> servers")
-    missing = [name for name in CACHE_POOLS if name not in pools]
+    missing = [name for name in _REQUIRED_POOLS if name not in pools]
     if missing:
         raise InvalidTopology(f"caches: pools {', '.join(missing)} are missing")
     for name, servers in pools.items():

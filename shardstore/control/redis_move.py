@@ -1,9 +1,9 @@
 """Move a range of Redis virtual shards to another instance: copy the keys, switch, drop.
 
-Which keys a virtual shard holds: a pinner's graph keys (``u:<id>:...``), feed
-keys (``homefeed:<id>``, ``seen:<id>``) and notifications (``notifications:<id>``,
-``notifications-read:<id>``) go by ``vshard_of(id)``; a board's (``b:<board>:...``)
-live with its owner's, found in the board object.
+Which keys a virtual shard holds is the user's to say (``keys_of``): the site's
+social model (social/redis_keys.py) keeps a pinner's keys by ``vshard_of(id)``
+and a board's with its owner's. So is how the moved keys are repaired from their
+source of truth (``repair``). Both are arguments, as ``connect`` is to a failover.
 
 Steps, in order:
 
@@ -12,27 +12,24 @@ Steps, in order:
 2. publish the Redis map with the range on the target; every process swaps
    within a second;
 3. wait for that, so no process still writes to the old instance;
-4. repair the moved pinners' graph keys from MySQL (writes that reached the old
-   instance between the copy and the switch; the graph's truth is MySQL). A
-   fan-out entry pushed to the old instance in that window is not carried
-   over: feeds are rebuildable and the next pin arrives as usual;
+4. ``repair`` the moved keys (writes that reached the old instance between the
+   copy and the switch: the site's repairs its follower graph from MySQL);
 5. delete the moved keys from the old instances.
 
 Until step 5 the old copy is whole: to revert, publish the previous map again
-(``topology rollback``) and repair the graph.
+(``topology rollback``) and repair.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from ..exceptions import InvalidTopology
-from ..graph import FollowerGraph
-from ..graph_sync import sync_graph
 from ..interface import StoreInterface
-from ..redis_shards import VSHARDS, RedisShards, RedisTopology, vshard_of
+from ..redis_shards import VSHARDS, RedisShards, RedisTopology
 from . import documents
 from .config_source import ConfigSource
 from .plans import Plan, Step
@@ -40,8 +37,26 @@ from .publish import publish_step
 
 #: How long processes are given to swap in the new map (they take at most a second).
 SETTLE_SECONDS = 2.0
-_USER_PREFIXES = ("u:", "homefeed:", "seen:", "notifications:", "notifications-read:")
 _BATCH = 500
+
+#: Whether a virtual shard is one of those moving.
+Moving = Callable[[int], bool]
+#: ``keys_of(client, store, moving)``: the keys on an instance (a redis-py client) that
+#: belong to moving virtual shards.
+KeysOf = Callable[[Any, StoreInterface, Moving], Iterable[str]]
+#: ``repair(store, shards, moving)``: repair the moved keys from their source of truth,
+#: on the new map's ``shards``; returns a line for the journal.
+Repair = Callable[[StoreInterface, RedisShards, Moving], str]
+
+
+@dataclass(frozen=True)
+class RedisKeys:
+    """What a user of the library keeps in Redis, as a move needs to know it."""
+
+    keys_of: KeysOf
+    repair: Repair
+    #: The repair's step in a plan, ``{where}`` the virtual shards moved.
+    repair_step: str = "repair the keys of {where}"
 
 
 def plan_redis_move(
@@ -53,9 +68,14 @@ def plan_redis_move(
     instance: str,
     url: str | None = None,
     author: str,
+    keys_of: KeysOf,
+    repair: Repair,
+    repair_step: str = "repair the keys of {where}",
     settle_seconds: float = SETTLE_SECONDS,
 ) -> Plan:
-    """The plan to serve virtual shards ``first..last`` from ``instance`` (``url`` if new)."""
+    """The plan to serve virtual shards ``first..last`` from ``instance`` (``url`` if new),
+    moving the keys ``keys_of`` finds and mending them with ``repair`` after the switch
+    (the step named by ``repair_step``, where ``{where}`` says which virtual shards)."""
     if not 0 <= first <= last < VSHARDS:
         raise InvalidTopology(f"virtual shards must be a range within 0..{VSHARDS - 1}")
     current = source.current(documents.REDIS)
@@ -85,7 +105,7 @@ def plan_redis_move(
     def copy(donor: str) -> str:
         shards = RedisShards(new_topology)
         try:
-            keys = list(_keys_of(shards.client(donor), store, moving))
+            keys = list(keys_of(shards.client(donor), store, moving))
             _copy(shards.client(donor), shards.client(instance), keys)
         finally:
             shards.close()
@@ -95,19 +115,18 @@ def plan_redis_move(
         time.sleep(settle_seconds)
         return f"waited {settle_seconds:g}s"
 
-    def repair() -> str:
-        graph = FollowerGraph(RedisShards(new_topology))
+    def mend() -> str:
+        shards = RedisShards(new_topology)
         try:
-            report = sync_graph(store, graph, owners=lambda owner: moving(vshard_of(owner)))
+            return repair(store, shards, moving)
         finally:
-            graph.shards.close()
-        return f"{report.keys_checked} keys checked, {report.keys_repaired} repaired"
+            shards.close()
 
     def drop(donor: str) -> str:
         shards = RedisShards(new_topology)
         try:
             client = shards.client(donor)
-            keys = list(_keys_of(client, store, moving))
+            keys = list(keys_of(client, store, moving))
             for start in range(0, len(keys), _BATCH):
                 client.delete(*keys[start : start + _BATCH])
         finally:
@@ -130,7 +149,7 @@ def plan_redis_move(
             hosts=(instance,),
         ),
         Step(f"wait {settle_seconds:g}s for every process to switch", (), settle),
-        Step(f"repair the graph keys of {where} from MySQL", (instance,), repair),
+        Step(repair_step.format(where=where), (instance,), mend),
     ]
     steps += [Step(f"delete the keys of {where} from {d}", (d,), _bind(drop, d)) for d in donors]
     return Plan(
@@ -163,36 +182,6 @@ def _assign(
         else:
             merged.append((a, b, name))
     return merged
-
-
-def _keys_of(client: Any, store: StoreInterface, moving: Callable[[int], bool]) -> Iterator[str]:
-    """The keys on an instance that belong to moving virtual shards."""
-    boards: list[tuple[str, int]] = []
-    for raw in client.scan_iter(count=1000):
-        key = raw.decode() if isinstance(raw, bytes) else raw
-        if key.startswith("b:"):
-            board = key.split(":")[1]
-            if board.isdigit():
-                boards.append((key, int(board)))
-            continue
-        owner = _user_of(key)
-        if owner is not None and moving(vshard_of(owner)):
-            yield key
-    for start in range(0, len(boards), _BATCH):
-        chunk = boards[start : start + _BATCH]
-        found = store.objects("board").get_many({b for _, b in chunk}, include_inactive=True)
-        owner_of = {board["id"]: int(board["owner_id"]) for board in found}
-        for key, board in chunk:
-            if board in owner_of and moving(vshard_of(owner_of[board])):
-                yield key
-
-
-def _user_of(key: str) -> int | None:
-    for prefix in _USER_PREFIXES:
-        if key.startswith(prefix):
-            digits = key[len(prefix) :].split(":")[0]
-            return int(digits) if digits.isascii() and digits.isdigit() else None
-    return None
 
 
 def _copy(donor: Any, target: Any, keys: list[str]) -> None:

@@ -27,6 +27,7 @@ import pytest
 
 from shardstore import Store, Topology, init_shards
 from shardstore.cache import CachedStore, LocalPool
+from shardstore.control import documents
 from shardstore.interface import StoreInterface
 from toolkit.processes import free_port
 
@@ -38,6 +39,7 @@ SHARD_COUNT = 16
 HOST_A, HOST_B = "MySQL001A", "MySQL002A"
 RANGE_A, RANGE_B = (0, 7), (8, 15)
 CACHE_POOLS = ("users", "boards", "pins", "lists")
+documents.require_pools(CACHE_POOLS)  # as a site declares its pools
 
 
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:

@@ -30,6 +30,8 @@ from shardstore.control.sources import open_source
 from shardstore.control.zookeeper_source import ZooKeeperSource
 from tests.config_documents import shard_map
 
+from .conftest import CACHE_POOLS
+
 _roots = itertools.count(1)
 
 
@@ -167,7 +169,7 @@ def test_redis_and_cache_documents(source: ConfigSource) -> None:
     redis["ranges"][1]["range"] = [4097, 8191]
     with pytest.raises(InvalidTopology, match="4096"):
         source.publish("redis", redis, author="ops", reason="gap")
-    pools = {name: ["10.0.2.1:11211"] for name in documents.CACHE_POOLS}
+    pools = {name: ["10.0.2.1:11211"] for name in CACHE_POOLS}
     assert source.publish("caches", {"version": 0, "pools": pools}, author="o", reason="r")
     with pytest.raises(InvalidTopology, match="pool pins has no server"):
         source.publish("caches", {"version": 0, "pools": {**pools, "pins": []}}, author="o", reason="r")  # fmt: skip

@@ -370,7 +370,8 @@ def test_a_cache_server_joins_a_pool_empty(tmp_path: Path, memcached_server: Any
     from pymemcache.client.base import Client
 
     from shardstore.control.cache_servers import plan_cache_server
-    from shardstore.control.documents import CACHE_POOLS
+
+    from .conftest import CACHE_POOLS
 
     source = FileSource(tmp_path / "config")
     pools = {name: ["10.0.2.1:11211"] for name in CACHE_POOLS}

@@ -1,26 +1,20 @@
 """Long jobs' kinds: the work cut by shard, and each chunk run alone, and again, harmlessly.
 
-The chunks of a job, run one by one, do what the whole operation does (reconcile, the
-follower-graph sync) on the contract store (sqlite and mysql, plain and cached), and a
-second run of every chunk finds nothing left to do.
+The chunks of a job, run one by one, do what the whole operation does (reconcile) on the
+contract store (sqlite and mysql, plain and cached), and a second run of every chunk finds
+nothing left to do. The social model's kinds are tested with it (tests/social/test_jobs.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 from shardstore import Store
-from shardstore.graph import FollowerGraph, member
-from shardstore.graph_sync import sync_graph
-from shardstore.ids import shard_of
 from shardstore.interface import StoreInterface
 from shardstore.jobs import Chunk, JobContext, JobError, JobKind, by_shard, kind, kinds, register
-from shardstore.redis_shards import RedisShards, RedisTopology
 
-from .test_graph_sync import World, corrupt, dump, expected_dump, two_instances
 from .test_reconcile import board_and_pins, half_add, half_remove
 
 
@@ -50,7 +44,7 @@ def test_the_work_is_cut_by_shard_in_runs_that_stay_on_one_range(plain_store: St
 
 
 def test_kinds_are_registered_once_by_name() -> None:
-    assert {"reconcile", "graph-rebuild"} <= set(kinds())
+    assert "reconcile" in kinds()
     with pytest.raises(ValueError, match="two job kinds"):
         register(JobKind("reconcile", "again", lambda context, chunk, params: {}))
     with pytest.raises(JobError, match="no job kind 'nope'"):
@@ -85,48 +79,3 @@ def test_reconcile_chunks_repair_their_own_shards_and_a_second_run_finds_nothing
     again = run_all("reconcile", context)
     assert (total(again, "missing_inverse"), total(again, "orphan_inverse")) == (0, 0)
     assert total(again, "checked") == 4  # two forward rows, and now their two inverses
-
-
-@pytest.fixture(params=["one", "two"])
-def graph(
-    request: pytest.FixtureRequest, redis_db: Callable[[int], str]
-) -> Iterator[FollowerGraph]:
-    topology = RedisTopology.single(redis_db(3)) if request.param == "one" else two_instances(redis_db)  # fmt: skip
-    shards = RedisShards(topology)
-    yield FollowerGraph(shards)
-    shards.close()
-
-
-def test_graph_rebuild_chunks_rewrite_each_shards_pinners_and_a_second_run_finds_nothing(
-    plain_store: Store, graph: FollowerGraph
-) -> None:
-    world = World(plain_store)
-    sync_graph(plain_store, graph)
-    touched = corrupt(world, graph)  # drift of every kind, and three stray keys
-    strays_of_no_object = touched[-3:]  # IDs with no user or board row: a full sync's work
-    # A pinner and a board that exist, on shard 5, with keys MySQL does not explain.
-    ivy = plain_store.objects("user").create(5, {"username": "ivy"})
-    board = plain_store.objects("board").create(5, {"owner_id": ivy, "name": "b"})
-    home = graph.shards.client_for(ivy)
-    home.zadd(f"u:{ivy}:fe", {member(world.a): 1})
-    home.hset(f"b:{board}:f", member(world.a), 1)
-    context = JobContext(plain_store, lambda: graph)
-
-    check = run_all("graph-rebuild", context, check=True)
-    assert total(check, "keys_repaired") == len(touched) - 3  # the drifted keys
-    assert home.exists(f"u:{ivy}:fe")  # a check deletes nothing
-
-    on_5 = kind("graph-rebuild").run_chunk(context, Chunk(5, 5), {})
-    assert on_5["keys_removed"] == 2 and not home.exists(f"u:{ivy}:fe", f"b:{board}:f")
-
-    first = run_all("graph-rebuild", context, per_chunk=4)
-    assert total(first, "keys_repaired") == len(touched) - 3
-    wanted, found = expected_dump(world, graph), dump(graph)
-    for instance, keys in found.items():
-        left = {k: v for k, v in keys.items() if k not in strays_of_no_object}
-        assert left == wanted[instance]
-
-    again = run_all("graph-rebuild", context)
-    assert (total(again, "keys_repaired"), total(again, "keys_removed")) == (0, 0)
-    assert total(again, "keys_checked") == len(world.expected())
-    assert shard_of(ivy) == 5

@@ -20,7 +20,7 @@ from pinboard.pins.queries import board_pins_page, get_comment, get_pin
 from pinboard.users.actions import delete_account, sign_up
 from pinboard.users.queries import get_user
 from pinboard.users.tokens import issue_token
-from shardstore.graph_sync import sync_graph
+from social.graph_sync import sync_graph
 from tests.site.api_client import Api, error_of
 from tests.site.page_helpers import board_with_pins, log_in, text
 from toolkit.images import image_upload

@@ -8,7 +8,7 @@ from pinboard.data_plane import cached_store, get_graph
 from pinboard.follows.actions import follow_board, follow_user, unfollow_board, unfollow_user
 from pinboard.follows.queries import followed_among, follows_board, follows_user
 from pinboard.users.queries import get_user
-from shardstore.graph_sync import sync_graph
+from social.graph_sync import sync_graph
 
 
 def board_followers(board_id: int) -> int:

@@ -21,9 +21,9 @@ from pinboard.ops.chunks import claim, finish
 from pinboard.ops.models import Job, JobChunk
 from pinboard.ops.tasks import run_job_chunk
 from shardstore import shard_of
-from shardstore.graph import following_key
 from shardstore.jobs import JobError
 from shardstore.mappings import _insert
+from social.graph import following_key
 from tests.site import job_kinds  # noqa: F401 - registers the kind "test-chunks"
 from tests.site.job_kinds import runs
 from tests.site.ops import config_dir_fixture, operator_fixture, staff_fixture, text  # noqa: F401

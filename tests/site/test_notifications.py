@@ -19,8 +19,8 @@ from pinboard.notifications.actions import mark_read
 from pinboard.notifications.kinds import KINDS
 from pinboard.pins.actions import add_comment, create_pin, save_pin
 from pinboard.users.actions import delete_account, update_profile
-from shardstore.notifications import Notifications
 from shardstore.redis_shards import RedisShards, RedisTopology
+from social.notifications import Notifications
 from tests.site.api_client import Api, error_of
 from tests.site.page_helpers import log_in, text
 from toolkit.images import image_upload

@@ -23,7 +23,7 @@ from pinboard.notifications.actions import mark_read
 from pinboard.notifications.rebuild import expected_notifications, rebuild_notifications
 from pinboard.pins.actions import add_comment, create_pin, delete_comment, delete_pin, save_pin
 from pinboard.users.actions import delete_account
-from shardstore.notifications import list_key
+from social.notifications import list_key
 from tests.site.api_client import Api
 from tests.site.page_helpers import log_in, text
 from tests.site.test_notifications import five_acts

@@ -12,7 +12,7 @@ from pinboard.data_plane import cached_store, get_feeds
 from pinboard.pins.actions import create_pin, delete_pin, save_pin
 from pinboard.pins.queries import board_pins_page
 from pinboard.users.queries import get_user_by_username
-from shardstore.feed_sync import rebuild_recent
+from social.feed_sync import rebuild_recent
 from tests.site.page_helpers import board_url, board_with_pins, grid_html, log_in, text
 from toolkit.images import image_upload
 

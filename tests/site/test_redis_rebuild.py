@@ -29,8 +29,8 @@ from pinboard.pins.actions import create_pin, delete_pin, save_pin
 from pinboard.users.actions import sign_up
 from shardstore import Store, Topology, init_shards
 from shardstore.cache import LocalPool
-from shardstore.feeds import seen_key
 from shardstore.redis_shards import RedisTopology
+from social.feeds import seen_key
 from toolkit.images import image_upload
 from toolkit.servers.redis import RedisServer
 

@@ -12,7 +12,7 @@ from django.test import Client
 
 from pinboard.data_plane import cached_store, get_feeds, get_notifications
 from pinboard.notifications.rebuild import expected_notifications
-from shardstore.feed_sync import expected_feeds
+from social.feed_sync import expected_feeds
 from tests.site.api_client import Api, error_of
 from tests.site.page_helpers import log_in, text
 from toolkit.images import image_upload

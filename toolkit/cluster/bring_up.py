@@ -22,6 +22,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TextIO
 
+from pinboard.catalog import CACHE_POOLS
 from shardstore.control import documents
 from shardstore.control.config_source import NotPublished
 from shardstore.control.mysql_hosts import endpoint
@@ -325,7 +326,7 @@ class BringUp:
                 "version": 0,
                 "pools": {
                     pool: [f"{HOST}:{port(n)}" for n in ("memcached1", "memcached2")]
-                    for pool in documents.CACHE_POOLS
+                    for pool in CACHE_POOLS
                 },
             },
         }

@@ -20,6 +20,8 @@ from shardstore.control import documents
 from shardstore.control.config_source import ConfigSource, NotPublished
 from shardstore.redis_shards import RedisShards
 
+from ...catalog import CACHE_POOLS
+
 TIMEOUT = 0.5
 
 
@@ -84,7 +86,7 @@ def pool_views(pools: Mapping[str, Any], servers: Mapping[str, list[str]]) -> li
     with ThreadPoolExecutor(max_workers=max(1, min(8, len(every)))) as pool:
         stats = dict(zip(every, pool.map(memcached_stats, every), strict=True))
     views = []
-    for name in documents.CACHE_POOLS:
+    for name in CACHE_POOLS:
         process = pools.get(name)
         views.append(
             PoolView(

@@ -12,13 +12,13 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+import social.jobs  # noqa: F401 - registers the feed rebuild
 from shardstore import Store
-from shardstore.feed_sync import _rewrite, expected_feeds, rebuild_feed, sync_feeds
-from shardstore.feeds import ACTIVE_SECONDS, HomeFeeds, entry, feed_key, seen_key
-from shardstore.graph import FollowerGraph
 from shardstore.ids import shard_of
 from shardstore.jobs import JobContext, kind
 from shardstore.redis_shards import RedisShards, RedisTopology
+from social.feed_sync import _rewrite, expected_feeds, rebuild_feed, sync_feeds
+from social.feeds import ACTIVE_SECONDS, HomeFeeds, entry, feed_key, seen_key
 
 from .vshard_users import HIGH, user
 
@@ -258,7 +258,7 @@ def test_feed_rebuild_chunks_do_the_sync_shard_by_shard_and_again_harmlessly(
     store: Store, feeds: HomeFeeds
 ) -> None:
     world = random_world(store, seed=13, pins=15)
-    context = JobContext(store, lambda: FollowerGraph(feeds.shards))
+    context = JobContext(store, lambda: feeds.shards)
     job = kind("feed-rebuild")
 
     def run(**params: object) -> dict[str, int]:

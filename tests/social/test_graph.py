@@ -19,10 +19,10 @@ import pytest
 import redis
 
 from shardstore import compose
-from shardstore import graph as gk
-from shardstore.graph import FollowerGraph
 from shardstore.mappings import Page
 from shardstore.redis_shards import RedisShards, RedisTopology, vshard_of
+from social import graph as gk
+from social.graph import FollowerGraph
 
 from .vshard_users import HIGH, USER, user
 

@@ -11,7 +11,7 @@ the map or of ``vshard_of`` nobody reads them again, and the pinner's feed is
 rebuilt on their next visit. ``wipe=True`` (rebuild) first deletes every graph key.
 
 ``shards=`` makes it a slice that can run alone and again (a long job's chunk,
-shardstore/jobs.py): the keys of the pinners and boards of those shards are
+social/jobs.py): the keys of the pinners and boards of those shards are
 rewritten from MySQL, and any other key of theirs is deleted (their shard's
 ``users`` and ``boards`` tables say who they are). Keys of IDs with no object,
 and keys left on an instance the map no longer routes to, need the whole graph
@@ -29,15 +29,16 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from shardstore.cache import CachedStore
+from shardstore.ids import compose
+from shardstore.interface import ShardAccess, StoreInterface
+from shardstore.store import Store
+
 from . import graph as keys
-from .cache import CachedStore
 from .graph import FollowerGraph
-from .ids import compose
-from .interface import ShardAccess, StoreInterface
-from .store import Store
 
 GRAPH_PATTERNS = ("u:*", "b:*")
-#: A pinner's feed keys (shardstore.feeds): ``<prefix><user id>``.
+#: A pinner's feed keys (social.feeds): ``<prefix><user id>``.
 FEED_PREFIXES = ("homefeed:", "seen:")
 
 

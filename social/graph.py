@@ -19,9 +19,9 @@ from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
-from . import cursors
-from .interface import Page
-from .redis_shards import RedisShards
+from shardstore import cursors
+from shardstore.interface import Page
+from shardstore.redis_shards import RedisShards
 
 
 def member(object_id: int) -> str:

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from shardstore import compose
-from shardstore.feeds import HomeFeeds, feed_key
 from shardstore.mappings import Page
 from shardstore.redis_shards import RedisShards, RedisTopology
+from social.feeds import HomeFeeds, feed_key
 
 from .vshard_users import HIGH, user
 

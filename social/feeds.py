@@ -26,9 +26,9 @@ from typing import Any
 
 import redis
 
-from . import cursors
-from .interface import Page
-from .redis_shards import RedisShards
+from shardstore import cursors
+from shardstore.interface import Page
+from shardstore.redis_shards import RedisShards
 
 FEED_LENGTH = 1000
 RECENT_KEY = "recent"

@@ -13,11 +13,12 @@ from typing import Any
 
 import pytest
 
-from shardstore import Store, compose, notifications
-from shardstore.feeds import feed_key, seen_key
-from shardstore.graph import FollowerGraph, member
-from shardstore.graph_sync import sync_graph
+from shardstore import Store, compose
 from shardstore.redis_shards import RedisShards, RedisTopology
+from social import notifications
+from social.feeds import feed_key, seen_key
+from social.graph import FollowerGraph, member
+from social.graph_sync import sync_graph
 
 from .graph_world import World, dump, expected_dump
 from .vshard_users import USER as USER_TYPE
@@ -245,7 +246,7 @@ def test_moving_virtual_shards_copies_switches_repairs_and_drops(
     """Half the virtual shards move from r1 to a new r2; a follow written to r1 between the
     copy and the switch reaches r2 through the repair from MySQL."""
     from shardstore.control.file_source import FileSource
-    from shardstore.control.redis_move import plan_redis_move
+    from social.redis_keys import plan_redis_move
 
     r1, r2 = redis_db(1), redis_db(2)
     source = FileSource(tmp_path / "config")

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 
 import redis
 
-from . import cursors
-from .exceptions import InvalidCursor
-from .redis_shards import RedisShards
+from shardstore import cursors
+from shardstore.exceptions import InvalidCursor
+from shardstore.redis_shards import RedisShards
 
 #: How many notifications a pinner keeps, newest first.
 LENGTH = 500

@@ -1,7 +1,7 @@
 """Home feeds from MySQL: what each pinner's feed holds by the rules of fan-out, and the
 rebuild and check of the Redis feeds against it.
 
-A pinner's home feed is what fan-out on write keeps (shardstore/feeds.py, the
+A pinner's home feed is what fan-out on write keeps (social/feeds.py, the
 site's feeds app): every pin of every board they follow, explicitly
 (``user_follows_boards``) or through following its owner (``user_follows_users``:
 all the owner's boards, less those unfollowed, ``user_unfollows_boards``), and
@@ -45,10 +45,11 @@ from dataclasses import dataclass, field
 
 import redis
 
+from shardstore.interface import StoreInterface
+from shardstore.mappings import MAX_PAGE, all_ids
+from shardstore.objects import is_active
+
 from .feeds import ACTIVE_SECONDS, FEED_LENGTH, HomeFeeds, entry, feed_key, parse_entry, seen_key
-from .interface import StoreInterface
-from .mappings import MAX_PAGE, all_ids
-from .objects import is_active
 
 #: How deep each followed board is read, round after round, while it may make the cut.
 BOARD_DEPTHS = (50, 200, FEED_LENGTH)

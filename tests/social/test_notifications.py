@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from shardstore import InvalidCursor, cursors
-from shardstore.notifications import Entry, Notifications, list_key, newest_first
 from shardstore.redis_shards import RedisShards, RedisTopology
+from social.notifications import Entry, Notifications, list_key, newest_first
 
 from .vshard_users import HIGH, user
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from shardstore import Store
-from shardstore.graph import FollowerGraph
 from shardstore.ids import shard_of
+from social.graph import FollowerGraph
 
 from .vshard_users import HIGH, user
 
