@@ -293,3 +293,24 @@ def test_moving_virtual_shards_copies_switches_repairs_and_drops(
     finally:
         after.shards.close()
         before.shards.close()
+
+
+def test_the_library_command_moves_redis_keys_only_when_told_whose_they_are(
+    tmp_path: Any,
+) -> None:
+    """``python -m shardstore redis-move`` knows no site's keys: it refuses without
+    ``--redis-keys``, and with the social model's plans the move with its repair."""
+    from tests.config_documents import shard_map
+    from tests.shardstore.test_control_cli import cli, write
+
+    spec = str(tmp_path / "config")
+    cli(spec, "topology", "publish", write(tmp_path, shard_map(1)), "--reason", "first")
+    redis = {"version": 0, "instances": {"r1": "memory://cli-1"}, "ranges": [{"range": [0, 8191], "instance": "r1"}]}  # fmt: skip
+    cli(spec, "topology", "publish", write(tmp_path, redis), "--doc", "redis", "--reason", "one")
+    move = ("redis-move", "0", "99", "r2", "--url", "memory://cli-2", "--dry-run")
+    status, out = cli(spec, *move)
+    assert status == 1 and "say what the site keeps in Redis (--redis-keys)" in out
+    status, out = cli(spec, "--redis-keys", "social.redis_keys:REDIS_KEYS", *move)
+    assert status == 0
+    assert "4. repair the graph keys of virtual shards 0..99 from MySQL  [r2]" in out
+    assert "dry run: nothing changed" in out
