@@ -32,9 +32,8 @@ from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
 
-from shardstore import ShardUnavailable, Store, Topology, metrics
+from shardstore import Store, Topology, metrics
 from shardstore.cache import CachedStore, CachePool, LocalMemory, LocalPool, MemcachePool
 from shardstore.control import documents
 from shardstore.control.config_source import ConfigSource, NotPublished, Revision
@@ -49,7 +48,6 @@ from shardstore.notifications import Notifications
 from shardstore.redis_shards import RedisShards, RedisTopology
 
 from .catalog import CATALOG
-from .errors import storage_unavailable
 
 log = logging.getLogger(__name__)
 
@@ -283,8 +281,7 @@ def pinned() -> Iterator[DataPlane]:
 
 
 class DataPlaneMiddleware:
-    """Each request runs on one version of the config, from its first query to its last;
-    a page whose shard cannot take it now is a 503 with ``Retry-After`` (nothing written)."""
+    """Each request runs on one version of the config, from its first query to its last."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -292,14 +289,6 @@ class DataPlaneMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         with pinned():
             return self.get_response(request)
-
-    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if not isinstance(exception, ShardUnavailable):
-            return None  # (the API renders its own errors, this one included)
-        error = storage_unavailable(exception)
-        response = render(request, "503.html", {"message": error.message}, status=503)
-        response["Retry-After"] = str(error.retry_after)
-        return response
 
 
 def cached_store() -> CachedStore:

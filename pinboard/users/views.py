@@ -17,16 +17,10 @@ from ..errors import DomainError, InvalidField
 from ..feeds.queries import home_feed, recent_pins
 from ..follows.queries import followed_among, followers_page, following_page, follows_user
 from ..grid import pin_items
+from ..http_errors import with_retry_after
 from ..likes.queries import liked_pins
 from ..pins.queries import pinners_and_boards
-from ..views_common import (
-    form_errors,
-    next_url,
-    page_errors,
-    parse_cursor,
-    pinner_required,
-    with_retry_after,
-)
+from ..views_common import form_errors, next_url, parse_cursor, pinner_required
 from .actions import (
     authenticate,
     change_password,
@@ -47,7 +41,6 @@ from .profile import read_profile
 from .queries import get_user_by_username, get_users, user_stats
 
 
-@page_errors
 def landing(request: HttpRequest) -> HttpResponse:
     """A pinner's home feed; for a visitor, the site's newest pins."""
     pinner = get_pinner(request)
@@ -103,7 +96,7 @@ def login(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 def logout(request: HttpRequest) -> HttpResponse:
-    log_out(request)  # (its session's Redis unreachable: sessions.UnendedSessionMiddleware)
+    log_out(request)  # (its session's Redis unreachable: a 503, from http_errors)
     return redirect("landing")
 
 
@@ -173,7 +166,6 @@ def avatar(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @pinner_required
-@page_errors
 def avatar_remove(request: HttpRequest) -> HttpResponse:
     remove_avatar(signed_in_pinner(request)["id"])
     messages.success(request, "Your picture is removed: your initial shows instead.")
@@ -211,7 +203,6 @@ def _follow_state(request: HttpRequest, user: dict[str, Any]) -> bool | None:
     return follows_user(pinner["id"], user["id"])
 
 
-@page_errors
 def profile(request: HttpRequest, username: str) -> HttpResponse:
     pinner = get_pinner(request)
     found = read_profile(username, pinner["id"] if pinner else None, parse_cursor(request))
@@ -251,17 +242,14 @@ def _people(request: HttpRequest, username: str, which: str) -> HttpResponse:
     return render(request, "users/people.html", context)
 
 
-@page_errors
 def followers(request: HttpRequest, username: str) -> HttpResponse:
     return _people(request, username, "followers")
 
 
-@page_errors
 def following(request: HttpRequest, username: str) -> HttpResponse:
     return _people(request, username, "following")
 
 
-@page_errors
 def likes(request: HttpRequest, username: str) -> HttpResponse:
     user, pinner = _profile_user(username), get_pinner(request)
     viewer = pinner["id"] if pinner else None
