@@ -48,6 +48,7 @@ from shardstore.notifications import Notifications
 from shardstore.redis_shards import RedisShards, RedisTopology
 
 from .catalog import CATALOG
+from .process_wide import ProcessWide
 
 log = logging.getLogger(__name__)
 
@@ -73,9 +74,7 @@ class DataPlane:
         self.graph.shards.close()
 
 
-_plane: DataPlane | None = None
 _follower: ConfigFollower | None = None
-_lock = threading.RLock()
 _local = threading.local()
 
 
@@ -193,9 +192,8 @@ def stop_following() -> None:
 
 def _swap(revision: Revision) -> None:
     """A new version of a document: build what it changes and swap the plane whole."""
-    global _plane
-    with _lock:
-        current = _plane
+    with _planes.lock:
+        current = _planes.current
         if current is None:
             return
         versions = {**current.versions, revision.name: revision.version}
@@ -204,7 +202,7 @@ def _swap(revision: Revision) -> None:
             try:
                 current.store.store.set_topology(Topology.from_json(revision.document))
             except WritesInFlight:  # in force all the same, but not to be reported
-                _plane = replace(current, versions=versions)
+                _planes.current = replace(current, versions=versions)
                 raise
             new = replace(current, versions=versions)
         elif revision.name == documents.REDIS:
@@ -221,11 +219,14 @@ def _swap(revision: Revision) -> None:
         else:
             cached = CachedStore(current.store.store, pools_from_document(revision.document))
             new = replace(current, store=cached, versions=versions)
-        _plane = new
+        _planes.current = new
     log.info("config %s version %s in force", revision.name, revision.version)
 
 
 # -- the plane in force ---------------------------------------------------------------
+
+#: The plane in force, built from the config on first use and swapped whole by ``_swap``.
+_planes = ProcessWide(_plane_from_config)
 
 
 def plane() -> DataPlane:
@@ -233,20 +234,12 @@ def plane() -> DataPlane:
     pinned: DataPlane | None = getattr(_local, "plane", None)
     if pinned is not None:
         return pinned
-    global _plane
-    if _plane is None:
-        with _lock:
-            if _plane is None:
-                _plane = _plane_from_config()
-    return _plane
+    return _planes.get()
 
 
 def use(new: DataPlane | None) -> DataPlane | None:
     """Swap the process's data plane (tests); returns the previous one."""
-    global _plane
-    with _lock:
-        previous, _plane = _plane, new
-    return previous
+    return _planes.use(new)
 
 
 def follower_status() -> FollowerStatus | None:
@@ -312,7 +305,7 @@ def get_notifications() -> Notifications:
 def _with_graph() -> DataPlane:
     current = plane()
     if not current.graph_ready:
-        with _lock:
+        with _planes.lock:
             if not current.graph_ready:
                 instances = current.graph.shards.topology.instances.values()
                 if all(url.startswith("memory://") for url in instances):

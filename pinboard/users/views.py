@@ -4,6 +4,7 @@ profile, followers, following and likes."""
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib import messages
@@ -60,38 +61,43 @@ def landing(request: HttpRequest) -> HttpResponse:
 def signup(request: HttpRequest) -> HttpResponse:
     if get_pinner(request) is not None:
         return redirect("landing")
-    errors: dict[str, str] = {}
-    status, refusal = 200, None
-    if request.method == "POST":
+
+    def attempt() -> dict[str, Any]:
+        ratelimit.check(request, "signup")
         post = request.POST
-        try:
-            ratelimit.check(request, "signup")
-            user = sign_up(post.get("username"), post.get("email"), post.get("password"))
-        except DomainError as error:
-            refusal, errors, status = error, form_errors(error), error.status
-        else:
-            log_in(request, user)
-            return redirect(next_url(request, "/"))
-    context = {"errors": errors, "values": request.POST, "next": next_url(request, "")}
-    return with_retry_after(render(request, "users/signup.html", context, status=status), refusal)
+        return sign_up(post.get("username"), post.get("email"), post.get("password"))
+
+    return _entry_form(request, "users/signup.html", attempt)
 
 
 def login(request: HttpRequest) -> HttpResponse:
+    def attempt() -> dict[str, Any]:
+        ratelimit.check_login(request, request.POST.get("login", ""))
+        user = authenticate(request.POST.get("login"), request.POST.get("password"))
+        if user is None:
+            raise InvalidField("wrong username, email or password")
+        return user
+
+    return _entry_form(request, "users/login.html", attempt)
+
+
+def _entry_form(
+    request: HttpRequest, template: str, attempt: Callable[[], dict[str, Any]]
+) -> HttpResponse:
+    """The sign-up or log-in form: on a POST, ``attempt`` returns the pinner to log in (who
+    is then sent on to ``next``) or raises what the form shows (a 429 with Retry-After)."""
     errors: dict[str, str] = {}
     status, refusal = 200, None
     if request.method == "POST":
         try:
-            ratelimit.check_login(request, request.POST.get("login", ""))
-            user = authenticate(request.POST.get("login"), request.POST.get("password"))
-            if user is None:
-                raise InvalidField("wrong username, email or password")
+            user = attempt()
         except DomainError as error:
             refusal, errors, status = error, form_errors(error), error.status
         else:
             log_in(request, user)
             return redirect(next_url(request, "/"))
     context = {"errors": errors, "values": request.POST, "next": next_url(request, "")}
-    return with_retry_after(render(request, "users/login.html", context, status=status), refusal)
+    return with_retry_after(render(request, template, context, status=status), refusal)
 
 
 @require_POST

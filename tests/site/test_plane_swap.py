@@ -57,7 +57,7 @@ def test_a_new_shard_map_is_swapped_in_and_a_request_in_flight_keeps_its_own(
             author="ops",
             reason="close 4..15",
         )
-        assert eventually(lambda: data_plane._plane.versions["shards"] == 2)  # type: ignore[union-attr]
+        assert eventually(lambda: data_plane._planes.current.versions["shards"] == 2)  # type: ignore[union-attr]
         # This "request" still routes by version 1, from first query to last.
         assert cached_store().topology.version == 1 and plane() is request_plane
         assert cached_store().topology.open_ranges == ((0, 15),)
