@@ -10,9 +10,9 @@ A document the source does not hold comes from settings: the Redis map from
 ``SHARDSTORE["CACHE_POOLS"]`` (``PINBOARD_MEMCACHED``).
 
 Every process follows the documents (``shardstore.control.follower``) and
-swaps each new version in between requests and tasks: ``pinned()`` (the
-middleware around each request, Celery's signals around each task) keeps a
-thread on the plane in force when its request or task began, so none sees
+swaps each new version in between requests and tasks: ``bound()`` (the
+middleware around each request, Celery's signals around each task) binds a
+thread to the plane in force when its request or task began, so none sees
 half of two versions. Django settings only configure; everything here is
 shardstore, which a worker or a script could build alone. Tests point a
 process at their own servers with ``use()``.
@@ -198,7 +198,7 @@ def _swap(revision: Revision) -> None:
             return
         versions = {**current.versions, revision.name: revision.version}
         if revision.name == documents.SHARDS:
-            # The store swaps its routing atomically; pinned threads keep theirs.
+            # The store swaps its routing atomically; bound threads keep theirs.
             try:
                 current.store.store.set_topology(Topology.from_json(revision.document))
             except WritesInFlight:  # in force all the same, but not to be reported
@@ -230,10 +230,10 @@ _planes = ProcessWide(_plane_from_config)
 
 
 def plane() -> DataPlane:
-    """The plane this thread works on: its pinned one, or the one in force."""
-    pinned: DataPlane | None = getattr(_local, "plane", None)
-    if pinned is not None:
-        return pinned
+    """The plane this thread works on: the one it is bound to, or the one in force."""
+    bound_to: DataPlane | None = getattr(_local, "plane", None)
+    if bound_to is not None:
+        return bound_to
     return _planes.get()
 
 
@@ -247,30 +247,31 @@ def follower_status() -> FollowerStatus | None:
     return _follower.status() if _follower is not None else None
 
 
-def pin() -> Callable[[], None]:
-    """Pin this thread to the plane in force (and its shard map); returns the unpin."""
+def bind() -> Callable[[], None]:
+    """Bind this thread to the plane in force (and its shard map); returns the unbind."""
     if getattr(_local, "plane", None) is not None:
-        return lambda: None  # inside another pin: the outer one holds
+        return lambda: None  # already bound: the outer binding holds
     current = plane()
     metrics.config_served(current.versions)
     routing = current.store.pinned()
     routing.__enter__()
     _local.plane = current
 
-    def unpin() -> None:
+    def unbind() -> None:
         _local.plane = None
         routing.__exit__(None, None, None)
 
-    return unpin
+    return unbind
 
 
 @contextmanager
-def pinned() -> Iterator[DataPlane]:
-    unpin = pin()
+def bound() -> Iterator[DataPlane]:
+    """This thread bound to the plane in force for the block (``bind()``)."""
+    unbind = bind()
     try:
         yield plane()
     finally:
-        unpin()
+        unbind()
 
 
 class DataPlaneMiddleware:
@@ -280,7 +281,7 @@ class DataPlaneMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        with pinned():
+        with bound():
             return self.get_response(request)
 
 

@@ -34,6 +34,7 @@ from typing import Any, TextIO
 
 from .catalog import Catalog
 from .control import cli as control_cli
+from .control.context import Control
 from .control.fencing import command_fence
 from .control.locks import locks_for
 from .control.mysql_hosts import admin
@@ -95,7 +96,7 @@ def main(
     *,
     catalog: Catalog | None = None,
     store_factory: Callable[[], StoreInterface] | None = None,
-    control_factory: Callable[[], control_cli.Control] | None = None,
+    control_factory: Callable[[], Control] | None = None,
     out: TextIO = sys.stdout,
     err: TextIO = sys.stderr,
 ) -> int:
@@ -172,9 +173,7 @@ def named_catalog(name: str) -> Catalog:
     return found
 
 
-def _standalone(
-    source: Any, catalog: Catalog | None, closing: contextlib.ExitStack
-) -> control_cli.Control:
+def _standalone(source: Any, catalog: Catalog | None, closing: contextlib.ExitStack) -> Control:
     """The control of ``python -m shardstore``: the source's shard map, its locks, and a
     journal kept for this run only (the site keeps the lasting one). Without a catalog,
     only the commands that open no store can run."""
@@ -195,7 +194,7 @@ def _standalone(
             closing.callback(opened[0].close)
         return opened[0]
 
-    return control_cli.Control(
+    return Control(
         source,
         store_factory,
         open_store,
