@@ -39,21 +39,21 @@ app.steps["worker"].add(Sweep)  # sends again what a lost message left undone
 
 
 @task_prerun.connect
-def _pin_plane(task_id: str | None = None, **_: object) -> None:
+def _bind_plane(task_id: str | None = None, **_: object) -> None:
     """A task runs on one version of the config, like a request (pinboard/data_plane.py)."""
-    from .data_plane import pin
+    from .data_plane import bind
 
-    _unpins[task_id] = pin()
+    _unbinds[task_id] = bind()
     _started[task_id] = time.perf_counter()
 
 
 @task_postrun.connect
-def _unpin_plane(
+def _unbind_plane(
     task_id: str | None = None, task: Any = None, state: str | None = None, **_: object
 ) -> None:
-    unpin = _unpins.pop(task_id, None)
-    if unpin is not None:
-        unpin()
+    unbind = _unbinds.pop(task_id, None)
+    if unbind is not None:
+        unbind()
     started = _started.pop(task_id, None)
     if started is not None:
         TASK_SECONDS.labels(task.name, state or "UNKNOWN").observe(time.perf_counter() - started)
@@ -64,7 +64,7 @@ def _count_retry(sender: Any = None, **_: object) -> None:
     TASK_RETRIES.labels(sender.name).inc()
 
 
-_unpins: dict[str | None, Callable[[], None]] = {}
+_unbinds: dict[str | None, Callable[[], None]] = {}
 _started: dict[str | None, float] = {}
 
 

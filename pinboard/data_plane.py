@@ -10,9 +10,9 @@ A document the source does not hold comes from settings: the Redis map from
 ``SHARDSTORE["CACHE_POOLS"]`` (``PINBOARD_MEMCACHED``).
 
 Every process follows the documents (``shardstore.control.follower``) and
-swaps each new version in between requests and tasks: ``pinned()`` (the
-middleware around each request, Celery's signals around each task) keeps a
-thread on the plane in force when its request or task began, so none sees
+swaps each new version in between requests and tasks: ``bound()`` (the
+middleware around each request, Celery's signals around each task) binds a
+thread to the plane in force when its request or task began, so none sees
 half of two versions. Django settings only configure; everything here is
 shardstore, which a worker or a script could build alone. Tests point a
 process at their own servers with ``use()``.
@@ -32,9 +32,8 @@ from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
 
-from shardstore import ShardUnavailable, Store, Topology, metrics
+from shardstore import Store, Topology, metrics
 from shardstore.cache import CachedStore, CachePool, LocalMemory, LocalPool, MemcachePool
 from shardstore.control import documents
 from shardstore.control.config_source import ConfigSource, NotPublished, Revision
@@ -50,7 +49,7 @@ from social.notifications import Notifications
 
 from .catalog import CACHE_POOLS as POOLS
 from .catalog import CATALOG
-from .errors import storage_unavailable
+from .process_wide import ProcessWide
 
 log = logging.getLogger(__name__)
 
@@ -73,9 +72,7 @@ class DataPlane:
         self.graph.shards.close()
 
 
-_plane: DataPlane | None = None
 _follower: ConfigFollower | None = None
-_lock = threading.RLock()
 _local = threading.local()
 
 
@@ -193,18 +190,17 @@ def stop_following() -> None:
 
 def _swap(revision: Revision) -> None:
     """A new version of a document: build what it changes and swap the plane whole."""
-    global _plane
-    with _lock:
-        current = _plane
+    with _planes.lock:
+        current = _planes.current
         if current is None:
             return
         versions = {**current.versions, revision.name: revision.version}
         if revision.name == documents.SHARDS:
-            # The store swaps its routing atomically; pinned threads keep theirs.
+            # The store swaps its routing atomically; bound threads keep theirs.
             try:
                 current.store.store.set_topology(Topology.from_json(revision.document))
             except WritesInFlight:  # in force all the same, but not to be reported
-                _plane = replace(current, versions=versions)
+                _planes.current = replace(current, versions=versions)
                 raise
             new = replace(current, versions=versions)
         elif revision.name == documents.REDIS:
@@ -221,32 +217,27 @@ def _swap(revision: Revision) -> None:
         else:
             cached = CachedStore(current.store.store, pools_from_document(revision.document))
             new = replace(current, store=cached, versions=versions)
-        _plane = new
+        _planes.current = new
     log.info("config %s version %s in force", revision.name, revision.version)
 
 
 # -- the plane in force ---------------------------------------------------------------
 
+#: The plane in force, built from the config on first use and swapped whole by ``_swap``.
+_planes = ProcessWide(_plane_from_config)
+
 
 def plane() -> DataPlane:
-    """The plane this thread works on: its pinned one, or the one in force."""
-    pinned: DataPlane | None = getattr(_local, "plane", None)
-    if pinned is not None:
-        return pinned
-    global _plane
-    if _plane is None:
-        with _lock:
-            if _plane is None:
-                _plane = _plane_from_config()
-    return _plane
+    """The plane this thread works on: the one it is bound to, or the one in force."""
+    bound_to: DataPlane | None = getattr(_local, "plane", None)
+    if bound_to is not None:
+        return bound_to
+    return _planes.get()
 
 
 def use(new: DataPlane | None) -> DataPlane | None:
     """Swap the process's data plane (tests); returns the previous one."""
-    global _plane
-    with _lock:
-        previous, _plane = _plane, new
-    return previous
+    return _planes.use(new)
 
 
 def follower_status() -> FollowerStatus | None:
@@ -254,50 +245,42 @@ def follower_status() -> FollowerStatus | None:
     return _follower.status() if _follower is not None else None
 
 
-def pin() -> Callable[[], None]:
-    """Pin this thread to the plane in force (and its shard map); returns the unpin."""
+def bind() -> Callable[[], None]:
+    """Bind this thread to the plane in force (and its shard map); returns the unbind."""
     if getattr(_local, "plane", None) is not None:
-        return lambda: None  # inside another pin: the outer one holds
+        return lambda: None  # already bound: the outer binding holds
     current = plane()
     metrics.config_served(current.versions)
     routing = current.store.pinned()
     routing.__enter__()
     _local.plane = current
 
-    def unpin() -> None:
+    def unbind() -> None:
         _local.plane = None
         routing.__exit__(None, None, None)
 
-    return unpin
+    return unbind
 
 
 @contextmanager
-def pinned() -> Iterator[DataPlane]:
-    unpin = pin()
+def bound() -> Iterator[DataPlane]:
+    """This thread bound to the plane in force for the block (``bind()``)."""
+    unbind = bind()
     try:
         yield plane()
     finally:
-        unpin()
+        unbind()
 
 
 class DataPlaneMiddleware:
-    """Each request runs on one version of the config, from its first query to its last;
-    a page whose shard cannot take it now is a 503 with ``Retry-After`` (nothing written)."""
+    """Each request runs on one version of the config, from its first query to its last."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        with pinned():
+        with bound():
             return self.get_response(request)
-
-    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if not isinstance(exception, ShardUnavailable):
-            return None  # (the API renders its own errors, this one included)
-        error = storage_unavailable(exception)
-        response = render(request, "503.html", {"message": error.message}, status=503)
-        response["Retry-After"] = str(error.retry_after)
-        return response
 
 
 def cached_store() -> CachedStore:
@@ -321,7 +304,7 @@ def get_notifications() -> Notifications:
 def _with_graph() -> DataPlane:
     current = plane()
     if not current.graph_ready:
-        with _lock:
+        with _planes.lock:
             if not current.graph_ready:
                 instances = current.graph.shards.topology.instances.values()
                 if all(url.startswith("memory://") for url in instances):

@@ -37,10 +37,10 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import caches
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
 
-from .api.http import error_response, optional_pinner
+from .api.http import optional_pinner
 from .errors import DomainError, RateLimited
+from .http_errors import is_api, json_error, status_page
 from .users.auth import get_pinner
 from .users.queries import user_id_for
 
@@ -165,7 +165,7 @@ def is_log_out(url_name: str | None, method: str | None) -> bool:
 
 def _pinner_id(request: HttpRequest) -> int | None:
     """The signed-in pinner's ID: the API token's, or the browser session's."""
-    if request.path.startswith("/api/"):
+    if is_api(request):
         try:
             pinner = optional_pinner(request)
         except DomainError:  # a bad token: the view answers 401
@@ -176,8 +176,4 @@ def _pinner_id(request: HttpRequest) -> int | None:
 
 
 def _refusal(request: HttpRequest, refused: RateLimited) -> HttpResponse:
-    if request.path.startswith("/api/"):
-        return error_response(refused)
-    response = render(request, "429.html", {"message": refused.message}, status=429)
-    response["Retry-After"] = str(refused.retry_after)
-    return response
+    return json_error(refused) if is_api(request) else status_page(request, refused)

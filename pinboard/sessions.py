@@ -18,20 +18,17 @@ back with every session it held):
   while Redis cannot be reached, that delete is left undone (the old key is the
   visitor's own and expires with its age) rather than fail the log-in. A log-out's delete
   is never left undone: it raises ``CacheUnreachable``, and whichever log-out it was (a
-  pinner's, the console's, the admin's), ``UnendedSessionMiddleware`` answers a 503 that
-  says the visitor is still logged in, as they are.
+  pinner's, the console's, the admin's), the site's error mapping (``http_errors``) answers
+  a 503 that says the visitor is still logged in, as they are.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
 from typing import Any
 
 from django.contrib.sessions.backends.base import UpdateError
 from django.contrib.sessions.backends.cache import SessionStore as CacheSessionStore
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
 
 from .cache_backend import CacheUnreachable
 
@@ -62,21 +59,3 @@ class SessionStore(CacheSessionStore):
         # What fails is the old key's delete (the new session is lost with Redis anyway).
         with contextlib.suppress(CacheUnreachable):
             super().cycle_key()
-
-
-class UnendedSessionMiddleware:
-    """A session that could not be ended (its Redis unreachable) is a 503 that says so."""
-
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        return self.get_response(request)
-
-    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if not isinstance(exception, CacheUnreachable):
-            return None
-        message = "You are still logged in: we could not end your session just now."
-        response = render(request, "503.html", {"message": message}, status=503)
-        response["Retry-After"] = "5"
-        return response

@@ -75,4 +75,4 @@ urlpatterns = [
     path("<str:username>/<str:slug>/", boards.detail, name="board"),
 ]
 
-handler500 = "pinboard.api.http.server_error"
+handler500 = "pinboard.http_errors.server_error"

@@ -36,6 +36,7 @@ from typing import Any, TextIO, TypeVar
 
 from .catalog import Catalog
 from .control import cli as control_cli
+from .control.context import Control
 from .control.fencing import command_fence
 from .control.locks import locks_for
 from .control.mysql_hosts import admin
@@ -104,7 +105,7 @@ def main(
     *,
     catalog: Catalog | None = None,
     store_factory: Callable[[], StoreInterface] | None = None,
-    control_factory: Callable[[], control_cli.Control] | None = None,
+    control_factory: Callable[[], Control] | None = None,
     out: TextIO = sys.stdout,
     err: TextIO = sys.stderr,
 ) -> int:
@@ -194,7 +195,7 @@ def _standalone(
     catalog: Catalog | None,
     closing: contextlib.ExitStack,
     redis_keys: RedisKeys | None = None,
-) -> control_cli.Control:
+) -> Control:
     """The control of ``python -m shardstore``: the source's shard map, its locks, and a
     journal kept for this run only (the site keeps the lasting one). Without a catalog,
     only the commands that open no store can run."""
@@ -215,7 +216,7 @@ def _standalone(
             closing.callback(opened[0].close)
         return opened[0]
 
-    return control_cli.Control(
+    return Control(
         source,
         store_factory,
         open_store,

@@ -17,8 +17,9 @@ import socket
 import struct
 import threading
 import time
-from types import TracebackType
 from typing import Self
+
+from toolkit.processes import HOST
 
 _CHUNK = 65536
 
@@ -54,12 +55,12 @@ class _Link:
 
 
 class CutOff:
-    """A proxy on 127.0.0.1 (free port) to ``host:port``; ``with CutOff(...)`` closes it."""
+    """A proxy on the loopback address (a free port) to ``host:port``; ``with CutOff(...)`` closes it."""
 
     def __init__(self, host: str, port: int, *, delay: float = 0.0) -> None:
         self.upstream = (host, port)
         self.delay = delay
-        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._listener = socket.create_server((HOST, 0))
         self.port: int = self._listener.getsockname()[1]
         self._lock = threading.Lock()
         self._links: set[_Link] = set()
@@ -70,7 +71,7 @@ class CutOff:
 
     @property
     def address(self) -> str:
-        return f"127.0.0.1:{self.port}"
+        return f"{HOST}:{self.port}"
 
     def cut(self) -> None:
         """Reset every connection through the proxy, and every new one, until ``heal()``."""
@@ -96,12 +97,7 @@ class CutOff:
     def __enter__(self) -> Self:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
     def _accept(self) -> None:

@@ -4,8 +4,9 @@ Every API view is built by ``endpoint(GET=..., POST=...)``: it dispatches on the
 method (405 with ``Allow`` otherwise), is exempt from CSRF (clients send a
 token, never a session cookie), and turns every refusal into
 ``{"error": {"code", "message", "field"?}}``. Domain errors carry their own
-status; the shardstore errors a client can provoke (a forged ID, a tampered
-cursor) are converted here, in one place, so none can surface as a 500.
+status; the other errors a client can provoke (a forged ID, a tampered cursor,
+a malformed body) are converted by the site's one mapping (``http_errors``),
+so none can surface as a 500.
 """
 
 from __future__ import annotations
@@ -18,37 +19,15 @@ from typing import Annotated, Any, BinaryIO, TypedDict, TypeVar, cast
 
 import msgspec.inspect
 import orjson
-from django.core.exceptions import BadRequest as DjangoBadRequest
-from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
-from django.http import Http404, HttpRequest, HttpResponse, UnreadablePostError
-from django.http.multipartparser import MultiPartParserError
+from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from msgspec import Meta
 
-from shardstore import (
-    InvalidCursor,
-    InvalidId,
-    InvalidKey,
-    NotFound,
-    ObjectTooLarge,
-    ShardUnavailable,
-    UnknownShard,
-)
-
-from ..errors import (
-    BadRequest,
-    DomainError,
-    InvalidField,
-    MethodNotAllowed,
-    NotFoundError,
-    TooLarge,
-    Unauthenticated,
-    storage_unavailable,
-)
+from ..errors import BadRequest, InvalidField, MethodNotAllowed, NotFoundError, Unauthenticated
+from ..http_errors import client_error, json_error
 from ..ids import parse_id
 from ..users.tokens import pinner_of_token
 from .operations import MULTIPART
-from .schemas import Error, ErrorDetail
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 100
@@ -79,39 +58,6 @@ def no_content() -> HttpResponse:
     return HttpResponse(status=204)
 
 
-def error_response(error: DomainError) -> HttpResponse:
-    detail: ErrorDetail = {"code": error.code, "message": error.message}
-    if error.field:
-        detail["field"] = error.field
-    body: Error = {"error": detail}
-    response = ok(body, status=error.status)
-    if error.retry_after is not None:
-        response["Retry-After"] = str(error.retry_after)
-    return response
-
-
-def as_domain_error(exc: Exception) -> DomainError | None:
-    """The client-facing error an exception stands for, or None for a real bug."""
-    if isinstance(exc, DomainError):
-        return exc
-    if isinstance(exc, InvalidCursor):
-        return BadRequest("cursor is not valid; use the `next` of a previous page", field="cursor")
-    # A malformed ID, another type's ID, or a forged one naming a shard no host serves.
-    if isinstance(exc, InvalidId | UnknownShard | NotFound | Http404):
-        return NotFoundError("no such object")
-    if isinstance(exc, InvalidKey):
-        return BadRequest(str(exc))
-    if isinstance(exc, RequestDataTooBig | ObjectTooLarge):
-        return TooLarge("the request body is too large")
-    if isinstance(exc, MultiPartParserError | UnreadablePostError):
-        return BadRequest("the multipart body could not be parsed")
-    if isinstance(exc, SuspiciousOperation | DjangoBadRequest):  # too many fields or files
-        return BadRequest("the request was rejected as malformed")
-    if isinstance(exc, ShardUnavailable):
-        return storage_unavailable(exc)
-    return None
-
-
 # -- views --------------------------------------------------------------------
 
 
@@ -132,7 +78,7 @@ def endpoint(**handlers: Handler) -> Callable[..., HttpResponse]:
     def view(request: HttpRequest, **kwargs: Any) -> HttpResponse:
         handler = handlers.get(request.method or "")
         if handler is None:
-            response = error_response(
+            response = json_error(
                 MethodNotAllowed(f"{request.method} is not allowed here; use {allowed}")
             )
             response["Allow"] = allowed
@@ -140,10 +86,10 @@ def endpoint(**handlers: Handler) -> Callable[..., HttpResponse]:
         try:
             return handler(request, **kwargs)
         except Exception as exc:
-            error = as_domain_error(exc)
+            error = client_error(exc)
             if error is None:
                 raise
-            return error_response(error)
+            return json_error(error)
 
     view.handlers = documented  # type: ignore[attr-defined]
     return view
@@ -152,7 +98,7 @@ def endpoint(**handlers: Handler) -> Callable[..., HttpResponse]:
 @csrf_exempt
 def not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
     """Any path under /api/v1/ that names no endpoint."""
-    return error_response(NotFoundError(f"no API endpoint at {request.path[:200]}"))
+    return json_error(NotFoundError(f"no API endpoint at {request.path[:200]}"))
 
 
 # -- authentication -----------------------------------------------------------
@@ -347,13 +293,3 @@ def page_params(request: HttpRequest) -> tuple[int, str | None]:
 
 def page(items: list[Any], cursor: str | None) -> HttpResponse:
     return ok({"items": items, "next": cursor})
-
-
-def server_error(request: HttpRequest) -> HttpResponse:
-    """The 500 handler: JSON for API clients, Django's page for browsers."""
-    if request.path.startswith("/api/"):
-        body = {"error": {"code": "server_error", "message": "an unexpected error occurred"}}
-        return ok(body, status=500)
-    from django.views.defaults import server_error as page
-
-    return page(request)

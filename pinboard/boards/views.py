@@ -25,7 +25,6 @@ from ..views_common import (
     act,
     form_errors,
     next_url,
-    page_errors,
     parse_cursor,
     pinner_required,
 )
@@ -46,7 +45,6 @@ def board_url(username: str, board: dict[str, Any]) -> str:
     return reverse("board", args=[username, board["slug"]])
 
 
-@page_errors
 def detail(request: HttpRequest, username: str, slug: str) -> HttpResponse:
     owner_id = user_id_for("username", username)
     board_id = owner_id and board_id_by_slug(owner_id, slug)
@@ -110,7 +108,6 @@ def create(request: HttpRequest) -> HttpResponse:
 
 
 @pinner_required
-@page_errors
 def edit(request: HttpRequest, board_id: str) -> HttpResponse:
     pinner = signed_in_pinner(request)
     board = owned_board(pinner["id"], parse_id(board_id, "board"))
@@ -136,7 +133,6 @@ def edit(request: HttpRequest, board_id: str) -> HttpResponse:
 
 @require_POST
 @pinner_required
-@page_errors
 def delete(request: HttpRequest, board_id: str) -> HttpResponse:
     pinner = signed_in_pinner(request)
     delete_board(pinner["id"], parse_id(board_id, "board"))
@@ -145,7 +141,6 @@ def delete(request: HttpRequest, board_id: str) -> HttpResponse:
 
 @require_POST
 @pinner_required
-@page_errors
 def follow(request: HttpRequest, board_id: str) -> HttpResponse:
     me, board = signed_in_pinner(request)["id"], parse_id(board_id, "board")
     return act(request, lambda: follow_board(me, board), "/")
@@ -153,7 +148,6 @@ def follow(request: HttpRequest, board_id: str) -> HttpResponse:
 
 @require_POST
 @pinner_required
-@page_errors
 def unfollow(request: HttpRequest, board_id: str) -> HttpResponse:
     me, board = signed_in_pinner(request)["id"], parse_id(board_id, "board")
     return act(request, lambda: unfollow_board(me, board), "/")
@@ -161,7 +155,6 @@ def unfollow(request: HttpRequest, board_id: str) -> HttpResponse:
 
 @require_POST
 @pinner_required
-@page_errors
 def add_member(request: HttpRequest, board_id: str) -> HttpResponse:
     """The owner invites a pinner, by username, to pin to the board."""
     me, board = signed_in_pinner(request)["id"], parse_id(board_id, "board")
@@ -179,7 +172,6 @@ def add_member(request: HttpRequest, board_id: str) -> HttpResponse:
 
 @require_POST
 @pinner_required
-@page_errors
 def answer_invitation(request: HttpRequest, board_id: str, answer: str) -> HttpResponse:
     """The invitee accepts (the board, where they may pin now) or declines."""
     me, board = signed_in_pinner(request)["id"], parse_id(board_id, "board")
@@ -195,7 +187,6 @@ def answer_invitation(request: HttpRequest, board_id: str, answer: str) -> HttpR
 
 @require_POST
 @pinner_required
-@page_errors
 def remove_member(request: HttpRequest, board_id: str, user_id: str) -> HttpResponse:
     """The owner removes a collaborator, or a collaborator leaves."""
     me, board = signed_in_pinner(request)["id"], parse_id(board_id, "board")

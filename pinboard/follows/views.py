@@ -7,13 +7,12 @@ from django.views.decorators.http import require_POST
 
 from ..ids import parse_id
 from ..users.auth import signed_in_pinner
-from ..views_common import act, page_errors, pinner_required
+from ..views_common import act, pinner_required
 from .actions import follow_user, unfollow_user
 
 
 @require_POST
 @pinner_required
-@page_errors
 def follow(request: HttpRequest, user_id: str) -> HttpResponse:
     me, target = signed_in_pinner(request)["id"], parse_id(user_id, "user")
     return act(request, lambda: follow_user(me, target), "/")
@@ -21,7 +20,6 @@ def follow(request: HttpRequest, user_id: str) -> HttpResponse:
 
 @require_POST
 @pinner_required
-@page_errors
 def unfollow(request: HttpRequest, user_id: str) -> HttpResponse:
     me, target = signed_in_pinner(request)["id"], parse_id(user_id, "user")
     return act(request, lambda: unfollow_user(me, target), "/")

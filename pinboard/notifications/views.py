@@ -11,14 +11,13 @@ from django.views.decorators.http import require_safe
 
 from ..grid import pin_item
 from ..users.auth import signed_in_pinner
-from ..views_common import page_errors, parse_cursor, pinner_required
+from ..views_common import parse_cursor, pinner_required
 from .actions import mark_read
 from .queries import notifications_page
 
 
 @require_safe
 @pinner_required
-@page_errors
 def notifications(request: HttpRequest) -> HttpResponse:
     pinner = signed_in_pinner(request)
     cursor = parse_cursor(request)

@@ -1,6 +1,6 @@
 """The console's actions, one flow for all: form -> dry-run plan -> confirm -> run -> journal.
 
-See ``actions.py`` for the registry and what each step guarantees.
+See ``console_actions.py`` for the registry and what each step guarantees.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from shardstore.control.plans import Plan
 from ..errors import RateLimited
 from . import reauth, roles
 from .access import no_role, staff_required
-from .actions import ACTIONS, Action, console_control, digest, dry_run
+from .console_actions import ACTIONS, Action, console_control, digest, dry_run
 from .models import JournalEntry
 from .queries.config import classified
 from .tasks import run_action

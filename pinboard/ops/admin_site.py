@@ -11,10 +11,10 @@ from typing import Any, TypeVar, cast
 from django.contrib.admin import AdminSite
 from django.contrib.auth import logout
 from django.http import HttpRequest, HttpResponseBase
-from django.shortcuts import render
 
 from .. import ratelimit
 from ..errors import RateLimited
+from ..http_errors import status_page
 from . import reauth
 from .access import is_operator, refusal, refused
 
@@ -48,7 +48,5 @@ class OpsAdminSite(AdminSite):
                 username = str(request.POST.get("username", ""))
                 ratelimit.count_attempt("login_account", reauth.staff_account_key(username))
             except RateLimited as refused_now:
-                page = render(request, "429.html", {"message": refused_now.message}, status=429)
-                page["Retry-After"] = str(refused_now.retry_after)
-                return page
+                return status_page(request, refused_now)
         return super().login(request, extra_context)

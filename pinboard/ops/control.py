@@ -8,7 +8,7 @@ import getpass
 from django.conf import settings
 
 from shardstore import Store, Topology
-from shardstore.control.cli import Control
+from shardstore.control.context import Control
 from shardstore.control.documents import masked
 from shardstore.control.fencing import command_fence
 from shardstore.control.locks import locks_for

@@ -1,4 +1,4 @@
-"""The console actions' forms: what an operator fills in for each (pinboard/ops/actions.py).
+"""The console actions' forms: what an operator fills in for each (pinboard/ops/console_actions.py).
 
 Every field is bounded (names, numbers, a published document's size and depth), so a
 form refuses what a planner should never see.

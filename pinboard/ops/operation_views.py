@@ -20,7 +20,7 @@ from shardstore.control.recovery import ENDINGS, state
 from ..errors import RateLimited
 from . import reauth, roles
 from .access import no_role, staff_required
-from .actions import console_control
+from .console_actions import console_control
 from .tasks import end_operation
 
 MAX_ID_DIGITS = 18

@@ -46,7 +46,7 @@ def run_action(name: str, data: dict[str, Any], operator: str, confirmed: str) -
     leaves the journal entry open for ``abort``/``resume``). Planned again from the form's
     data: it runs only if it is still the plan the operator confirmed. Acknowledged when
     received: an operation is never run twice by a redelivery. The journal entry's id."""
-    from .actions import run_confirmed
+    from .console_actions import run_confirmed
 
     return run_confirmed(name, data, operator, confirmed)
 
@@ -58,7 +58,7 @@ def end_operation(operation_id: int, how: str, operator: str) -> str:
     from shardstore import ShardStoreError
     from shardstore.control.recovery import end
 
-    from .actions import console_control
+    from .console_actions import console_control
 
     with console_control(operator) as made:
         try:

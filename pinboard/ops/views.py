@@ -17,7 +17,6 @@ from shardstore.control.pairs import MAX_LAG
 from ..celery import app as celery_app
 from ..data_plane import cached_store, follower_status, plane
 from ..errors import BadRequest
-from ..views_common import page_errors
 from .access import staff_required
 from .chart import bar_chart
 from .paging import page_of
@@ -72,7 +71,6 @@ def _source_versions() -> dict[str, object]:
 
 @staff_required
 @require_safe
-@page_errors
 def host(request: HttpRequest, host: str) -> HttpResponse:
     store = raw_store()
     if host not in store.topology.hosts:
@@ -109,7 +107,6 @@ def decoder(request: HttpRequest) -> HttpResponse:
 
 @staff_required
 @require_safe
-@page_errors
 def topology(request: HttpRequest) -> HttpResponse:
     name = request.GET.get("document", documents.SHARDS)
     if name not in documents.NAMES:
@@ -172,7 +169,6 @@ def celery(request: HttpRequest) -> HttpResponse:
 
 @staff_required
 @require_safe
-@page_errors
 def journal_list(request: HttpRequest) -> HttpResponse:
     page = page_of(request, journal.entries(), journal.ENTRIES_PER_PAGE)
     return render(request, "ops/journal.html", {"page": page})

@@ -19,12 +19,13 @@ from ..boards.privacy import editable_pin, is_member, may_see, shown_saved_from,
 from ..boards.queries import get_boards, pinnable_board_ids, reading_board
 from ..errors import DomainError, Forbidden, InvalidField, NotFoundError, TooLarge
 from ..grid import pin_item
+from ..http_errors import with_retry_after
 from ..ids import parse_id
 from ..image_files import image_url, is_private, read
 from ..likes.queries import likes_pin
 from ..users.auth import get_pinner, signed_in_pinner
 from ..users.queries import reading_user
-from ..views_common import act, next_url, page_errors, pinner_required, with_retry_after
+from ..views_common import act, next_url, pinner_required
 from .actions import (
     add_comment,
     create_pin,
@@ -58,7 +59,6 @@ def _form_errors(error: DomainError) -> dict[str, str]:
     return {"form": error.message}
 
 
-@page_errors
 def detail(request: HttpRequest, pin_id: str) -> HttpResponse:
     # The pin and its comments' list, then its board, owner and comments: two steps.
     wanted = parse_id(pin_id, "pin")
@@ -114,7 +114,6 @@ def _create(pinner_id: int, request: HttpRequest) -> dict[str, Any]:
     return create_pin_from_url(pinner_id, board, source_url, description, link)
 
 
-@page_errors
 def image(request: HttpRequest, pin_id: str, variant: str) -> HttpResponse:
     """A file of a secret board's pin, to those who may see the pin (``pins.images``):
     a 404 to anyone else, as for a pin that does not exist; never cached by others."""
@@ -150,7 +149,6 @@ def create(request: HttpRequest) -> HttpResponse:
 
 
 @pinner_required
-@page_errors
 def edit(request: HttpRequest, pin_id: str) -> HttpResponse:
     pinner = signed_in_pinner(request)
     pin, _ = editable_pin(pinner["id"], parse_id(pin_id, "pin"))
@@ -181,7 +179,6 @@ def edit(request: HttpRequest, pin_id: str) -> HttpResponse:
 
 @require_POST
 @pinner_required
-@page_errors
 def delete(request: HttpRequest, pin_id: str) -> HttpResponse:
     pinner = signed_in_pinner(request)
     delete_pin(pinner["id"], parse_id(pin_id, "pin"))
@@ -191,7 +188,6 @@ def delete(request: HttpRequest, pin_id: str) -> HttpResponse:
 
 @require_POST
 @pinner_required
-@page_errors
 def save(request: HttpRequest, pin_id: str) -> HttpResponse:
     me, pin = signed_in_pinner(request)["id"], parse_id(pin_id, "pin")
 
@@ -211,7 +207,6 @@ def save(request: HttpRequest, pin_id: str) -> HttpResponse:
 
 @require_POST
 @pinner_required
-@page_errors
 def comment(request: HttpRequest, pin_id: str) -> HttpResponse:
     me, pin = signed_in_pinner(request)["id"], parse_id(pin_id, "pin")
     return act(
@@ -223,7 +218,6 @@ def comment(request: HttpRequest, pin_id: str) -> HttpResponse:
 
 @require_POST
 @pinner_required
-@page_errors
 def remove_comment(request: HttpRequest, pin_id: str, comment_id: str) -> HttpResponse:
     me, pin = signed_in_pinner(request)["id"], parse_id(pin_id, "pin")
     comment = parse_id(comment_id, "comment")

@@ -3,16 +3,12 @@
 
 from __future__ import annotations
 
-import threading
-
 from django.conf import settings
 
+from ..process_wide import ProcessWide
 from .index import SearchIndex
 from .mysql_index import MySQLIndex
 from .sqlite_index import SQLiteIndex
-
-_index: SearchIndex | None = None
-_lock = threading.Lock()
 
 
 def open_index(url: str) -> SearchIndex:
@@ -24,19 +20,18 @@ def open_index(url: str) -> SearchIndex:
     raise ValueError(f"a search index is sqlite://PATH or mysql://...; not {url[:40]!r}")
 
 
+def _open_from_settings() -> SearchIndex:
+    return open_index(settings.SEARCH_URL)
+
+
+_indexes = ProcessWide(_open_from_settings)
+
+
 def search_index() -> SearchIndex:
     """The process's index."""
-    global _index
-    if _index is None:
-        with _lock:
-            if _index is None:
-                _index = open_index(settings.SEARCH_URL)
-    return _index
+    return _indexes.get()
 
 
 def use(index: SearchIndex | None) -> SearchIndex | None:
     """Swap the process's index (tests); returns the previous one."""
-    global _index
-    with _lock:
-        previous, _index = _index, index
-    return previous
+    return _indexes.use(index)

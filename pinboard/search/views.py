@@ -16,8 +16,7 @@ from ..errors import BadRequest
 from ..grid import pin_items
 from ..pins.queries import pinners_and_boards
 from ..users.auth import get_pinner
-from ..views_common import page_errors, parse_cursor
-from .index import IndexUnavailable
+from ..views_common import parse_cursor
 from .queries import (
     KINDS,
     Position,
@@ -37,7 +36,6 @@ CHUNKS = {
     "boards": ("search/_boards.html", ".boards"),
     "pinners": ("search/_pinners.html", ".people"),
 }
-RETRY_AFTER = 5
 
 
 def results(tab: str, viewer_id: int | None, query: Query, at: Position) -> dict[str, Any]:
@@ -56,7 +54,6 @@ def results(tab: str, viewer_id: int | None, query: Query, at: Position) -> dict
 
 
 @require_safe
-@page_errors
 def search(request: HttpRequest) -> HttpResponse:
     at = position(parse_cursor(request))  # a malformed cursor is a 400 before anything else
     tab = request.GET.get("type") or "pins"
@@ -82,13 +79,8 @@ def search(request: HttpRequest) -> HttpResponse:
         context["problem"] = error.message if text else None
     else:
         pinner = get_pinner(request)
-        try:
-            context.update(results(tab, pinner["id"] if pinner else None, query, at))
-        except IndexUnavailable:
-            message = "Search is unavailable for a moment; try again shortly."
-            response = render(request, "503.html", {"message": message}, status=503)
-            response["Retry-After"] = str(RETRY_AFTER)
-            return response
+        # An index that cannot answer is a 503 (http_errors).
+        context.update(results(tab, pinner["id"] if pinner else None, query, at))
         context["searched"] = True
     if context["next_cursor"]:
         more = {"q": text, "type": tab, "cursor": context["next_cursor"]}

@@ -47,7 +47,7 @@ MIDDLEWARE = [
     "pinboard.data_plane.DataPlaneMiddleware",  # one version of the config per request
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
-    "pinboard.sessions.UnendedSessionMiddleware",  # a log-out its Redis could not do: a 503
+    "pinboard.http_errors.ErrorResponseMiddleware",  # what a view raises, as a page or JSON
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",

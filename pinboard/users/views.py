@@ -4,6 +4,7 @@ profile, followers, following and likes."""
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib import messages
@@ -17,16 +18,10 @@ from ..errors import DomainError, InvalidField
 from ..feeds.queries import home_feed, recent_pins
 from ..follows.queries import followed_among, followers_page, following_page, follows_user
 from ..grid import pin_items
+from ..http_errors import with_retry_after
 from ..likes.queries import liked_pins
 from ..pins.queries import pinners_and_boards
-from ..views_common import (
-    form_errors,
-    next_url,
-    page_errors,
-    parse_cursor,
-    pinner_required,
-    with_retry_after,
-)
+from ..views_common import form_errors, next_url, parse_cursor, pinner_required
 from .actions import (
     authenticate,
     change_password,
@@ -47,7 +42,6 @@ from .profile import read_profile
 from .queries import get_user_by_username, get_users, user_stats
 
 
-@page_errors
 def landing(request: HttpRequest) -> HttpResponse:
     """A pinner's home feed; for a visitor, the site's newest pins."""
     pinner = get_pinner(request)
@@ -67,43 +61,48 @@ def landing(request: HttpRequest) -> HttpResponse:
 def signup(request: HttpRequest) -> HttpResponse:
     if get_pinner(request) is not None:
         return redirect("landing")
-    errors: dict[str, str] = {}
-    status, refusal = 200, None
-    if request.method == "POST":
+
+    def attempt() -> dict[str, Any]:
+        ratelimit.check(request, "signup")
         post = request.POST
-        try:
-            ratelimit.check(request, "signup")
-            user = sign_up(post.get("username"), post.get("email"), post.get("password"))
-        except DomainError as error:
-            refusal, errors, status = error, form_errors(error), error.status
-        else:
-            log_in(request, user)
-            return redirect(next_url(request, "/"))
-    context = {"errors": errors, "values": request.POST, "next": next_url(request, "")}
-    return with_retry_after(render(request, "users/signup.html", context, status=status), refusal)
+        return sign_up(post.get("username"), post.get("email"), post.get("password"))
+
+    return _entry_form(request, "users/signup.html", attempt)
 
 
 def login(request: HttpRequest) -> HttpResponse:
+    def attempt() -> dict[str, Any]:
+        ratelimit.check_login(request, request.POST.get("login", ""))
+        user = authenticate(request.POST.get("login"), request.POST.get("password"))
+        if user is None:
+            raise InvalidField("wrong username, email or password")
+        return user
+
+    return _entry_form(request, "users/login.html", attempt)
+
+
+def _entry_form(
+    request: HttpRequest, template: str, attempt: Callable[[], dict[str, Any]]
+) -> HttpResponse:
+    """The sign-up or log-in form: on a POST, ``attempt`` returns the pinner to log in (who
+    is then sent on to ``next``) or raises what the form shows (a 429 with Retry-After)."""
     errors: dict[str, str] = {}
     status, refusal = 200, None
     if request.method == "POST":
         try:
-            ratelimit.check_login(request, request.POST.get("login", ""))
-            user = authenticate(request.POST.get("login"), request.POST.get("password"))
-            if user is None:
-                raise InvalidField("wrong username, email or password")
+            user = attempt()
         except DomainError as error:
             refusal, errors, status = error, form_errors(error), error.status
         else:
             log_in(request, user)
             return redirect(next_url(request, "/"))
     context = {"errors": errors, "values": request.POST, "next": next_url(request, "")}
-    return with_retry_after(render(request, "users/login.html", context, status=status), refusal)
+    return with_retry_after(render(request, template, context, status=status), refusal)
 
 
 @require_POST
 def logout(request: HttpRequest) -> HttpResponse:
-    log_out(request)  # (its session's Redis unreachable: sessions.UnendedSessionMiddleware)
+    log_out(request)  # (its session's Redis unreachable: a 503, from http_errors)
     return redirect("landing")
 
 
@@ -173,7 +172,6 @@ def avatar(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @pinner_required
-@page_errors
 def avatar_remove(request: HttpRequest) -> HttpResponse:
     remove_avatar(signed_in_pinner(request)["id"])
     messages.success(request, "Your picture is removed: your initial shows instead.")
@@ -211,7 +209,6 @@ def _follow_state(request: HttpRequest, user: dict[str, Any]) -> bool | None:
     return follows_user(pinner["id"], user["id"])
 
 
-@page_errors
 def profile(request: HttpRequest, username: str) -> HttpResponse:
     pinner = get_pinner(request)
     found = read_profile(username, pinner["id"] if pinner else None, parse_cursor(request))
@@ -251,17 +248,14 @@ def _people(request: HttpRequest, username: str, which: str) -> HttpResponse:
     return render(request, "users/people.html", context)
 
 
-@page_errors
 def followers(request: HttpRequest, username: str) -> HttpResponse:
     return _people(request, username, "followers")
 
 
-@page_errors
 def following(request: HttpRequest, username: str) -> HttpResponse:
     return _people(request, username, "following")
 
 
-@page_errors
 def likes(request: HttpRequest, username: str) -> HttpResponse:
     user, pinner = _profile_user(username), get_pinner(request)
     viewer = pinner["id"] if pinner else None

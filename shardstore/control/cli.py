@@ -30,31 +30,27 @@ import argparse
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 from ..exceptions import ShardStoreError
-from ..interface import StoreInterface
-from ..topology import Topology
 from . import documents, recovery
 from .cache_servers import plan_cache_server
 from .close_range import plan_close_range
-from .config_source import ConfigError, ConfigSource
+from .config_source import ConfigError
+from .context import Control
 from .diff import plan_diff
 from .emergency import plan_emergency_failover
 from .failover import plan_failover
-from .fencing import Fence
 from .host_service import plan_host_service
-from .locks import Locks
-from .mysql_hosts import HostError, MySQLHost
+from .mysql_hosts import HostError
 from .new_pairs import plan_bring_up
 from .open_range import plan_open_range
 from .pairs import MAX_LAG, pair_health
-from .plans import Journal, Plan, run
+from .plans import Plan, run
 from .publish import plan_publish, plan_rollback
 from .rebuild import plan_rebuild
-from .redis_move import RedisKeys, plan_redis_move
+from .redis_move import plan_redis_move
 from .snapshot_copy import COPY_STREAMS
 from .split import plan_split
 from .split_cleanup import plan_cleanup
@@ -64,24 +60,6 @@ OPERATIONS = (
     "bring-up", "open-range", "close-range", "host-service", "cache-server", "redis-move", "failover",
     "split", "cleanup", "rebuild", "diff", "operations", "abort", "resume", "pairs",
 )  # fmt: skip
-
-
-@dataclass
-class Control:
-    """What control commands run against."""
-
-    source: ConfigSource
-    store: Callable[[], StoreInterface]
-    connect: Callable[[Topology], StoreInterface]  # a store on another topology
-    journal: Journal
-    locks: Locks
-    operator: str
-    #: An operator's connection to a MySQL server, by its address in the shard map.
-    mysql: Callable[[str], MySQLHost] = MySQLHost
-    #: How an unreachable master is fenced before an emergency failover (``fencing.py``).
-    fence: Fence | None = None
-    #: What the site keeps in Redis, for ``redis-move`` (``redis_move.RedisKeys``).
-    redis_keys: RedisKeys | None = None
 
 
 def add_parsers(commands: Any) -> None:

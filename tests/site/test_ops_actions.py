@@ -12,7 +12,7 @@ import pytest
 from django.test import Client
 
 from pinboard.data_plane import cached_store
-from pinboard.ops.actions import ACTIONS, Action, register
+from pinboard.ops.console_actions import ACTIONS, Action, register
 from pinboard.ops.control import progress_note
 from pinboard.ops.models import JournalEntry
 from pinboard.users.actions import sign_up

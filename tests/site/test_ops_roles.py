@@ -16,7 +16,7 @@ from django.test import Client
 from django.urls import reverse
 
 from pinboard.ops import reauth
-from pinboard.ops.actions import ACTIONS
+from pinboard.ops.console_actions import ACTIONS
 from pinboard.ops.models import Job, JournalEntry
 from pinboard.ops.roles import DESTRUCTIVE
 from tests.site.ops import (  # noqa: F401

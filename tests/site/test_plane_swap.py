@@ -12,7 +12,7 @@ from django.test import override_settings
 
 from pinboard import data_plane
 from pinboard.catalog import CATALOG
-from pinboard.data_plane import cached_store, get_feeds, pinned, plane, use
+from pinboard.data_plane import bound, cached_store, get_feeds, plane, use
 from shardstore import Store, Topology, init_shards
 from shardstore.cache import LocalPool
 from shardstore.control.file_source import FileSource
@@ -50,14 +50,14 @@ def test_a_new_shard_map_is_swapped_in_and_a_request_in_flight_keeps_its_own(
     followed: FileSource, tmp_path: Path
 ) -> None:
     assert plane().versions == {"shards": 1}
-    with pinned() as request_plane:
+    with bound() as request_plane:
         followed.publish(
             "shards",
             sqlite_shard_map(tmp_path / "shards", open_to=3),
             author="ops",
             reason="close 4..15",
         )
-        assert eventually(lambda: data_plane._plane.versions["shards"] == 2)  # type: ignore[union-attr]
+        assert eventually(lambda: data_plane._planes.current.versions["shards"] == 2)  # type: ignore[union-attr]
         # This "request" still routes by version 1, from first query to last.
         assert cached_store().topology.version == 1 and plane() is request_plane
         assert cached_store().topology.open_ranges == ((0, 15),)

@@ -7,8 +7,7 @@ from typing import Annotated, Literal, Required
 from django.http import HttpRequest, HttpResponse
 from msgspec import Meta
 
-from ...errors import BadRequest, ServiceUnavailable
-from ...search.index import IndexUnavailable
+from ...errors import BadRequest
 from ...search.queries import (
     KINDS,
     found_boards,
@@ -22,8 +21,6 @@ from .. import serializers
 from ..http import PageQuery, endpoint, page, page_params, viewer_id
 from ..operations import operation
 from ..schemas import SearchResults
-
-RETRY_AFTER = 5
 
 
 class SearchQuery(PageQuery, total=False):
@@ -67,25 +64,21 @@ def _search(request: HttpRequest) -> HttpResponse:
     except QueryError as error:
         raise BadRequest(error.message, field="q") from None
     viewer = viewer_id(request)
-    try:
-        if kind == "pins":
-            shown, next_cursor = found_pins(viewer, query, at, limit=limit)
-            return page([serializers.pin(p) for p in shown.pins], next_cursor)
-        if kind == "boards":
-            boards, next_cursor = found_boards(viewer, query, at, limit=limit)
-            owners = owners_of(boards)
-            items = [
-                serializers.board(b, owners[b["owner_id"]]["counts"]["user_followed_by_users"])
-                for b in boards
-                if b["owner_id"] in owners
-            ]
-            return page(items, next_cursor)
-        people, next_cursor = found_pinners(viewer, query, at, limit=limit, counts=True)
-        return page([serializers.user(u) for u in people], next_cursor)
-    except IndexUnavailable:
-        raise ServiceUnavailable(
-            "search is unavailable; try again shortly", retry_after=RETRY_AFTER
-        ) from None
+    # An index that cannot answer is a 503 with Retry-After (http_errors).
+    if kind == "pins":
+        shown, next_cursor = found_pins(viewer, query, at, limit=limit)
+        return page([serializers.pin(p) for p in shown.pins], next_cursor)
+    if kind == "boards":
+        boards, next_cursor = found_boards(viewer, query, at, limit=limit)
+        owners = owners_of(boards)
+        items = [
+            serializers.board(b, owners[b["owner_id"]]["counts"]["user_followed_by_users"])
+            for b in boards
+            if b["owner_id"] in owners
+        ]
+        return page(items, next_cursor)
+    people, next_cursor = found_pinners(viewer, query, at, limit=limit, counts=True)
+    return page([serializers.user(u) for u in people], next_cursor)
 
 
 search = endpoint(GET=_search)

@@ -32,9 +32,9 @@ from django import forms
 from shardstore import InvalidTopology, ShardStoreError
 from shardstore.control import documents
 from shardstore.control.cache_servers import plan_cache_server
-from shardstore.control.cli import Control
 from shardstore.control.close_range import plan_close_range
 from shardstore.control.config_source import NotPublished
+from shardstore.control.context import Control
 from shardstore.control.diff import plan_diff
 from shardstore.control.emergency import plan_emergency_failover
 from shardstore.control.failover import plan_failover
