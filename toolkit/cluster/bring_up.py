@@ -59,7 +59,7 @@ class BringUp:
         self.started: list[str] = []
         self._opened: set[str] = set()
 
-    def run(self, *, shards: int | None, seed: bool) -> None:
+    def run(self, *, shards: int | None, seed: bool, monitoring: bool = True) -> None:
         began = time.monotonic()
         recorded = self.cluster.state.get("shards")
         if shards is not None and recorded is not None and shards != recorded:
@@ -69,6 +69,7 @@ class BringUp:
             )
         self.cluster.state.setdefault("shards", shards or SHARDS)
         self.cluster.state.setdefault("seed", seed)
+        self.cluster.state.setdefault("monitoring", monitoring)
         self._ensure_secrets()
 
         # MariaDB's data directories are made in parallel: the slow part of a first start.
@@ -98,7 +99,7 @@ class BringUp:
         replication.wait_running(self.cluster)
         self._once("site", self._make_site)
         for name in (*SITE, *MONITORING):
-            if not self.cluster.running(name):
+            if name in self.cluster.names and not self.cluster.running(name):
                 self._start(name)
 
         if self.started:
@@ -197,9 +198,14 @@ class BringUp:
             # countdown) may run twice meanwhile: fan-out batches and job chunks are
             # idempotent.
             "PINBOARD_BROKER_VISIBILITY_TIMEOUT": str(BROKER_VISIBILITY_TIMEOUT),
-            # The console's charts (pinboard/ops/charts.py) are drawn from it.
-            "PINBOARD_PROMETHEUS_URL": monitoring.prometheus_url(self.cluster),
+            **self._prometheus(),
         }
+
+    def _prometheus(self) -> dict[str, str]:
+        """The console's charts are drawn from the cluster's Prometheus, where it runs one."""
+        if not self.cluster.state.get("monitoring", True):
+            return {}
+        return {"PINBOARD_PROMETHEUS_URL": monitoring.prometheus_url(self.cluster)}
 
     def _write_env(self) -> None:
         path = self.cluster.env_path

@@ -22,15 +22,17 @@ def up(
     *,
     shards: int | None = None,
     seed: bool = True,
+    monitoring: bool = True,
     detached: bool = True,
     out: TextIO = sys.stdout,
 ) -> Cluster:
-    """Start what is not running, set up what is not set up; the cluster."""
+    """Start what is not running, set up what is not set up; the cluster (with Prometheus and
+    its exporters unless ``monitoring`` is false at its first ``up``)."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     with locked(directory):
         cluster = Cluster(directory, detached=detached)
-        BringUp(cluster, out).run(shards=shards, seed=seed)
+        BringUp(cluster, out).run(shards=shards, seed=seed, monitoring=monitoring)
         return cluster
 
 

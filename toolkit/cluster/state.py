@@ -62,6 +62,13 @@ class Cluster:
                 if record.get("pid"):
                     process.adopt(record["pid"], record["started"])
 
+    @property
+    def names(self) -> list[str]:
+        """The processes this cluster runs: every one of ``PROCESSES``, but Prometheus and
+        its exporters where it was made without them."""
+        monitored = self.state.get("monitoring", True)
+        return [name for name in PROCESSES if monitored or name not in MONITORING]
+
     @classmethod
     def load(cls, directory: Path = DEFAULT_DIR, *, detached: bool = True) -> Cluster:
         """The cluster made in ``directory`` (FileNotFoundError if there is none)."""
@@ -110,7 +117,8 @@ class Cluster:
 
     def status(self) -> list[Row]:
         rows = []
-        for name, kind in PROCESSES.items():
+        for name in self.names:
+            kind = PROCESSES[name]
             record = self.state["processes"].get(name, {})
             process = self.processes.get(name)
             alive = process is not None and process.alive
