@@ -72,9 +72,14 @@ class SqlMeter:
 
     def __init__(self, kinds: dict[str, str]) -> None:
         self.kinds = kinds
+        self._timers: dict[tuple[str, str], Histogram] = {}  # each (host, kind)'s, found once
 
     def observe(self, host: str, shard_id: int, sql: str, seconds: float) -> None:
-        SQL_SECONDS.labels(host, self.kind_of(sql)).observe(seconds)
+        key = (host, self.kind_of(sql))
+        timer = self._timers.get(key)
+        if timer is None:
+            timer = self._timers[key] = SQL_SECONDS.labels(*key)
+        timer.observe(seconds)
         if seconds >= SLOW_SQL_SECONDS:
             log.warning(
                 "slow SQL: %.3f s on %s, shard %d: %s", seconds, host, shard_id, sql[:300],

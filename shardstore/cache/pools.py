@@ -32,15 +32,22 @@ class PoolStats:
     misses: int = 0
     calls: int = 0  # round trips (or, in process, operations) made
 
+    def __post_init__(self) -> None:
+        self._counted = (
+            metrics.CACHE_CALLS.labels(self.pool),
+            metrics.CACHE_LOOKUPS.labels(self.pool, "hit"),
+            metrics.CACHE_LOOKUPS.labels(self.pool, "miss"),
+        )
+
     def call(self, n: int = 1) -> None:
         self.calls += n
-        metrics.CACHE_CALLS.labels(self.pool).inc(n)
+        self._counted[0].inc(n)
 
     def looked_up(self, hits: int, misses: int) -> None:
         self.hits += hits
         self.misses += misses
-        metrics.CACHE_LOOKUPS.labels(self.pool, "hit").inc(hits)
-        metrics.CACHE_LOOKUPS.labels(self.pool, "miss").inc(misses)
+        self._counted[1].inc(hits)
+        self._counted[2].inc(misses)
 
     def as_dict(self) -> dict[str, int]:
         return {"hits": self.hits, "misses": self.misses, "calls": self.calls}
