@@ -40,7 +40,11 @@ PAGE_FAMILIES = (
     "shardstore_redis_calls_total",
 )
 #: What a process that follows its config notes of it (the tests' own plane follows none).
-CONFIG_FAMILIES = ("shardstore_config_version", "shardstore_config_loaded_timestamp_seconds")
+CONFIG_FAMILIES = (
+    "shardstore_config_version",
+    "shardstore_config_loaded_timestamp_seconds",
+    "shardstore_config_source_contact_timestamp_seconds",
+)
 
 
 def test_a_page_and_a_fan_out_are_counted_by_route_host_pool_and_task(
