@@ -62,21 +62,17 @@ class _Expected:
     members: dict[str, dict[int, int]] = field(default_factory=lambda: defaultdict(dict))
     owner_of_key: dict[str, int] = field(default_factory=dict)  # the user whose instance holds it
 
-    def put(
-        self,
-        kind: str,
-        key: str,
-        owner: int,
-        member: int,
-        score: int = 0,
-        *,
-        keep_min: bool = False,
-    ) -> None:
+    def put(self, kind: str, key: str, owner: int, member: int, score: int = 0) -> None:
         self.kinds[key] = kind
         self.owner_of_key[key] = owner
+        self.members[key][member] = score
+
+    def put_earliest(self, key: str, owner: int, member: int, sequence: int) -> None:
+        """A sorted-set member scored by the first of its ``sequence``s (an implicit follow
+        stands from the first board that made it)."""
         current = self.members[key].get(member)
-        self.members[key][member] = (
-            min(current, score) if keep_min and current is not None else score
+        self.put(
+            "zset", key, owner, member, sequence if current is None else min(current, sequence)
         )
 
     def keep_owners(self, accept: Callable[[int], bool]) -> None:
@@ -146,13 +142,8 @@ def _expected_for_shard(store: StoreInterface, shard_id: int) -> _Expected:
             expected.put("set", keys.boards_followed_key(follower), follower, board)
             if board in owners:  # an implicit follow of the board's owner, since the first board
                 owner = owners[board]
-                expected.put(
-                    "zset",
-                    keys.implicit_following_key(follower),
-                    follower,
-                    owner,
-                    sequence,
-                    keep_min=True,
+                expected.put_earliest(
+                    keys.implicit_following_key(follower), follower, owner, sequence
                 )
     for rows in store.mapping("user_unfollows_boards").scan(shard_id):
         for follower, board, _ in rows:
@@ -163,14 +154,7 @@ def _expected_for_shard(store: StoreInterface, shard_id: int) -> _Expected:
             if board in owners:
                 owner = owners[board]
                 expected.put("hash", keys.board_followers_key(board), owner, follower, sequence)
-                expected.put(
-                    "zset",
-                    keys.implicit_followers_key(owner),
-                    owner,
-                    follower,
-                    sequence,
-                    keep_min=True,
-                )
+                expected.put_earliest(keys.implicit_followers_key(owner), owner, follower, sequence)
     for rows in store.mapping("board_unfollowed_by_users").scan(shard_id):
         owners = _owners(store, [board for board, _, _ in rows])
         for board, follower, _ in rows:

@@ -17,8 +17,6 @@ from collections.abc import Iterator
 from typing import Any
 
 from shardstore.control import redis_move
-from shardstore.control.config_source import ConfigSource
-from shardstore.control.plans import Plan
 from shardstore.interface import StoreInterface
 from shardstore.redis_shards import RedisShards, vshard_of
 
@@ -70,22 +68,3 @@ def repair(store: StoreInterface, shards: RedisShards, moving: redis_move.Moving
 REDIS_KEYS = redis_move.RedisKeys(
     keys_of, repair, repair_step="repair the graph keys of {where} from MySQL"
 )
-
-
-def plan_redis_move(
-    source: ConfigSource,
-    store: StoreInterface,
-    *,
-    first: int,
-    last: int,
-    instance: str,
-    url: str | None = None,
-    author: str,
-    settle_seconds: float = redis_move.SETTLE_SECONDS,
-) -> Plan:
-    """``shardstore.control.redis_move.plan_redis_move`` with the social model's keys."""
-    return redis_move.plan_redis_move(
-        source, store, first=first, last=last, instance=instance, url=url, author=author,
-        keys_of=REDIS_KEYS.keys_of, repair=REDIS_KEYS.repair,
-        repair_step=REDIS_KEYS.repair_step, settle_seconds=settle_seconds,
-    )  # fmt: skip

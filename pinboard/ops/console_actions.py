@@ -43,10 +43,11 @@ from shardstore.control.open_range import plan_open_range
 from shardstore.control.plans import Outcome, Plan, run
 from shardstore.control.publish import plan_publish, plan_rollback
 from shardstore.control.rebuild import plan_rebuild
+from shardstore.control.redis_move import plan_redis_move
 from shardstore.control.split import plan_split
 from shardstore.control.split_cleanup import plan_cleanup
 from shardstore.control.split_revert import plan_split_revert
-from social.redis_keys import plan_redis_move
+from social.redis_keys import REDIS_KEYS
 
 from .control import control, progress_note
 from .forms import (
@@ -228,6 +229,7 @@ register(
             instance=data["instance"],
             url=data["url"] or None,
             author=made.operator,
+            keys=REDIS_KEYS,
         ),
     )
 )

@@ -242,8 +242,7 @@ def plan_of(
         raise ShardStoreError("redis-move: say what the site keeps in Redis (--redis-keys)")
     return plan_redis_move(
         source, control.store(), first=args.first, last=args.last, instance=args.instance,
-        url=args.url, author=author, keys_of=keys.keys_of, repair=keys.repair,
-        repair_step=keys.repair_step,
+        url=args.url, author=author, keys=keys,
     )  # fmt: skip
 
 

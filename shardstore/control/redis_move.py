@@ -68,14 +68,12 @@ def plan_redis_move(
     instance: str,
     url: str | None = None,
     author: str,
-    keys_of: KeysOf,
-    repair: Repair,
-    repair_step: str = "repair the keys of {where}",
+    keys: RedisKeys,
     settle_seconds: float = SETTLE_SECONDS,
 ) -> Plan:
     """The plan to serve virtual shards ``first..last`` from ``instance`` (``url`` if new),
-    moving the keys ``keys_of`` finds and mending them with ``repair`` after the switch
-    (the step named by ``repair_step``, where ``{where}`` says which virtual shards)."""
+    moving the keys ``keys.keys_of`` finds and mending them with ``keys.repair`` after the
+    switch, as ``plan_failover`` is handed ``connect``."""
     if not 0 <= first <= last < VSHARDS:
         raise InvalidTopology(f"virtual shards must be a range within 0..{VSHARDS - 1}")
     current = source.current(documents.REDIS)
@@ -105,11 +103,11 @@ def plan_redis_move(
     def copy(donor: str) -> str:
         shards = RedisShards(new_topology)
         try:
-            keys = list(keys_of(shards.client(donor), store, moving))
-            _copy(shards.client(donor), shards.client(instance), keys)
+            found = list(keys.keys_of(shards.client(donor), store, moving))
+            _copy(shards.client(donor), shards.client(instance), found)
         finally:
             shards.close()
-        return f"{len(keys)} keys copied from {donor}"
+        return f"{len(found)} keys copied from {donor}"
 
     def settle() -> str:
         time.sleep(settle_seconds)
@@ -118,7 +116,7 @@ def plan_redis_move(
     def mend() -> str:
         shards = RedisShards(new_topology)
         try:
-            return repair(store, shards, moving)
+            return keys.repair(store, shards, moving)
         finally:
             shards.close()
 
@@ -126,12 +124,12 @@ def plan_redis_move(
         shards = RedisShards(new_topology)
         try:
             client = shards.client(donor)
-            keys = list(keys_of(client, store, moving))
-            for start in range(0, len(keys), _BATCH):
-                client.delete(*keys[start : start + _BATCH])
+            found = list(keys.keys_of(client, store, moving))
+            for start in range(0, len(found), _BATCH):
+                client.delete(*found[start : start + _BATCH])
         finally:
             shards.close()
-        return f"{len(keys)} keys deleted from {donor}"
+        return f"{len(found)} keys deleted from {donor}"
 
     where = f"virtual shards {first}..{last}"
     steps = [
@@ -149,7 +147,7 @@ def plan_redis_move(
             hosts=(instance,),
         ),
         Step(f"wait {settle_seconds:g}s for every process to switch", (), settle),
-        Step(repair_step.format(where=where), (instance,), mend),
+        Step(keys.repair_step.format(where=where), (instance,), mend),
     ]
     steps += [Step(f"delete the keys of {where} from {d}", (d,), _bind(drop, d)) for d in donors]
     return Plan(

@@ -2,6 +2,11 @@
 plain and cached, on the catalog of tests/shardstore) and the suite's Redis databases,
 shared with tests/shardstore. No Django is needed here (run with ``-p no:django``)."""
 
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from shardstore.redis_shards import RedisShards, RedisTopology
 from tests.shardstore.conftest import (  # noqa: F401 - fixtures, and the ini hook
     backend,
     memcached_pool,
@@ -13,3 +18,20 @@ from tests.shardstore.conftest import (  # noqa: F401 - fixtures, and the ini ho
     sqlite_template,
     store,
 )
+
+
+@pytest.fixture(params=["one", "two"])
+def redis_shards(request: pytest.FixtureRequest) -> Iterator[RedisShards]:
+    """The social model's Redis on one instance, or split over two by virtual shard."""
+    database: Callable[[int], str] = request.getfixturevalue("redis_db")
+    if request.param == "one":
+        topology = RedisTopology.single(database(3))
+    else:
+        halves = [{"range": [0, 4095], "instance": "r1"}, {"range": [4096, 8191], "instance": "r2"}]
+        instances = {"r1": database(1), "r2": database(2)}
+        topology = RedisTopology.from_json({"version": 1, "instances": instances, "ranges": halves})
+    shards = RedisShards(topology)
+    for client in shards.clients().values():
+        client.ping()  # connect now: a new connection's SELECT is not a query's round trip
+    yield shards
+    shards.close()

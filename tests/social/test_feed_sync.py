@@ -8,7 +8,6 @@ deeper only where it must, so worlds here have boards longer than that.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -16,7 +15,7 @@ import social.jobs  # noqa: F401 - registers the feed rebuild
 from shardstore import Store
 from shardstore.ids import shard_of
 from shardstore.jobs import JobContext, kind
-from shardstore.redis_shards import RedisShards, RedisTopology
+from shardstore.redis_shards import RedisShards
 from social.feed_sync import _rewrite, expected_feeds, rebuild_feed, sync_feeds
 from social.feeds import ACTIVE_SECONDS, HomeFeeds, entry, feed_key, seen_key
 
@@ -30,24 +29,9 @@ def store(plain_store: Store) -> Store:
     return plain_store
 
 
-@pytest.fixture(params=["one", "two"])
-def feeds(request: pytest.FixtureRequest, redis_db: Callable[[int], str]) -> Iterator[HomeFeeds]:
-    if request.param == "one":
-        topology = RedisTopology.single(redis_db(3))
-    else:
-        topology = RedisTopology.from_json(
-            {
-                "version": 1,
-                "instances": {"r1": redis_db(1), "r2": redis_db(2)},
-                "ranges": [
-                    {"range": [0, 4095], "instance": "r1"},
-                    {"range": [4096, 8191], "instance": "r2"},
-                ],
-            }
-        )
-    shards = RedisShards(topology)
-    yield HomeFeeds(shards)
-    shards.close()
+@pytest.fixture
+def feeds(redis_shards: RedisShards) -> HomeFeeds:
+    return HomeFeeds(redis_shards)
 
 
 class World:

@@ -6,14 +6,13 @@ first, ``user(HIGH + n)`` on the second: tests/shardstore/vshard_users.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 from shardstore import compose
 from shardstore.mappings import Page
-from shardstore.redis_shards import RedisShards, RedisTopology
+from shardstore.redis_shards import RedisShards
 from social.feeds import HomeFeeds, feed_key
 
 from .vshard_users import HIGH, user
@@ -25,26 +24,9 @@ def pin(n: int) -> int:
     return compose(6, PIN, n)
 
 
-@pytest.fixture(params=["one", "two"])
-def shards(request: pytest.FixtureRequest, redis_db: Callable[[int], str]) -> Iterator[RedisShards]:
-    if request.param == "one":
-        topology = RedisTopology.single(redis_db(3))
-    else:
-        topology = RedisTopology.from_json(
-            {
-                "version": 1,
-                "instances": {"r1": redis_db(1), "r2": redis_db(2)},
-                "ranges": [
-                    {"range": [0, 4095], "instance": "r1"},
-                    {"range": [4096, 8191], "instance": "r2"},
-                ],
-            }
-        )
-    shards = RedisShards(topology)
-    for client in shards.clients().values():
-        client.ping()
-    yield shards
-    shards.close()
+@pytest.fixture
+def shards(redis_shards: RedisShards) -> RedisShards:
+    return redis_shards
 
 
 def feeds_of(shards: RedisShards, length: int = 1000) -> HomeFeeds:

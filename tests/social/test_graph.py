@@ -12,7 +12,7 @@ redis-py actually writes to the sockets (``redis_round_trips``, by database).
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -34,29 +34,9 @@ def board_of(owner: int, n: int = 1) -> int:
     return compose(2, BOARD, (owner % 100000) * 10 + n)
 
 
-@pytest.fixture(params=["one", "two"])
-def graph(
-    request: pytest.FixtureRequest, redis_db: Callable[[int], str]
-) -> Iterator[FollowerGraph]:
-    if request.param == "one":
-        topology = RedisTopology.single(redis_db(3))
-    else:
-        topology = RedisTopology.from_json(
-            {
-                "version": 1,
-                "instances": {"r1": redis_db(1), "r2": redis_db(2)},
-                "ranges": [
-                    {"range": [0, 4095], "instance": "r1"},
-                    {"range": [4096, 8191], "instance": "r2"},
-                ],
-            }
-        )
-    shards = RedisShards(topology)
-    graph = FollowerGraph(shards)
-    for client in shards.clients().values():
-        client.ping()  # connect now: a new connection's SELECT is not a query's round trip
-    yield graph
-    shards.close()
+@pytest.fixture
+def graph(redis_shards: RedisShards) -> FollowerGraph:
+    return FollowerGraph(redis_shards)
 
 
 def two(graph: FollowerGraph) -> bool:

@@ -8,12 +8,10 @@ first, ``user(HIGH + n)`` on the second: tests/shardstore/vshard_users.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-
 import pytest
 
 from shardstore import InvalidCursor, cursors
-from shardstore.redis_shards import RedisShards, RedisTopology
+from shardstore.redis_shards import RedisShards
 from social.notifications import Entry, Notifications, list_key, newest_first
 
 from .vshard_users import HIGH, user
@@ -21,24 +19,9 @@ from .vshard_users import HIGH, user
 T = 1_764_000_000_000_000  # a time in microseconds
 
 
-@pytest.fixture(params=["one", "two"])
-def shards(request: pytest.FixtureRequest, redis_db: Callable[[int], str]) -> Iterator[RedisShards]:
-    if request.param == "one":
-        topology = RedisTopology.single(redis_db(3))
-    else:
-        topology = RedisTopology.from_json(
-            {
-                "version": 1,
-                "instances": {"r1": redis_db(1), "r2": redis_db(2)},
-                "ranges": [
-                    {"range": [0, 4095], "instance": "r1"},
-                    {"range": [4096, 8191], "instance": "r2"},
-                ],
-            }
-        )
-    shards = RedisShards(topology)
-    yield shards
-    shards.close()
+@pytest.fixture
+def shards(redis_shards: RedisShards) -> RedisShards:
+    return redis_shards
 
 
 def like(actor: int, pin: int, at: int) -> Entry:
