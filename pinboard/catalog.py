@@ -2,6 +2,7 @@
 its object types (with the cache pool of each), mapping tables and lookups, and the cache
 pools every deployment of the site has."""
 
+import social.catalog
 from shardstore import Catalog, Lookup, ObjectType, Relation, inverse_pair
 from shardstore.control import documents
 
@@ -19,17 +20,14 @@ CATALOG = Catalog(
         ObjectType("token", 5, "tokens", pool="users"),
     ],
     relations=[
+        # The social model's tables: follows, and the pins lists feeds are built from.
+        *social.catalog.RELATIONS,
         # A pinner's public boards and pins; a secret board and its pins are listed apart,
         # so that every list, count and feed built from the public ones leaves them out.
         Relation("user_has_boards", "user", "board"),
-        Relation("user_has_pins", "user", "pin"),
         Relation("user_has_secret_boards", "user", "board"),
         Relation("user_has_secret_pins", "user", "pin"),
-        *inverse_pair("board_has_pins", "pin_owned_by_board", "board", "pin"),
         *inverse_pair("user_likes_pins", "pin_liked_by_users", "user", "pin"),
-        *inverse_pair("user_follows_users", "user_followed_by_users", "user", "user"),
-        *inverse_pair("user_follows_boards", "board_followed_by_users", "user", "board"),
-        *inverse_pair("user_unfollows_boards", "board_unfollowed_by_users", "user", "board"),
         # A group board's collaborators (also kept in the board object, for access checks)
         # and the boards a pinner collaborates on (their profile lists them).
         *inverse_pair("board_has_collaborators", "user_collaborates_on_boards", "board", "user"),
