@@ -101,7 +101,8 @@ class ObjectTable:
         include_inactive: bool = False,
         counts: Sequence[str] = (),
     ) -> list[dict[str, Any]]:
-        """Objects in the order asked, missing ones left out: one query per shard touched.
+        """Objects in the order asked, missing ones left out: one statement per host touched
+        (its shards' SELECTs in one UNION ALL, ``Store.read_groups``).
 
         ``counts`` names mapping tables whose count for each object is read in
         the same query and returned under ``data["counts"]``.
@@ -123,9 +124,10 @@ class ObjectTable:
     def stored_many(
         self, object_ids: Sequence[int], *, counts: bool
     ) -> dict[int, tuple[str | bytes, str | bytes | None]]:
-        """What MySQL holds of each object found (deleted ones too), by ID: its stored JSON and, with ``counts``, the counts of every mapping from it as a JSON
-        object (None for none). One query per read group of shards. The cache keeps them
-        as they come (cache/tables.py), without decoding them."""
+        """What MySQL holds of each object found (deleted ones too), by ID: its stored JSON
+        and, with ``counts``, the counts of every mapping from it as a JSON object (None for
+        none). One statement per read group of shards. The cache keeps them as they come
+        (cache/tables.py), without decoding them."""
         by_shard = group_by_shard(object_ids)
         rows: list[Any] = []
         for shards in self._store.read_groups(by_shard):
