@@ -6,15 +6,18 @@ A topology is a JSON document, validated when loaded and never mutated after::
       "version": 3,
       "shard_count": 4096,
       "hosts": {"MySQL001A": "mysql://10.0.0.1:3306", "MySQL001B": "mysql://10.0.0.2:3306"},
-      "ranges": [{"range": [0, 4095], "master": "MySQL001A", "slave": "MySQL001B"}],
+      "ranges": [{"range": [0, 4095], "master": "MySQL001A", "replica": "MySQL001B"}],
       "open": [[0, 4095]]
     }
 
 ``ranges`` must tile ``0 .. shard_count - 1`` with no gap and no overlap (the
 seeds' configuration table). ``open`` lists the ranges where new users land.
-Reads and writes go to the master only; the slave is a hot backup for failover.
+Reads and writes go to the master only; the replica is a hot backup for failover.
+A range written by an older release names its replica ``slave``: such a document still
+loads, and ``with_replica_key`` gives it as this release writes it (a range naming two
+different replicas, one under each key, is refused).
 ``out_of_service`` (optional) lists hosts kept in the map but neither master nor
-slave of any range (a spare, or a host being replaced). ``read_only`` (optional)
+replica of any range (a spare, or a host being replaced). ``read_only`` (optional)
 lists shard ranges whose writes every process refuses for now: the short window
 in which a split hands them to another host.
 A process holds one Topology at a time and swaps it whole when it changes.
@@ -36,6 +39,8 @@ from .ids import MAX_SHARD_ID
 #: The mod-shard hash space (md5 % 4096); buckets are spread over the first
 #: ``lookup_shards`` shards and never move, whatever ranges open later.
 MOD_BUCKETS = 4096
+#: The key of a range's replica, and the one older releases wrote instead (still read).
+REPLICA_KEY, OLD_REPLICA_KEY = "replica", "slave"
 
 
 def database_name(shard_id: int) -> str:
@@ -58,7 +63,7 @@ class ShardRange:
     def as_json(self) -> dict[str, Any]:
         entry: dict[str, Any] = {"range": [self.first, self.last], "master": self.master}
         if self.replica is not None:
-            entry["slave"] = self.replica
+            entry[REPLICA_KEY] = self.replica
         return entry
 
 
@@ -214,6 +219,25 @@ class Topology:
         raise AssertionError("unreachable")  # pragma: no cover
 
 
+def with_replica_key(document: Mapping[str, Any]) -> dict[str, Any]:
+    """A shard map document with each range's replica under ``replica``, as this release
+    writes it: an older release's ``slave`` renamed, so that an old version and a new one
+    compare (and diff) by what they say. A range naming two different replicas is left as
+    it is, for validation to refuse."""
+    ranges = document.get("ranges")
+    if not isinstance(ranges, list):
+        return dict(document)
+    return {**document, "ranges": [_renamed(entry) for entry in ranges]}
+
+
+def _renamed(entry: object) -> object:
+    if not isinstance(entry, Mapping) or OLD_REPLICA_KEY not in entry:
+        return entry
+    if entry.get(REPLICA_KEY, entry[OLD_REPLICA_KEY]) != entry[OLD_REPLICA_KEY]:
+        return entry
+    return {(REPLICA_KEY if key == OLD_REPLICA_KEY else key): v for key, v in entry.items()}
+
+
 # -- validation helpers -----------------------------------------------------
 
 
@@ -270,16 +294,16 @@ def _ranges(entries: object, hosts: Mapping[str, str], shard_count: int) -> tupl
     ranges = []
     for entry in entries:
         if not isinstance(entry, Mapping):
-            raise InvalidTopology("each range must be an object with range, master and slave")
+            raise InvalidTopology("each range must be an object with range, master and replica")
         first, last = _pair(entry.get("range"), "range")
-        master, replica = entry.get("master"), entry.get("slave")
         where = f"range [{first}, {last}]"
+        master, replica = entry.get("master"), _replica(entry, where)
         if master not in hosts:
             raise InvalidTopology(f"{where}: unknown master host {master!r}")
         if replica is not None and replica not in hosts:
-            raise InvalidTopology(f"{where}: unknown slave host {replica!r}")
+            raise InvalidTopology(f"{where}: unknown replica host {replica!r}")
         if replica == master:
-            raise InvalidTopology(f"{where}: master {master} is also its own slave")
+            raise InvalidTopology(f"{where}: master {master} is also its own replica")
         ranges.append(ShardRange(first, last, str(master), replica))
     ranges.sort(key=lambda r: r.first)
     expected = 0
@@ -299,6 +323,17 @@ def _ranges(entries: object, hosts: Mapping[str, str], shard_count: int) -> tupl
     if expected != shard_count:
         raise InvalidTopology(f"gap: shards {expected}..{shard_count - 1} are in no range")
     return tuple(ranges)
+
+
+def _replica(entry: Mapping[str, Any], where: str) -> Any:
+    """The replica a range names, under ``replica`` or an older release's ``slave``."""
+    replica = entry.get(REPLICA_KEY, entry.get(OLD_REPLICA_KEY))
+    if OLD_REPLICA_KEY in entry and entry[OLD_REPLICA_KEY] != replica:
+        raise InvalidTopology(
+            f"{where}: replica {replica!r} and slave {entry[OLD_REPLICA_KEY]!r} differ"
+            " (slave is the older name of replica: name the replica once, as replica)"
+        )
+    return replica
 
 
 def _open_ranges(entries: object, shard_count: int) -> tuple[tuple[int, int], ...]:
@@ -325,7 +360,7 @@ def _out_of_service(
             raise InvalidTopology(f"out_of_service names unknown host {host!r}")
         serving = [r for r in ranges if host in (r.master, r.replica)]
         if serving:
-            role = "master" if serving[0].master == host else "slave"
+            role = "master" if serving[0].master == host else "replica"
             raise InvalidTopology(
                 f"host {host} is out of service but {role} of range"
                 f" [{serving[0].first}, {serving[0].last}]"

@@ -48,6 +48,11 @@ class Revision:
     published_at: str  # ISO 8601, UTC
     reason: str
 
+    def __post_init__(self) -> None:
+        # A version an older release wrote reads as this release would write it, so that
+        # operations, diffs and rollbacks see one form of every version.
+        object.__setattr__(self, "document", documents.current_form(self.name, self.document))
+
     def as_json(self) -> dict[str, Any]:
         return {
             "name": self.name,

@@ -13,7 +13,8 @@
 
 Every document carries its ``version``; a config source sets it when it
 publishes. ``validate`` is the one gate before a document is published: an
-invalid one is refused with the reason and never reaches a process. A shard map
+invalid one is refused with the reason and never reaches a process; a valid one is
+published in ``current_form``, and every version read back is given in it too. A shard map
 holds no password (each process logs in with a login of its own, kept apart from
 the documents, which are copied to every process and kept in their history);
 ``masked`` is what a page, a form or a journal shows of an address or a document.
@@ -30,7 +31,7 @@ from urllib.parse import urlsplit
 
 from ..exceptions import InvalidTopology
 from ..redis_shards import RedisTopology
-from ..topology import Topology
+from ..topology import Topology, with_replica_key
 
 SHARDS, REDIS, CACHES = "shards", "redis", "caches"
 NAMES = (SHARDS, REDIS, CACHES)
@@ -127,8 +128,14 @@ def validate(name: str, document: object) -> dict[str, Any]:
     if isinstance(version, bool) or not isinstance(version, int) or version < 0:
         raise InvalidTopology(f"{name}: version must be a non-negative integer")
     _VALIDATORS[name](document)
-    copy: dict[str, Any] = json.loads(json.dumps(document))  # deep, and JSON only
+    copy: dict[str, Any] = json.loads(json.dumps(current_form(name, document)))  # deep, JSON
     return copy
+
+
+def current_form(name: str, document: Mapping[str, Any]) -> dict[str, Any]:
+    """``document`` as this release writes it: a shard map's ranges name their replica
+    ``replica``, not ``slave`` as older releases wrote (both are read)."""
+    return with_replica_key(document) if name == SHARDS else dict(document)
 
 
 def diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:

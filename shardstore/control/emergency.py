@@ -76,7 +76,7 @@ def plan_emergency_failover(
             f"no fence command is set (PINBOARD_FENCE_COMMAND): {host} may be alive and"
             " reached by a process that missed the new map"
         )
-    candidates = sorted({r["slave"] for r in mastered if r.get("slave")})
+    candidates = sorted({r["replica"] for r in mastered if r.get("replica")})
     if not candidates:
         raise InvalidTopology(f"{host} has no replica to promote")
     views = _down_from_everywhere(connect, host, addresses, candidates)
@@ -130,7 +130,7 @@ def _plan(
     for entry in document["ranges"]:
         if entry["master"] == host:
             entry = {"range": entry["range"], "master": replica}
-        elif entry.get("slave") == host:
+        elif entry.get("replica") == host:
             entry = {"range": entry["range"], "master": entry["master"]}
         ranges.append(entry)
     out = sorted({*document.get("out_of_service", []), host})

@@ -46,7 +46,7 @@ def master_and_replica(document: dict[str, Any], host: str) -> tuple[list[dict[s
     mastered = [r for r in document["ranges"] if r["master"] == host]
     if not mastered:
         raise InvalidTopology(f"host {host} is the master of no range")
-    replicas = {r.get("slave") for r in mastered}
+    replicas = {r.get("replica") for r in mastered}
     if len(replicas) != 1 or None in replicas:
         raise InvalidTopology(
             f"the ranges of {host} need one replica, not {sorted(map(str, replicas))}"
@@ -99,7 +99,7 @@ def plan_failover(
     addresses = document["hosts"]
     master_address, replica_address = addresses[host], addresses[replica]
     ranges = [
-        {**r, "master": replica, "slave": host} if r["master"] == host else r
+        {**r, "master": replica, "replica": host} if r["master"] == host else r
         for r in document["ranges"]
     ]
     new = documents.validate(documents.SHARDS, {**document, "ranges": ranges})

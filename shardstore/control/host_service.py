@@ -30,8 +30,8 @@ def plan_host_service(source: ConfigSource, *, host: str, in_service: bool, auth
             raise InvalidTopology(
                 f"host {host} is the master of range {entry['range']}: fail it over first"
             )
-        if entry.get("slave") == host and not in_service:
-            entry = {k: v for k, v in entry.items() if k != "slave"}
+        if entry.get("replica") == host and not in_service:
+            entry = {k: v for k, v in entry.items() if k != "replica"}
         ranges.append(entry)
     marked = marked - {host} if in_service else marked | {host}
     new = documents.validate(

@@ -114,7 +114,7 @@ def plan_bring_up(source: ConfigSource, *, connect: Callable[[str], MySQLHost]) 
     shards = frozenset(database_name(shard) for shard in range(int(document["shard_count"])))
     pairs: dict[str, str | None] = {}
     for entry in document["ranges"]:
-        pairs.setdefault(entry["master"], entry.get("slave"))
+        pairs.setdefault(entry["master"], entry.get("replica"))
     steps: list[Step] = []
     started = []
     for master, replica in pairs.items():

@@ -72,7 +72,7 @@ def plan_open_range(
         if not replica_address:
             raise InvalidTopology(f"replica {replica} needs an address")
         hosts[replica] = replica_address
-        entry["slave"] = replica
+        entry["replica"] = replica
     new_open = [*document["open"], [first, last]] if keep_open else [[first, last]]
     new = {
         **document,

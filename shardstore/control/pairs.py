@@ -72,7 +72,7 @@ def judge(
     out = set(document.get("out_of_service", []))
     replicas: dict[str, set[str | None]] = {}
     for entry in document["ranges"]:
-        replicas.setdefault(entry["master"], set()).add(entry.get("slave"))
+        replicas.setdefault(entry["master"], set()).add(entry.get("replica"))
     pairs = []
     for master, named in sorted(replicas.items()):
         if not str(addresses[master]).startswith("mysql://"):

@@ -67,14 +67,14 @@ def paired_master(source: ConfigSource, host: str, master: str | None = None) ->
                 " a master is never rebuilt (fail it over first)"
             )
     if master is None:
-        named = sorted({r["master"] for r in ranges if r.get("slave") == host})
+        named = sorted({r["master"] for r in ranges if r.get("replica") == host})
         if len(named) > 1:
             raise InvalidTopology(f"{host} is the replica of {', '.join(named)}: pass --master")
         master = named[0] if named else _former_master(source, document, host)
     mastered = [r for r in ranges if r["master"] == master]
     if not mastered:
         raise InvalidTopology(f"{master} is the master of no range")
-    others = sorted({r["slave"] for r in mastered if r.get("slave") not in (None, host)})
+    others = sorted({r["replica"] for r in mastered if r.get("replica") not in (None, host)})
     if others:
         raise InvalidTopology(f"{master} has a replica already: {', '.join(others)}")
     if master in document.get("out_of_service", []):
@@ -85,13 +85,13 @@ def paired_master(source: ConfigSource, host: str, master: str | None = None) ->
 def _former_master(source: ConfigSource, document: dict[str, Any], host: str) -> str:
     """The master that now holds, with no replica, the shards ``host`` last served."""
     for revision in source.history(documents.SHARDS):
-        served = [r["range"] for r in revision.document["ranges"] if host in (r["master"], r.get("slave"))]  # fmt: skip
+        served = [r["range"] for r in revision.document["ranges"] if host in (r["master"], r.get("replica"))]  # fmt: skip
         if not served:
             continue
         now = {
             r["master"]
             for r in document["ranges"]
-            if not r.get("slave")
+            if not r.get("replica")
             and any(r["range"][0] <= last and first <= r["range"][1] for first, last in served)
         }
         if len(now) == 1:
@@ -132,7 +132,7 @@ def plan_rebuild(
     master, was_semi_sync = str(params["master"]), str(params["semi_sync"])
     document = current.document
     addresses = document["hosts"]
-    named = any(r.get("slave") == host for r in document["ranges"])
+    named = any(r.get("replica") == host for r in document["ranges"])
     in_service = host not in document.get("out_of_service", [])
     shards = _spans([r["range"] for r in document["ranges"] if r["master"] == master])
 
@@ -149,7 +149,7 @@ def plan_rebuild(
 
     def take_out() -> str:
         def change(doc: dict[str, Any]) -> dict[str, Any]:
-            ranges = [{k: v for k, v in r.items() if not (k == "slave" and v == host)} for r in doc["ranges"]]  # fmt: skip
+            ranges = [{k: v for k, v in r.items() if not (k == "replica" and v == host)} for r in doc["ranges"]]  # fmt: skip
             out = sorted({*doc.get("out_of_service", []), host})
             return {**doc, "ranges": ranges, "out_of_service": out}
 
@@ -231,7 +231,7 @@ def plan_rebuild(
 
     def put_in() -> str:
         def change(doc: dict[str, Any]) -> dict[str, Any]:
-            ranges = [{**r, "slave": host} if r["master"] == master else r for r in doc["ranges"]]
+            ranges = [{**r, "replica": host} if r["master"] == master else r for r in doc["ranges"]]
             if not any(r["master"] == master for r in ranges):
                 raise InvalidTopology(f"{master} is the master of no range any more")
             out = [h for h in doc.get("out_of_service", []) if h != host]
@@ -244,7 +244,7 @@ def plan_rebuild(
         mine = [r for r in doc["ranges"] if r["master"] == master]
         return (
             bool(mine)
-            and all(r.get("slave") == host for r in mine)
+            and all(r.get("replica") == host for r in mine)
             and host not in doc.get("out_of_service", [])
         )
 

@@ -156,14 +156,14 @@ def _master_of(document: dict[str, Any], shard: int) -> str | None:
 
 
 def _merge(ranges: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Adjacent ranges with the same master and slave as one range."""
+    """Adjacent ranges with the same master and replica as one range."""
     merged: list[dict[str, Any]] = []
     for entry in sorted(ranges, key=lambda r: r["range"][0]):
         last = merged[-1] if merged else None
         if (
             last is not None
             and last["master"] == entry["master"]
-            and last.get("slave") == entry.get("slave")
+            and last.get("replica") == entry.get("replica")
             and last["range"][1] + 1 == entry["range"][0]
         ):
             last["range"] = [last["range"][0], entry["range"][1]]

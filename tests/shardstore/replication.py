@@ -96,7 +96,7 @@ def publish_pair(
                 "A": f"mysql://{master.address}",
                 "B": f"mysql://{replica.address}",
             },
-            "ranges": [{"range": [0, shards - 1], "master": "A", "slave": "B"}],
+            "ranges": [{"range": [0, shards - 1], "master": "A", "replica": "B"}],
             "open": [[0, shards - 1]],
             "lookup_shards": shards,
         },

@@ -5,6 +5,7 @@ written, and watches that see every new version."""
 from __future__ import annotations
 
 import itertools
+import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -26,6 +27,7 @@ from shardstore.control.config_source import (
     VersionConflict,
 )
 from shardstore.control.file_source import FileSource
+from shardstore.control.publish import plan_rollback
 from shardstore.control.sources import open_source
 from shardstore.control.zookeeper_source import ZooKeeperSource
 from tests.config_documents import shard_map
@@ -218,7 +220,7 @@ def test_zookeeper_down_is_a_clear_error(tmp_path: Path) -> None:
 
 
 KEYS = ["version", "range", "ranges", "instance", "instances", "pools", "hosts", "open",
-        "master", "slave", "shard_count", "lookup_shards", "out_of_service"]  # fmt: skip
+        "master", "replica", "slave", "shard_count", "lookup_shards", "out_of_service"]  # fmt: skip
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-5, 9000) | st.text(max_size=8),
     lambda children: (
@@ -249,3 +251,62 @@ def test_any_malformed_document_is_refused_with_a_reason(name: str, document: An
         documents.validate(name, document)
     except InvalidTopology as exc:
         assert str(exc)
+
+
+def _published_by_an_older_release(source: ConfigSource, document: dict[str, Any]) -> None:
+    """``document`` as version 1 with its history entry, stored as an older release did."""
+    entry = {"name": "shards", "version": 1, "author": "ops", "reason": "first map",
+             "published_at": "2026-01-01T00:00:00+00:00", "document": document}  # fmt: skip
+    if isinstance(source, FileSource):
+        history = source.root / "history" / "shards"
+        history.mkdir(parents=True)
+        (history / f"{1:010d}.json").write_text(json.dumps(entry))
+        source.path("shards").write_text(json.dumps(document))
+    else:
+        assert isinstance(source, ZooKeeperSource)
+        history_node = f"{source.root}/history/shards/{1:010d}"
+        source.client.create(history_node, json.dumps(entry).encode(), makepath=True)
+        source.client.create(source.path("shards"), json.dumps(document).encode(), makepath=True)
+
+
+def _stored(source: ConfigSource) -> str:
+    """The shard map's text as the source keeps it."""
+    if isinstance(source, FileSource):
+        return source.path("shards").read_text()
+    assert isinstance(source, ZooKeeperSource)
+    data: bytes = source.client.get(source.path("shards"))[0]
+    return data.decode()
+
+
+def test_a_map_written_with_slave_reads_diffs_and_rolls_back_as_replica(
+    source: ConfigSource,
+) -> None:
+    old = {**shard_map(2), "version": 1}
+    old["ranges"][0]["slave"] = "db2"
+    _published_by_an_older_release(source, old)
+    pair = {"range": [0, 7], "master": "db1", "replica": "db2"}
+    assert source.current("shards").document["ranges"][0] == pair
+    assert source.history("shards")[0].document["ranges"][0] == pair
+    publish(source, {**source.current("shards").document, "open": [[0, 7]]}, expect_version=1)
+    assert '"slave"' not in _stored(source) and '"replica": "db2"' in _stored(source)
+    rollback = plan_rollback(source, "shards", 1, author="ops", reason="reopen")
+    assert "slave" not in rollback.params["diff"] and "replica" not in rollback.params["diff"]
+    rollback.steps[0].run()
+    assert '"slave"' not in _stored(source) and source.current("shards").document["ranges"][0] == pair  # fmt: skip
+    changed = documents.diff(source.revision("shards", 1).document, source.current("shards").document)  # fmt: skip
+    assert [line for line in changed.splitlines()[2:] if line[:1] in "+-"] == [
+        '-  "version": 1',
+        '+  "version": 3',
+    ]
+
+
+def test_a_range_naming_a_different_replica_under_each_key_is_not_published(
+    source: ConfigSource,
+) -> None:
+    document = shard_map(2)
+    document["hosts"]["db3"] = "mysql://10.0.0.3:3306"
+    document["ranges"][0].update(replica="db2", slave="db3")
+    with pytest.raises(InvalidTopology, match="replica 'db2' and slave 'db3' differ"):
+        publish(source, document)
+    with pytest.raises(NotPublished):
+        source.current("shards")

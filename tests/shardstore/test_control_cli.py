@@ -109,7 +109,7 @@ def test_failover_prints_its_plan_and_refuses_an_emergency_with_no_replica_up(
     document = shard_map(1)
     closed = [f"mysql://127.0.0.1:{free_port()}" for _ in range(2)]
     document["hosts"] = {"db1": closed[0], "db2": closed[1]}
-    document["ranges"][0]["slave"] = "db2"
+    document["ranges"][0]["replica"] = "db2"
     cli(spec, "topology", "publish", write(tmp_path, document), "--reason", "a pair")
     status, out = cli(spec, "failover", "db1", "--dry-run")
     assert status == 0

@@ -31,7 +31,7 @@ def source(tmp_path: Path) -> FileSource:
             "version": 0,
             "shard_count": 16,
             "hosts": {"A": f"sqlite://{tmp_path / 'A'}", "A2": f"sqlite://{tmp_path / 'A2'}"},
-            "ranges": [{"range": [0, 15], "master": "A", "slave": "A2"}],
+            "ranges": [{"range": [0, 15], "master": "A", "replica": "A2"}],
             "open": [[0, 15]],
             "lookup_shards": 16,
         },

@@ -143,8 +143,8 @@ def _bring_up(servers: list[MariaDBServer], tmp_path: Path, monkeypatch: pytest.
         "lookup_shards": 8,
         "hosts": bare,
         "ranges": [
-            {"range": [0, 3], "master": "mysql001a", "slave": "mysql001b"},
-            {"range": [4, 7], "master": "mysql002a", "slave": "mysql002b"},
+            {"range": [0, 3], "master": "mysql001a", "replica": "mysql001b"},
+            {"range": [4, 7], "master": "mysql002a", "replica": "mysql002b"},
         ],
         "open": [[0, 7]],
     }

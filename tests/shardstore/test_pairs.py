@@ -28,7 +28,7 @@ FOLLOWING = ReplicaStatus("127.0.0.1:3306", True, True, 0, "")
 def document(**changes: Any) -> dict[str, Any]:
     base = {
         "hosts": {"A": "mysql://127.0.0.1:3306", "B": "mysql://127.0.0.1:3307"},
-        "ranges": [{"range": [0, 3], "master": "A", "slave": "B"}],
+        "ranges": [{"range": [0, 3], "master": "A", "replica": "B"}],
     }
     return {**base, **changes}
 

@@ -188,7 +188,7 @@ def shards_document(hosts: list[str], ranges: list[dict[str, Any]], out: list[st
 
 def test_a_master_or_a_host_with_no_master_is_refused(tmp_path: Path) -> None:
     source = FileSource(tmp_path / "config")
-    halves = [{"range": [0, 3], "master": "A", "slave": "B"}, {"range": [4, 7], "master": "C"}]
+    halves = [{"range": [0, 3], "master": "A", "replica": "B"}, {"range": [4, 7], "master": "C"}]
     source.publish("shards", shards_document(["A", "B", "C", "D"], halves, ["D"]), author="t", reason="map")  # fmt: skip
 
     def refused(host: str, match: str, master: str | None = None) -> None:

@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from shardstore import InvalidTopology, ShardRange, Topology, UnknownShard
+from shardstore.topology import with_replica_key
 
 
 def document(**changes: Any) -> dict[str, Any]:
@@ -26,9 +27,9 @@ def document(**changes: Any) -> dict[str, Any]:
             "MySQL002B": "mysql://10.0.0.4:3306",
         },
         "ranges": [
-            {"range": [0, 3], "master": "MySQL001A", "slave": "MySQL001B"},
-            {"range": [4, 7], "master": "MySQL001B", "slave": "MySQL001A"},
-            {"range": [8, 15], "master": "MySQL002A", "slave": "MySQL002B"},
+            {"range": [0, 3], "master": "MySQL001A", "replica": "MySQL001B"},
+            {"range": [4, 7], "master": "MySQL001B", "replica": "MySQL001A"},
+            {"range": [8, 15], "master": "MySQL002A", "replica": "MySQL002B"},
         ],
         "open": [[0, 3], [8, 9]],
         "lookup_shards": 16,
@@ -39,10 +40,10 @@ def document(**changes: Any) -> dict[str, Any]:
 
 def with_ranges(*ranges: tuple[int, int, str, str | None], **changes: Any) -> dict[str, Any]:
     entries = []
-    for first, last, master, slave in ranges:
+    for first, last, master, replica in ranges:
         entry: dict[str, Any] = {"range": [first, last], "master": master}
-        if slave is not None:
-            entry["slave"] = slave
+        if replica is not None:
+            entry["replica"] = replica
         entries.append(entry)
     return document(ranges=entries, **changes)
 
@@ -100,11 +101,11 @@ def test_ranges_may_be_listed_out_of_order() -> None:
         ),
         (
             with_ranges((0, 7, "MySQL001A", "MySQL009B"), (8, 15, "MySQL002A", None)),
-            r"unknown slave host 'MySQL009B'",
+            r"unknown replica host 'MySQL009B'",
         ),
         (
             with_ranges((0, 7, "MySQL001A", "MySQL001A"), (8, 15, "MySQL002A", None)),
-            r"master MySQL001A is also its own slave",
+            r"master MySQL001A is also its own replica",
         ),
         (
             with_ranges((0, 65536, "MySQL001A", None), shard_count=65536),
@@ -216,7 +217,7 @@ def test_as_json_round_trip() -> None:
     assert Topology.from_json(doc) == topology
     assert Topology.from_json(json.dumps(doc)) == topology
     assert Topology.from_json(json.dumps(doc)).as_json() == doc
-    assert doc["ranges"][0] == {"range": [0, 3], "master": "MySQL001A", "slave": "MySQL001B"}
+    assert doc["ranges"][0] == {"range": [0, 3], "master": "MySQL001A", "replica": "MySQL001B"}
     # Routing works on the reloaded copy too.
     assert Topology.from_json(doc).master_of(9) == "MySQL002A"
 
@@ -306,8 +307,31 @@ def test_out_of_service_hosts() -> None:
     assert "out_of_service" not in Topology.from_json(document()).as_json()
     for host, message in [
         ("MySQL002A", "out of service but master of range \\[8, 15\\]"),
-        ("MySQL002B", "out of service but slave of range \\[8, 15\\]"),
+        ("MySQL002B", "out of service but replica of range \\[8, 15\\]"),
         ("MySQL009", "unknown host"),
     ]:
         with pytest.raises(InvalidTopology, match=message):
             Topology.from_json(document(hosts=spare, out_of_service=[host]))
+
+
+def test_a_range_an_older_release_wrote_with_slave_loads_and_is_written_with_replica() -> None:
+    old = document()
+    for entry in old["ranges"]:
+        entry["slave"] = entry.pop("replica")
+    assert Topology.from_json(old) == Topology.from_json(document())
+    assert Topology.from_json(json.dumps(old)).as_json() == Topology.from_json(document()).as_json()
+    assert with_replica_key(old) == document()
+    both = document()
+    both["ranges"][0]["slave"] = "MySQL001B"  # the same host under both keys: one replica
+    assert Topology.from_json(both) == Topology.from_json(document())
+    assert with_replica_key(both) == document()
+
+
+def test_a_range_naming_a_different_replica_under_each_key_is_refused() -> None:
+    doc = document()
+    doc["ranges"][0]["slave"] = "MySQL002B"
+    with pytest.raises(
+        InvalidTopology, match=r"range \[0, 3\]: replica 'MySQL001B' and slave 'MySQL002B' differ"
+    ):
+        Topology.from_json(doc)
+    assert with_replica_key(doc) == doc  # left as it is, for validation to refuse

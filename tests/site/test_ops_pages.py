@@ -156,6 +156,32 @@ def test_topology_page_shows_documents_history_and_diffs(staff: Client, config_d
     assert staff.get("/ops/topology/", {"page": "99"}).status_code == 404
 
 
+def test_topology_page_diffs_a_map_written_with_slave_by_what_changed(
+    staff: Client, config_dir: Any
+) -> None:
+    """A version an older release published names its replicas ``slave``: compared with a
+    version published since, only what changed is marked, not every range."""
+    from shardstore.control.file_source import FileSource
+
+    old = json.loads((config_dir / "shards.json").read_text())
+    scheme = next(iter(old["hosts"].values())).split("://")[0]
+    old["hosts"]["spare"] = f"{scheme}://spare.invalid"
+    old["ranges"][0]["slave"] = "spare"
+    entry = config_dir / "history" / "shards" / f"{old['version']:010d}.json"
+    entry.write_text(json.dumps({**json.loads(entry.read_text()), "document": old}))
+    (config_dir / "shards.json").write_text(json.dumps(old))
+    FileSource(config_dir).publish(
+        "shards",
+        {**old, "open": [[1, old["shard_count"] - 1]]},
+        author="ops_bob",
+        reason="fewer open",
+    )
+    compared = text(staff.get("/ops/topology/", {"a": "1", "b": "2"}))
+    marked = re.findall(r'<span class="(?:add|remove)">([^<]*)</span>', compared)
+    assert marked and not [line for line in marked if "slave" in line or "replica" in line]
+    assert '"replica": "spare"' in html.unescape(compared)
+
+
 def test_cache_and_celery_pages_describe_the_embedded_default(staff: Client) -> None:
     caches = text(staff.get("/ops/caches/"))
     for pool in ("users", "boards", "pins", "lists"):

@@ -146,7 +146,7 @@ def test_the_overview_shows_the_replica_its_state_and_lag(
             "version": 5,
             "shard_count": 16,
             "hosts": {"MySQL001A": mysql(source), "MySQL001B": mysql(replica)},
-            "ranges": [{"range": [0, 15], "master": "MySQL001A", "slave": "MySQL001B"}],
+            "ranges": [{"range": [0, 15], "master": "MySQL001A", "replica": "MySQL001B"}],
             "open": [[0, 15]],
             "lookup_shards": 16,
         }

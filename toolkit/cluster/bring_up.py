@@ -318,8 +318,8 @@ class BringUp:
                 "lookup_shards": shards,
                 "hosts": {n: f"mysql://{HOST}:{port(n)}" for n in MARIADB},
                 "ranges": [
-                    {"range": [0, half - 1], "master": "db1a", "slave": "db1b"},
-                    {"range": [half, shards - 1], "master": "db2a", "slave": "db2b"},
+                    {"range": [0, half - 1], "master": "db1a", "replica": "db1b"},
+                    {"range": [half, shards - 1], "master": "db2a", "replica": "db2b"},
                 ],
                 "open": [[0, shards - 1]],
             },
@@ -367,7 +367,7 @@ class BringUp:
         for entry in shard_map["ranges"]:
             port = endpoint(shard_map["hosts"][entry["master"]])[1]
             name = ours.get(port)
-            has_replica = entry.get("slave") is not None
+            has_replica = entry.get("replica") is not None
             if name in started and mysql.set_writable(
                 port, self.cluster.secrets["root"], semi_sync=has_replica
             ):
