@@ -50,6 +50,7 @@ from shardstore.mappings import MAX_PAGE, all_ids
 from shardstore.objects import is_active
 
 from .feeds import ACTIVE_SECONDS, FEED_LENGTH, HomeFeeds, entry, feed_key, parse_entry, seen_key
+from .rules import is_save, reaches_followers
 
 #: How deep each followed board is read, round after round, while it may make the cut.
 BOARD_DEPTHS = (50, 200, FEED_LENGTH)
@@ -126,9 +127,9 @@ def expected_feeds(
 
 
 def _secret_boards(store: StoreInterface, board_ids: set[int]) -> set[int]:
-    """Which of these boards are secret (a secret board's pins reach no feed)."""
+    """Which of these boards' pins reach no feed (``rules.reaches_followers``)."""
     boards = store.objects("board").get_many(sorted(board_ids)) if board_ids else []
-    return {board["id"] for board in boards if board.get("secret")}
+    return {board["id"] for board in boards if not reaches_followers(board)}
 
 
 def _newest(lists: Iterable[list[tuple[int, int]]], length: int) -> list[Entry]:
@@ -308,7 +309,7 @@ def rebuild_recent(store: StoreInterface, feeds: HomeFeeds) -> int:
     )
     candidates = heapq.nlargest(2 * feeds.length, rows)  # saves among them are left out
     pins = store.objects("pin").get_many([pin_id for _, pin_id in candidates])
-    originals = {pin["id"] for pin in pins if not pin.get("saved_from")}
+    originals = {pin["id"] for pin in pins if not is_save(pin)}
     newest = [(s, p) for s, p in candidates if p in originals][: feeds.length]
     feeds.replace_recent(newest)
     return len(newest)

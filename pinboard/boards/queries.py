@@ -8,6 +8,7 @@ from typing import Any
 from shardstore import InvalidKey, Page
 from shardstore.cache import Read
 from shardstore.mappings import all_ids
+from social.rules import board_list, is_secret
 
 from ..data_plane import cached_store
 from ..grid import pin_item
@@ -28,16 +29,6 @@ def reading_board(board_id: int) -> Read[dict[str, Any] | None]:
 
 def get_boards(board_ids: list[int]) -> list[dict[str, Any]]:
     return cached_store().objects("board").get_many(board_ids, counts=BOARD_COUNTS)
-
-
-def board_list(secret: bool) -> str:
-    """The owner's list that holds a board: its public boards, or its secret ones."""
-    return "user_has_secret_boards" if secret else "user_has_boards"
-
-
-def pin_list(secret: bool) -> str:
-    """The owner's list that holds a pin: the board's secrecy decides."""
-    return "user_has_secret_pins" if secret else "user_has_pins"
 
 
 def boards_page(
@@ -93,7 +84,7 @@ def follower_count(board: dict[str, Any], owner_follower_count: int) -> int:
     owner is never also an explicit board follower, and only such pinners can
     unfollow the board), so the sum is exact. A secret board has none: no one else sees it.
     """
-    if board.get("secret"):
+    if is_secret(board):
         return 0
     counts = board["counts"]
     return int(

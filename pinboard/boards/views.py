@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from shardstore.cache import read_together
+from social.rules import is_invited, is_member, may_see
 
 from .. import ratelimit
 from ..errors import DomainError, NotFoundError
@@ -37,7 +38,7 @@ from .collaborators import (
     invitees_of,
     remove_collaborator,
 )
-from .privacy import is_member, may_see, owned_board, visible_board
+from .privacy import owned_board, visible_board
 from .queries import board_id_by_slug, follower_count, reading_board
 
 
@@ -82,7 +83,7 @@ def detail(request: HttpRequest, username: str, slug: str) -> HttpResponse:
         "is_member": is_member(pinner["id"] if pinner else None, board),
         "collaborators": collaborators_of(board),
         "invitees": invitees_of(board) if viewer == owner["id"] else [],
-        "invited": viewer is not None and viewer in board.get("invited", ()),
+        "invited": is_invited(viewer, board),
     }
     return render(request, "boards/detail.html", context)
 

@@ -27,9 +27,9 @@ from django.utils import timezone
 
 from shardstore import shard_of
 from shardstore.mappings import now_sequence
+from social.rules import announces_save, is_save, is_secret, pin_list, pin_list_on, save_fields
 
 from ..boards.privacy import deletable_pin, editable_pin, movable_to, pinnable_board, visible_pin
-from ..boards.queries import pin_list
 from ..data_plane import cached_store, get_feeds
 from ..errors import CouldNotFetch, Forbidden, InvalidField, NotFoundError, TooLarge
 from ..feeds import actions as feeds
@@ -80,7 +80,7 @@ def _publish(
     if source_pin is not None:  # before the pin is listed: its image is in use from now on
         store.mapping("pin_image_used_by_pins").add(source_pin, pin_id)
     store.mapping("board_has_pins").add(board_id, pin_id, sequence=sequence)
-    store.mapping(pin_list(bool(board.get("secret")))).add(actor_id, pin_id, sequence=sequence)
+    store.mapping(pin_list_on(board)).add(actor_id, pin_id, sequence=sequence)
     pin = get_pin(pin_id)
     assert pin is not None
     feeds.publish(pin, sequence)
@@ -96,7 +96,7 @@ def create_pin(
         "description": clean_description(description, most=MAX_DESCRIPTION),
         "link": clean_link(link),
     }
-    data["image"] = store_image(image, private=bool(board.get("secret")))
+    data["image"] = store_image(image, private=is_secret(board))
     return _publish(actor_id, board, data, upload=True)
 
 
@@ -117,7 +117,7 @@ def create_pin_from_url(
         allow_loopback=settings.PIN_FETCH_ALLOW_LOOPBACK,
     )
     try:
-        data["image"] = store_image(ContentFile(fetched.data), private=bool(board.get("secret")))
+        data["image"] = store_image(ContentFile(fetched.data), private=is_secret(board))
     except (InvalidField, TooLarge) as refused:  # what the URL gave is not an image to pin
         raise CouldNotFetch(refused.message) from None
     if not data["link"]:
@@ -144,13 +144,12 @@ def save_pin(
         else clean_description(description, most=MAX_DESCRIPTION),
         "link": source["link"],
         "image": source["image"],
-        "saved_from": pin_id,
-        "saved_from_secret": bool(source_board.get("secret")),  # boards.privacy
+        **save_fields(pin_id, source_board),
     }
     pin = _publish(actor_id, board, data, upload=False)
     sequence = now_sequence()
     cached_store().mapping("pin_saved_as_pins").add(pin_id, pin["id"], sequence=sequence)
-    if not board.get("secret"):  # a save to a secret board tells no one
+    if announces_save(board):
         notifications.announce(source["owner_id"], SAVE, actor_id, pin_id, sequence)
     return pin
 
@@ -175,7 +174,7 @@ def update_pin(actor_id: int, pin_id: int, changes: dict[str, object]) -> dict[s
     if moved_to is not None:
         store.mapping("board_has_pins").remove(pin["board_id"], pin_id)
         store.mapping("board_has_pins").add(moved_to["id"], pin_id)
-        _relist(pin, secret=bool(moved_to.get("secret")))
+        _relist(pin, secret=is_secret(moved_to))
     if updates:
         index_pin.delay(pin_id)
     updated = get_pin(pin_id)
@@ -198,7 +197,7 @@ def _unpublish(pin: dict[str, Any]) -> None:
     store.mapping("board_has_pins").remove(pin["board_id"], pin["id"])
     for secret in (False, True):
         store.mapping(pin_list(secret)).remove(pin["owner_id"], pin["id"])
-    if pin.get("saved_from"):
+    if is_save(pin):
         store.mapping("pin_saved_as_pins").remove(pin["saved_from"], pin["id"])
     store.objects("pin").delete(pin["id"])
     purge_pin.delay(pin["id"])

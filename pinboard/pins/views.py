@@ -13,9 +13,10 @@ from django.utils.html import format_html
 from django.views.decorators.http import require_POST
 
 from shardstore.cache import read_together
+from social.rules import is_member, may_see, shown_saved_from
 
 from .. import ratelimit
-from ..boards.privacy import editable_pin, is_member, may_see, shown_saved_from, visible_pin
+from ..boards.privacy import editable_pin, visible_pin
 from ..boards.queries import get_boards, pinnable_board_ids, reading_board
 from ..errors import DomainError, Forbidden, InvalidField, NotFoundError, TooLarge
 from ..grid import pin_item

@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from shardstore import InvalidCursor, cursors
+from social.rules import may_see
 
-from ..boards.privacy import ShownPins, may_see, visible_pins
+from ..boards.privacy import ShownPins, visible_pins
 from ..boards.queries import board_cards, get_boards
 from ..pins.queries import get_pins
 from ..users.queries import get_users

@@ -11,9 +11,9 @@ from typing import Any
 
 from shardstore import Page
 from shardstore.cache import Read, read_together
+from social.rules import may_see
 
 from ..boards.collaborators import reading_group_board_ids
-from ..boards.privacy import may_see
 from ..boards.queries import BOARD_COUNTS, card_items, cover_ids, reading_boards_page
 from ..data_plane import cached_store
 from .queries import USER_COUNTS, reading_user, user_id_for
