@@ -21,7 +21,7 @@ from .tasks import fan_out_pin
 MERGE_PINS = FEED_LENGTH
 
 
-def publish(pin: dict[str, Any], sequence: int) -> None:
+def send_to_followers(pin: dict[str, Any], sequence: int) -> None:
     """A pin was created or saved: fan it out to the followers of its board (Celery)."""
     fan_out_pin.delay(pin["id"], sequence)
 

@@ -62,7 +62,7 @@ def clean_link(link: object) -> str:
     return link
 
 
-def _publish(
+def _post(
     actor_id: int, board: dict[str, Any], data: dict[str, Any], *, upload: bool
 ) -> dict[str, Any]:
     store, sequence, board_id = cached_store(), now_sequence(), board["id"]
@@ -83,7 +83,7 @@ def _publish(
     store.mapping(pin_list_on(board)).add(actor_id, pin_id, sequence=sequence)
     pin = get_pin(pin_id)
     assert pin is not None
-    feeds.publish(pin, sequence)
+    feeds.send_to_followers(pin, sequence)
     index_pin.delay(pin_id)
     return pin
 
@@ -97,7 +97,7 @@ def create_pin(
         "link": clean_link(link),
     }
     data["image"] = store_image(image, private=is_secret(board))
-    return _publish(actor_id, board, data, upload=True)
+    return _post(actor_id, board, data, upload=True)
 
 
 def create_pin_from_url(
@@ -122,7 +122,7 @@ def create_pin_from_url(
         raise CouldNotFetch(refused.message) from None
     if not data["link"]:
         data["link"] = _link_or_nothing(fetched.source_url)
-    return _publish(actor_id, board, data, upload=True)
+    return _post(actor_id, board, data, upload=True)
 
 
 def _link_or_nothing(url: str) -> str:
@@ -146,7 +146,7 @@ def save_pin(
         "image": source["image"],
         **save_fields(pin_id, source_board),
     }
-    pin = _publish(actor_id, board, data, upload=False)
+    pin = _post(actor_id, board, data, upload=False)
     sequence = now_sequence()
     cached_store().mapping("pin_saved_as_pins").add(pin_id, pin["id"], sequence=sequence)
     if announces_save(board):
@@ -192,7 +192,7 @@ def _relist(pin: dict[str, Any], *, secret: bool) -> None:
         get_feeds().remove_recent([pin["id"]])
 
 
-def _unpublish(pin: dict[str, Any]) -> None:
+def _take_down(pin: dict[str, Any]) -> None:
     store = cached_store()
     store.mapping("board_has_pins").remove(pin["board_id"], pin["id"])
     for secret in (False, True):
@@ -206,7 +206,7 @@ def _unpublish(pin: dict[str, Any]) -> None:
 
 def delete_pin(actor_id: int, pin_id: int) -> None:
     """Its pinner deletes a pin, or its board's owner does."""
-    _unpublish(deletable_pin(actor_id, pin_id))
+    _take_down(deletable_pin(actor_id, pin_id))
 
 
 def delete_pin_of_account(user_id: int, pin_id: int) -> None:
@@ -215,7 +215,7 @@ def delete_pin_of_account(user_id: int, pin_id: int) -> None:
     pin = get_pin(pin_id)
     if pin is None or pin["owner_id"] != user_id:
         raise NotFoundError("no such pin")
-    _unpublish(pin)
+    _take_down(pin)
 
 
 def delete_pins_of_board(actor_id: int, board_id: int) -> None:
@@ -227,7 +227,7 @@ def delete_pins_of_board(actor_id: int, board_id: int) -> None:
         pins = store.objects("pin").get_many(page.ids)
         live = {pin["id"] for pin in pins}
         for pin in pins:
-            _unpublish(pin)
+            _take_down(pin)
         for stale in set(page.ids) - live:  # already deleted objects still listed
             store.mapping("board_has_pins").remove(board_id, stale)
 
