@@ -1,5 +1,5 @@
 """Writes to home feeds: fan a new pin out, merge or drop a followed pinner's or board's pins,
-rebuild the feed of a pinner who comes back after a long time.
+note a visit, and rebuild the feed of a pinner who comes back after a long time.
 
 Each keeps the feed equal to what MySQL implies (``social.feed_sync.expected_feeds``,
 which the rebuild uses): a follow merges as many of the pins as a feed holds, and an
@@ -24,6 +24,13 @@ MERGE_PINS = FEED_LENGTH
 def send_to_followers(pin: dict[str, Any], sequence: int) -> None:
     """A pin was created or saved: fan it out to the followers of its board (Celery)."""
     fan_out_pin.delay(pin["id"], sequence)
+
+
+def note_visit(user_id: int) -> None:
+    """A home feed's first page is read: a pinner back after a long time (no fan-out
+    reached them meanwhile) gets their feed rebuilt first."""
+    if not get_feeds().mark_seen(user_id):
+        rebuild(user_id)
 
 
 def _entries(relation: str, from_ids: list[int], limit: int) -> list[tuple[int, int]]:
