@@ -13,6 +13,7 @@ from typing import Any
 
 from social.feed_sync import rebuild_feed
 from social.feeds import FEED_LENGTH
+from social.rules import pin_list
 
 from ..data_plane import cached_store, get_feeds
 from .tasks import fan_out_pin
@@ -40,7 +41,7 @@ def _entries(relation: str, from_ids: list[int], limit: int) -> list[tuple[int, 
 
 
 def merge_pinner(actor_id: int, user_id: int) -> None:
-    get_feeds().merge(actor_id, _entries("user_has_pins", [user_id], MERGE_PINS))
+    get_feeds().merge(actor_id, _entries(pin_list(secret=False), [user_id], MERGE_PINS))
 
 
 def merge_board(actor_id: int, board_id: int) -> None:
