@@ -1,4 +1,5 @@
-"""Pins as grid items: the dicts and the HTML cards the pin grids and pin pages show.
+"""Pins as grid items: the dicts and the HTML cards the pin grids and pin pages show; and
+boards as the cards a profile and a search show (``board_cards``).
 
 A pin dict from the store has image keys; a template needs their URLs, and a grid
 of 50 needs each pin's card built once, in Python (``pins/_grid.html``). A card names
@@ -16,6 +17,9 @@ from typing import Any
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 
+from shardstore import Page
+
+from .boards.queries import follower_count
 from .pins.images import image_urls
 from .users.avatars import SMALL, avatar_face
 
@@ -34,6 +38,37 @@ def pin_item(pin: dict[str, Any]) -> dict[str, Any]:
         "thumb_url": urls.thumbnail,
         "thumb_2x_url": urls.thumbnail_2x,
     }
+
+
+def board_cards(
+    boards: list[dict[str, Any]],
+    owners: Objects,
+    covers: Mapping[int, Page],
+    cover_pins: Objects,
+) -> list[dict[str, Any]]:
+    """Boards as cards: each with its newest pin as cover, its pin and follower counts and
+    its owner's username. ``owners``: each board's owner, by ID, with counts (a board's
+    followers include its owner's); ``covers`` and ``cover_pins``: what
+    ``boards.queries.read_covers`` reads (each board's first page of pins, by board ID, and
+    the cover pins, by ID)."""
+    items = []
+    for board in boards:
+        owner = owners.get(board["owner_id"])
+        if owner is None:  # an account deleted, its boards not yet purged
+            continue
+        first = covers[board["id"]].ids[:1]
+        cover = cover_pins.get(first[0]) if first else None
+        owner_followers = owner["counts"]["user_followed_by_users"]
+        items.append(
+            {
+                **board,
+                "owner_username": owner["username"],
+                "cover": pin_item(cover) if cover else None,
+                "pin_count": board["counts"]["board_has_pins"],
+                "follower_count": follower_count(board, owner_followers),
+            }
+        )
+    return items
 
 
 def pin_items(

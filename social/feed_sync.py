@@ -50,6 +50,7 @@ from shardstore.mappings import MAX_PAGE, all_ids
 from shardstore.objects import is_active
 
 from .feeds import ACTIVE_SECONDS, FEED_LENGTH, HomeFeeds, entry, feed_key, parse_entry, seen_key
+from .rules import board_list, is_save, pin_list, reaches_followers
 
 #: How deep each followed board is read, round after round, while it may make the cut.
 BOARD_DEPTHS = (50, 200, FEED_LENGTH)
@@ -95,12 +96,12 @@ def expected_feeds(
     unfollowed = _every_to_id(store, "user_unfollows_boards", users)
     secret = _secret_boards(store, {board for boards in explicit.values() for board in boards})
     owners = list(dict.fromkeys(f for u in users for f in followees[u]))
-    boards_of = _every_to_id(store, "user_has_boards", owners)
+    boards_of = _every_to_id(store, board_list(secret=False), owners)
     sources: dict[int, set[int]] = {}
     for user in users:
         through_owners = {b for owner in followees[user] for b in boards_of[owner]}
         sources[user] = (through_owners - set(unfollowed[user])) | (set(explicit[user]) - secret)
-    own = store.mapping("user_has_pins").rows_many(users, limit=length)
+    own = store.mapping(pin_list(secret=False)).rows_many(users, limit=length)
 
     pins: dict[int, list[tuple[int, int]]] = {}  # board -> (pin id, sequence), newest first
     depth: dict[int, int] = {}
@@ -126,9 +127,9 @@ def expected_feeds(
 
 
 def _secret_boards(store: StoreInterface, board_ids: set[int]) -> set[int]:
-    """Which of these boards are secret (a secret board's pins reach no feed)."""
+    """Which of these boards' pins reach no feed (``rules.reaches_followers``)."""
     boards = store.objects("board").get_many(sorted(board_ids)) if board_ids else []
-    return {board["id"] for board in boards if board.get("secret")}
+    return {board["id"] for board in boards if not reaches_followers(board)}
 
 
 def _newest(lists: Iterable[list[tuple[int, int]]], length: int) -> list[Entry]:
@@ -297,18 +298,18 @@ def _rewrite(
 
 def rebuild_recent(store: StoreInterface, feeds: HomeFeeds) -> int:
     """The site's newest pins from MySQL, for a Redis that starts empty (the embedded
-    in-process one): the newest public pins (``user_has_pins``: a secret board's are not
-    there) that are not saves, as fan-out adds them. Reads every shard's list rows; returns
+    in-process one): the newest public pins (``rules.pin_list``: a secret board's are not
+    there) that are not saves (``rules.reaches_newest``), as fan-out adds them. Reads every shard's list rows; returns
     how many pins it holds."""
     rows = (
         (sequence, pin_id)
         for shard_id in range(store.topology.shard_count)
-        for batch in store.mapping("user_has_pins").scan(shard_id)
+        for batch in store.mapping(pin_list(secret=False)).scan(shard_id)
         for _, pin_id, sequence in batch
     )
     candidates = heapq.nlargest(2 * feeds.length, rows)  # saves among them are left out
     pins = store.objects("pin").get_many([pin_id for _, pin_id in candidates])
-    originals = {pin["id"] for pin in pins if not pin.get("saved_from")}
+    originals = {pin["id"] for pin in pins if not is_save(pin)}
     newest = [(s, p) for s, p in candidates if p in originals][: feeds.length]
     feeds.replace_recent(newest)
     return len(newest)

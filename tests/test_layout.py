@@ -3,7 +3,9 @@ over 400 lines, no block of six lines copied from one module to another outside 
 (the copy check folds white space and passes over imports and signatures: see
 ``significant``); and the layers' arrows point down only: ``shardstore`` imports neither
 the social model nor the site, ``social`` never the site nor Django, and ``shardstore``
-names nothing of the site's model (its tables, pools, fields or Redis keys)."""
+names nothing of the site's model (its tables, pools, fields or Redis keys); and who may
+see what, and where a pin goes, is read from a board's or a save's flag in one module only
+(``social.rules``)."""
 
 from __future__ import annotations
 
@@ -181,3 +183,51 @@ def test_no_six_lines_are_copied_between_modules_outside_the_tests() -> None:
             places[tuple(lines[start : start + COPIED_LINES])].add(name)
     copied = {tuple(sorted(files)) for files in places.values() if len(files) > 1}
     assert copied == set()
+
+
+#: The one module that reads a board's ``secret`` flag and a save's ``saved_from_secret``.
+RULES = "social/rules.py"
+#: A read of either flag: ``x["secret"]``, ``x.get("secret"...)``, or the save's field named
+#: at all; the name before it is the dict read.
+FLAG_READ = re.compile(r"""(\w*)(?:\[\s*|\.get\(\s*)["']secret["']|["']saved_from_secret["']""")
+#: Where ``secret`` is a request's field, not a board's: the board form, the API's body, an
+#: edit's fields (as the form or the API gives them), by file and the dict read.
+REQUEST_FIELDS = {
+    ("pinboard/boards/views.py", "post"),
+    ("pinboard/boards/views.py", "values"),
+    ("pinboard/api/views/boards.py", "data"),
+    ("pinboard/boards/actions.py", "changes"),
+}
+
+
+def flag_reads(name: str, text: str) -> list[str]:
+    """The lines of module ``name`` that read a board's or a save's flag themselves."""
+    return [
+        f"{name}:{number}: {line.strip()}"
+        for number, line in enumerate(text.splitlines(), 1)
+        for match in FLAG_READ.finditer(line)
+        if (name, match.group(1)) not in REQUEST_FIELDS
+    ]
+
+
+def test_the_flag_check_finds_reads_and_passes_over_request_fields() -> None:
+    module = "pinboard/boards/views.py"
+    assert flag_reads(module, 'if board.get("secret"):') != []
+    assert flag_reads(module, "flag = board['secret']") != []
+    assert flag_reads(module, 'pins.update(i, {"saved_from_secret": True})') != []
+    assert flag_reads("pinboard/pins/views.py", 'post.get("secret") == "on"') != []
+    assert flag_reads(module, 'secret = post.get("secret") == "on"') == []
+    assert flag_reads(module, "if rules.is_secret(board):") == []
+
+
+def test_only_the_rules_module_reads_the_secret_flags() -> None:
+    """The pages, the API, fan-out and the rebuilds decide by the same rules: none reads
+    ``secret`` or ``saved_from_secret`` itself (``social.rules`` does, and sets them)."""
+    found = [
+        read
+        for file in python_files()
+        if (name := str(file.relative_to(ROOT))).startswith(("pinboard/", "social/"))
+        and name != RULES
+        for read in flag_reads(name, file.read_text())
+    ]
+    assert found == []

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..boards.privacy import shown_saved_from
+from social.rules import is_secret, shown_saved_from
+
 from ..boards.queries import follower_count
 from ..image_files import image_url
 from ..notifications.kinds import INVITE
@@ -58,7 +59,7 @@ def board(data: dict[str, Any], owner_follower_count: int) -> Board:
         "name": data["name"],
         "slug": data.get("slug", ""),
         "description": data.get("description", ""),
-        "secret": bool(data.get("secret")),
+        "secret": is_secret(data),
         "pin_count": data["counts"]["board_has_pins"],
         "follower_count": follower_count(data, owner_follower_count),
     }

@@ -1,5 +1,5 @@
 """Writes to boards: create, edit (its name, description, secrecy), delete. A board lives on
-its owner's shard, listed in the owner's public or secret boards (``queries.board_list``)."""
+its owner's shard, listed in the owner's public or secret boards (``social.rules.board_list``)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from shardstore import DuplicateKey, shard_of
+from social.rules import board_list, board_list_of, is_secret, secret_flag
 
 from ..data_plane import cached_store
 from ..errors import InvalidField
@@ -17,7 +18,7 @@ from ..pins.actions import delete_pins_of_board
 from ..search.tasks import index_board
 from ..text import clean_description, one_line
 from .privacy import owned_board
-from .queries import board_list, get_board, slug_key
+from .queries import get_board, slug_key
 from .tasks import sync_board_privacy
 
 MAX_NAME = 100
@@ -67,7 +68,7 @@ def create_board(
         "owner_id": owner_id,
         "name": name,
         "description": description,
-        "secret": secret,
+        **secret_flag(secret),
         "created_at": timezone.now().isoformat(),
     }
     board_id = store.objects("board").create(shard_of(owner_id), data)
@@ -91,19 +92,21 @@ def update_board(actor_id: int, board_id: int, changes: dict[str, object]) -> di
             updates["name"] = name
             if slugify(name) != slugify(board["name"]):
                 updates["slug"] = _claim_slug(actor_id, name, board_id)
-    if "secret" in changes and clean_secret(changes["secret"]) != bool(board.get("secret")):
-        updates["secret"] = not board.get("secret")
+    # An edit's fields (the form's or the API's) name the flag as the board does.
+    flips = "secret" in changes and clean_secret(changes["secret"]) != is_secret(board)
+    if flips:
+        updates.update(secret_flag(not is_secret(board)))
     if not updates:
         return board
     store = cached_store()
     store.objects("board").update(board_id, updates)
     if "slug" in updates:
         store.lookup("board_slug").delete(slug_key(actor_id, board["slug"]), board_id)
-    if "secret" in updates:
+    if flips:
         # The flag hides the board at once (boards.privacy); its lists follow: the board's
         # own now, its pins and the feeds that hold them in a task.
-        store.mapping(board_list(updates["secret"])).add(actor_id, board_id)
-        store.mapping(board_list(not updates["secret"])).remove(actor_id, board_id)
+        store.mapping(board_list(not is_secret(board))).add(actor_id, board_id)
+        store.mapping(board_list_of(board)).remove(actor_id, board_id)
         sync_board_privacy.delay(board_id)  # which also indexes the board and its pins again
     else:  # its pins are found by its name too
         index_board.delay(board_id, with_pins="name" in updates)
@@ -119,7 +122,7 @@ def delete_board(actor_id: int, board_id: int) -> None:
     for user_id in board.get("collaborators", ()):  # off their profiles
         store.mapping("board_has_collaborators").remove(board_id, user_id)
     delete_pins_of_board(actor_id, board_id)
-    store.mapping(board_list(bool(board.get("secret")))).remove(actor_id, board_id)
+    store.mapping(board_list_of(board)).remove(actor_id, board_id)
     store.lookup("board_slug").delete(slug_key(actor_id, board["slug"]), board_id)
     store.objects("board").delete(board_id)
     forget_notifications(actor_id, [board_id])  # its follows (its pins' go with each pin)

@@ -21,13 +21,14 @@ from typing import Any
 from shardstore import Page
 from shardstore.cache import Read
 from shardstore.mappings import now_sequence
+from social.rules import may_see
 
 from ..data_plane import cached_store
 from ..errors import Forbidden, InvalidField, NotFoundError
 from ..notifications import actions as notifications
 from ..notifications.kinds import INVITE
 from ..users.queries import get_user, get_users
-from .privacy import may_see, owned_board, visible_board
+from .privacy import owned_board, visible_board
 from .queries import get_board, get_boards
 
 #: Collaborators of one board, at most (the board object carries their IDs).

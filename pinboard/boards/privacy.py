@@ -5,9 +5,10 @@ they pin to it too). A secret board is seen by those alone: to anyone else it an
 pins do not exist, so every route answers as for a missing one (404, never 403, which
 would say that they exist).
 
-The board object decides, at every read: its ``secret`` flag, its ``collaborators`` and
-the pinners ``invited`` to be (the IDs, kept in the object so that this check costs no
-query: an invitee sees the board, to decide, and pins to it once they accept). Lists built ahead (home
+The board object decides, at every read, by the rules of ``social.rules``: its flag, its
+``collaborators`` and the pinners ``invited`` to be (the IDs, kept in the object so that
+this check costs no query: an invitee sees the board, to decide, and pins to it once they
+accept). Lists built ahead (home
 feeds, the newest pins, a pinner's likes) may still hold a pin whose board became secret
 a moment ago, until the board's privacy task has run (``boards.tasks``), and are
 filtered here.
@@ -17,26 +18,12 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from social.rules import is_member, is_secret, may_see
+
 from ..data_plane import cached_store
 from ..errors import Forbidden, NotFoundError
 from ..pins.queries import get_pin
 from .queries import get_board
-
-
-def is_member(user_id: int | None, board: dict[str, Any]) -> bool:
-    """Its owner or one of its collaborators."""
-    return user_id is not None and (
-        user_id == board["owner_id"] or user_id in board.get("collaborators", ())
-    )
-
-
-def may_see(viewer_id: int | None, board: dict[str, Any]) -> bool:
-    """A public board, or one the viewer is a member of or invited to (to decide)."""
-    return (
-        not board.get("secret")
-        or is_member(viewer_id, board)
-        or (viewer_id is not None and viewer_id in board.get("invited", ()))
-    )
 
 
 def visible_board(viewer_id: int | None, board_id: int) -> dict[str, Any]:
@@ -89,8 +76,8 @@ def movable_to(actor_id: int, board: dict[str, Any], new_board_id: int) -> dict[
     visibility, and, from a secret board, of the same owner. A pin's comments and likes go
     with it, so a move must not show them to anyone the first board hid them from."""
     new_board = pinnable_board(actor_id, new_board_id)
-    secret = bool(board.get("secret"))
-    if bool(new_board.get("secret")) != secret:
+    secret = is_secret(board)
+    if is_secret(new_board) != secret:
         raise Forbidden("a pin moves only to a board as secret as its own")
     if secret and new_board["owner_id"] != board["owner_id"]:
         raise Forbidden("a pin on a secret board moves only to its owner's secret boards")
@@ -111,13 +98,6 @@ def shown_pin(
     if pin is None or board is None or not may_see(viewer_id, board):
         raise NotFoundError("no such pin")
     return pin, board
-
-
-def shown_saved_from(pin: dict[str, Any]) -> int | None:
-    """The pin a save was saved from, unless that pin's board is secret: its ID is not
-    shown, to anyone (``saved_from_secret`` is set by the save, and kept in line with
-    the source board's flag by ``boards.tasks.sync_board_privacy``)."""
-    return None if pin.get("saved_from_secret") else pin.get("saved_from")
 
 
 class ShownPins(NamedTuple):

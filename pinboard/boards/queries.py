@@ -1,5 +1,6 @@
-"""Reading boards: one board, a pinner's boards (with their covers), the boards a pinner
-collaborates on, a board by its owner's slug. Who may see or change one: ``privacy``."""
+"""Reading boards: one board, a pinner's boards (and what their cards show of their pins),
+a board by its owner's slug. Who may see or change one: ``privacy``; the cards:
+``grid.board_cards``."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from typing import Any
 from shardstore import InvalidKey, Page
 from shardstore.cache import Read
 from shardstore.mappings import all_ids
+from social.rules import board_list, is_secret
 
 from ..data_plane import cached_store
-from ..grid import pin_item
 
 #: The counts a board carries. Its follower count also needs the owner's
 #: follower count (seed 004: following a pinner follows all their boards).
@@ -28,16 +29,6 @@ def reading_board(board_id: int) -> Read[dict[str, Any] | None]:
 
 def get_boards(board_ids: list[int]) -> list[dict[str, Any]]:
     return cached_store().objects("board").get_many(board_ids, counts=BOARD_COUNTS)
-
-
-def board_list(secret: bool) -> str:
-    """The owner's list that holds a board: its public boards, or its secret ones."""
-    return "user_has_secret_boards" if secret else "user_has_boards"
-
-
-def pin_list(secret: bool) -> str:
-    """The owner's list that holds a pin: the board's secrecy decides."""
-    return "user_has_secret_pins" if secret else "user_has_pins"
 
 
 def boards_page(
@@ -93,7 +84,7 @@ def follower_count(board: dict[str, Any], owner_follower_count: int) -> int:
     owner is never also an explicit board follower, and only such pinners can
     unfollow the board), so the sum is exact. A secret board has none: no one else sees it.
     """
-    if board.get("secret"):
+    if is_secret(board):
         return 0
     counts = board["counts"]
     return int(
@@ -103,48 +94,17 @@ def follower_count(board: dict[str, Any], owner_follower_count: int) -> int:
     )
 
 
-def board_cards(
-    boards: list[dict[str, Any]], owners: dict[int, dict[str, Any]]
-) -> list[dict[str, Any]]:
-    """Boards as cards: each with its newest pin as cover, its pin and follower counts and
-    its owner's username. ``owners`` holds each board's owner, by ID, with counts (a
-    board's followers include its owner's). Two round trips past the boards:
+def read_covers(board_ids: list[int]) -> tuple[dict[int, Page], dict[int, dict[str, Any]]]:
+    """What boards' cards show of their pins (``grid.board_cards``): each board's first page
+    of pins, by board ID, and the cover pins (its newest), by ID. Two round trips:
     board_has_pins of every board, then the cover pins (one each per shard, or per host,
     the boards are on)."""
     store = cached_store()
-    covers = store.mapping("board_has_pins").page_many([b["id"] for b in boards], limit=1)
+    covers = store.mapping("board_has_pins").page_many(board_ids, limit=1)
     cover_pins = {pin["id"]: pin for pin in store.objects("pin").get_many(cover_ids(covers))}
-    return card_items(boards, owners, covers, cover_pins)
+    return covers, cover_pins
 
 
 def cover_ids(covers: dict[int, Page]) -> list[int]:
     """The cover pins' IDs: the newest pin of each board (``covers``: their first pages)."""
     return [page.ids[0] for page in covers.values() if page.ids]
-
-
-def card_items(
-    boards: list[dict[str, Any]],
-    owners: dict[int, dict[str, Any]],
-    covers: dict[int, Page],
-    cover_pins: dict[int, dict[str, Any]],
-) -> list[dict[str, Any]]:
-    """``board_cards`` from what was read: each board's first page of pins (``covers``,
-    by board ID) and the cover pins, by ID."""
-    items = []
-    for board in boards:
-        owner = owners.get(board["owner_id"])
-        if owner is None:  # an account deleted, its boards not yet purged
-            continue
-        first = covers[board["id"]].ids[:1]
-        cover = cover_pins.get(first[0]) if first else None
-        owner_followers = owner["counts"]["user_followed_by_users"]
-        items.append(
-            {
-                **board,
-                "owner_username": owner["username"],
-                "cover": pin_item(cover) if cover else None,
-                "pin_count": board["counts"]["board_has_pins"],
-                "follower_count": follower_count(board, owner_followers),
-            }
-        )
-    return items

@@ -7,7 +7,7 @@ their sequences, and the home feeds of the board's followers drop them or merge 
 a batch of followers per task. A secret board's pins also leave the site's newest pins;
 made public again, they are not put back there (they are not new). The search index
 takes the board's and its pins' new secrecy too (``search.tasks``), the pins' saves show
-where they came from, or not (``privacy.shown_saved_from``), and the pins' image files
+where they came from, or not (``social.rules.shown_saved_from``), and the pins' image files
 move under private keys, or back (``pins.image_privacy``).
 """
 
@@ -17,6 +17,7 @@ import contextlib
 
 from shardstore import NotFound
 from shardstore.mappings import pages_of
+from social.rules import is_secret, pin_list, saved_from_flag, saved_from_secret
 
 from ..data_plane import cached_store, get_feeds, get_graph
 from ..feeds.actions import drop_board, merge_board, rebuild
@@ -24,7 +25,6 @@ from ..ledger import TRANSIENT_ERRORS, ledgered_task
 from ..pins import image_privacy
 from ..search.index import IndexUnavailable
 from ..search.tasks import index_board, index_board_pins
-from .queries import pin_list
 
 BATCH = 1000
 
@@ -38,7 +38,7 @@ def sync_board_privacy(board_id: int) -> int:
     board = store.objects("board").get(board_id)
     if board is None:  # deleted meanwhile: its pins went with it
         return 0
-    secret, owner = bool(board.get("secret")), board["owner_id"]
+    secret, owner = is_secret(board), board["owner_id"]
     to_list, from_list = store.mapping(pin_list(secret)), store.mapping(pin_list(not secret))
     cursor = None
     while True:
@@ -72,13 +72,13 @@ def sync_board_privacy(board_id: int) -> int:
 
 def _mark_saves(pin_id: int, secret: bool) -> None:
     """The saves of a pin whose board changed its flag show where they came from, or not
-    (``boards.privacy.shown_saved_from``)."""
+    (``social.rules.shown_saved_from``)."""
     pins = cached_store().objects("pin")
     for save_ids in pages_of(cached_store().mapping("pin_saved_as_pins"), pin_id, batch=BATCH):
         for save in pins.get_many(save_ids):
-            if bool(save.get("saved_from_secret")) != secret:
+            if saved_from_secret(save) != secret:
                 with contextlib.suppress(NotFound):  # deleted meanwhile
-                    pins.update(save["id"], {"saved_from_secret": secret})
+                    pins.update(save["id"], saved_from_flag(secret))
 
 
 @ledgered_task(retry_on=TRANSIENT_ERRORS)
@@ -88,7 +88,7 @@ def sync_followers_feeds(board_id: int, user_ids: list[int]) -> None:
     if board is None:
         return
     for user_id in user_ids:
-        if board.get("secret"):
+        if is_secret(board):
             drop_board(user_id, board_id)
         else:
             merge_board(user_id, board_id)

@@ -10,7 +10,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from shardstore.cache import read_together
+from social.rules import is_invited, is_member
 
 from .. import ratelimit
 from ..errors import DomainError, NotFoundError
@@ -18,9 +18,9 @@ from ..follows.actions import follow_board, unfollow_board
 from ..follows.queries import follows_board
 from ..grid import pin_items
 from ..ids import parse_id
-from ..pins.queries import get_pins, pinners_and_boards, reading_board_pins
+from ..pins.queries import pinners_and_boards
 from ..users.auth import get_pinner, signed_in_pinner
-from ..users.queries import get_user, reading_user, user_id_for
+from ..users.queries import get_user, user_id_for
 from ..views_common import (
     act,
     form_errors,
@@ -29,6 +29,7 @@ from ..views_common import (
     pinner_required,
 )
 from .actions import create_board, delete_board, update_board
+from .board_page import board_by_slug, read_board_page
 from .collaborators import (
     accept_invitation,
     collaborators_of,
@@ -37,8 +38,8 @@ from .collaborators import (
     invitees_of,
     remove_collaborator,
 )
-from .privacy import is_member, may_see, owned_board, visible_board
-from .queries import board_id_by_slug, follower_count, reading_board
+from .privacy import owned_board, visible_board
+from .queries import follower_count
 
 
 def board_url(username: str, board: dict[str, Any]) -> str:
@@ -46,26 +47,17 @@ def board_url(username: str, board: dict[str, Any]) -> str:
 
 
 def detail(request: HttpRequest, username: str, slug: str) -> HttpResponse:
-    owner_id = user_id_for("username", username)
-    board_id = owner_id and board_id_by_slug(owner_id, slug)
-    if not owner_id or not board_id:
-        raise Http404("no such board")
+    owner_id, board_id = board_by_slug(username, slug)
     pinner = get_pinner(request)
     viewer = pinner["id"] if pinner else None
     # A cursor is checked once the viewer may see the board: a 400 would say it exists.
     cursor = parse_cursor(request, lambda: visible_board(viewer, board_id))
-    # The board's slug is its owner's: the board, the owner and the pins' list at one step.
-    board, owner, page = read_together(
-        reading_board(board_id),
-        reading_user(owner_id),
-        reading_board_pins(board_id, cursor=cursor),
-    )
-    if board is None or owner is None or not may_see(viewer, board):
-        raise Http404("no such board")
-    pins = get_pins(page.ids)
+    found = read_board_page(board_id, viewer, cursor=cursor, owner_id=owner_id)
+    board, owner, pins = found.board, found.owner, found.pins
+    assert owner is not None  # read_board_page reads it, with owner_id
     # Every pin of a board is its owner's: the cards name what the page has read already.
     pinners, boards = pinners_and_boards(pins, known_pinners=[owner], known_boards=[board])
-    grid = {"pins": pin_items(pins, pinners, boards), "next_cursor": page.cursor}
+    grid = {"pins": pin_items(pins, pinners, boards), "next_cursor": found.next_cursor}
     if request.GET.get("partial"):
         return render(request, "pins/_grid.html", grid)
     following = None
@@ -82,7 +74,7 @@ def detail(request: HttpRequest, username: str, slug: str) -> HttpResponse:
         "is_member": is_member(pinner["id"] if pinner else None, board),
         "collaborators": collaborators_of(board),
         "invitees": invitees_of(board) if viewer == owner["id"] else [],
-        "invited": viewer is not None and viewer in board.get("invited", ()),
+        "invited": is_invited(viewer, board),
     }
     return render(request, "boards/detail.html", context)
 

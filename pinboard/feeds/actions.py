@@ -1,5 +1,5 @@
 """Writes to home feeds: fan a new pin out, merge or drop a followed pinner's or board's pins,
-rebuild the feed of a pinner who comes back after a long time.
+note a visit, and rebuild the feed of a pinner who comes back after a long time.
 
 Each keeps the feed equal to what MySQL implies (``social.feed_sync.expected_feeds``,
 which the rebuild uses): a follow merges as many of the pins as a feed holds, and an
@@ -13,6 +13,7 @@ from typing import Any
 
 from social.feed_sync import rebuild_feed
 from social.feeds import FEED_LENGTH
+from social.rules import pin_list
 
 from ..data_plane import cached_store, get_feeds
 from .tasks import fan_out_pin
@@ -21,9 +22,16 @@ from .tasks import fan_out_pin
 MERGE_PINS = FEED_LENGTH
 
 
-def publish(pin: dict[str, Any], sequence: int) -> None:
+def send_to_followers(pin: dict[str, Any], sequence: int) -> None:
     """A pin was created or saved: fan it out to the followers of its board (Celery)."""
     fan_out_pin.delay(pin["id"], sequence)
+
+
+def note_visit(user_id: int) -> None:
+    """A home feed's first page is read: a pinner back after a long time (no fan-out
+    reached them meanwhile) gets their feed rebuilt first."""
+    if not get_feeds().mark_seen(user_id):
+        rebuild(user_id)
 
 
 def _entries(relation: str, from_ids: list[int], limit: int) -> list[tuple[int, int]]:
@@ -33,7 +41,7 @@ def _entries(relation: str, from_ids: list[int], limit: int) -> list[tuple[int, 
 
 
 def merge_pinner(actor_id: int, user_id: int) -> None:
-    get_feeds().merge(actor_id, _entries("user_has_pins", [user_id], MERGE_PINS))
+    get_feeds().merge(actor_id, _entries(pin_list(secret=False), [user_id], MERGE_PINS))
 
 
 def merge_board(actor_id: int, board_id: int) -> None:

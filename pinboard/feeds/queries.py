@@ -1,26 +1,19 @@
 """Reading a home feed and the site's newest pins: pin IDs from Redis, pins through the
-cache pool, less those of a secret board (``boards.privacy``: its task may not have run)."""
+cache pool, less those of a secret board (``boards.privacy``: its task may not have run).
+Reads only: the visit a first page notes is ``actions.note_visit`` (``home.read_home``)."""
 
 from __future__ import annotations
 
 from ..boards.privacy import ShownPins, visible_pins
 from ..data_plane import get_feeds
 from ..pins.queries import get_pins
-from .actions import rebuild
 
 
 def home_feed(
     user_id: int, *, limit: int = 50, cursor: str | None = None
 ) -> tuple[ShownPins, str | None]:
-    """A page of the pinner's home feed, newest first; deleted pins are skipped.
-
-    The first page notes the visit; a pinner back after a long time (no fan-out
-    reached them meanwhile) gets their feed rebuilt first.
-    """
-    feeds = get_feeds()
-    if cursor is None and not feeds.mark_seen(user_id):
-        rebuild(user_id)
-    page = feeds.page(user_id, limit=limit, cursor=cursor)
+    """A page of the pinner's home feed, newest first; deleted pins are skipped."""
+    page = get_feeds().page(user_id, limit=limit, cursor=cursor)
     return visible_pins(user_id, get_pins(page.ids)), page.cursor
 
 

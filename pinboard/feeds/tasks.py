@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import hashlib
 
+from social.rules import reaches_followers, reaches_newest
+
 from ..data_plane import cached_store, get_feeds, get_graph
 from ..ledger import TRANSIENT_ERRORS, ledgered_task
 from ..metrics import fanout_written
@@ -31,9 +33,9 @@ def fan_out_pin(pin_id: int, sequence: int) -> int:
     if pin is None:  # deleted before its fan-out ran
         return 0
     board = store.objects("board").get(pin["board_id"])
-    if board is None or board.get("secret"):  # a secret board's pins reach no feed
+    if board is None or not reaches_followers(board):
         return 0
-    if not pin.get("saved_from"):  # a save shows an image the site has shown already
+    if reaches_newest(pin, board):
         get_feeds().add_recent(pin_id, sequence)
     fan_out_batch.delay(pin_id, sequence, "owner", [pin["owner_id"]])
     batches = 0

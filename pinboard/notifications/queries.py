@@ -14,8 +14,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from social.notifications import Entry
+from social.rules import may_see
 
-from ..boards.privacy import may_see
 from ..boards.queries import get_boards
 from ..data_plane import get_notifications
 from ..pins.queries import get_comments, get_pins

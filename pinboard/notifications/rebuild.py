@@ -26,6 +26,7 @@ from typing import Any
 
 from shardstore.mappings import all_ids
 from social.notifications import Entry, newest_first
+from social.rules import announces_save, board_list, pin_list
 
 from ..data_plane import cached_store, get_notifications
 from .kinds import BOARD_FOLLOW, COMMENT, FOLLOW, LIKE, SAVE
@@ -83,7 +84,7 @@ class _Actors:
 
 def _on_public_boards(pins: list[dict[str, Any]]) -> list[dict[str, Any]]:
     boards = cached_store().objects("board").get_many(sorted({p["board_id"] for p in pins}))
-    public = {board["id"] for board in boards if not board.get("secret")}
+    public = {board["id"] for board in boards if announces_save(board)}
     return [pin for pin in pins if pin["board_id"] in public]
 
 
@@ -92,8 +93,8 @@ def expected_notifications(user_id: int, *, length: int | None = None) -> list[E
     length = length or get_notifications().length
     store = cached_store()
     lists_of: dict[str, list[int]] = {
-        "pin": all_ids(store.mapping("user_has_pins"), user_id),
-        "board": all_ids(store.mapping("user_has_boards"), user_id),
+        "pin": all_ids(store.mapping(pin_list(secret=False)), user_id),
+        "board": all_ids(store.mapping(board_list(secret=False)), user_id),
         "user": [user_id],
     }
     wanted = {s: lists_of[store.catalog.relation(s.relation).from_type] for s in SOURCES}

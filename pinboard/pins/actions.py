@@ -27,9 +27,9 @@ from django.utils import timezone
 
 from shardstore import shard_of
 from shardstore.mappings import now_sequence
+from social.rules import announces_save, is_save, is_secret, pin_list, pin_list_on, save_fields
 
 from ..boards.privacy import deletable_pin, editable_pin, movable_to, pinnable_board, visible_pin
-from ..boards.queries import pin_list
 from ..data_plane import cached_store, get_feeds
 from ..errors import CouldNotFetch, Forbidden, InvalidField, NotFoundError, TooLarge
 from ..feeds import actions as feeds
@@ -62,7 +62,7 @@ def clean_link(link: object) -> str:
     return link
 
 
-def _publish(
+def _post(
     actor_id: int, board: dict[str, Any], data: dict[str, Any], *, upload: bool
 ) -> dict[str, Any]:
     store, sequence, board_id = cached_store(), now_sequence(), board["id"]
@@ -80,10 +80,10 @@ def _publish(
     if source_pin is not None:  # before the pin is listed: its image is in use from now on
         store.mapping("pin_image_used_by_pins").add(source_pin, pin_id)
     store.mapping("board_has_pins").add(board_id, pin_id, sequence=sequence)
-    store.mapping(pin_list(bool(board.get("secret")))).add(actor_id, pin_id, sequence=sequence)
+    store.mapping(pin_list_on(board)).add(actor_id, pin_id, sequence=sequence)
     pin = get_pin(pin_id)
     assert pin is not None
-    feeds.publish(pin, sequence)
+    feeds.send_to_followers(pin, sequence)
     index_pin.delay(pin_id)
     return pin
 
@@ -96,8 +96,8 @@ def create_pin(
         "description": clean_description(description, most=MAX_DESCRIPTION),
         "link": clean_link(link),
     }
-    data["image"] = store_image(image, private=bool(board.get("secret")))
-    return _publish(actor_id, board, data, upload=True)
+    data["image"] = store_image(image, private=is_secret(board))
+    return _post(actor_id, board, data, upload=True)
 
 
 def create_pin_from_url(
@@ -117,12 +117,12 @@ def create_pin_from_url(
         allow_loopback=settings.PIN_FETCH_ALLOW_LOOPBACK,
     )
     try:
-        data["image"] = store_image(ContentFile(fetched.data), private=bool(board.get("secret")))
+        data["image"] = store_image(ContentFile(fetched.data), private=is_secret(board))
     except (InvalidField, TooLarge) as refused:  # what the URL gave is not an image to pin
         raise CouldNotFetch(refused.message) from None
     if not data["link"]:
         data["link"] = _link_or_nothing(fetched.source_url)
-    return _publish(actor_id, board, data, upload=True)
+    return _post(actor_id, board, data, upload=True)
 
 
 def _link_or_nothing(url: str) -> str:
@@ -144,13 +144,12 @@ def save_pin(
         else clean_description(description, most=MAX_DESCRIPTION),
         "link": source["link"],
         "image": source["image"],
-        "saved_from": pin_id,
-        "saved_from_secret": bool(source_board.get("secret")),  # boards.privacy
+        **save_fields(pin_id, source_board),
     }
-    pin = _publish(actor_id, board, data, upload=False)
+    pin = _post(actor_id, board, data, upload=False)
     sequence = now_sequence()
     cached_store().mapping("pin_saved_as_pins").add(pin_id, pin["id"], sequence=sequence)
-    if not board.get("secret"):  # a save to a secret board tells no one
+    if announces_save(board):
         notifications.announce(source["owner_id"], SAVE, actor_id, pin_id, sequence)
     return pin
 
@@ -175,7 +174,7 @@ def update_pin(actor_id: int, pin_id: int, changes: dict[str, object]) -> dict[s
     if moved_to is not None:
         store.mapping("board_has_pins").remove(pin["board_id"], pin_id)
         store.mapping("board_has_pins").add(moved_to["id"], pin_id)
-        _relist(pin, secret=bool(moved_to.get("secret")))
+        _relist(pin, secret=is_secret(moved_to))
     if updates:
         index_pin.delay(pin_id)
     updated = get_pin(pin_id)
@@ -193,12 +192,12 @@ def _relist(pin: dict[str, Any], *, secret: bool) -> None:
         get_feeds().remove_recent([pin["id"]])
 
 
-def _unpublish(pin: dict[str, Any]) -> None:
+def _take_down(pin: dict[str, Any]) -> None:
     store = cached_store()
     store.mapping("board_has_pins").remove(pin["board_id"], pin["id"])
     for secret in (False, True):
         store.mapping(pin_list(secret)).remove(pin["owner_id"], pin["id"])
-    if pin.get("saved_from"):
+    if is_save(pin):
         store.mapping("pin_saved_as_pins").remove(pin["saved_from"], pin["id"])
     store.objects("pin").delete(pin["id"])
     purge_pin.delay(pin["id"])
@@ -207,7 +206,7 @@ def _unpublish(pin: dict[str, Any]) -> None:
 
 def delete_pin(actor_id: int, pin_id: int) -> None:
     """Its pinner deletes a pin, or its board's owner does."""
-    _unpublish(deletable_pin(actor_id, pin_id))
+    _take_down(deletable_pin(actor_id, pin_id))
 
 
 def delete_pin_of_account(user_id: int, pin_id: int) -> None:
@@ -216,7 +215,7 @@ def delete_pin_of_account(user_id: int, pin_id: int) -> None:
     pin = get_pin(pin_id)
     if pin is None or pin["owner_id"] != user_id:
         raise NotFoundError("no such pin")
-    _unpublish(pin)
+    _take_down(pin)
 
 
 def delete_pins_of_board(actor_id: int, board_id: int) -> None:
@@ -228,7 +227,7 @@ def delete_pins_of_board(actor_id: int, board_id: int) -> None:
         pins = store.objects("pin").get_many(page.ids)
         live = {pin["id"] for pin in pins}
         for pin in pins:
-            _unpublish(pin)
+            _take_down(pin)
         for stale in set(page.ids) - live:  # already deleted objects still listed
             store.mapping("board_has_pins").remove(board_id, stale)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from shardstore.mappings import pages_of
+from social.rules import is_secret
 
 from ..boards.queries import get_boards
 from ..data_plane import cached_store
@@ -42,7 +43,7 @@ def follow_board(pin: dict[str, Any], secret: bool) -> None:
         showing.append(pin)
     boards = {b["id"]: b for b in get_boards(sorted({p["board_id"] for p in showing}))}
     shown_by = [boards[p["board_id"]] for p in showing if p["board_id"] in boards]
-    if secret and any(not board.get("secret") for board in shown_by):
+    if secret and any(not is_secret(board) for board in shown_by):
         return  # a pin on a public board shows it
     moved = _copy(image, private=secret)
     for shown in showing:

@@ -12,11 +12,11 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.views.decorators.http import require_POST
 
-from shardstore.cache import read_together
+from social.rules import is_member, shown_saved_from
 
 from .. import ratelimit
-from ..boards.privacy import editable_pin, is_member, may_see, shown_saved_from, visible_pin
-from ..boards.queries import get_boards, pinnable_board_ids, reading_board
+from ..boards.privacy import editable_pin, visible_pin
+from ..boards.queries import get_boards, pinnable_board_ids
 from ..errors import DomainError, Forbidden, InvalidField, NotFoundError, TooLarge
 from ..grid import pin_item
 from ..http_errors import with_retry_after
@@ -24,7 +24,6 @@ from ..ids import parse_id
 from ..image_files import image_url, is_private, read
 from ..likes.queries import likes_pin
 from ..users.auth import get_pinner, signed_in_pinner
-from ..users.queries import reading_user
 from ..views_common import act, next_url, pinner_required
 from .actions import (
     add_comment,
@@ -36,7 +35,7 @@ from .actions import (
     update_pin,
 )
 from .images import FILES
-from .queries import reading_comments, reading_comments_of, reading_pin
+from .pin_page import read_pin_page
 
 #: How long a browser may keep a secret board's pin's image.
 PRIVATE_IMAGE_SECONDS = 300
@@ -60,27 +59,18 @@ def _form_errors(error: DomainError) -> dict[str, str]:
 
 
 def detail(request: HttpRequest, pin_id: str) -> HttpResponse:
-    # The pin and its comments' list, then its board, owner and comments: two steps.
     wanted = parse_id(pin_id, "pin")
-    cursor = request.GET.get("comments") or None
-    pin, page = read_together(reading_pin(wanted), reading_comments(wanted, cursor=cursor))
-    if pin is None:
-        raise Http404("no such pin")
-    board, owner, comments = read_together(
-        reading_board(pin["board_id"]),
-        reading_user(pin["owner_id"], counts=False),
-        reading_comments_of(page),
-    )
     pinner = get_pinner(request)
     viewer = pinner["id"] if pinner else None
-    if board is None or owner is None or not may_see(viewer, board):
-        raise Http404("no such pin")
+    found = read_pin_page(wanted, viewer, cursor=request.GET.get("comments") or None)
+    pin, board, owner = found.pin, found.board, found.owner
+    assert owner is not None  # read_pin_page reads it, with_owner
     context = {
         "pin": {**pin_item(pin), "saved_from": shown_saved_from(pin)},
         "board": board,
         "owner": owner,
-        "comments": comments,
-        "comments_cursor": page.cursor,
+        "comments": found.comments,
+        "comments_cursor": found.comments_cursor,
         "liked": likes_pin(pinner["id"], pin["id"]) if pinner else False,
         "my_boards": _my_boards(pinner),
         "is_owner": pinner is not None and pinner["id"] == owner["id"],

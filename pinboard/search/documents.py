@@ -7,6 +7,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from social.rules import is_secret
+
 from .index import Document
 from .words import search_text
 
@@ -36,7 +38,7 @@ def pin_document(pin: dict[str, Any], board: dict[str, Any]) -> Document:
         body=search_text(board.get("name", "")),
         owner_id=pin["owner_id"],
         board_id=board["id"],
-        secret=bool(board.get("secret")),
+        secret=is_secret(board),
         created=created(pin),
     )
 
@@ -50,7 +52,7 @@ def board_document(board: dict[str, Any]) -> Document:
         body=search_text(board.get("description", "")),
         owner_id=board["owner_id"],
         board_id=None,
-        secret=bool(board.get("secret")),
+        secret=is_secret(board),
         created=created(board),
     )
 

@@ -24,9 +24,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from shardstore import InvalidCursor, cursors
+from social.rules import may_see
 
-from ..boards.privacy import ShownPins, may_see, visible_pins
-from ..boards.queries import board_cards, get_boards
+from ..boards.privacy import ShownPins, visible_pins
+from ..boards.queries import get_boards
 from ..pins.queries import get_pins
 from ..users.queries import get_users
 from .plane import search_index
@@ -100,9 +101,3 @@ def owners_of(boards: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
     ID; an account deleted a moment ago is missing, and its boards go with it."""
     owner_ids = sorted({board["owner_id"] for board in boards})
     return {owner["id"]: owner for owner in get_users(owner_ids, counts=True)}
-
-
-def board_results(boards: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Found boards as the cards a page shows (cover, counts, owner's username)."""
-    owners = owners_of(boards)
-    return board_cards([board for board in boards if board["owner_id"] in owners], owners)

@@ -12,18 +12,19 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
+from ..boards.queries import read_covers
 from ..errors import BadRequest
-from ..grid import pin_items
+from ..grid import board_cards, pin_items
 from ..pins.queries import pinners_and_boards
 from ..users.auth import get_pinner
 from ..views_common import parse_cursor
 from .queries import (
     KINDS,
     Position,
-    board_results,
     found_boards,
     found_pinners,
     found_pins,
+    owners_of,
     position,
 )
 from .words import Query, QueryError, parse_query
@@ -36,6 +37,13 @@ CHUNKS = {
     "boards": ("search/_boards.html", ".boards"),
     "pinners": ("search/_pinners.html", ".people"),
 }
+
+
+def board_results(boards: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Found boards as the cards a page shows (cover, counts, owner's username)."""
+    owners = owners_of(boards)
+    listed = [board for board in boards if board["owner_id"] in owners]
+    return board_cards(listed, owners, *read_covers([board["id"] for board in listed]))
 
 
 def results(tab: str, viewer_id: int | None, query: Query, at: Position) -> dict[str, Any]:

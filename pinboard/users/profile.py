@@ -11,11 +11,13 @@ from typing import Any
 
 from shardstore import Page
 from shardstore.cache import Read, read_together
+from social.rules import may_see
 
 from ..boards.collaborators import reading_group_board_ids
-from ..boards.privacy import may_see
-from ..boards.queries import BOARD_COUNTS, card_items, cover_ids, reading_boards_page
+from ..boards.queries import BOARD_COUNTS, cover_ids, reading_boards_page
 from ..data_plane import cached_store
+from ..errors import NotFoundError
+from ..grid import board_cards
 from .queries import USER_COUNTS, reading_user, user_id_for
 
 NO_BOARDS: Read[Page] = Read.done(Page([], None))
@@ -30,11 +32,11 @@ class Profile:
     group_boards: list[dict[str, Any]]  # those the viewer may see, on the first page
 
 
-def read_profile(username: str, viewer_id: int | None, cursor: str | None) -> Profile | None:
-    """The profile of ``username`` as ``viewer_id`` sees it; None for no such pinner."""
+def read_profile(username: str, viewer_id: int | None, cursor: str | None) -> Profile:
+    """The profile of ``username`` as ``viewer_id`` sees it; NotFoundError if no such pinner."""
     user_id = user_id_for("username", username)
     if user_id is None:
-        return None
+        raise NotFoundError("no such pinner")
     first = cursor is None  # the secret and group boards show on the first page only
     user, public, secret, group = read_together(
         reading_user(user_id),
@@ -43,7 +45,7 @@ def read_profile(username: str, viewer_id: int | None, cursor: str | None) -> Pr
         reading_group_board_ids(user_id) if first else NO_BOARDS,
     )
     if user is None:
-        return None
+        raise NotFoundError("no such pinner")
     store = cached_store()
     ids = list(dict.fromkeys(public.ids + secret.ids + group.ids))
     found, covers = read_together(
@@ -61,7 +63,7 @@ def read_profile(username: str, viewer_id: int | None, cursor: str | None) -> Pr
     owners_by_id = {user_id: user, **{owner["id"]: owner for owner in owners}}
 
     def cards(listed: list[int]) -> list[dict[str, Any]]:
-        return card_items(
+        return board_cards(
             [boards[i] for i in listed if i in boards], owners_by_id, covers, cover_pins
         )
 

@@ -17,10 +17,11 @@ the pinner's avatar go.
 from __future__ import annotations
 
 from shardstore.mappings import pages_of
+from social.rules import pin_list
 
 from ..boards.actions import delete_board
 from ..boards.collaborators import drop_collaborator
-from ..boards.queries import get_board, own_board_ids, pin_list
+from ..boards.queries import get_board, own_board_ids
 from ..data_plane import cached_store, get_feeds, get_notifications
 from ..errors import NotFoundError
 from ..follows.actions import end_board_follow, unfollow_user

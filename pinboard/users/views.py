@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 from .. import ratelimit
 from ..cache_backend import CacheUnreachable
 from ..errors import DomainError, InvalidField
-from ..feeds.queries import home_feed, recent_pins
+from ..feeds.home import read_home
 from ..follows.queries import followed_among, followers_page, following_page, follows_user
 from ..grid import pin_items
 from ..http_errors import with_retry_after
@@ -45,10 +45,7 @@ from .queries import get_user_by_username, get_users, user_stats
 def landing(request: HttpRequest) -> HttpResponse:
     """A pinner's home feed; for a visitor, the site's newest pins."""
     pinner = get_pinner(request)
-    if pinner is None:
-        shown, cursor = recent_pins(cursor=parse_cursor(request))
-    else:
-        shown, cursor = home_feed(pinner["id"], cursor=parse_cursor(request))
+    shown, cursor = read_home(pinner["id"] if pinner else None, cursor=parse_cursor(request))
     pinners, boards = pinners_and_boards(
         shown.pins, known_pinners=[pinner] if pinner else [], known_boards=shown.boards.values()
     )
@@ -212,8 +209,6 @@ def _follow_state(request: HttpRequest, user: dict[str, Any]) -> bool | None:
 def profile(request: HttpRequest, username: str) -> HttpResponse:
     pinner = get_pinner(request)
     found = read_profile(username, pinner["id"] if pinner else None, parse_cursor(request))
-    if found is None:
-        raise Http404("no such pinner")
     user = found.user
     context = {
         "profile": user,

@@ -22,7 +22,7 @@ from django.core.management import CommandError, call_command
 from pinboard.boards.actions import create_board
 from pinboard.catalog import CATALOG
 from pinboard.data_plane import POOLS, DataPlane, build, get_feeds, get_notifications, use
-from pinboard.feeds.queries import home_feed
+from pinboard.feeds.home import read_home
 from pinboard.follows.actions import follow_board, follow_user, unfollow_board, unfollow_user
 from pinboard.notifications.rebuild import rebuild_notifications
 from pinboard.pins.actions import create_pin, delete_pin, save_pin
@@ -124,7 +124,7 @@ def test_redis_killed_and_wiped_is_rebuilt_to_exactly_the_mysql_state(
     delete_pin(ids["bob"], later[1])  # its entries stay in feeds, skipped on reads
     assert len(early + later) + 1 == len({*early, *later, saved})
 
-    shown = {n: [p["id"] for p in home_feed(i, limit=100)[0].pins] for n, i in ids.items()}
+    shown = {n: [p["id"] for p in read_home(i, limit=100)[0].pins] for n, i in ids.items()}
     assert shown["ann"][:3] == [saved, later[2], later[0]]
     assert later[1] not in shown["ann"]
     clean = run("check")  # the site's own writes keep Redis exact (else CommandError)
@@ -149,7 +149,7 @@ def test_redis_killed_and_wiped_is_rebuilt_to_exactly_the_mysql_state(
     assert graph_keys(after) == graph_keys(before) != {}
     for n, person in ids.items():
         assert client.exists(seen_key(person))
-        assert [p["id"] for p in home_feed(person, limit=100)[0].pins] == shown[n]
+        assert [p["id"] for p in read_home(person, limit=100)[0].pins] == shown[n]
     for key in (k for k in before if k.startswith("homefeed:")):
         deleted = str(later[1]).encode()
         assert after.get(key, []) == [e for e in before[key] if not e.startswith(deleted + b":")]

@@ -7,15 +7,12 @@ from typing import Annotated, Any, NotRequired, TypedDict
 from django.http import HttpRequest, HttpResponse
 from msgspec import Meta
 
-from shardstore.cache import read_together
-
 from ...boards import actions
-from ...boards.privacy import shown_board, visible_board
-from ...boards.queries import reading_board
+from ...boards.board_page import read_board_page
+from ...boards.privacy import visible_board
 from ...errors import Forbidden, InvalidField, NotFoundError
 from ...follows import actions as follow_actions
 from ...ids import parse_id
-from ...pins.queries import get_pins, reading_board_pins
 from ...users.queries import get_user
 from .. import serializers
 from ..http import (
@@ -117,12 +114,8 @@ def _delete(request: HttpRequest, board_id: Id) -> HttpResponse:
 def _pins(request: HttpRequest, board_id: Id) -> HttpResponse:
     wanted = parse_id(board_id, "board")
     limit, cursor = page_params(request)
-    # The board (whose privacy decides) and its pins' list at one step.
-    board, found = read_together(
-        reading_board(wanted), reading_board_pins(wanted, limit=limit, cursor=cursor)
-    )
-    shown_board(viewer_id(request), board)
-    return page([serializers.pin(p) for p in get_pins(found.ids)], found.cursor)
+    found = read_board_page(wanted, viewer_id(request), cursor=cursor, limit=limit)
+    return page([serializers.pin(p) for p in found.pins], found.next_cursor)
 
 
 @operation("Follow the board", errors=(NotFoundError, InvalidField), auth=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 
-from ...feeds.queries import home_feed
+from ...feeds.home import read_home
 from .. import serializers
 from ..http import PageQuery, endpoint, page, page_params, require_pinner
 from ..operations import operation
@@ -20,7 +20,7 @@ from ..schemas import PinList
 def _feed(request: HttpRequest) -> HttpResponse:
     pinner = require_pinner(request)
     limit, cursor = page_params(request)
-    shown, next_cursor = home_feed(pinner["id"], limit=limit, cursor=cursor)
+    shown, next_cursor = read_home(pinner["id"], limit=limit, cursor=cursor)
     return page([serializers.pin(p) for p in shown.pins], next_cursor)
 
 

@@ -7,11 +7,8 @@ from typing import Annotated, Any, NotRequired, TypedDict
 from django.http import HttpRequest, HttpResponse
 from msgspec import Meta
 
-from shardstore.cache import Read, read_together
-
 from ... import ratelimit
-from ...boards.privacy import shown_pin, visible_pin
-from ...boards.queries import reading_board
+from ...boards.privacy import visible_pin
 from ...errors import (
     BadRequest,
     CouldNotFetch,
@@ -26,7 +23,7 @@ from ...likes import actions as like_actions
 from ...likes.queries import likers_page
 from ...pins import actions
 from ...pins.fetch import MAX_REDIRECTS, MAX_URL
-from ...pins.queries import reading_comments, reading_comments_of, reading_pin
+from ...pins.pin_page import read_pin_page
 from ...users.queries import get_user, get_users
 from .. import serializers
 from ..http import (
@@ -258,19 +255,12 @@ def _comment(request: HttpRequest, pin_id: Id) -> HttpResponse:
 def _comments(request: HttpRequest, pin_id: Id) -> HttpResponse:
     wanted = parse_id(pin_id, "pin")
     limit, cursor = page_params(request)
-    # The pin and its comments' list, then its board (whose privacy decides) and the
-    # comments, then their authors: three steps.
-    pin, found = read_together(
-        reading_pin(wanted), reading_comments(wanted, limit=limit, cursor=cursor)
-    )
-    board, comments = read_together(
-        reading_board(pin["board_id"]) if pin else Read.done(None), reading_comments_of(found)
-    )
-    shown_pin(viewer_id(request), pin, board)
-    # The page brings authors without their counts; a user always carries them.
+    found = read_pin_page(wanted, viewer_id(request), cursor=cursor, limit=limit, with_owner=False)
+    # The page brings authors without their counts; a user always carries them: a third step.
+    comments = found.comments
     authors = {u["id"]: u for u in get_users([c["author_id"] for c in comments], counts=True)}
     items = [serializers.comment(c, authors.get(c["author_id"])) for c in comments]
-    return page(items, found.cursor)
+    return page(items, found.comments_cursor)
 
 
 @operation(
