@@ -20,13 +20,8 @@ CATALOG = Catalog(
         ObjectType("token", 5, "tokens", pool="users"),
     ],
     relations=[
-        # The social model's tables: follows, and the pins lists feeds are built from.
+        # The social model's tables: follows, and a pinner's and a board's lists.
         *social.catalog.RELATIONS,
-        # A pinner's public boards and pins; a secret board and its pins are listed apart,
-        # so that every list, count and feed built from the public ones leaves them out.
-        Relation("user_has_boards", "user", "board"),
-        Relation("user_has_secret_boards", "user", "board"),
-        Relation("user_has_secret_pins", "user", "pin"),
         *inverse_pair("user_likes_pins", "pin_liked_by_users", "user", "pin"),
         # A group board's collaborators (also kept in the board object, for access checks)
         # and the boards a pinner collaborates on (their profile lists them).

@@ -9,8 +9,13 @@ pools); the library is handed the whole and knows none of the names.
 from shardstore import Relation, inverse_pair
 
 RELATIONS = (
-    # A pinner's public pins, and every pin of a board: a feed's rebuild reads them.
+    # A pinner's public boards and pins; a secret board and its pins are listed apart
+    # (rules.board_list, rules.pin_list), so that every list, count and feed built from
+    # the public ones leaves them out. A feed's rebuild reads them, and every pin of a board.
+    Relation("user_has_boards", "user", "board"),
     Relation("user_has_pins", "user", "pin"),
+    Relation("user_has_secret_boards", "user", "board"),
+    Relation("user_has_secret_pins", "user", "pin"),
     *inverse_pair("board_has_pins", "pin_owned_by_board", "board", "pin"),
     # The follower graph: pinners, boards, and boards a pinner follows no more although
     # they follow the owner (an explicit unfollow outlives the implicit follow).
