@@ -1,7 +1,12 @@
 """Fixtures of the social model's tests: the library's contract stores (sqlite and mysql,
-plain and cached, on the catalog of tests/shardstore) and the suite's Redis databases,
-shared with tests/shardstore. No Django is needed here (run with ``-p no:django``)."""
+plain and cached), here on the site's catalog (the tables the social model reads), and the
+suite's Redis databases, shared with tests/shardstore. No Django is needed here (run with
+``-p no:django``)."""
 
+import pytest
+
+from pinboard.catalog import CATALOG
+from shardstore import Catalog
 from tests.shardstore.conftest import (  # noqa: F401 - fixtures, and the ini hook
     backend,
     memcached_pool,
@@ -13,3 +18,8 @@ from tests.shardstore.conftest import (  # noqa: F401 - fixtures, and the ini ho
     sqlite_template,
     store,
 )
+
+
+@pytest.fixture(scope="session")
+def catalog() -> Catalog:
+    return CATALOG
