@@ -42,7 +42,7 @@ def test_concurrent_adds_of_one_pair_count_once(store: Store) -> None:
 
 
 def test_concurrent_follows_on_one_shard(store: Store) -> None:
-    """Accounts of one shard follow each other from 8 threads: every add lands, counts are exact."""
+    """Accounts of one shard watch each other from 8 threads: every add lands, counts are exact."""
     follows = store.mapping("account_watches_accounts")
     followed_by = store.mapping("account_watched_by_accounts")
     accounts = [compose(4, ACCOUNT, local) for local in range(1, 13)]
@@ -65,7 +65,7 @@ def test_concurrent_follows_on_one_shard(store: Store) -> None:
 
 
 def test_concurrent_adds_and_removes_keep_counts_exact(store: Store) -> None:
-    """12 threads like and unlike notes of one shard. Contention (a lock wait, an InnoDB
+    """12 threads star and unstar notes of one shard. Contention (a lock wait, an InnoDB
     deadlock) is the store's to resolve: no write may fail, and every count stays exact."""
     likes = store.mapping("account_stars_notes")
     accounts = [compose(9, ACCOUNT, local) for local in range(1, 5)]
