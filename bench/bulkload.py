@@ -33,7 +33,7 @@ import MySQLdb
 from shardstore import Topology, compose, shard_of
 from shardstore.modshard import bucket
 
-PIN, BOARD, USER, COMMENT = 1, 2, 3, 4  # type ids (shardstore.catalog.CATALOG)
+PIN, BOARD, USER, COMMENT = 1, 2, 3, 4  # type ids (pinboard.catalog.CATALOG)
 SECOND = 1_000_000  # sequences are microseconds since the epoch
 DAY = 86_400 * SECOND
 

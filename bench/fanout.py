@@ -60,7 +60,7 @@ from toolkit.servers.redis import RedisServer  # noqa: E402
 from toolkit.site_processes import CeleryWorker  # noqa: E402
 
 BATCH = 1000  # lists per raw pipeline (and followers per fan-out batch, tasks.BATCH)
-USER_TYPE = 3  # shardstore.catalog: the user type id (follower IDs look like real ones)
+USER_TYPE = 3  # pinboard.catalog: the user type id (follower IDs look like real ones)
 SHARDS = 8
 
 

@@ -100,7 +100,7 @@ class WriteConflict(ShardStoreError):
 
 
 class DuplicateKey(ShardStoreError):
-    """A mod-shard lookup key (username, email, ...) is already taken.
+    """A mod-shard lookup key (a login, an email address, ...) is already taken.
 
     Nothing was written. Two concurrent inserts of one key leave exactly one
     winner; the other gets this error.

@@ -7,7 +7,7 @@ every write is admitted here against the map in force *now*, and refused with
 ``ShardReadOnly`` (nothing written; retry) if that map no longer allows it. A write
 that meets a split's read-only window (``ShardMoving``) may instead ``hold``: wait,
 briefly, for the map that ends the window, then go to the shard's new master; that
-spares its pinner a refusal and a retry for a window that lasts a second or two. And
+spares its user a refusal and a retry for a window that lasts a second or two. And
 after a swap, ``drain`` returns only when the writes admitted before have finished:
 once a process has swapped in a version (and reported it to the control plane,
 see ``control.follower``), none of its writes that the version forbids is still

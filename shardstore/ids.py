@@ -53,7 +53,7 @@ def compose(shard_id: int, type_id: int, local_id: int) -> int:
 def parse(object_id: int | str) -> int:
     """An ID as an int, from an int or its canonical decimal string (as IDs travel in URLs
     and JSON): ASCII digits only, no sign, spaces or leading zeros, so each ID has exactly
-    one spelling (``/pin/0123/`` is not another address of pin 123)."""
+    one spelling (``/item/0123/`` is not another address of item 123)."""
     if isinstance(object_id, str):
         if not _is_canonical_decimal(object_id):
             raise InvalidId(f"object_id {object_id[:40]!r} is not a decimal number")

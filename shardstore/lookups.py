@@ -1,4 +1,4 @@
-"""Mod-shard lookup tables: a unique external key (username, email) -> an object ID.
+"""Mod-shard lookup tables: a unique external key (a login, an email address) -> an object ID.
 
 The key is normalized (case-folded by default), hashed to one of 4096 buckets
 (``modshard.bucket``), and the bucket routed to a shard and its host. The key

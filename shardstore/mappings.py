@@ -265,7 +265,7 @@ class MappingTable:
 
 def all_ids(table: MappingTableInterface, from_id: int, *, batch: int = 1000) -> list[int]:
     """Every to-ID of a list, newest first, a page of ``batch`` at a time (for lists
-    known to be short, such as a pinner's boards; stream long ones with ``pages_of``)."""
+    known to be short, such as one user's collections; stream long ones with ``pages_of``)."""
     return [to_id for page in pages_of(table, from_id, batch=batch) for to_id in page]
 
 

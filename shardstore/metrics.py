@@ -62,7 +62,7 @@ SOURCE_CONTACT = Gauge(
     ["source"], multiprocess_mode="liveall",  # (labelled: no sample until it has reached one)
 )  # fmt: skip
 
-# The table a statement reads: ``... FROM db00042.pins ...`` (either backend renders so).
+# The table a statement reads: ``... FROM db00042.items ...`` (either backend renders so).
 _TABLE = re.compile(r"\bFROM\s+[\w`]+\.`?(\w+)", re.IGNORECASE)
 
 

@@ -1,4 +1,4 @@
-"""Mod shard: route a key that is not an ID (username, email, ...) to a shard.
+"""Mod shard: route a key that is not an ID (a login, an email address, ...) to a shard.
 
 ``bucket(key)`` is the seeds' ``md5(key) % 4096``; the topology maps the bucket
 to a shard (``Topology.lookup_shard``) and the shard to its host.

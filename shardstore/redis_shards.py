@@ -8,9 +8,9 @@ a replica and changing the map::
      "instances": {"redis1": "redis://10.0.1.1:6379/0"},
      "ranges": [{"range": [0, 8191], "instance": "redis1"}]}
 
-A user's keys (follower graph, home feed) live on ``vshard_of(user_id)``; a
-board's keys live with its owner's. ``memory://name`` is an in-process Redis
-(fakeredis) for the embedded default; tests and deployments use real servers.
+A user's keys (a follower graph, a home feed) live on ``vshard_of(user_id)``;
+what a user owns keeps its keys with the user's. ``memory://name`` is an in-process
+Redis (fakeredis) for the embedded default; tests and deployments use real servers.
 
 ``vshard_of`` hashes the whole 64-bit ID with SplitMix64's finalizer (Steele,
 Lea and Flood, 2014; the mixer of java.util.SplittableRandom), then takes it
@@ -21,7 +21,7 @@ moves every bit of the result. It is pure arithmetic, fixed forever: changing
 it moves every user's keys. Runbook for such a move (or for data written under
 another function): ``python manage.py follower_graph rebuild`` rewrites the
 graph on the instances the map now names and deletes what is left elsewhere,
-feed keys included, then writes each pinner's home feed there from MySQL.
+feed keys included, then writes each user's home feed there from MySQL.
 """
 
 from __future__ import annotations

@@ -215,7 +215,7 @@ class Store:
         return self._mappings[name]
 
     def lookup(self, name: str) -> LookupTable:
-        """A mod-shard lookup table ("username", "email")."""
+        """A mod-shard lookup table by its catalog name."""
         self.catalog.lookup(name)
         return self._lookups[name]
 

@@ -3,9 +3,9 @@ over 400 lines, no block of six lines copied from one module to another outside 
 (the copy check folds white space and passes over imports and signatures: see
 ``significant``); and the layers' arrows point down only: ``shardstore`` imports neither
 the social model nor the site, ``social`` never the site nor Django, and ``shardstore``
-names nothing of the site's model (its tables, pools, fields or Redis keys); and who may
-see what, and where a pin goes, is read from a board's or a save's flag in one module only
-(``social.rules``)."""
+names nothing of the site's model (its tables, pools, fields or Redis keys), nor do its
+tests; and who may see what, and where a pin goes, is read from a board's or a save's flag
+in one module only (``social.rules``)."""
 
 from __future__ import annotations
 
@@ -124,18 +124,36 @@ def site_names() -> dict[str, str]:
     return names
 
 
-def test_the_library_names_nothing_of_the_sites_model() -> None:
-    """shardstore is driven by the catalog (and the functions) it is handed: a table, a
-    pool, a field or a Redis key of the site's is named in ``social`` or ``pinboard``."""
-    patterns = {name: re.compile(pattern) for name, pattern in site_names().items()}
-    found = {
+def named_in(folder: Path, names: dict[str, str]) -> set[str]:
+    """Where the modules under ``folder`` name one of ``names`` (name -> pattern)."""
+    patterns = {name: re.compile(pattern) for name, pattern in names.items()}
+    return {
         f"{file.relative_to(ROOT)}:{number}: {name}"
-        for file in sorted((ROOT / "shardstore").rglob("*.py"))
+        for file in sorted(folder.rglob("*.py"))
         for number, line in enumerate(file.read_text().splitlines(), 1)
         for name, pattern in patterns.items()
         if pattern.search(line)
     }
-    assert found == set()
+
+
+def test_the_library_names_nothing_of_the_sites_model() -> None:
+    """shardstore is driven by the catalog (and the functions) it is handed: a table, a
+    pool, a field or a Redis key of the site's is named in ``social`` or ``pinboard``."""
+    assert named_in(ROOT / "shardstore", site_names()) == set()
+
+
+def test_the_librarys_tests_name_nothing_of_the_sites_model() -> None:
+    """The library's tests open their stores with a catalog of their own
+    (tests/shardstore/catalog.py): besides what the library may not name, they name none
+    of the site's object types or lookups (as strings) nor the fields its objects hold."""
+    from pinboard.catalog import CATALOG
+
+    names = site_names()
+    for name in [*CATALOG.types, *CATALOG.lookups]:
+        names[name] = rf"[\"']{name}[\"']"
+    for field in ("board_id", "username"):
+        names[field] = rf"\b{field}\b"
+    assert named_in(ROOT / "tests" / "shardstore", names) == set()
 
 
 def test_no_module_is_over_400_lines() -> None:

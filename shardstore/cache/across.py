@@ -16,7 +16,7 @@ V = TypeVar("V")
 
 def get_across(wanted: Sequence[tuple[CachePool, Sequence[str]]]) -> list[dict[str, bytes]]:
     """What each pool holds of its keys, for a page that needs several pools' keys at one
-    step (a board, its owner and its list of pins): one multi-get per home, however many
+    step (a collection, its owner and its list of items): one multi-get per home, however many
     pools live there. Every pool counts its own hits and misses."""
     found = _ask(wanted, lambda pool, home, keys: pool.fetch(home, keys))
     for (pool, keys), held in zip(wanted, found, strict=True):

@@ -17,8 +17,8 @@ the replay runs are recorded too and replayed in turn; the server is back only
 when nothing is left to replay, checked under the same lock that records.
 
 Why replay rather than flush the returning server: a server is shared by every
-pool that names it and by pinners' sessions, and one web process's network blip
-(a timeout under load) would otherwise empty it for everyone and log pinners
+pool that names it and by users' sessions, and one web process's network blip
+(a timeout under load) would otherwise empty it for everyone and log users
 out. The replay deletes only what this process could not. Past ``max_missed``
 keys (a long outage under heavy writes) the record stops growing and the server
 is flushed instead: after that long, emptying it is the cheaper certainty.

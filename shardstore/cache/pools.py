@@ -1,4 +1,4 @@
-"""Cache pools: one per kind of data (users, boards, pins, lists), each sized and watched alone.
+"""Cache pools: one per kind of data (as a catalog names them, and lists), each watched alone.
 
 A pool is a small memcached-shaped interface over bytes. ``MemcachePool``
 speaks to memcached servers through pymemcache (keys spread over the servers
@@ -215,7 +215,7 @@ class MemcachePool:
     # before the filler reads the database, or a writer's delete could land before it and
     # the filler store what it read before the write), and it carries the token the fill's
     # cas will need. Fills need no wait: a cas whose claim was deleted or changed fails.
-    # One write, not one per key: a cold page of 50 pins claims and fills 50 keys.
+    # One write, not one per key: a cold page of 50 objects claims and fills 50 keys.
     def claim(
         self, home: Hashable, items: Mapping[str, bytes], expire: int
     ) -> dict[str, tuple[bytes, Any]]:

@@ -1,7 +1,7 @@
 """Reads of cached tables that a page makes at one step, together.
 
-A page reads in steps, each needing what the one before found: a board page reads the
-board, its owner and its list of pins, then the pins. A step's reads are independent of
+A page reads in steps, each needing what the one before found: a collection's page reads
+the collection, its owner and its list of items, then the items. A step's reads are independent of
 each other, so ``read_together`` sends them as one multi-get to each memcached server
 they live on (pools often share servers), where reading them one by one would cost a
 round trip each. A cold step's claims and fills go together too (readthrough.py): warm,

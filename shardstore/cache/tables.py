@@ -41,10 +41,10 @@ ABSENT = b"null"
 
 
 class CachedObjects:
-    """``pin:%d`` keys holding each object's stored JSON and every count of the mappings
-    from it (``null`` when absent): a page of 50 pins and their counts is one multi-get of
-    50 keys. A write to the object, or to a mapping that changes one of its counts, drops
-    the key (``forget``)."""
+    """``<type name>:%d`` keys holding each object's stored JSON and every count of the
+    mappings from it (``null`` when absent): a page of 50 objects and their counts is one
+    multi-get of 50 keys. A write to the object, or to a mapping that changes one of its
+    counts, drops the key (``forget``)."""
 
     def __init__(self, cached: CachedTables, table: ObjectTable, pool: CachePool) -> None:
         self._cached = cached
@@ -346,7 +346,7 @@ class CachedMapping:
 
 
 class CachedLookup:
-    """Lookups (username -> ID) cached under ``lookup:<name>:<key>``; ``null`` when absent."""
+    """Lookups (key -> ID) cached under ``lookup:<name>:<key>``; ``null`` when absent."""
 
     def __init__(self, table: LookupTable, pool: CachePool) -> None:
         self._table = table

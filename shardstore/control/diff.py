@@ -161,7 +161,7 @@ def _wait_lag(admin_b: MySQLHost, max_lag: float, name_b: str) -> None:
 
 
 def digests(host: MySQLHost, shards: Sequence[int]) -> dict[str, Digest]:
-    """``{"db00042.pins": (rows, hash)}`` of every table of ``shards`` on ``host``, read in
+    """``{"db00042.items": (rows, hash)}`` of every table of ``shards`` on ``host``, read in
     the transaction open on it: one query per shard, each table hashed with its own
     columns there (a column one host lacks is a difference, not a skipped one)."""
     columns = _columns(host, shards)

@@ -1,9 +1,9 @@
 """Move a range of Redis virtual shards to another instance: copy the keys, switch, drop.
 
-Which keys a virtual shard holds is the user's to say (``keys_of``): the site's
-social model (social/redis_keys.py) keeps a pinner's keys by ``vshard_of(id)``
-and a board's with its owner's. So is how the moved keys are repaired from their
-source of truth (``repair``). Both are arguments, as ``connect`` is to a failover.
+Which keys a virtual shard holds is the user's to say (``keys_of``): a social
+model, say, keeps a user's keys by ``vshard_of(id)`` and those of what the user
+owns with them. So is how the moved keys are repaired from their source of truth
+(``repair``). Both are arguments, as ``connect`` is to a failover.
 
 Steps, in order:
 

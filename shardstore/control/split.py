@@ -19,7 +19,7 @@ replica becomes responsible for some of the DBs"), and undo that, and clean up a
 7. start the reverse stream (``reverse_stream``): the host replicates the moving shards
    back from the replica, so that a revert is a cut-back of seconds;
 8. publish the new ranges: the moving shards mastered by the replica. The
-   read-only window (steps 3 to 8) is what the moving shards' pinners wait;
+   read-only window (steps 3 to 8) is what the moving shards' users wait;
    the other shards are never stopped;
 9. on the replica, rename the shards that stay on the host (``db00042`` ->
    ``db00042_split9``, 9 being the map version the split published): kept until

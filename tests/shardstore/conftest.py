@@ -25,21 +25,19 @@ from typing import Any, cast
 
 import pytest
 
-from shardstore import Store, Topology, init_shards
+from shardstore import Catalog, Store, Topology, init_shards
 from shardstore.cache import CachedStore, LocalPool
 from shardstore.control import documents
 from shardstore.interface import StoreInterface
 from toolkit.processes import free_port
 
-from .catalog import CATALOG
+from .catalog import CACHE_POOLS, CATALOG
 from .replication import pair  # noqa: F401 - the replicated pair, for the operations' tests
 
 BACKENDS = ["sqlite", "mysql"]
 SHARD_COUNT = 16
 HOST_A, HOST_B = "MySQL001A", "MySQL002A"
 RANGE_A, RANGE_B = (0, 7), (8, 15)
-CACHE_POOLS = ("users", "boards", "pins", "lists")
-documents.require_pools(CACHE_POOLS)  # as a site declares its pools
 
 
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
@@ -48,6 +46,24 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
     # --strict/filterwarnings=error turn into an error. Declare it, unused, then.
     if not pluginmanager.has_plugin("django"):
         parser.addini("DJANGO_SETTINGS_MODULE", "unused without pytest-django")
+
+
+@pytest.fixture(scope="session")
+def catalog() -> Catalog:
+    """The data model of the stores below (a suite over another model overrides it)."""
+    return CATALOG
+
+
+@pytest.fixture(autouse=True)
+def required_pools(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A caches document names this catalog's pools, as a site declares its own at import;
+    a site's, declared when its settings load in the same run, are not this suite's."""
+    monkeypatch.setattr(documents, "_REQUIRED_POOLS", dict.fromkeys(CACHE_POOLS))
+
+
+def pools_of(catalog: Catalog) -> tuple[str, ...]:
+    """The cache pools a CachedStore over ``catalog`` needs: its types' and ``lists``."""
+    return (*dict.fromkeys(t.pool for t in catalog.types.values()), "lists")
 
 
 def two_host_topology(address_a: str, address_b: str, *, version: int = 1) -> Topology:
@@ -76,11 +92,12 @@ class Backend:
     address_b: str
     #: An address of this backend that cannot be reached.
     unreachable: Callable[[], str]
+    catalog: Catalog
     stores: list[Store] = field(default_factory=list)
 
     def make_store(self, topology: Topology, **options: Any) -> Store:
         """Another Store (closed at teardown)."""
-        store = Store(topology, **options, catalog=CATALOG)
+        store = Store(topology, **options, catalog=self.catalog)
         self.stores.append(store)
         return store
 
@@ -88,11 +105,11 @@ class Backend:
 class _MySQLSchema:
     """The 16 shard databases on the session's MariaDB, emptied between tests."""
 
-    def __init__(self, host: str, port: int) -> None:
+    def __init__(self, host: str, port: int, catalog: Catalog) -> None:
         import MySQLdb
 
         self.address = f"mysql://root@{host}:{port}"
-        store = Store(two_host_topology(self.address, self.address), catalog=CATALOG)
+        store = Store(two_host_topology(self.address, self.address), catalog=catalog)
         try:
             init_shards(store)
         finally:
@@ -119,8 +136,8 @@ class _MySQLSchema:
 
 
 @pytest.fixture(scope="session")
-def mysql_schema(mariadb_server: Any) -> Iterator[_MySQLSchema]:
-    schema = _MySQLSchema(mariadb_server.host, mariadb_server.port)
+def mysql_schema(mariadb_server: Any, catalog: Catalog) -> Iterator[_MySQLSchema]:
+    schema = _MySQLSchema(mariadb_server.host, mariadb_server.port, catalog)
     try:
         yield schema
     finally:
@@ -128,12 +145,12 @@ def mysql_schema(mariadb_server: Any) -> Iterator[_MySQLSchema]:
 
 
 @pytest.fixture(scope="session")
-def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory, catalog: Catalog) -> Path:
     """Two initialized sqlite host directories, copied (fast) into each test's tmp_path."""
     root = tmp_path_factory.mktemp("sqlite-template")
     store = Store(
         two_host_topology(f"sqlite://{root / 'hostA'}", f"sqlite://{root / 'hostB'}"),
-        catalog=CATALOG,
+        catalog=catalog,
     )
     try:
         init_shards(store)
@@ -143,7 +160,7 @@ def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+def backend(request: pytest.FixtureRequest, tmp_path: Path, catalog: Catalog) -> Iterator[Backend]:
     """The backend under test (sqlite or mysql), with clean shards on two hosts."""
     if request.param == "sqlite":
         template: Path = request.getfixturevalue("sqlite_template")
@@ -154,6 +171,7 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
             f"sqlite://{tmp_path / 'hostA'}",
             f"sqlite://{tmp_path / 'hostB'}",
             unreachable=lambda: f"sqlite://{tmp_path / 'no-such-dir'}",
+            catalog=catalog,
         )
     else:
         schema: _MySQLSchema = request.getfixturevalue("mysql_schema")
@@ -163,6 +181,7 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
             schema.address,
             schema.address,
             unreachable=lambda: f"mysql://root@127.0.0.1:{free_port()}",
+            catalog=catalog,
         )
     try:
         yield env
@@ -186,11 +205,12 @@ def store(request: pytest.FixtureRequest, backend: Backend, plain_store: Store) 
     """
     if request.param == "plain":
         return plain_store
+    names = pools_of(plain_store.catalog)
     if backend.kind == "sqlite":
-        pools: dict[str, Any] = {name: LocalPool(name) for name in CACHE_POOLS}
+        pools: dict[str, Any] = {name: LocalPool(name) for name in names}
     else:
         make: Callable[[str], Any] = request.getfixturevalue("memcached_pool")
-        pools = {name: make(name) for name in CACHE_POOLS}
+        pools = {name: make(name) for name in names}
         pools["lists"].clear()  # one server: IDs repeat from test to test (fresh shards)
     return CachedStore(plain_store, pools)
 

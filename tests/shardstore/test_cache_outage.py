@@ -36,7 +36,7 @@ from toolkit.servers.memcached import MemcachedServer
 from .catalog import CATALOG
 from .conftest import two_host_topology
 
-POOL_NAMES = ("users", "boards", "pins", "lists")
+POOL_NAMES = ("accounts", "folders", "notes", "lists")
 _runs = itertools.count(1)
 
 
@@ -112,8 +112,8 @@ def raw(address: str) -> Client:
     return Client((host, int(port)), connect_timeout=2, timeout=2, default_noreply=False)
 
 
-def new_board(cached: CachedStore, title: str, shard: int = 3) -> int:
-    return cached.objects("board").create(shard, {"title": title, "n": 0})
+def new_folder(cached: CachedStore, title: str, shard: int = 3) -> int:
+    return cached.objects("folder").create(shard, {"title": title, "n": 0})
 
 
 def counting_errors(errors: list[BaseException], operation: Callable[[], Any]) -> Any:
@@ -130,25 +130,25 @@ def test_a_stopped_server_is_a_miss_never_an_error_and_is_tried_again_only_at_it
     server = start_memcached()
     cache = make_cache([server.address], retry_seconds=3600)  # no retry during the outage
     cached = cache.cached
-    board = new_board(cached, "soup")
-    pins = [cached.objects("pin").create(shard_of(board), {"n": n}) for n in range(3)]
-    for pin in pins[:2]:
-        cached.mapping("board_has_pins").add(board, pin)
-    assert cached.objects("board").get(board)["title"] == "soup"  # cached
-    assert cached.mapping("board_has_pins").page(board).ids == pins[1::-1]
+    folder = new_folder(cached, "soup")
+    notes = [cached.objects("note").create(shard_of(folder), {"n": n}) for n in range(3)]
+    for note in notes[:2]:
+        cached.mapping("folder_has_notes").add(folder, note)
+    assert cached.objects("folder").get(folder)["title"] == "soup"  # cached
+    assert cached.mapping("folder_has_notes").page(folder).ids == notes[1::-1]
 
     server.halt(kill=True)
     errors: list[BaseException] = []
     rounds = 20
     for n in range(rounds):
-        counting_errors(errors, lambda n=n: cached.objects("board").update(board, {"n": n}))
-        got = counting_errors(errors, lambda: cached.objects("board").get(board))
+        counting_errors(errors, lambda n=n: cached.objects("folder").update(folder, {"n": n}))
+        got = counting_errors(errors, lambda: cached.objects("folder").get(folder))
         assert got is not None and got["n"] == n  # read from SQL, never a stale copy
-    counting_errors(errors, lambda: cached.mapping("board_has_pins").add(board, pins[2]))
-    page = counting_errors(errors, lambda: cached.mapping("board_has_pins").page(board))
-    count = counting_errors(errors, lambda: cached.mapping("board_has_pins").count(board))
+    counting_errors(errors, lambda: cached.mapping("folder_has_notes").add(folder, notes[2]))
+    page = counting_errors(errors, lambda: cached.mapping("folder_has_notes").page(folder))
+    count = counting_errors(errors, lambda: cached.mapping("folder_has_notes").count(folder))
     assert errors == []
-    assert page.ids == pins[::-1] and count == 3
+    assert page.ids == notes[::-1] and count == 3
     health = cache.health[server.address]
     assert not health.up
     assert health.stats.failures == 1  # the first command; every later one is a miss...
@@ -158,11 +158,11 @@ def test_a_stopped_server_is_a_miss_never_an_error_and_is_tried_again_only_at_it
 
     server.restart()
     health.retry_seconds = 0.0  # the retry is due
-    assert cached.objects("board").get(board)["n"] == rounds - 1
+    assert cached.objects("folder").get(folder)["n"] == rounds - 1
     assert health.up and health.stats.probes == 1 and health.pending() == 0
-    hits = cache.pools["boards"].stats.hits
-    assert cached.objects("board").get(board)["n"] == rounds - 1
-    assert cache.pools["boards"].stats.hits == hits + 1  # it serves again
+    hits = cache.pools["folders"].stats.hits
+    assert cached.objects("folder").get(folder)["n"] == rounds - 1
+    assert cache.pools["folders"].stats.hits == hits + 1  # it serves again
 
 
 def test_a_server_cut_off_and_back_serves_nothing_stale_and_keeps_the_rest(
@@ -172,31 +172,31 @@ def test_a_server_cut_off_and_back_serves_nothing_stale_and_keeps_the_rest(
     with CutOff(server.host, server.port) as link:
         cache = make_cache([link.address])
         cached = cache.cached
-        board, other = new_board(cached, "soup"), new_board(cached, "cake")
-        pins = [cached.objects("pin").create(shard_of(board), {"n": n}) for n in range(3)]
-        lists = cached.mapping("board_has_pins")
-        lists.add(board, pins[0])
-        lists.add(board, pins[1])
-        assert cached.objects("board").get(board)["title"] == "soup"
-        assert cached.objects("board").get(other)["title"] == "cake"
-        assert lists.page(board).ids == [pins[1], pins[0]] and lists.count(board) == 2
+        folder, other = new_folder(cached, "soup"), new_folder(cached, "cake")
+        notes = [cached.objects("note").create(shard_of(folder), {"n": n}) for n in range(3)]
+        lists = cached.mapping("folder_has_notes")
+        lists.add(folder, notes[0])
+        lists.add(folder, notes[1])
+        assert cached.objects("folder").get(folder)["title"] == "soup"
+        assert cached.objects("folder").get(other)["title"] == "cake"
+        assert lists.page(folder).ids == [notes[1], notes[0]] and lists.count(folder) == 2
         direct = raw(server.address)
         direct.set("bystander", b"a session, say")
-        board_key = cached.objects("board").key(board)
-        assert direct.get(board_key) is not None
+        folder_key = cached.objects("folder").key(folder)
+        assert direct.get(folder_key) is not None
 
         link.cut()
-        cached.objects("board").update(board, {"title": "soup, edited"})
-        lists.add(board, pins[2])  # the append is lost
-        lists.remove(board, pins[0])  # and so is the delete
+        cached.objects("folder").update(folder, {"title": "soup, edited"})
+        lists.add(folder, notes[2])  # the append is lost
+        lists.remove(folder, notes[0])  # and so is the delete
         # The server still holds what these writes made stale: the danger is real.
-        assert b"soup" in direct.get(board_key) and b"edited" not in direct.get(board_key)
+        assert b"soup" in direct.get(folder_key) and b"edited" not in direct.get(folder_key)
 
         link.heal()
-        assert cached.objects("board").get(board)["title"] == "soup, edited"
-        assert lists.page(board).ids == [pins[2], pins[1]]
-        assert lists.count(board) == 2
-        assert cached.objects("board").get(other)["title"] == "cake"
+        assert cached.objects("folder").get(folder)["title"] == "soup, edited"
+        assert lists.page(folder).ids == [notes[2], notes[1]]
+        assert lists.count(folder) == 2
+        assert cached.objects("folder").get(other)["title"] == "cake"
         health = cache.health[link.address]
         assert health.up and health.stats.replayed >= 3 and health.stats.flushes == 0
         assert direct.get("bystander") == b"a session, say"  # replayed, not flushed
@@ -211,8 +211,8 @@ def test_a_frozen_server_costs_one_timeout_then_misses_and_serves_fresh_once_tha
     server = start_memcached()
     cache = make_cache([server.address], retry_seconds=3600, timeout=0.2)
     cached = cache.cached
-    board = new_board(cached, "soup")
-    assert cached.objects("board").get(board)["title"] == "soup"
+    folder = new_folder(cached, "soup")
+    assert cached.objects("folder").get(folder)["title"] == "soup"
     health = cache.health[server.address]
     pid = server.pid
     assert pid is not None
@@ -220,18 +220,18 @@ def test_a_frozen_server_costs_one_timeout_then_misses_and_serves_fresh_once_tha
     os.kill(pid, signal.SIGSTOP)
     try:
         for n in range(5):
-            counting_errors(errors, partial(cached.objects("board").update, board, {"n": n}))
-            got = counting_errors(errors, partial(cached.objects("board").get, board))
+            counting_errors(errors, partial(cached.objects("folder").update, folder, {"n": n}))
+            got = counting_errors(errors, partial(cached.objects("folder").get, folder))
             assert got is not None and got["n"] == n
         assert errors == [] and health.stats.failures == 1 and not health.up
     finally:
         os.kill(pid, signal.SIGCONT)
     health.retry_seconds = 0.0
-    assert cached.objects("board").get(board)["n"] == 4
+    assert cached.objects("folder").get(folder)["n"] == 4
     assert health.up and health.pending() == 0
-    assert cached.objects("board").get(board)["n"] == 4  # now from the cache
+    assert cached.objects("folder").get(folder)["n"] == 4  # now from the cache
     direct = raw(server.address)
-    assert direct.get(cached.objects("board").key(board)) is not None
+    assert direct.get(cached.objects("folder").key(folder)) is not None
     direct.close()
 
 
@@ -242,19 +242,19 @@ def test_a_server_that_missed_too_much_is_flushed_before_it_serves(
     with CutOff(server.host, server.port) as link:
         cache = make_cache([link.address])
         cached = cache.cached
-        boards = [new_board(cached, f"b{n}") for n in range(5)]
-        for board in boards:
-            cached.objects("board").get(board)
+        folders = [new_folder(cached, f"b{n}") for n in range(5)]
+        for folder in folders:
+            cached.objects("folder").get(folder)
         direct = raw(server.address)
         direct.set("bystander", b"x")
         health = cache.health[link.address]
         health.max_missed = 2
 
         link.cut()
-        for board in boards:
-            cached.objects("board").update(board, {"title": "new"})
+        for folder in folders:
+            cached.objects("folder").update(folder, {"title": "new"})
         link.heal()
-        assert [cached.objects("board").get(b)["title"] for b in boards] == ["new"] * 5
+        assert [cached.objects("folder").get(b)["title"] for b in folders] == ["new"] * 5
         assert health.stats.flushes == 1 and health.stats.replayed == 0
         assert direct.get("bystander") is None
         direct.close()
@@ -268,25 +268,25 @@ def test_keys_of_a_stopped_server_are_not_cached_on_another(
     a, b = start_memcached(), start_memcached()
     cache = make_cache([a.address, b.address], retry_seconds=3600)
     cached = cache.cached
-    boards = [new_board(cached, f"b{n}") for n in range(16)]
-    pool = cache.pools["boards"]
-    on_a = [x for x in boards if pool.server_of(cached.objects("board").key(x)) == a.address]
-    on_b = [x for x in boards if x not in on_a]
+    folders = [new_folder(cached, f"b{n}") for n in range(16)]
+    pool = cache.pools["folders"]
+    on_a = [x for x in folders if pool.server_of(cached.objects("folder").key(x)) == a.address]
+    on_b = [x for x in folders if x not in on_a]
     assert on_a and on_b  # rendezvous hashing spreads 16 keys over both
 
     a.halt(kill=True)
-    for board in boards:
-        assert cached.objects("board").get(board)["title"].startswith("b")
+    for folder in folders:
+        assert cached.objects("folder").get(folder)["title"].startswith("b")
     direct_b = raw(b.address)
-    keys_a = [cached.objects("board").key(x) for x in on_a]
-    keys_b = [cached.objects("board").key(x) for x in on_b]
+    keys_a = [cached.objects("folder").key(x) for x in on_a]
+    keys_b = [cached.objects("folder").key(x) for x in on_b]
     assert direct_b.get_many(keys_a) == {}
     assert set(direct_b.get_many(keys_b)) == set(keys_b)  # B serves its own meanwhile
 
     a.restart()
     cache.health[a.address].retry_seconds = 0.0
-    for board in on_a:
-        cached.objects("board").get(board)
+    for folder in on_a:
+        cached.objects("folder").get(folder)
     direct_a = raw(a.address)
     assert set(direct_a.get_many(keys_a)) == set(keys_a)
     direct_a.close()
@@ -315,15 +315,15 @@ def test_claims_are_in_place_when_a_claim_returns_even_on_a_slow_link(
 def test_no_error_and_no_stale_read_while_a_server_is_cut_off_and_healed_under_load(
     start_memcached: Callable[[], MemcachedServer], make_cache: Callable[..., Cache]
 ) -> None:
-    """A writer bumps versions of 8 boards (each acknowledged after its write returns);
+    """A writer bumps versions of 8 folders (each acknowledged after its write returns);
     readers check that every read that began after an acknowledgement sees at least that
     version. The link is cut and healed twice meanwhile."""
     server = start_memcached()
     with CutOff(server.host, server.port) as link:
         cache = make_cache([link.address], retry_seconds=0.01)
         cached = cache.cached
-        boards = [new_board(cached, f"b{n}") for n in range(8)]
-        acked = dict.fromkeys(boards, 0)
+        folders = [new_folder(cached, f"b{n}") for n in range(8)]
+        acked = dict.fromkeys(folders, 0)
         errors: list[BaseException] = []
         stale: list[tuple[int, int, int]] = []
         reads = [0]
@@ -336,10 +336,10 @@ def test_no_error_and_no_stale_read_while_a_server_is_cut_off_and_healed_under_l
         def writer() -> None:
             rng = random.Random(1)
             for n in range(1, 601):
-                board = rng.choice(boards)
-                update = partial(cached.objects("board").update, board, {"n": n})
+                folder = rng.choice(folders)
+                update = partial(cached.objects("folder").update, folder, {"n": n})
                 if counting_errors(errors, update):
-                    acked[board] = n
+                    acked[folder] = n
                 if n in stages:
                     stages[n].set()
                     time.sleep(0.05)  # let readers meet the link in its new state
@@ -348,13 +348,13 @@ def test_no_error_and_no_stale_read_while_a_server_is_cut_off_and_healed_under_l
         def reader(seed: int) -> None:
             rng = random.Random(seed)
             for _ in range(3000):
-                board = rng.choice(boards)
-                floor = acked[board]
-                got = counting_errors(errors, partial(cached.objects("board").get, board))
+                folder = rng.choice(folders)
+                floor = acked[folder]
+                got = counting_errors(errors, partial(cached.objects("folder").get, folder))
                 with lock:
                     reads[0] += 1
                     if got is None or got["n"] < floor:
-                        stale.append((board, floor, got["n"] if got else -1))
+                        stale.append((folder, floor, got["n"] if got else -1))
                 if writes_done.is_set():
                     return
 
@@ -372,9 +372,9 @@ def test_no_error_and_no_stale_read_while_a_server_is_cut_off_and_healed_under_l
         assert errors == [] and stale == []
         health = cache.health[link.address]
         assert health.stats.failures >= 1  # the outage happened under load
-        final = {b: cached.objects("board").get(b)["n"] for b in boards}  # the retry is due
+        final = {b: cached.objects("folder").get(b)["n"] for b in folders}  # the retry is due
         assert final == acked
-        hits = cache.pools["boards"].stats.hits
-        assert {b: cached.objects("board").get(b)["n"] for b in boards} == acked
-        assert health.up and cache.pools["boards"].stats.hits == hits + len(boards)
+        hits = cache.pools["folders"].stats.hits
+        assert {b: cached.objects("folder").get(b)["n"] for b in folders} == acked
+        assert health.up and cache.pools["folders"].stats.hits == hits + len(folders)
         assert reads[0] > 100

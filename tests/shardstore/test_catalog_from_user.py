@@ -25,9 +25,9 @@ from tests.config_documents import sqlite_shard_map
 
 from .catalog import CATALOG
 
-NOTES = Catalog(
-    types=[ObjectType("author", 1, "authors"), ObjectType("note", 2, "notes", pool="notes")],
-    relations=[Relation("author_has_notes", "author", "note")],
+RECIPES = Catalog(
+    types=[ObjectType("cook", 1, "cooks"), ObjectType("recipe", 2, "recipes", pool="recipes")],
+    relations=[Relation("cook_has_recipes", "cook", "recipe")],
     lookups=[],
 )
 
@@ -39,35 +39,35 @@ def cli(*args: str) -> tuple[int, str]:
 
 
 def test_a_store_holds_the_tables_of_the_catalog_it_is_given(tmp_path: Path) -> None:
-    store = Store(Topology.single_host(f"sqlite://{tmp_path}", shard_count=4), catalog=NOTES)
+    store = Store(Topology.single_host(f"sqlite://{tmp_path}", shard_count=4), catalog=RECIPES)
     try:
         init_shards(store)
-        author = store.objects("author").create(1, {"name": "ada"})
-        note = store.objects("note").create(1, {"text": "hello"})
-        store.mapping("author_has_notes").add(author, note)
-        assert store.mapping("author_has_notes").page(author).ids == [note]
-        with pytest.raises(UnknownType, match="pin"):
-            store.objects("pin")  # pinboard's types are not the library's
+        cook = store.objects("cook").create(1, {"name": "ada"})
+        recipe = store.objects("recipe").create(1, {"text": "hello"})
+        store.mapping("cook_has_recipes").add(cook, recipe)
+        assert store.mapping("cook_has_recipes").page(cook).ids == [recipe]
+        with pytest.raises(UnknownType, match="note"):
+            store.objects("note")  # another catalog's types are not this store's
     finally:
         store.close()
 
 
 def test_a_cached_store_names_the_pools_its_catalog_needs(tmp_path: Path) -> None:
-    store = Store(Topology.single_host(f"sqlite://{tmp_path}", shard_count=4), catalog=NOTES)
+    store = Store(Topology.single_host(f"sqlite://{tmp_path}", shard_count=4), catalog=RECIPES)
     try:
-        with pytest.raises(ValueError, match="no cache pool named notes, objects"):
+        with pytest.raises(ValueError, match="no cache pool named objects, recipes"):
             CachedStore(store, {"lists": LocalPool("lists")})
-        pools = {name: LocalPool(name) for name in ("lists", "notes", "objects")}
+        pools = {name: LocalPool(name) for name in ("lists", "objects", "recipes")}
         assert CachedStore(store, pools).pools.keys() == pools.keys()
     finally:
         store.close()
 
 
 def test_decode_names_the_type_only_with_a_catalog() -> None:
-    pin = compose(3, CATALOG.type("pin").type_id, 42)
-    assert cli("decode", str(pin)) == (0, f"{pin}: shard 3, type 1 (no --catalog), local 42\n")
-    status, out = cli("--catalog", "tests.shardstore.catalog:CATALOG", "decode", str(pin))
-    assert (status, out) == (0, f"{pin}: shard 3, type 1 (pin), local 42\n")
+    note = compose(3, CATALOG.type("note").type_id, 42)
+    assert cli("decode", str(note)) == (0, f"{note}: shard 3, type 1 (no --catalog), local 42\n")
+    status, out = cli("--catalog", "tests.shardstore.catalog:CATALOG", "decode", str(note))
+    assert (status, out) == (0, f"{note}: shard 3, type 1 (note), local 42\n")
 
 
 def test_init_needs_a_catalog_and_makes_its_tables(tmp_path: Path) -> None:
@@ -79,12 +79,12 @@ def test_init_needs_a_catalog_and_makes_its_tables(tmp_path: Path) -> None:
     assert status == 2 and "--catalog is required" in out
     assert not (tmp_path / "shards").exists()  # nothing made
 
-    status, out = cli("--catalog", "tests.shardstore.test_catalog_from_user:NOTES", *topology, "init")  # fmt: skip
+    status, out = cli("--catalog", "tests.shardstore.test_catalog_from_user:RECIPES", *topology, "init")  # fmt: skip
     assert status == 0 and "16 shards ready" in out, out
-    store = Store(Topology.from_json(source.current("shards").document), catalog=NOTES)
+    store = Store(Topology.from_json(source.current("shards").document), catalog=RECIPES)
     try:
-        note = store.objects("note").create(5, {"n": 1})
-        assert store.objects("note").get(note) == {"id": note, "n": 1}
+        recipe = store.objects("recipe").create(5, {"n": 1})
+        assert store.objects("recipe").get(recipe) == {"id": recipe, "n": 1}
     finally:
         store.close()
 

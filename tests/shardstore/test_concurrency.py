@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from shardstore import Store, compose
 
-USER, PIN, BOARD = 3, 1, 2
+ACCOUNT, NOTE, FOLDER = 3, 1, 2
 
 
 def run_threads(count: int, work: Callable[[int], None]) -> list[BaseException]:
@@ -31,22 +31,22 @@ def run_threads(count: int, work: Callable[[int], None]) -> list[BaseException]:
 
 
 def test_concurrent_adds_of_one_pair_count_once(store: Store) -> None:
-    has_pins = store.mapping("board_has_pins")
-    board, pin = compose(6, BOARD, 1), compose(13, PIN, 1)
+    has_notes = store.mapping("folder_has_notes")
+    folder, note = compose(6, FOLDER, 1), compose(13, NOTE, 1)
     results: list[bool] = []
-    errors = run_threads(8, lambda n: results.append(has_pins.add(board, pin)))
+    errors = run_threads(8, lambda n: results.append(has_notes.add(folder, note)))
     assert errors == []
     assert results.count(True) == 1
-    assert has_pins.count(board) == 1
-    assert store.mapping("pin_owned_by_board").count(pin) == 1
+    assert has_notes.count(folder) == 1
+    assert store.mapping("note_in_folder").count(note) == 1
 
 
 def test_concurrent_follows_on_one_shard(store: Store) -> None:
-    """Users of one shard follow each other from 8 threads: every add lands, counts are exact."""
-    follows = store.mapping("user_follows_users")
-    followed_by = store.mapping("user_followed_by_users")
-    users = [compose(4, USER, local) for local in range(1, 13)]
-    pairs = [(a, b) for a in users for b in users if a != b]
+    """Accounts of one shard watch each other from 8 threads: every add lands, counts are exact."""
+    follows = store.mapping("account_watches_accounts")
+    followed_by = store.mapping("account_watched_by_accounts")
+    accounts = [compose(4, ACCOUNT, local) for local in range(1, 13)]
+    pairs = [(a, b) for a in accounts for b in accounts if a != b]
     random.Random(5).shuffle(pairs)
     chunks = [pairs[n::8] for n in range(8)]
 
@@ -56,35 +56,37 @@ def test_concurrent_follows_on_one_shard(store: Store) -> None:
 
     errors = run_threads(8, work)
     assert errors == [], f"{len(errors)} adds failed, first: {errors[0]!r}" if errors else ""
-    for user in users:
-        assert follows.count(user) == len(users) - 1
-        assert followed_by.count(user) == len(users) - 1
-        assert sorted(follows.page(user, limit=100).ids) == sorted(u for u in users if u != user)
+    for account in accounts:
+        assert follows.count(account) == len(accounts) - 1
+        assert followed_by.count(account) == len(accounts) - 1
+        assert sorted(follows.page(account, limit=100).ids) == sorted(
+            u for u in accounts if u != account
+        )
 
 
 def test_concurrent_adds_and_removes_keep_counts_exact(store: Store) -> None:
-    """12 threads like and unlike pins of one shard. Contention (a lock wait, an InnoDB
+    """12 threads star and unstar notes of one shard. Contention (a lock wait, an InnoDB
     deadlock) is the store's to resolve: no write may fail, and every count stays exact."""
-    likes = store.mapping("user_likes_pins")
-    users = [compose(9, USER, local) for local in range(1, 5)]
-    items = [compose(9, PIN, local) for local in range(1, 11)]
+    likes = store.mapping("account_stars_notes")
+    accounts = [compose(9, ACCOUNT, local) for local in range(1, 5)]
+    items = [compose(9, NOTE, local) for local in range(1, 11)]
 
     def work(n: int) -> None:
         rng = random.Random(n)
         for _ in range(200):
-            user, pin = rng.choice(users), rng.choice(items)
+            account, note = rng.choice(accounts), rng.choice(items)
             if rng.random() < 0.6:
-                likes.add(user, pin)
+                likes.add(account, note)
             else:
-                likes.remove(user, pin)
+                likes.remove(account, note)
 
     errors = run_threads(12, work)
     assert errors == [], f"{len(errors)} writes failed, first: {errors[0]!r}" if errors else ""
-    for user in users:
-        assert likes.count(user) == len(likes.page(user, limit=100).ids)
-    for pin in items:
-        liked_by = store.mapping("pin_liked_by_users")
-        assert liked_by.count(pin) == len(liked_by.page(pin, limit=100).ids)
-        assert sorted(liked_by.page(pin, limit=100).ids) == sorted(
-            u for u in users if likes.contains(u, pin)
+    for account in accounts:
+        assert likes.count(account) == len(likes.page(account, limit=100).ids)
+    for note in items:
+        liked_by = store.mapping("note_starred_by_accounts")
+        assert liked_by.count(note) == len(liked_by.page(note, limit=100).ids)
+        assert sorted(liked_by.page(note, limit=100).ids) == sorted(
+            u for u in accounts if likes.contains(u, note)
         )

@@ -90,7 +90,7 @@ def test_a_process_cut_off_from_zookeeper_past_its_lease_stops_writing(
     store = Store(Topology.from_json(sqlite_shard_map(tmp_path / "shards")), catalog=CATALOG)
     init_shards(store)
     store.refuse_writes_when(process.lease)
-    pin = store.objects("pin").create(0, {"n": 0})
+    note = store.objects("note").create(0, {"n": 0})
     assert process.lease() is None and "web-1" in operator.followers()
     operator.close()
 
@@ -98,8 +98,8 @@ def test_a_process_cut_off_from_zookeeper_past_its_lease_stops_writing(
     assert eventually(lambda: process.lease() is not None, 10)
     assert "has not answered for" in (process.lease() or "")
     with pytest.raises(ShardReadOnly, match="lease"):
-        store.objects("pin").create(0, {"n": 1})
-    assert store.objects("pin").get(pin) == {"n": 0, "id": pin}  # reads go on
+        store.objects("note").create(0, {"n": 1})
+    assert store.objects("note").get(note) == {"n": 0, "id": note}  # reads go on
 
     private_zookeeper.restart()
     assert eventually(lambda: process.lease() is None, 30)  # it reached ZooKeeper again

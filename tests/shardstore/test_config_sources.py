@@ -138,7 +138,7 @@ def test_a_shard_map_with_a_password_in_an_address_is_refused_without_echoing_it
             publish(source, bad)
         assert "hunter2" not in str(err.value)
     with_user = shard_map(2)
-    with_user["hosts"]["db2"] = "mysql://app@10.0.0.2:3306"  # a user alone is no secret
+    with_user["hosts"]["db2"] = "mysql://app@10.0.0.2:3306"  # a user alone reveals nothing
     assert publish(source, with_user).version == 2
 
 
@@ -173,8 +173,8 @@ def test_redis_and_cache_documents(source: ConfigSource) -> None:
         source.publish("redis", redis, author="ops", reason="gap")
     pools = {name: ["10.0.2.1:11211"] for name in CACHE_POOLS}
     assert source.publish("caches", {"version": 0, "pools": pools}, author="o", reason="r")
-    with pytest.raises(InvalidTopology, match="pool pins has no server"):
-        source.publish("caches", {"version": 0, "pools": {**pools, "pins": []}}, author="o", reason="r")  # fmt: skip
+    with pytest.raises(InvalidTopology, match="pool notes has no server"):
+        source.publish("caches", {"version": 0, "pools": {**pools, "notes": []}}, author="o", reason="r")  # fmt: skip
     with pytest.raises(InvalidTopology, match="no config document named"):
         source.publish("nonsense", {"version": 0}, author="o", reason="r")
 
@@ -243,7 +243,7 @@ json_values = st.recursive(
     },
 )
 @example(name="shards", document={"version": 1, "hosts": {"a": "mysql://h"}, "ranges": [[0, 1]]})
-@example(name="caches", document={"version": 1, "pools": {"users": [1]}})
+@example(name="caches", document={"version": 1, "pools": {"accounts": [1]}})
 @hypothesis_settings(max_examples=300)
 def test_any_malformed_document_is_refused_with_a_reason(name: str, document: Any) -> None:
     """Whatever JSON an operator pastes, validation says why it is refused: no other error."""

@@ -20,8 +20,8 @@ def store(plain_store: Store) -> Store:
 
 
 def test_connections_are_reused(store: Store) -> None:
-    pins = store.objects("pin")
-    pin = pins.create(3, {})
+    notes = store.objects("note")
+    note = notes.create(3, {})
     backend = store.backend(3)
     connects = 0
     original = backend._connect
@@ -33,7 +33,7 @@ def test_connections_are_reused(store: Store) -> None:
 
     backend._connect = counting_connect  # type: ignore[method-assign]
     for _ in range(20):
-        assert pins.get(pin) is not None
+        assert notes.get(note) is not None
     assert connects <= 1
 
 
@@ -43,10 +43,10 @@ def test_a_connection_the_server_closed_is_replaced(backend: Backend, store: Sto
     if backend.kind != "mysql":
         pytest.skip("only a MySQL server closes a client's idle connection")
 
-    pins = store.objects("pin")
-    pin = pins.create(3, {"title": "t"})
+    notes = store.objects("note")
+    note = notes.create(3, {"title": "t"})
     _kill_idle_connections(store, 3)
-    assert pins.get(pin) == {"id": pin, "title": "t"}
+    assert notes.get(note) == {"id": note, "title": "t"}
 
 
 def test_a_write_on_a_connection_the_server_closed(backend: Backend, store: Store) -> None:
@@ -55,23 +55,23 @@ def test_a_write_on_a_connection_the_server_closed(backend: Backend, store: Stor
     (and must not run twice)."""
     if backend.kind != "mysql":
         pytest.skip("only a MySQL server closes a client's idle connection")
-    pins = store.objects("pin")
-    usernames = store.lookup("username")
-    shard = usernames.shard_of("grace")
-    pins.create(shard, {})  # a pooled connection to the host of the key's shard
+    notes = store.objects("note")
+    logins = store.lookup("login")
+    shard = logins.shard_of("grace")
+    notes.create(shard, {})  # a pooled connection to the host of the key's shard
 
     _kill_idle_connections(store, shard)
-    pin = pins.create(shard, {"title": "after"})
-    assert pins.get(pin) == {"id": pin, "title": "after"}
+    note = notes.create(shard, {"title": "after"})
+    assert notes.get(note) == {"id": note, "title": "after"}
     with store.session(shard) as session:
-        assert session.query("SELECT COUNT(*) FROM {db}.pins")[0][0] == 2
+        assert session.query("SELECT COUNT(*) FROM {db}.notes")[0][0] == 2
 
     _kill_idle_connections(store, shard)
-    usernames.insert("grace", compose(shard, 3, 1))
-    assert usernames.get("grace") == compose(shard, 3, 1)
+    logins.insert("grace", compose(shard, 3, 1))
+    assert logins.get("grace") == compose(shard, 3, 1)
 
     _kill_idle_connections(store, shard)
-    assert pins.delete(pin, hard=True) is True
+    assert notes.delete(note, hard=True) is True
 
 
 def _kill_idle_connections(store: Store, shard: int) -> None:
@@ -119,14 +119,14 @@ def test_a_host_address_without_a_user_logs_in_with_the_mysql_login(
 
     store = Store(topology, backend_options={"mysql_login": "site:site-password"}, catalog=CATALOG)
     try:
-        user = store.objects("user").create(3, {"username": "no-password-in-the-map"})
-        assert store.objects("user").get(user)["username"] == "no-password-in-the-map"
+        account = store.objects("account").create(3, {"login": "no-password-in-the-map"})
+        assert store.objects("account").get(account)["login"] == "no-password-in-the-map"
     finally:
         store.close()
 
     wrong = Store(topology, backend_options={"mysql_login": "site:wrong"}, catalog=CATALOG)
     try:
         with pytest.raises((ShardUnavailable, MySQLdb.OperationalError)):
-            wrong.objects("user").get(user)
+            wrong.objects("account").get(account)
     finally:
         wrong.close()

@@ -293,7 +293,7 @@ def test_open_range_creates_the_shards_and_sends_new_users_there(
     source: FileSource, tmp_path: Path
 ) -> None:
     old = Store(Topology.from_json(source.current("shards").document), catalog=CATALOG)
-    pin = old.objects("pin").create(3, {"n": 1})
+    note = old.objects("note").create(3, {"n": 1})
     plan = plan_open_range(
         source,
         open_store,
@@ -318,9 +318,9 @@ def test_open_range_creates_the_shards_and_sends_new_users_there(
     assert topology.open_ranges == ((16, 31),)
     new = Store(topology, catalog=CATALOG)
     assert all(16 <= new.new_user_shard() <= 31 for _ in range(50))
-    user = new.objects("user").create(new.new_user_shard(), {"username": "newcomer"})
-    assert new.objects("user").get(user)["username"] == "newcomer"  # type: ignore[index]
-    assert new.objects("pin").get(pin) == {"n": 1, "id": pin}  # existing data untouched
+    account = new.objects("account").create(new.new_user_shard(), {"login": "newcomer"})
+    assert new.objects("account").get(account)["login"] == "newcomer"  # type: ignore[index]
+    assert new.objects("note").get(note) == {"n": 1, "id": note}  # existing data untouched
     assert sorted(p.name for p in (tmp_path / "B").iterdir())[:1] == ["db00016.sqlite3"]
     old.close()
     new.close()
@@ -379,20 +379,22 @@ def test_a_cache_server_joins_a_pool_empty(tmp_path: Path, memcached_server: Any
     server = memcached_server.address
     client = Client((memcached_server.host, memcached_server.port))
     # Stored before the plan runs (a set without reply could reach the server after it).
-    client.set("v1:pin:1", b"a value from before it left the pool", noreply=False)
+    client.set("v1:note:1", b"a value from before it left the pool", noreply=False)
 
-    execute(plan_cache_server(source, pool="pins", server=server, add=True, author="ada"), tmp_path)
+    execute(
+        plan_cache_server(source, pool="notes", server=server, add=True, author="ada"), tmp_path
+    )
     try:
-        assert client.get("v1:pin:1") is None  # emptied before any process reads it
+        assert client.get("v1:note:1") is None  # emptied before any process reads it
     finally:
         client.close()
-    assert source.current("caches").document["pools"]["pins"] == ["10.0.2.1:11211", server]
-    with pytest.raises(InvalidTopology, match="already in pool pins"):
-        plan_cache_server(source, pool="pins", server=server, add=True, author="ada")
+    assert source.current("caches").document["pools"]["notes"] == ["10.0.2.1:11211", server]
+    with pytest.raises(InvalidTopology, match="already in pool notes"):
+        plan_cache_server(source, pool="notes", server=server, add=True, author="ada")
 
-    plan = plan_cache_server(source, pool="pins", server=server, add=False, author="ada")
+    plan = plan_cache_server(source, pool="notes", server=server, add=False, author="ada")
     execute(plan, tmp_path)
-    assert source.current("caches").document["pools"]["pins"] == ["10.0.2.1:11211"]
-    with pytest.raises(InvalidTopology, match="pool pins has no server"):
-        plan_cache_server(source, pool="pins", server="10.0.2.1:11211", add=False, author="ada")
+    assert source.current("caches").document["pools"]["notes"] == ["10.0.2.1:11211"]
+    with pytest.raises(InvalidTopology, match="pool notes has no server"):
+        plan_cache_server(source, pool="notes", server="10.0.2.1:11211", add=False, author="ada")
     client.close()

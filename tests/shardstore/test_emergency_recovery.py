@@ -50,7 +50,7 @@ def test_killed_after_the_promotion_it_is_resumed_not_aborted(
     publish_pair(source, master, replica)
     store = app_store(source)
     init_shards(store)
-    written = [store.objects("pin").create(n % 4, {"n": n}) for n in range(10)]
+    written = [store.objects("note").create(n % 4, {"n": n}) for n in range(10)]
     store.close()
     kill_master(master, replica)
     journal, locks = MemoryJournal(), FileLocks(tmp_path / "locks")
@@ -67,8 +67,8 @@ def test_killed_after_the_promotion_it_is_resumed_not_aborted(
     topology = Topology.from_json(source.current("shards").document)
     assert topology.range_of(0).master == "B" and topology.out_of_service == ("A",)
     new = app_store(source)
-    assert [p["n"] for p in new.objects("pin").get_many(written)] == list(range(10))
-    new.objects("pin").create(1, {"n": "after"})
+    assert [p["n"] for p in new.objects("note").get_many(written)] == list(range(10))
+    new.objects("note").create(1, {"n": "after"})
     new.close()
 
 

@@ -32,8 +32,8 @@ def test_planned_failover_moves_the_master_and_loses_nothing(
     publish_pair(source, master, replica)
     old = app_store(source)
     init_shards(old)  # on A; B gets the databases by replication
-    written = [old.objects("pin").create(n % 4, {"n": n}) for n in range(20)]
-    old.mapping("board_has_pins").add(old.objects("board").create(1, {}), written[1])
+    written = [old.objects("note").create(n % 4, {"n": n}) for n in range(20)]
+    old.mapping("folder_has_notes").add(old.objects("folder").create(1, {}), written[1])
 
     plan = plan_failover(source, host="A", author="ada", connect=root, quiet_seconds=0.2)
     assert [line.split("  [")[0] for line in plan.lines()] == [
@@ -52,8 +52,8 @@ def test_planned_failover_moves_the_master_and_loses_nothing(
     topology = Topology.from_json(source.current("shards").document)
     assert topology.range_of(0).master == "B" and topology.range_of(0).replica == "A"
     new = Store(topology, catalog=CATALOG, backend_options=APP_LOGIN)
-    assert [p["n"] for p in new.objects("pin").get_many(written)] == list(range(20))  # all there
-    after = new.objects("pin").create(2, {"n": "after"})
+    assert [p["n"] for p in new.objects("note").get_many(written)] == list(range(20))  # all there
+    after = new.objects("note").create(2, {"n": "after"})
     with root(f"mysql://{master.address}") as m, root(f"mysql://{replica.address}") as r:
         assert m.read_only() and not r.read_only()
         assert r.replica_status() is None
@@ -63,14 +63,14 @@ def test_planned_failover_moves_the_master_and_loses_nothing(
     assert (turned.master, turned.replica, turned.problems) == ("B", "A", ())
     # A process still on the old map is fenced: its write is refused, typed, not lost silently.
     with pytest.raises(ShardReadOnly, match="read_only"):
-        old.objects("pin").create(2, {"n": "stale"})
+        old.objects("note").create(2, {"n": "stale"})
     # The old master follows the new one.
     on_a = Store(
         Topology.from_json({**topology.as_json(), "ranges": [{"range": [0, 3], "master": "A"}]}),
         catalog=CATALOG,
         backend_options=APP_LOGIN,
     )
-    assert eventually(lambda: on_a.objects("pin").get(after) is not None, 10)
+    assert eventually(lambda: on_a.objects("note").get(after) is not None, 10)
     on_a.close()
     old.close()
     new.close()
@@ -127,7 +127,7 @@ def test_emergency_failover_promotes_the_replica_with_every_acknowledged_write(
 
     old = app_store(source)
     init_shards(old)
-    acknowledged = [old.objects("pin").create(n % 4, {"n": n}) for n in range(50)]
+    acknowledged = [old.objects("note").create(n % 4, {"n": n}) for n in range(50)]
     kill_master(master, replica)  # kill -9: no goodbye to the replica
 
     with pytest.raises(InvalidTopology, match="no fence command"):
@@ -150,15 +150,15 @@ def test_emergency_failover_promotes_the_replica_with_every_acknowledged_write(
     [unpaired] = pair_health(source.current("shards").document, root)
     assert unpaired.master == "B" and "no replica in the shard map" in unpaired.problems
     new = Store(topology, catalog=CATALOG, backend_options=APP_LOGIN)
-    assert [p["n"] for p in new.objects("pin").get_many(acknowledged)] == list(range(50))
-    new.objects("pin").create(1, {"n": "after"})
+    assert [p["n"] for p in new.objects("note").get_many(acknowledged)] == list(range(50))
+    new.objects("note").create(1, {"n": "after"})
 
     # The old master comes back: read_only, so a process still on the old map is refused.
     master.restart()
     with root(f"mysql://{master.address}") as m:
         assert m.read_only()
     with pytest.raises(ShardReadOnly, match="read_only"):
-        old.objects("pin").create(1, {"n": "stale"})
+        old.objects("note").create(1, {"n": "stale"})
     old.close()
     new.close()
 
@@ -178,7 +178,7 @@ def test_emergency_failover_refuses_a_replica_that_stopped_replicating(
     with root(f"mysql://{replica.address}") as r, root(f"mysql://{master.address}") as m:
         r.stop_receiving()
         m.set_semi_sync(False)
-    lost = [old.objects("pin").create(n % 4, {"n": n}) for n in range(3)]
+    lost = [old.objects("note").create(n % 4, {"n": n}) for n in range(3)]
     with root(f"mysql://{master.address}") as m:
         last = m.gtid_binlog_pos()
     kill_master(master, replica)
@@ -202,7 +202,7 @@ def test_emergency_failover_refuses_a_replica_that_stopped_replicating(
     assert f"every transaction after {received}" in journal.entries[0].summary
     assert "ACCEPTED DATA LOSS" in journal.entries[0].steps[0][2]
     new = app_store(source)
-    assert new.objects("pin").get_many(lost) == []  # what was lost, as the journal said
+    assert new.objects("note").get_many(lost) == []  # what was lost, as the journal said
     new.close()
     old.close()
 
@@ -306,10 +306,10 @@ def test_a_planned_failover_that_fails_after_the_freeze_is_undone(
         status = r.replica_status()
         assert r.read_only() and status is not None and status.healthy
         assert status.source == master.address
-    pin = old.objects("pin").create(1, {"n": "after the undo"})  # writable, and replicated
+    note = old.objects("note").create(1, {"n": "after the undo"})  # writable, and replicated
     wait_caught_up(master, replica)
     old.close()
-    assert pin
+    assert note
 
 
 def die_after(plan: Plan, steps: int, journal: MemoryJournal) -> None:
@@ -361,7 +361,7 @@ def test_a_planned_failover_killed_part_way_blocks_its_hosts_until_aborted(
         assert not m.read_only() and m.replica_status() is None
         status = r.replica_status()
         assert status is not None and status.source == master.address and r.read_only()
-    assert old.objects("pin").create(1, {"n": "writable again"})
+    assert old.objects("note").create(1, {"n": "writable again"})
     # Aborting again finds nothing open; the failover now runs.
     outcome = run(
         plan_failover(source, host="A", author="bob", connect=root, quiet_seconds=0.1),

@@ -27,22 +27,22 @@ def moved(backend: Backend, *, version: int, **extra: object) -> Topology:
 
 def rows(store: Store, shard: int) -> int:
     with store.session(shard) as session:
-        return int(session.query("SELECT COUNT(*) FROM {db}.pins")[0][0])
+        return int(session.query("SELECT COUNT(*) FROM {db}.notes")[0][0])
 
 
 def test_a_request_pinned_to_the_old_map_cannot_write_where_the_new_one_moved_the_shard(
     backend: Backend, plain_store: Store
 ) -> None:
-    pins = plain_store.objects("pin")
-    before = pins.create(3, {"title": "before"})
+    notes = plain_store.objects("note")
+    before = notes.create(3, {"title": "before"})
     with plain_store.pinned():
         plain_store.set_topology(moved(backend, version=2))  # published meanwhile
         with pytest.raises(ShardReadOnly) as refused:
-            pins.create(3, {"title": "stale"})
+            notes.create(3, {"title": "stale"})
         assert refused.value.host == HOST_A and refused.value.shard_id == 3
         assert f"names {HOST_B} its master" in str(refused.value)
-        assert pins.get(before) is not None  # reads go on, by the pinned map
-        pins.create(9, {"title": "unmoved"})  # shard 9 is mastered by B in both maps
+        assert notes.get(before) is not None  # reads go on, by the pinned map
+        notes.create(9, {"title": "unmoved"})  # shard 9 is mastered by B in both maps
     old = backend.make_store(two_host_topology(backend.address_a, backend.address_b))
     assert rows(old, 3) == 1 and rows(old, 9) == 1
 
@@ -53,18 +53,18 @@ def test_only_the_shards_in_a_read_only_window_refuse_writes(
     base = two_host_topology(backend.address_a, backend.address_b, version=2).as_json()
     plain_store.set_topology(Topology.from_json({**base, "read_only": [[2, 3]]}))
     plain_store.hold_seconds = 0  # refused at once, not held until the window ends
-    pins = plain_store.objects("pin")
+    notes = plain_store.objects("note")
     for shard in (2, 3):
         with pytest.raises(ShardReadOnly, match="read-only while it moves"):
-            pins.create(shard, {})
-    board_on_3 = compose(3, plain_store.catalog.type("board").type_id, 1)
+            notes.create(shard, {})
+    folder_on_3 = compose(3, plain_store.catalog.type("folder").type_id, 1)
     with pytest.raises(ShardReadOnly):
-        plain_store.mapping("board_has_pins").add(board_on_3, pins.create(4, {}))
-    pins.create(4, {})  # its neighbours are writable
+        plain_store.mapping("folder_has_notes").add(folder_on_3, notes.create(4, {}))
+    notes.create(4, {})  # its neighbours are writable
     assert rows(plain_store, 2) == rows(plain_store, 3) == 0
 
     plain_store.set_topology(Topology.from_json({**base, "version": 3}))  # the window ends
-    pins.create(2, {})
+    notes.create(2, {})
     assert rows(plain_store, 2) == 1
 
 
@@ -75,7 +75,7 @@ def test_a_swap_returns_once_the_writes_admitted_under_the_old_map_have_finished
 
     def slow_write() -> None:
         with plain_store.session(1, write=True) as session:
-            session.execute("INSERT INTO {db}.pins (data) VALUES (%s)", ('{"slow": true}',))
+            session.execute("INSERT INTO {db}.notes (data) VALUES (%s)", ('{"slow": true}',))
             holding.set()
             release.wait(10)
 
@@ -89,7 +89,7 @@ def test_a_swap_returns_once_the_writes_admitted_under_the_old_map_have_finished
     swapper = threading.Thread(target=swap)
     swapper.start()
     assert not swapped.wait(0.3)  # the write admitted under v1 is still in flight
-    plain_store.objects("pin").create(9, {})  # writes under the new map do not wait
+    plain_store.objects("note").create(9, {})  # writes under the new map do not wait
     release.set()
     writer.join(10)
     assert swapped.wait(10)
@@ -108,7 +108,7 @@ def test_a_swap_that_cannot_drain_the_old_writes_says_so(
 
     def slow_write() -> None:
         with plain_store.session(1, write=True) as session:
-            session.execute("INSERT INTO {db}.pins (data) VALUES (%s)", ('{"slow": true}',))
+            session.execute("INSERT INTO {db}.notes (data) VALUES (%s)", ('{"slow": true}',))
             holding.set()
             release.wait(10)
 
@@ -153,24 +153,24 @@ def later(seconds: float, store: Store, topology: Topology) -> threading.Timer:
 def test_a_write_that_meets_a_move_waits_for_it_then_goes_to_the_new_master(
     backend: Backend, plain_store: Store, write: str
 ) -> None:
-    pins = plain_store.objects("pin")
-    pin = pins.create(3, {"title": "before"})
+    notes = plain_store.objects("note")
+    note = notes.create(3, {"title": "before"})
     hand_over(backend, 3)
     plain_store.set_topology(in_window(backend, version=2))
     with plain_store.pinned():
         arrival = later(0.2, plain_store, moved(backend, version=3))
         if write == "create":  # a read session, admitted at its first INSERT
-            pin = pins.create(3, {"title": "held"})
+            note = notes.create(3, {"title": "held"})
         else:  # a write transaction, admitted before it begins
-            pins.update(pin, {"title": "held"})
+            notes.update(note, {"title": "held"})
         assert plain_store.topology.version == 3  # the request goes on by the new map
         arrival.join()
     # Only the shard's master by v3 (host B) was admitted; on SQLite, B is its own files.
-    assert pins.get(pin)["title"] == "held"  # type: ignore[index]
+    assert notes.get(note)["title"] == "held"  # type: ignore[index]
     if backend.kind == "sqlite":
         old = backend.make_store(two_host_topology(backend.address_a, backend.address_b))
-        on_a = old.objects("pin").get(pin)
-        assert on_a is None if write == "create" else on_a == {"id": pin, "title": "before"}
+        on_a = old.objects("note").get(note)
+        assert on_a is None if write == "create" else on_a == {"id": note, "title": "before"}
 
 
 def test_a_write_held_past_its_limit_is_refused_and_writes_nothing(
@@ -179,7 +179,7 @@ def test_a_write_held_past_its_limit_is_refused_and_writes_nothing(
     plain_store.set_topology(in_window(backend, version=2))
     plain_store.hold_seconds = 0.2
     with pytest.raises(ShardMoving, match="read-only while it moves"):
-        plain_store.objects("pin").create(3, {})
+        plain_store.objects("note").create(3, {})
     assert rows(plain_store, 3) == 0
 
 
@@ -191,8 +191,8 @@ def test_a_session_that_has_read_is_refused_at_once_not_moved(
     plain_store.set_topology(in_window(backend, version=2))
     arrival = later(0.2, plain_store, moved(backend, version=3))
     with plain_store.session(3) as session, pytest.raises(ShardMoving):
-        session.query("SELECT COUNT(*) FROM {db}.pins")
-        session.execute("INSERT INTO {db}.pins (data) VALUES (%s)", ("{}",))
+        session.query("SELECT COUNT(*) FROM {db}.notes")
+        session.execute("INSERT INTO {db}.notes (data) VALUES (%s)", ("{}",))
     arrival.join()
     assert rows(plain_store, 3) == 0
 
@@ -205,6 +205,6 @@ def test_no_more_writes_wait_than_the_hold_limit(
     plain_store.set_topology(in_window(backend, version=2))
     arrival = later(0.2, plain_store, moved(backend, version=3))
     with pytest.raises(ShardMoving):  # refused at once, though the window ends soon
-        plain_store.objects("pin").create(3, {})
+        plain_store.objects("note").create(3, {})
     arrival.join()
     assert rows(plain_store, 3) == 0

@@ -177,44 +177,44 @@ def test_decompose_accepts_canonical_decimal_strings(text: str) -> None:
 
 
 def test_wrong_type_for_an_object_table(store: Store) -> None:
-    pin_id = store.objects("pin").create(0, {"title": "a pin"})
-    with pytest.raises(WrongType, match="pin"):
-        store.objects("board").get(pin_id)
+    note_id = store.objects("note").create(0, {"title": "a note"})
+    with pytest.raises(WrongType, match="note"):
+        store.objects("folder").get(note_id)
     with pytest.raises(WrongType):
-        store.objects("board").get_many([pin_id])
+        store.objects("folder").get_many([note_id])
     with pytest.raises(WrongType):
-        store.objects("board").update(pin_id, {"x": 1})
+        store.objects("folder").update(note_id, {"x": 1})
     with pytest.raises(WrongType):
-        store.objects("board").delete(pin_id, hard=True)
+        store.objects("folder").delete(note_id, hard=True)
     assert issubclass(WrongType, InvalidId)
-    # The pin is untouched.
-    assert store.objects("pin").get(pin_id) == {"id": pin_id, "title": "a pin"}
+    # The note is untouched.
+    assert store.objects("note").get(note_id) == {"id": note_id, "title": "a note"}
 
 
 def test_wrong_type_for_mapping_ends(store: Store) -> None:
-    board = store.objects("board").create(1, {})
-    pin = store.objects("pin").create(1, {})
-    boards_pins = store.mapping("board_has_pins")
+    folder = store.objects("folder").create(1, {})
+    note = store.objects("note").create(1, {})
+    folders_notes = store.mapping("folder_has_notes")
     with pytest.raises(WrongType):
-        boards_pins.add(pin, board)  # ends swapped
+        folders_notes.add(note, folder)  # ends swapped
     with pytest.raises(WrongType):
-        boards_pins.add(board, board)
+        folders_notes.add(folder, folder)
     with pytest.raises(WrongType):
-        boards_pins.page(pin)
+        folders_notes.page(note)
     with pytest.raises(WrongType):
-        boards_pins.contains(board, board)
+        folders_notes.contains(folder, folder)
     with pytest.raises(WrongType):
-        boards_pins.filter(board, [pin, board])
+        folders_notes.filter(folder, [note, folder])
     with pytest.raises(WrongType):
-        boards_pins.count(pin)
-    assert boards_pins.count(board) == 0
-    assert store.mapping("pin_owned_by_board").count(pin) == 0
+        folders_notes.count(note)
+    assert folders_notes.count(folder) == 0
+    assert store.mapping("note_in_folder").count(note) == 0
 
 
 def test_malformed_ids_at_the_store(store: Store) -> None:
     with pytest.raises(InvalidId):
-        store.objects("pin").get("12a")
+        store.objects("note").get("12a")
     with pytest.raises(InvalidId):
-        store.objects("pin").get(-3)
+        store.objects("note").get(-3)
     with pytest.raises(InvalidId):
-        store.mapping("board_has_pins").page(2**62)
+        store.mapping("folder_has_notes").page(2**62)

@@ -19,7 +19,7 @@ from shardstore.mappings import MappingTable
 from shardstore.objects import ObjectTable
 from shardstore.store import Store
 
-from .catalog import CATALOG
+from .catalog import CACHE_POOLS, CATALOG
 
 IMPLEMENTATIONS = [
     (interface.StoreInterface, [Store, CachedStore]),
@@ -64,7 +64,7 @@ def test_a_cached_store_is_a_store_at_run_time(tmp_path: Any) -> None:
     from shardstore import Topology, init_shards
 
     store = Store(Topology.single_host(f"sqlite://{tmp_path}", shard_count=4), catalog=CATALOG)
-    cached = CachedStore(store, {n: LocalPool(n) for n in ("users", "boards", "pins", "lists")})
+    cached = CachedStore(store, {n: LocalPool(n) for n in CACHE_POOLS})
     init_shards(cached)  # schema creation needs only the interface
     assert cached.topology is store.topology
     assert cached.table_set() == store.table_set()
@@ -89,7 +89,7 @@ def test_a_pinned_thread_keeps_its_shard_map_while_another_is_swapped_in(tmp_pat
         )
 
     store = Store(topology(1, "A"), catalog=CATALOG)
-    cached = CachedStore(store, {n: LocalPool(n) for n in ("users", "boards", "pins", "lists")})
+    cached = CachedStore(store, {n: LocalPool(n) for n in CACHE_POOLS})
     seen_elsewhere = []
     with cached.pinned() as pinned:
         assert pinned.version == 1

@@ -15,7 +15,7 @@ from shardstore import Store
 from shardstore.interface import StoreInterface
 from shardstore.jobs import Chunk, JobContext, JobError, JobKind, by_shard, kind, kinds, register
 
-from .test_reconcile import board_and_pins, half_add, half_remove
+from .test_reconcile import folder_and_notes, half_add, half_remove
 
 
 def run_all(name: str, context: JobContext, **params: Any) -> list[dict[str, int]]:
@@ -56,25 +56,25 @@ def test_kinds_are_registered_once_by_name() -> None:
 def test_reconcile_chunks_repair_their_own_shards_and_a_second_run_finds_nothing(
     store: StoreInterface,
 ) -> None:
-    board, pins = board_and_pins(store, 3)  # the board on shard 2, its pins on shard 9
-    forward = store.mapping("board_has_pins")
-    forward.add(board, pins[0])
-    forward.add(board, pins[1])
-    half_add(store, board, pins[2])  # a forward row on shard 2 without its inverse
-    half_remove(store, board, pins[1])  # an inverse row on shard 9 without its forward row
+    folder, notes = folder_and_notes(store, 3)  # the folder on shard 2, its notes on shard 9
+    forward = store.mapping("folder_has_notes")
+    forward.add(folder, notes[0])
+    forward.add(folder, notes[1])
+    half_add(store, folder, notes[2])  # a forward row on shard 2 without its inverse
+    half_remove(store, folder, notes[1])  # an inverse row on shard 9 without its forward row
     context = JobContext(store)
     job = kind("reconcile")
 
     check = run_all("reconcile", context, check=True)
     assert (total(check, "missing_inverse"), total(check, "orphan_inverse")) == (1, 1)
-    assert not store.mapping("pin_owned_by_board").contains(pins[2], board)  # unchanged
+    assert not store.mapping("note_in_folder").contains(notes[2], folder)  # unchanged
 
     shard_9 = job.run_chunk(context, Chunk(9, 9), {})  # the orphan lives there
     assert (shard_9["missing_inverse"], shard_9["orphan_inverse"]) == (0, 1)
     shard_2 = job.run_chunk(context, Chunk(0, 7), {})  # the half-written add there
     assert (shard_2["missing_inverse"], shard_2["orphan_inverse"]) == (1, 0)
-    assert store.mapping("pin_owned_by_board").contains(pins[2], board)
-    assert not store.mapping("pin_owned_by_board").contains(pins[1], board)
+    assert store.mapping("note_in_folder").contains(notes[2], folder)
+    assert not store.mapping("note_in_folder").contains(notes[1], folder)
 
     again = run_all("reconcile", context)
     assert (total(again, "missing_inverse"), total(again, "orphan_inverse")) == (0, 0)

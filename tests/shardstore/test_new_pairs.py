@@ -97,14 +97,14 @@ def test_a_range_opens_on_a_new_read_only_pair(
     topology = Topology.from_json(source.current("shards").document)
     store = Store(topology, catalog=CATALOG, backend_options=APP_LOGIN)
     try:
-        user = store.objects("user").create(store.new_user_shard(), {"username": "first"})
+        account = store.objects("account").create(store.new_user_shard(), {"login": "first"})
     finally:
         store.close()
-    assert 4 <= shard_of(user) <= 7  # new pinners land on the new range
+    assert 4 <= shard_of(account) <= 7  # new accounts land on the new range
     with root(f"mysql://{master.address}") as m, root(f"mysql://{replica.address}") as r:
         assert r.wait_for(m.gtid_binlog_pos(), 30)
-        db = f"db{shard_of(user):05d}"
-        assert r.value(f"SELECT COUNT(*) FROM {db}.users") == 1  # replicated
+        db = f"db{shard_of(account):05d}"
+        assert r.value(f"SELECT COUNT(*) FROM {db}.accounts") == 1  # replicated
 
 
 def test_a_host_that_holds_shards_of_the_range_already_stops_the_plan(
@@ -179,7 +179,7 @@ def _bring_up(servers: list[MariaDBServer], tmp_path: Path, monkeypatch: pytest.
     assert status == 0 and "8 shards ready on 4 host(s)" in out, out
     store = Store(Topology.from_json(document), backend_options=APP_LOGIN, catalog=CATALOG)  # fmt: skip
     try:
-        pins = [store.objects("pin").create(shard, {"n": shard}) for shard in range(8)]
+        notes = [store.objects("note").create(shard, {"n": shard}) for shard in range(8)]
     finally:
         store.close()
     for master, replica in (servers[:2], servers[2:]):
@@ -187,7 +187,7 @@ def _bring_up(servers: list[MariaDBServer], tmp_path: Path, monkeypatch: pytest.
             assert not m.read_only() and r.read_only()
             assert r.wait_for(m.gtid_binlog_pos(), 60)
             assert r.value("SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name LIKE 'db0%'") == 4  # fmt: skip
-    assert len(pins) == 8
+    assert len(notes) == 8
 
     status, out = cli("bring-up")  # again: every master is open
     assert status == 1 and "nothing to bring up" in out

@@ -15,59 +15,59 @@ from .conftest import HOST_A, plain
 
 def test_create_returns_an_id_on_the_chosen_shard(store: Store) -> None:
     for shard in (0, 7, 8, 15):
-        pin_id = store.objects("pin").create(shard, {"title": f"on {shard}"})
-        fields = decompose(pin_id)
+        note_id = store.objects("note").create(shard, {"title": f"on {shard}"})
+        fields = decompose(note_id)
         assert fields.shard_id == shard
         assert fields.type_id == 1
         assert fields.local_id >= 1
-        board_id = store.objects("board").create(shard, {"name": "b"})
-        assert decompose(board_id).type_id == 2
-        assert decompose(board_id).shard_id == shard
-    user_id = store.objects("user").create(3, {})
-    assert decompose(user_id).type_id == 3
+        folder_id = store.objects("folder").create(shard, {"name": "b"})
+        assert decompose(folder_id).type_id == 2
+        assert decompose(folder_id).shard_id == shard
+    account_id = store.objects("account").create(3, {})
+    assert decompose(account_id).type_id == 3
 
 
 def test_create_then_get(store: Store) -> None:
     data = {"title": "Caf\u00e9 \U0001f600", "n": 3, "tags": ["a", "b"], "nested": {"x": None}}
-    pin_id = store.objects("pin").create(9, data)
-    assert store.objects("pin").get(pin_id) == {**data, "id": pin_id}
-    assert store.objects("pin").get(str(pin_id)) == {**data, "id": pin_id}
+    note_id = store.objects("note").create(9, data)
+    assert store.objects("note").get(note_id) == {**data, "id": note_id}
+    assert store.objects("note").get(str(note_id)) == {**data, "id": note_id}
 
 
 def test_ids_are_distinct_per_shard(store: Store) -> None:
-    pins = store.objects("pin")
-    ids = [pins.create(shard, {"i": i}) for i in range(5) for shard in (2, 10)]
+    notes = store.objects("note")
+    ids = [notes.create(shard, {"i": i}) for i in range(5) for shard in (2, 10)]
     assert len(set(ids)) == len(ids)
     for object_id in ids:
-        assert pins.get(object_id) is not None
+        assert notes.get(object_id) is not None
 
 
 def test_an_id_key_is_refused_unless_it_is_the_objects_own(store: Store) -> None:
-    pins = store.objects("pin")
+    notes = store.objects("note")
     with pytest.raises(ValueError, match="'id' is reserved"):
-        pins.create(1, {"id": 12345, "title": "t"})
-    pin_id = pins.create(1, {"title": "t"})
-    read = pins.get(pin_id)
-    assert pins.update(pin_id, read) == {"id": pin_id, "title": "t"}  # written back whole
+        notes.create(1, {"id": 12345, "title": "t"})
+    note_id = notes.create(1, {"title": "t"})
+    read = notes.get(note_id)
+    assert notes.update(note_id, read) == {"id": note_id, "title": "t"}  # written back whole
     with pytest.raises(ValueError, match="'id' is reserved"):
-        pins.update(pin_id, {"id": pin_id + 1})
-    assert pins.get(pin_id) == {"id": pin_id, "title": "t"}
+        notes.update(note_id, {"id": note_id + 1})
+    assert notes.get(note_id) == {"id": note_id, "title": "t"}
 
 
 def test_get_missing(store: Store) -> None:
-    assert store.objects("pin").get(compose(4, 1, 999)) is None
-    assert store.objects("pin").get(compose(12, 1, 1)) is None
+    assert store.objects("note").get(compose(4, 1, 999)) is None
+    assert store.objects("note").get(compose(12, 1, 1)) is None
 
 
 def test_create_rejects_non_mapping(store: Store) -> None:
     with pytest.raises(TypeError):
-        store.objects("pin").create(1, ["not", "a", "dict"])  # type: ignore[arg-type]
+        store.objects("note").create(1, ["not", "a", "dict"])  # type: ignore[arg-type]
 
 
 def test_get_many_one_query_per_host_or_shard_in_order(store: Store) -> None:
-    pins = store.objects("pin")
+    notes = store.objects("note")
     by_shard = {
-        shard: [pins.create(shard, {"s": shard, "i": i}) for i in range(3)]
+        shard: [notes.create(shard, {"s": shard, "i": i}) for i in range(3)]
         for shard in (1, 5, 9, 14)
     }
     missing = compose(5, 1, 10_000)
@@ -76,7 +76,7 @@ def test_get_many_one_query_per_host_or_shard_in_order(store: Store) -> None:
         by_shard[5][0], by_shard[9][0], by_shard[5][2],
     ]  # fmt: skip
     with store.count_queries() as queries:
-        found = pins.get_many(order)
+        found = notes.get_many(order)
     # Shards 9, 1, 14, 5: on MySQL one UNION ALL per host (the two hosts split the 16
     # shards in halves), on SQLite one query per shard (a file each).
     expected = 2 if store.backends()[HOST_A].spans_shards else 4
@@ -87,91 +87,91 @@ def test_get_many_one_query_per_host_or_shard_in_order(store: Store) -> None:
 
 
 def test_get_many_one_shard_is_one_query(store: Store) -> None:
-    pins = store.objects("pin")
-    ids = [pins.create(3, {"i": i}) for i in range(50)]
+    notes = store.objects("note")
+    ids = [notes.create(3, {"i": i}) for i in range(50)]
     with store.count_queries() as queries:
-        found = pins.get_many(list(reversed(ids)))
+        found = notes.get_many(list(reversed(ids)))
     assert queries.count == 1
     assert [obj["i"] for obj in found] == list(range(49, -1, -1))
 
 
 def test_get_many_accepts_strings_and_empty(store: Store) -> None:
-    pins = store.objects("pin")
-    a, b = pins.create(0, {"k": "a"}), pins.create(8, {"k": "b"})
-    assert [o["k"] for o in pins.get_many([str(b), str(a)])] == ["b", "a"]
+    notes = store.objects("note")
+    a, b = notes.create(0, {"k": "a"}), notes.create(8, {"k": "b"})
+    assert [o["k"] for o in notes.get_many([str(b), str(a)])] == ["b", "a"]
     with store.count_queries() as queries:
-        assert pins.get_many([]) == []
+        assert notes.get_many([]) == []
     assert queries.count == 0
 
 
 def test_get_many_leaves_out_soft_deleted(store: Store) -> None:
-    pins = store.objects("pin")
-    a, b, c = (pins.create(2, {"k": k}) for k in "abc")
-    assert pins.delete(b) is True
-    assert [o["k"] for o in pins.get_many([a, b, c])] == ["a", "c"]
-    assert [o["k"] for o in pins.get_many([a, b, c], include_inactive=True)] == ["a", "b", "c"]
+    notes = store.objects("note")
+    a, b, c = (notes.create(2, {"k": k}) for k in "abc")
+    assert notes.delete(b) is True
+    assert [o["k"] for o in notes.get_many([a, b, c])] == ["a", "c"]
+    assert [o["k"] for o in notes.get_many([a, b, c], include_inactive=True)] == ["a", "b", "c"]
 
 
 def test_scan_walks_one_shard_in_id_order_in_batches(store: Store) -> None:
-    pins = store.objects("pin")
-    here = [pins.create(5, {"k": n}) for n in range(7)]
-    pins.create(6, {"k": "elsewhere"})
-    store.objects("board").create(5, {"k": "another type"})
-    assert pins.delete(here[3]) is True
-    batches = list(pins.scan(5, batch=3))
+    notes = store.objects("note")
+    here = [notes.create(5, {"k": n}) for n in range(7)]
+    notes.create(6, {"k": "elsewhere"})
+    store.objects("folder").create(5, {"k": "another type"})
+    assert notes.delete(here[3]) is True
+    batches = list(notes.scan(5, batch=3))
     assert [[o["id"] for o in b] for b in batches] == [here[0:3], here[4:6], here[6:7]]
     assert [o["k"] for b in batches for o in b] == [0, 1, 2, 4, 5, 6]
-    every = [o["id"] for b in pins.scan(5, include_inactive=True) for o in b]
+    every = [o["id"] for b in notes.scan(5, include_inactive=True) for o in b]
     assert every == here
-    assert list(pins.scan(7)) == []
+    assert list(notes.scan(7)) == []
 
 
 def test_update_merges_a_dict(store: Store) -> None:
-    pins = store.objects("pin")
-    pin_id = pins.create(6, {"title": "old", "keep": 1})
-    new = pins.update(pin_id, {"title": "new", "added": [1, 2]})
-    assert new == {"id": pin_id, "title": "new", "keep": 1, "added": [1, 2]}
-    assert pins.get(pin_id) == new
+    notes = store.objects("note")
+    note_id = notes.create(6, {"title": "old", "keep": 1})
+    new = notes.update(note_id, {"title": "new", "added": [1, 2]})
+    assert new == {"id": note_id, "title": "new", "keep": 1, "added": [1, 2]}
+    assert notes.get(note_id) == new
 
 
 def test_update_with_a_function(store: Store) -> None:
-    pins = store.objects("pin")
-    pin_id = pins.create(11, {"likes": 4, "drop": True})
+    notes = store.objects("note")
+    note_id = notes.create(11, {"likes": 4, "drop": True})
 
     def edit(data: dict[str, Any]) -> None:
         data["likes"] += 1
         del data["drop"]
 
-    assert pins.update(pin_id, edit) == {"id": pin_id, "likes": 5}
-    assert pins.get(pin_id) == {"id": pin_id, "likes": 5}
+    assert notes.update(note_id, edit) == {"id": note_id, "likes": 5}
+    assert notes.get(note_id) == {"id": note_id, "likes": 5}
 
 
 def test_update_that_fails_changes_nothing(store: Store) -> None:
-    pins = store.objects("pin")
-    pin_id = pins.create(6, {"n": 1})
+    notes = store.objects("note")
+    note_id = notes.create(6, {"n": 1})
 
     def explode(data: dict[str, Any]) -> None:
         data["n"] = 2
         raise RuntimeError("boom")
 
     with pytest.raises(RuntimeError):
-        pins.update(pin_id, explode)
-    assert pins.get(pin_id) == {"id": pin_id, "n": 1}
+        notes.update(note_id, explode)
+    assert notes.get(note_id) == {"id": note_id, "n": 1}
     # The connection went back to the pool in a usable state.
-    assert pins.update(pin_id, {"n": 3})["n"] == 3
-    assert pins.get(pin_id) == {"id": pin_id, "n": 3}
+    assert notes.update(note_id, {"n": 3})["n"] == 3
+    assert notes.get(note_id) == {"id": note_id, "n": 3}
 
 
 def test_update_missing_raises_not_found(store: Store) -> None:
     with pytest.raises(NotFound):
-        store.objects("pin").update(compose(3, 1, 77), {"x": 1})
+        store.objects("note").update(compose(3, 1, 77), {"x": 1})
     assert issubclass(NotFound, LookupError)
 
 
 @pytest.mark.parametrize("shard", [4, 12])
 def test_concurrent_updates_lose_nothing(store: Store, shard: int) -> None:
-    pins = store.objects("pin")
-    pin_id = pins.create(shard, {"count": 0})
+    notes = store.objects("note")
+    note_id = notes.create(shard, {"count": 0})
     threads, increments = 8, 20
     errors: list[BaseException] = []
     start = threading.Barrier(threads)
@@ -183,7 +183,7 @@ def test_concurrent_updates_lose_nothing(store: Store, shard: int) -> None:
         try:
             start.wait()
             for _ in range(increments):
-                pins.update(pin_id, bump)
+                notes.update(note_id, bump)
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
 
@@ -193,39 +193,43 @@ def test_concurrent_updates_lose_nothing(store: Store, shard: int) -> None:
     for worker in workers:
         worker.join()
     assert errors == []
-    assert pins.get(pin_id)["count"] == threads * increments  # type: ignore[index]
+    assert notes.get(note_id)["count"] == threads * increments  # type: ignore[index]
 
 
 def test_soft_delete(store: Store) -> None:
-    pins = store.objects("pin")
-    pin_id = pins.create(10, {"title": "t"})
-    assert pins.delete(pin_id) is True
-    assert pins.get(pin_id) is None
-    assert pins.get(pin_id, include_inactive=True) == {"id": pin_id, "title": "t", "active": False}
-    assert pins.delete(pin_id) is False  # already gone
+    notes = store.objects("note")
+    note_id = notes.create(10, {"title": "t"})
+    assert notes.delete(note_id) is True
+    assert notes.get(note_id) is None
+    assert notes.get(note_id, include_inactive=True) == {
+        "id": note_id,
+        "title": "t",
+        "active": False,
+    }
+    assert notes.delete(note_id) is False  # already gone
     with pytest.raises(NotFound):
-        pins.update(pin_id, {"title": "u"})
-    assert pins.get(pin_id, include_inactive=True)["title"] == "t"  # type: ignore[index]
+        notes.update(note_id, {"title": "u"})
+    assert notes.get(note_id, include_inactive=True)["title"] == "t"  # type: ignore[index]
 
 
 def test_hard_delete(store: Store) -> None:
-    pins = store.objects("pin")
-    pin_id = pins.create(10, {"title": "t"})
-    other = pins.create(10, {"title": "other"})
-    assert pins.delete(pin_id, hard=True) is True
-    assert pins.get(pin_id, include_inactive=True) is None
-    assert pins.get_many([pin_id], include_inactive=True) == []
-    assert pins.delete(pin_id, hard=True) is False
-    assert pins.delete(pin_id) is False
-    assert pins.get(other) == {"id": other, "title": "other"}
+    notes = store.objects("note")
+    note_id = notes.create(10, {"title": "t"})
+    other = notes.create(10, {"title": "other"})
+    assert notes.delete(note_id, hard=True) is True
+    assert notes.get(note_id, include_inactive=True) is None
+    assert notes.get_many([note_id], include_inactive=True) == []
+    assert notes.delete(note_id, hard=True) is False
+    assert notes.delete(note_id) is False
+    assert notes.get(other) == {"id": other, "title": "other"}
 
 
 def test_hard_delete_of_a_soft_deleted_object(store: Store) -> None:
-    pins = store.objects("pin")
-    pin_id = pins.create(2, {})
-    pins.delete(pin_id)
-    assert pins.delete(pin_id, hard=True) is True
-    assert pins.get(pin_id, include_inactive=True) is None
+    notes = store.objects("note")
+    note_id = notes.create(2, {})
+    notes.delete(note_id)
+    assert notes.delete(note_id, hard=True) is True
+    assert notes.get(note_id, include_inactive=True) is None
 
 
 def _blob(size: int) -> dict[str, str]:
@@ -236,82 +240,82 @@ def _blob(size: int) -> dict[str, str]:
 
 def test_object_too_large_on_create(store: Store) -> None:
     with pytest.raises(ObjectTooLarge):
-        store.objects("pin").create(5, _blob(MAX_OBJECT_BYTES + 1))
+        store.objects("note").create(5, _blob(MAX_OBJECT_BYTES + 1))
     with plain(store).session(5) as session:
-        assert session.query("SELECT COUNT(*) FROM {db}.pins")[0][0] == 0
+        assert session.query("SELECT COUNT(*) FROM {db}.notes")[0][0] == 0
     assert issubclass(ObjectTooLarge, ValueError)
 
 
 def test_object_at_the_limit_round_trips(store: Store) -> None:
     """The same limit on every backend: an object of exactly the limit is stored whole."""
     data = _blob(MAX_OBJECT_BYTES)
-    pin_id = store.objects("pin").create(13, data)
-    assert store.objects("pin").get(pin_id) == {**data, "id": pin_id}
+    note_id = store.objects("note").create(13, data)
+    assert store.objects("note").get(note_id) == {**data, "id": note_id}
 
 
 def test_non_ascii_counts_in_bytes(store: Store) -> None:
     # json.dumps escapes non-ASCII as \\uXXXX: 6 bytes per character.
     with pytest.raises(ObjectTooLarge):
-        store.objects("pin").create(5, {"x": "\u00e9" * (MAX_OBJECT_BYTES // 6 + 1)})
+        store.objects("note").create(5, {"x": "\u00e9" * (MAX_OBJECT_BYTES // 6 + 1)})
 
 
 def test_object_too_large_on_update_changes_nothing(store: Store) -> None:
-    pins = store.objects("pin")
-    pin_id = pins.create(5, {"n": 1})
+    notes = store.objects("note")
+    note_id = notes.create(5, {"n": 1})
     with pytest.raises(ObjectTooLarge):
-        pins.update(pin_id, _blob(MAX_OBJECT_BYTES + 1))
-    assert pins.get(pin_id) == {"id": pin_id, "n": 1}
+        notes.update(note_id, _blob(MAX_OBJECT_BYTES + 1))
+    assert notes.get(note_id) == {"id": note_id, "n": 1}
 
 
 def test_unknown_type(store: Store) -> None:
     from shardstore import UnknownType
 
     with pytest.raises(UnknownType):
-        store.objects("pins")
+        store.objects("notes")
 
 
 def test_get_with_counts_is_one_query(store: Store) -> None:
-    boards = store.objects("board")
-    board = boards.create(7, {"name": "b"})
-    empty = boards.create(7, {"name": "empty"})
-    other = boards.create(8, {"name": "other"})
+    folders = store.objects("folder")
+    folder = folders.create(7, {"name": "b"})
+    empty = folders.create(7, {"name": "empty"})
+    other = folders.create(8, {"name": "other"})
     for local in range(1, 6):
-        store.mapping("board_has_pins").add(board, compose(7, 1, local))
-    store.mapping("board_has_pins").add(other, compose(7, 1, 1))
-    store.mapping("user_follows_boards").add(compose(7, 3, 1), board)
+        store.mapping("folder_has_notes").add(folder, compose(7, 1, local))
+    store.mapping("folder_has_notes").add(other, compose(7, 1, 1))
+    store.mapping("account_watches_folders").add(compose(7, 3, 1), folder)
     with store.count_queries() as queries:
-        got = boards.get(board, counts=("board_has_pins", "board_followed_by_users"))
+        got = folders.get(folder, counts=("folder_has_notes", "folder_watched_by_accounts"))
     assert queries.count == 1
     assert got == {
-        "id": board,
+        "id": folder,
         "name": "b",
-        "counts": {"board_has_pins": 5, "board_followed_by_users": 1},
+        "counts": {"folder_has_notes": 5, "folder_watched_by_accounts": 1},
     }
     with store.count_queries() as queries:
-        many = boards.get_many([other, empty, board], counts=("board_has_pins",))
+        many = folders.get_many([other, empty, folder], counts=("folder_has_notes",))
     assert queries.count == 2
     assert [(o["name"], o["counts"]) for o in many] == [
-        ("other", {"board_has_pins": 1}),
-        ("empty", {"board_has_pins": 0}),
-        ("b", {"board_has_pins": 5}),
+        ("other", {"folder_has_notes": 1}),
+        ("empty", {"folder_has_notes": 0}),
+        ("b", {"folder_has_notes": 5}),
     ]
     # Counts are read, never stored.
-    boards.update(board, {"name": "renamed"})
-    assert boards.get(board) == {"id": board, "name": "renamed"}
+    folders.update(folder, {"name": "renamed"})
+    assert folders.get(folder) == {"id": folder, "name": "renamed"}
 
 
 def test_counts_of_a_relation_from_another_type_are_refused(store: Store) -> None:
-    board = store.objects("board").create(1, {})
+    folder = store.objects("folder").create(1, {})
     with pytest.raises(ValueError):
-        store.objects("board").get(board, counts=("user_has_pins",))
+        store.objects("folder").get(folder, counts=("account_has_notes",))
 
 
 def test_a_field_named_counts_is_not_silently_dropped(store: Store) -> None:
     """Stored data comes back whole, or the write is refused: never a silent loss."""
-    pins = store.objects("pin")
+    notes = store.objects("note")
     data = {"title": "t", "counts": {"clicks": 3}}
     try:
-        pin = pins.create(2, data)
+        note = notes.create(2, data)
     except ValueError:
         return
-    assert pins.get(pin) == {**data, "id": pin}
+    assert notes.get(note) == {**data, "id": note}

@@ -65,7 +65,7 @@ def reader(source: FileSource, host: str) -> Store:
 
 
 class Writer(threading.Thread):
-    """Pins written without a pause until ``stop``: the acknowledged ones, by id."""
+    """Notes written without a pause until ``stop``: the acknowledged ones, by id."""
 
     def __init__(self, store: Store) -> None:
         super().__init__(daemon=True)
@@ -76,7 +76,7 @@ class Writer(threading.Thread):
         n = 0
         while not self.done.is_set():
             try:
-                self.written[self.store.objects("pin").create(n % SHARDS, {"n": n})] = n
+                self.written[self.store.objects("note").create(n % SHARDS, {"n": n})] = n
             except Exception as error:  # noqa: BLE001 - reported by the test
                 self.errors.append(error)
                 return
@@ -135,8 +135,8 @@ def test_an_empty_host_is_rebuilt_under_writes_and_loses_nothing(
     assert_replica(source, master, empty, "B", "A")
 
     copy = reader(source, "B")
-    found = copy.objects("pin").get_many(list(written))
-    assert [p["n"] for p in found] == list(written.values())  # every acknowledged pin
+    found = copy.objects("note").get_many(list(written))
+    assert [p["n"] for p in found] == list(written.values())  # every acknowledged note
     copy.close()
     store.close()
 
@@ -149,7 +149,7 @@ def test_a_former_master_whose_data_diverged_is_rebuilt(
     publish_pair(source, master, replica, shards=SHARDS)
     store = app_store(source)
     init_shards(store)
-    before = [store.objects("pin").create(n % SHARDS, {"n": n}) for n in range(10)]
+    before = [store.objects("note").create(n % SHARDS, {"n": n}) for n in range(10)]
     store.close()
     kill_master(master, replica)
     locks = FileLocks(tmp_path / "locks")
@@ -157,9 +157,9 @@ def test_a_former_master_whose_data_diverged_is_rebuilt(
     assert run(plan, journal=MemoryJournal(), locks=locks, operator="ada").ok
     master.restart()
     with root(f"mysql://{master.address}") as old:  # a write B never had: A diverged
-        old.query('INSERT INTO db00001.pins (data) VALUES (\'{"n": "errant"}\')')
+        old.query('INSERT INTO db00001.notes (data) VALUES (\'{"n": "errant"}\')')
     store = app_store(source)  # on B now
-    after = [store.objects("pin").create(n % SHARDS, {"n": n}) for n in range(10, 15)]
+    after = [store.objects("note").create(n % SHARDS, {"n": n}) for n in range(10, 15)]
 
     plan = plan_rebuild(source, host="A", author="ada", connect=root, parallel=1)
     assert plan.params["master"] == "B"
@@ -167,13 +167,13 @@ def test_a_former_master_whose_data_diverged_is_rebuilt(
     assert outcome.ok, outcome.error
     assert outcome.notes[1] == f"{SHARDS} shard databases dropped on A, its binary log reset"
     assert_replica(source, replica, master, "A", "B")
-    later = store.objects("pin").create(3, {"n": "later"})
+    later = store.objects("note").create(3, {"n": "later"})
     with root(f"mysql://{replica.address}") as m, root(f"mysql://{master.address}") as r:
         assert r.wait_for(m.gtid_binlog_pos(), 30)
-        assert r.value("SELECT COUNT(*) FROM db00001.pins WHERE data LIKE '%errant%'") == 0
+        assert r.value("SELECT COUNT(*) FROM db00001.notes WHERE data LIKE '%errant%'") == 0
     copy = reader(source, "A")
-    assert [p["n"] for p in copy.objects("pin").get_many([*before, *after])] == list(range(15))
-    assert copy.objects("pin").get(later)["n"] == "later"
+    assert [p["n"] for p in copy.objects("note").get_many([*before, *after])] == list(range(15))
+    assert copy.objects("note").get(later)["n"] == "later"
     copy.close()
     store.close()
 
@@ -223,7 +223,7 @@ def test_a_run_that_died_is_aborted_or_resumed_from_the_copy(
 ) -> None:
     master, empty = master_and_empty
     source, store = shards_on_master(master, empty, tmp_path)
-    written = [store.objects("pin").create(n % SHARDS, {"n": n}) for n in range(12)]
+    written = [store.objects("note").create(n % SHARDS, {"n": n}) for n in range(12)]
     replica_out_of_service(source, tmp_path)
     journal, locks = MemoryJournal(), FileLocks(tmp_path / "locks")
 
@@ -243,12 +243,12 @@ def test_a_run_that_died_is_aborted_or_resumed_from_the_copy(
     with root(f"mysql://{empty.address}") as b:
         b.query("CREATE DATABASE db00002")
         b.query("CREATE TABLE db00002.half (n INT)")
-    more = [store.objects("pin").create(n % SHARDS, {"n": n}) for n in range(12, 20)]
+    more = [store.objects("note").create(n % SHARDS, {"n": n}) for n in range(12, 20)]
     assert "resumed by bob after step 2: 7 steps done" in end("resume", source, journal, locks)
     assert journal.open_operations() == []
     assert_replica(source, master, empty, "B", "A")
     copy = reader(source, "B")
-    assert [p["n"] for p in copy.objects("pin").get_many([*written, *more])] == list(range(20))
+    assert [p["n"] for p in copy.objects("note").get_many([*written, *more])] == list(range(20))
     with root(f"mysql://{empty.address}") as b:
         assert b.value("SELECT COUNT(*) FROM information_schema.tables WHERE table_name = 'half'") == 0  # fmt: skip
     copy.close()

@@ -32,7 +32,7 @@ def test_users_spread_over_the_virtual_shards() -> None:
 
 
 def test_one_shards_users_spread_too() -> None:
-    """The demo's pinners, and any shard's: consecutive local ids on one shard."""
+    """The demo's users, and any shard's: consecutive local ids on one shard."""
     load = Counter(vshard_of(compose(7, USER, local)) for local in range(1, 8193))
     assert len(load) >= 5_000  # 8192 balls in 8192 bins: about 1 - 1/e of them used
 

@@ -18,10 +18,10 @@ def store(plain_store: Store) -> Store:
 
 
 def test_init_is_idempotent_and_reports_progress(store: Store) -> None:
-    pin = store.objects("pin").create(4, {"title": "kept"})
-    board = store.objects("board").create(11, {})
-    store.mapping("board_has_pins").add(board, pin)
-    store.lookup("username").insert("kept", store.objects("user").create(0, {}))
+    note = store.objects("note").create(4, {"title": "kept"})
+    folder = store.objects("folder").create(11, {})
+    store.mapping("folder_has_notes").add(folder, note)
+    store.lookup("login").insert("kept", store.objects("account").create(0, {}))
 
     calls: list[tuple[int, int]] = []
     lock = threading.Lock()
@@ -34,13 +34,13 @@ def test_init_is_idempotent_and_reports_progress(store: Store) -> None:
     assert sorted(calls) == [(n, 16) for n in range(1, 17)]
     assert init_shards(store) == 16  # and once more
 
-    assert store.objects("pin").get(pin) == {"id": pin, "title": "kept"}
-    assert store.mapping("board_has_pins").page(board).ids == [pin]
-    assert store.mapping("board_has_pins").count(board) == 1
-    assert store.mapping("pin_owned_by_board").page(pin).ids == [board]
-    assert store.lookup("username").get("KEPT") is not None
+    assert store.objects("note").get(note) == {"id": note, "title": "kept"}
+    assert store.mapping("folder_has_notes").page(folder).ids == [note]
+    assert store.mapping("folder_has_notes").count(folder) == 1
+    assert store.mapping("note_in_folder").page(note).ids == [folder]
+    assert store.lookup("login").get("KEPT") is not None
     # New rows do not reuse old local ids.
-    assert store.objects("pin").create(4, {}) != pin
+    assert store.objects("note").create(4, {}) != note
 
 
 def test_init_one_host(store: Store) -> None:
@@ -68,5 +68,5 @@ def test_init_fresh_sqlite_hosts(backend: Backend, tmp_path) -> None:  # type: i
     assert sorted(p.name for p in b.glob("*.sqlite3")) == [
         f"db{n:05d}.sqlite3" for n in range(8, 16)
     ]
-    pin = fresh.objects("pin").create(15, {})
-    assert fresh.objects("pin").get(pin) == {"id": pin}
+    note = fresh.objects("note").create(15, {})
+    assert fresh.objects("note").get(note) == {"id": note}

@@ -23,13 +23,13 @@ def test_a_write_the_replica_cannot_acknowledge_fails_after_the_read_timeout(
     source = sharded_pair(master, replica, tmp_path)
     topology = Topology.from_json(source.current("shards").document)
     store = Store(topology, catalog=CATALOG, backend_options={**APP_LOGIN, "read_timeout": 2})
-    store.objects("pin").create(1, {"n": "before"})  # acknowledged at once
+    store.objects("note").create(1, {"n": "before"})  # acknowledged at once
 
     with root(f"mysql://{replica.address}") as r:
         r.stop_receiving()
     began = time.monotonic()
     with pytest.raises(ShardUnavailable):
-        store.objects("pin").create(1, {"n": "unacknowledged"})
+        store.objects("note").create(1, {"n": "unacknowledged"})
     waited = time.monotonic() - began
     assert 1.5 < waited < 30, waited  # the timeout, not forever, and not at once
     with root(f"mysql://{master.address}") as m:
@@ -37,5 +37,5 @@ def test_a_write_the_replica_cannot_acknowledge_fails_after_the_read_timeout(
     with root(f"mysql://{replica.address}") as r:
         r.query("START SLAVE IO_THREAD")
     wait_caught_up(master, replica)
-    store.objects("pin").create(1, {"n": "after"})
+    store.objects("note").create(1, {"n": "after"})
     store.close()

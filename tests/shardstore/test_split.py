@@ -43,7 +43,7 @@ def databases(server: MariaDBServer) -> set[str]:
 
 
 def titles(store: Store, ids: list[int]) -> list[object]:
-    return [p["n"] for p in store.objects("pin").get_many(ids)]
+    return [p["n"] for p in store.objects("note").get_many(ids)]
 
 
 def test_halves_cut_a_hosts_shards_in_two_by_count() -> None:
@@ -69,7 +69,7 @@ def test_split_revert_and_cleanup(
     publish_pair(source, master, replica)
     old = app_store(source)
     init_shards(old)
-    written = [old.objects("pin").create(n % 4, {"n": n}) for n in range(40)]
+    written = [old.objects("note").create(n % 4, {"n": n}) for n in range(40)]
     wait_caught_up(master, replica)
 
     plan = plan_split(source, host="A", author="ada", connect=root)
@@ -100,7 +100,7 @@ def test_split_revert_and_cleanup(
     assert "db00000" not in databases(replica)
     new = Store(split, catalog=CATALOG, backend_options=APP_LOGIN)
     assert titles(new, written) == list(range(40))  # every row, from its new master
-    after = [new.objects("pin").create(shard, {"n": f"after {shard}"}) for shard in (0, 3)]
+    after = [new.objects("note").create(shard, {"n": f"after {shard}"}) for shard in (0, 3)]
     with root(f"mysql://{replica.address}") as r:
         assert r.replica_status() is None and not r.read_only()
         r.query("CREATE DATABASE elsewhere")  # B's own, outside the moved shards
@@ -110,12 +110,12 @@ def test_split_revert_and_cleanup(
     with root(f"mysql://{master.address}") as m, root(f"mysql://{replica.address}") as r:
         assert reverse_stream.caught_up(m, r, 30)
         assert "runs from" in reverse_stream.check(m, r, 3, [2, 3])
-        assert m.value("SELECT COUNT(*) FROM db00003.pins WHERE data LIKE '%after 3%'") == 1
-        assert m.value("SELECT COUNT(*) FROM db00000.pins WHERE data LIKE '%after 0%'") == 1
+        assert m.value("SELECT COUNT(*) FROM db00003.notes WHERE data LIKE '%after 3%'") == 1
+        assert m.value("SELECT COUNT(*) FROM db00000.notes WHERE data LIKE '%after 0%'") == 1
         assert m.replica_status() is None  # the stream is a named connection: A is no replica
     assert "elsewhere" not in databases(master) and "db00000_split3" not in databases(master)
     with pytest.raises(ShardReadOnly):  # A's copies stay fenced for a process on the old map
-        old.objects("pin").create(3, {"n": "stale"})
+        old.objects("note").create(3, {"n": "stale"})
 
     plan = plan_split_revert(source, split=3, author="ada", connect=root)
     assert [line.split("  [")[0] for line in plan.lines()] == [
@@ -145,7 +145,7 @@ def test_split_revert_and_cleanup(
     assert reverted.out_of_service == ("B",)  # it must be rebuilt as a replica first
     back = Store(reverted, catalog=CATALOG, backend_options=APP_LOGIN)
     assert titles(back, [*written, *after]) == [*range(40), "after 0", "after 3"]
-    assert back.objects("pin").create(3, {"n": "back on A"})
+    assert back.objects("note").create(3, {"n": "back on A"})
     with root(f"mysql://{master.address}") as m:
         assert reverse_stream.status(m, 3) is None
     assert {"db00002_reverted3", "db00003_reverted3"} <= databases(replica)
@@ -222,7 +222,7 @@ def test_a_split_that_died_after_its_final_publish_is_resumed_never_undone(
     die_after(plan, 8, journal)
     plan.steps[8].run()  # the publish went through; the journal never heard of it
     new = Store(Topology.from_json(source.current("shards").document), catalog=CATALOG, backend_options=APP_LOGIN)  # fmt: skip
-    written = new.objects("pin").create(3, {"n": "on B"})
+    written = new.objects("note").create(3, {"n": "on B"})
 
     (dead,) = journal.open_operations()
     assert dead.done == 8
@@ -248,16 +248,16 @@ def test_a_split_whose_diff_is_not_clean_changes_nothing(
     publish_pair(source, master, replica)
     store = app_store(source)
     init_shards(store)
-    store.objects("pin").create(3, {"n": 1})
+    store.objects("note").create(3, {"n": 1})
     wait_caught_up(master, replica)  # else the stray row could collide with a replayed one
     with root(f"mysql://{replica.address}") as r:
         r.query("SET SESSION sql_log_bin = 0")  # a row only the replica has
-        r.query("""INSERT INTO db00003.pins (data) VALUES ('{"n": "stray"}')""")
+        r.query("""INSERT INTO db00003.notes (data) VALUES ('{"n": "stray"}')""")
 
     report = diff_hosts(root, f"mysql://{master.address}", f"mysql://{replica.address}", [2, 3])
     assert not report.clean and report.position  # compared at one GTID position
-    assert [table for table, _, _ in report.differences] == ["db00003.pins"]
-    assert "db00003.pins: A 1 rows" in report.text() and "B 2 rows" in report.text()
+    assert [table for table, _, _ in report.differences] == ["db00003.notes"]
+    assert "db00003.notes: A 1 rows" in report.text() and "B 2 rows" in report.text()
 
     # The same as a journaled plan (the console's diff action): it fails on a difference.
     assert execute(plan_diff(source, a="A", b="B", shards=(0, 2), connect=root), tmp_path)
@@ -267,7 +267,7 @@ def test_a_split_whose_diff_is_not_clean_changes_nothing(
         locks=FileLocks(tmp_path),
         operator="ada",
     )
-    assert not outcome.ok and "db00003.pins: A 1 rows" in (outcome.error or "")
+    assert not outcome.ok and "db00003.notes: A 1 rows" in (outcome.error or "")
 
     outcome = run(
         plan_split(source, host="A", author="ada", connect=root),

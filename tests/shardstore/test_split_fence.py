@@ -37,11 +37,11 @@ def test_a_process_on_the_old_map_cannot_write_the_moving_shards_once_they_are_f
     slow = MySQLdb.connect(  # a slow write, its transaction open across the cut-over
         host=master.host, port=master.port, user="app", password="app-password"
     )
-    slow.cursor().execute("""INSERT INTO db00003.pins (data) VALUES ('{"n": "slow"}')""")
+    slow.cursor().execute("""INSERT INTO db00003.notes (data) VALUES ('{"n": "slow"}')""")
     quick = MySQLdb.connect(  # a write in flight on a staying shard, done within the drain
         host=master.host, port=master.port, user="app", password="app-password"
     )
-    quick.cursor().execute("""INSERT INTO db00000.pins (data) VALUES ('{"n": "quick"}')""")
+    quick.cursor().execute("""INSERT INTO db00000.notes (data) VALUES ('{"n": "quick"}')""")
     committed: list[Exception | None] = []
 
     def commit_soon() -> None:
@@ -65,15 +65,15 @@ def test_a_process_on_the_old_map_cannot_write_the_moving_shards_once_they_are_f
         slow.commit()
     slow.close()
     with pytest.raises(ShardReadOnly, match="no longer takes writes"):
-        stale.objects("pin").create(3, {"n": "stale"})
-    assert stale.objects("pin").create(0, {"n": "staying"})  # a staying shard: written
+        stale.objects("note").create(3, {"n": "stale"})
+    assert stale.objects("note").create(0, {"n": "staying"})  # a staying shard: written
     with root(f"mysql://{master.address}") as m:
-        assert m.value("SELECT COUNT(*) FROM db00003.pins") == 0
-        assert m.value("SELECT COUNT(*) FROM db00000.pins WHERE data LIKE '%quick%'") == 1
+        assert m.value("SELECT COUNT(*) FROM db00003.notes") == 0
+        assert m.value("SELECT COUNT(*) FROM db00000.notes WHERE data LIKE '%quick%'") == 1
     with root(f"mysql://{replica.address}") as r:  # not replicated: B keeps the writes
         assert r.query("SELECT COUNT(*) AS n FROM mysql.db WHERE db = 'db00003'")[0]["n"] == 0
 
     assert plan.steps[4].undo is not None
     plan.steps[4].undo()
-    assert stale.objects("pin").create(3, {"n": "given back"})
+    assert stale.objects("note").create(3, {"n": "given back"})
     stale.close()

@@ -15,7 +15,7 @@ def store(plain_store: Store) -> Store:
     return plain_store
 
 
-PIN, BOARD, USER = 1, 2, 3
+NOTE, FOLDER, ACCOUNT = 1, 2, 3
 
 
 def everything_on(store: Store, shards: range) -> dict[str, int]:
@@ -46,63 +46,63 @@ def _assert_names(error: ShardUnavailable, shard: int) -> None:
 
 def test_create_on_a_down_host(store: Store, half_down: Store) -> None:
     with pytest.raises(ShardUnavailable) as info:
-        half_down.objects("pin").create(9, {"title": "lost"})
+        half_down.objects("note").create(9, {"title": "lost"})
     _assert_names(info.value, 9)
     assert everything_on(store, range(16)) == {}
     # Host A still works through the same store.
-    pin = half_down.objects("pin").create(3, {"title": "kept"})
-    assert store.objects("pin").get(pin) == {"id": pin, "title": "kept"}
+    note = half_down.objects("note").create(3, {"title": "kept"})
+    assert store.objects("note").get(note) == {"id": note, "title": "kept"}
 
 
 def test_reads_on_a_down_host(store: Store, half_down: Store) -> None:
-    up = store.objects("pin").create(1, {})
-    down = store.objects("pin").create(12, {})
+    up = store.objects("note").create(1, {})
+    down = store.objects("note").create(12, {})
     with pytest.raises(ShardUnavailable) as info:
-        half_down.objects("pin").get(down)
+        half_down.objects("note").get(down)
     _assert_names(info.value, 12)
     with pytest.raises(ShardUnavailable):
-        half_down.objects("pin").get_many([up, down])  # no silently partial answer
+        half_down.objects("note").get_many([up, down])  # no silently partial answer
     with pytest.raises(ShardUnavailable):
-        half_down.objects("pin").update(down, {"x": 1})
-    assert store.objects("pin").get(down) == {"id": down}
+        half_down.objects("note").update(down, {"x": 1})
+    assert store.objects("note").get(down) == {"id": down}
 
 
 def test_mapping_whose_from_shard_is_down(store: Store, half_down: Store) -> None:
-    board, pin = compose(10, BOARD, 1), compose(2, PIN, 1)
+    folder, note = compose(10, FOLDER, 1), compose(2, NOTE, 1)
     with pytest.raises(ShardUnavailable) as info:
-        half_down.mapping("board_has_pins").add(board, pin)
+        half_down.mapping("folder_has_notes").add(folder, note)
     _assert_names(info.value, 10)
     assert everything_on(store, range(16)) == {}  # the inverse was not written either
     with pytest.raises(ShardUnavailable):
-        half_down.mapping("board_has_pins").page(board)
+        half_down.mapping("folder_has_notes").page(folder)
     with pytest.raises(ShardUnavailable):
-        half_down.mapping("board_has_pins").count(board)
+        half_down.mapping("folder_has_notes").count(folder)
 
 
 def test_mapping_whose_to_shard_is_down(store: Store, half_down: Store) -> None:
-    board, pin = compose(2, BOARD, 1), compose(10, PIN, 1)
+    folder, note = compose(2, FOLDER, 1), compose(10, NOTE, 1)
     with pytest.raises(ShardUnavailable) as info:
-        half_down.mapping("board_has_pins").add(board, pin)
+        half_down.mapping("folder_has_notes").add(folder, note)
     _assert_names(info.value, 10)
     assert not any(key.startswith("10.") for key in everything_on(store, range(16)))
 
 
 def test_lookup_on_a_down_host(store: Store, half_down: Store) -> None:
-    usernames = half_down.lookup("username")
-    key = next(f"user{i}" for i in range(1000) if usernames.shard_of(f"user{i}") >= 8)
-    shard = usernames.shard_of(key)
+    logins = half_down.lookup("login")
+    key = next(f"user{i}" for i in range(1000) if logins.shard_of(f"user{i}") >= 8)
+    shard = logins.shard_of(key)
     with pytest.raises(ShardUnavailable) as info:
-        usernames.insert(key, compose(1, USER, 1))
+        logins.insert(key, compose(1, ACCOUNT, 1))
     _assert_names(info.value, shard)
     with pytest.raises(ShardUnavailable):
-        usernames.get(key)
+        logins.get(key)
     assert everything_on(store, range(16)) == {}
 
 
 def test_whole_store_down(backend: Backend) -> None:
     down = backend.make_store(two_host_topology(backend.unreachable(), backend.unreachable()))
     with pytest.raises(ShardUnavailable) as info:
-        down.objects("user").create(0, {})
+        down.objects("account").create(0, {})
     assert info.value.host == HOST_A
     assert "shard 0" in str(info.value)
 
@@ -124,19 +124,19 @@ def test_shard_missing_on_a_reachable_host(backend: Backend, store: Store) -> No
     )
     wide = backend.make_store(wider)
     with pytest.raises(ShardUnavailable, match="shardstore init") as info:
-        wide.objects("pin").create(20, {})
+        wide.objects("note").create(20, {})
     assert info.value.shard_id == 20
     assert info.value.host == HOST_B
     # The 16 shards that exist still serve.
-    pin = wide.objects("pin").create(15, {})
-    assert store.objects("pin").get(pin) == {"id": pin}
+    note = wide.objects("note").create(15, {})
+    assert store.objects("note").get(note) == {"id": note}
 
 
 def test_unknown_shard_in_an_id(store: Store) -> None:
     with pytest.raises(UnknownShard, match="shard 100"):
-        store.objects("pin").get(compose(100, PIN, 1))
+        store.objects("note").get(compose(100, NOTE, 1))
     with pytest.raises(UnknownShard):
-        store.objects("pin").create(16, {})
+        store.objects("note").create(16, {})
     assert everything_on(store, range(16)) == {}
 
 

@@ -1,11 +1,13 @@
 """Fixtures of the social model's tests: the library's contract stores (sqlite and mysql,
-plain and cached, on the catalog of tests/shardstore) and the suite's Redis databases,
-shared with tests/shardstore. No Django is needed here (run with ``-p no:django``)."""
+plain and cached), here on the social model's tables (catalog.py), and the suite's Redis
+databases, shared with tests/shardstore. No Django is needed here (run with
+``-p no:django``)."""
 
 from collections.abc import Callable, Iterator
 
 import pytest
 
+from shardstore import Catalog
 from shardstore.redis_shards import RedisShards, RedisTopology
 from tests.shardstore.conftest import (  # noqa: F401 - fixtures, and the ini hook
     backend,
@@ -18,6 +20,13 @@ from tests.shardstore.conftest import (  # noqa: F401 - fixtures, and the ini ho
     sqlite_template,
     store,
 )
+
+from .catalog import CATALOG
+
+
+@pytest.fixture(scope="session")
+def catalog() -> Catalog:
+    return CATALOG
 
 
 @pytest.fixture(params=["one", "two"])

@@ -18,7 +18,7 @@ def store(plain_store: Store) -> Store:
     return plain_store
 
 
-POOL_NAMES = ("users", "boards", "pins", "lists")
+POOL_NAMES = ("accounts", "folders", "notes", "lists")
 
 
 @pytest.fixture(params=["local", "memcached"])

@@ -1,4 +1,4 @@
-"""What the cached tables' tests share: counting pool calls, walking pages, filling a board."""
+"""What the cached tables' tests share: counting pool calls, walking pages, filling a folder."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 from shardstore import Page, Store, compose
 
-PIN, BOARD, USER = 1, 2, 3
+NOTE, FOLDER, ACCOUNT = 1, 2, 3
 
 
 def walk(mapping: Any, from_id: int, limit: int, *, oldest_first: bool = False) -> list[Page]:
@@ -28,9 +28,9 @@ def delta(before: dict[str, int], pools: dict[str, Any]) -> dict[str, int]:
     return {n: c - before[n] for n, c in calls(pools).items() if c != before[n]}
 
 
-def fill_board(store: Store, board: int, n: int, *, shard: int = 5) -> list[int]:
-    """``n`` pins on ``board``, with ties of sequence (three pins share each sequence)."""
-    pins = [compose(shard, PIN, local) for local in range(1, n + 1)]
-    for i, pin in enumerate(pins):
-        store.mapping("board_has_pins").add(board, pin, sequence=1000 + i // 3)
-    return pins
+def fill_folder(store: Store, folder: int, n: int, *, shard: int = 5) -> list[int]:
+    """``n`` notes on ``folder``, with ties of sequence (three notes share each sequence)."""
+    notes = [compose(shard, NOTE, local) for local in range(1, n + 1)]
+    for i, note in enumerate(notes):
+        store.mapping("folder_has_notes").add(folder, note, sequence=1000 + i // 3)
+    return notes

@@ -13,7 +13,7 @@ import pytest
 from shardstore import Page, Store, compose
 from shardstore.cache import CachedStore
 from shardstore.cache.readthrough import FILLING, invalidate, read_through
-from tests.shardstore.cache.helpers import BOARD, PIN
+from tests.shardstore.cache.helpers import FOLDER, NOTE
 
 # -- the fill protocol ---------------------------------------------------------------
 
@@ -26,7 +26,7 @@ def _key() -> str:
 
 
 def test_write_during_fill_is_not_overwritten_by_the_stale_read(pools: dict[str, Any]) -> None:
-    pool = pools["pins"]
+    pool = pools["notes"]
     key = _key()
 
     def load(missing: list[str]) -> dict[str, bytes]:
@@ -46,7 +46,7 @@ def test_a_cold_read_is_three_calls_and_a_fill_landing_before_the_claim_is_taken
 ) -> None:
     """A miss costs the get, one call that claims and reads the claims back, and the fills.
     A key another reader fills between the get and the claim is not loaded again."""
-    pool = pools["pins"]
+    pool = pools["notes"]
     ours, theirs = _key(), _key()
     real_claim = pool.claim
 
@@ -78,7 +78,7 @@ def test_a_reclaimed_key_does_not_take_the_first_readers_stale_value(
     """Reader A claims and reads the old value; a writer commits and invalidates; reader B
     misses, claims afresh and is reading the new value when A stores. A must not store
     the old value over B's claim (its claim was deleted): the cache would keep it."""
-    pool = pools["pins"]
+    pool = pools["notes"]
     key = _key()
     b_is_loading, b_may_finish = threading.Event(), threading.Event()
     b_result: list[dict[str, bytes]] = []
@@ -109,73 +109,73 @@ def test_a_reclaimed_key_does_not_take_the_first_readers_stale_value(
 def test_object_update_during_a_cached_read_leaves_no_stale_object(
     store: Store, cached: CachedStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pin = store.objects("pin").create(3, {"title": "old"})
-    table = store.objects("pin")
+    note = store.objects("note").create(3, {"title": "old"})
+    table = store.objects("note")
     original = table.stored_many
     writes: list[dict[str, Any]] = []
 
     def stored_many_then_write(*args: Any, **kwargs: Any) -> Any:
         rows = original(*args, **kwargs)  # the reader's SELECT...
         if not writes:
-            writes.append(cached.objects("pin").update(pin, {"title": "new"}))  # ...a write
+            writes.append(cached.objects("note").update(note, {"title": "new"}))  # ...a write
         return rows
 
     monkeypatch.setattr(table, "stored_many", stored_many_then_write)
-    assert cached.objects("pin").get(pin)["title"] == "old"  # type: ignore[index]
+    assert cached.objects("note").get(note)["title"] == "old"  # type: ignore[index]
     monkeypatch.setattr(table, "stored_many", original)
     assert writes
-    assert cached.objects("pin").get(pin)["title"] == "new"  # type: ignore[index]
+    assert cached.objects("note").get(note)["title"] == "new"  # type: ignore[index]
 
 
 def test_remove_during_a_list_fill_leaves_no_stale_list(
     store: Store, cached: CachedStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    board, a, b = compose(8, BOARD, 1), compose(8, PIN, 1), compose(8, PIN, 2)
-    store.mapping("board_has_pins").add(board, a, sequence=1)
-    store.mapping("board_has_pins").add(board, b, sequence=2)
-    table = store.mapping("board_has_pins")
+    folder, a, b = compose(8, FOLDER, 1), compose(8, NOTE, 1), compose(8, NOTE, 2)
+    store.mapping("folder_has_notes").add(folder, a, sequence=1)
+    store.mapping("folder_has_notes").add(folder, b, sequence=2)
+    table = store.mapping("folder_has_notes")
     original = table.rows_many
     done: list[bool] = []
 
     def rows_then_remove(*args: Any, **kwargs: Any) -> Any:
         rows = original(*args, **kwargs)
         if not done:
-            done.append(cached.mapping("board_has_pins").remove(board, b))
+            done.append(cached.mapping("folder_has_notes").remove(folder, b))
         return rows
 
     monkeypatch.setattr(table, "rows_many", rows_then_remove)
-    assert cached.mapping("board_has_pins").page(board).ids == [b, a]  # what the reader saw
+    assert cached.mapping("folder_has_notes").page(folder).ids == [b, a]  # what the reader saw
     monkeypatch.setattr(table, "rows_many", original)
     assert done == [True]
-    assert cached.mapping("board_has_pins").page(board) == Page([a], None)
+    assert cached.mapping("folder_has_notes").page(folder) == Page([a], None)
 
 
 def test_adds_landing_on_a_claim_are_merged(
     store: Store, cached: CachedStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    board = compose(8, BOARD, 1)
-    old = [compose(8, PIN, n) for n in (1, 2)]
-    for i, pin in enumerate(old):
-        store.mapping("board_has_pins").add(board, pin, sequence=i + 1)
-    new = compose(8, PIN, 3)
-    table = store.mapping("board_has_pins")
+    folder = compose(8, FOLDER, 1)
+    old = [compose(8, NOTE, n) for n in (1, 2)]
+    for i, note in enumerate(old):
+        store.mapping("folder_has_notes").add(folder, note, sequence=i + 1)
+    new = compose(8, NOTE, 3)
+    table = store.mapping("folder_has_notes")
     original = table.rows_many
     done: list[bool] = []
 
     def rows_then_add(*args: Any, **kwargs: Any) -> Any:
         rows = original(*args, **kwargs)  # read before the add committed
         if not done:
-            done.append(cached.mapping("board_has_pins").add(board, new, sequence=10))
+            done.append(cached.mapping("folder_has_notes").add(folder, new, sequence=10))
         return rows
 
     monkeypatch.setattr(table, "rows_many", rows_then_add)
-    cached.mapping("board_has_pins").page(board)
+    cached.mapping("folder_has_notes").page(folder)
     monkeypatch.setattr(table, "rows_many", original)
     assert done == [True]
-    expected = store.mapping("board_has_pins").page(board)
+    expected = store.mapping("folder_has_notes").page(folder)
     assert expected == Page([new, old[1], old[0]], None)
     with store.count_queries() as warm:
-        assert cached.mapping("board_has_pins").page(board) == expected
+        assert cached.mapping("folder_has_notes").page(folder) == expected
     assert warm.count == 0  # the merged fill was stored
 
 
