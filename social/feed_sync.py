@@ -43,13 +43,20 @@ import heapq
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-import redis
-
 from shardstore.interface import StoreInterface
 from shardstore.mappings import MAX_PAGE, all_ids
 from shardstore.objects import is_active
 
-from .feeds import ACTIVE_SECONDS, FEED_LENGTH, HomeFeeds, entry, feed_key, parse_entry, seen_key
+from .feeds import (
+    ACTIVE_SECONDS,
+    FEED_LENGTH,
+    Entry,
+    HomeFeeds,
+    feed_key,
+    newest,
+    parse_entry,
+    seen_key,
+)
 from .rules import board_list, is_save, pin_list, reaches_followers
 
 #: How deep each followed board is read, round after round, while it may make the cut.
@@ -58,8 +65,6 @@ BOARD_DEPTHS = (50, 200, FEED_LENGTH)
 BATCH = 100
 #: Rewrites of one feed tried while the site keeps changing it.
 WRITE_ATTEMPTS = 10
-
-Entry = tuple[int, int]  # (sequence, pin id), as feeds order them
 
 
 @dataclass
@@ -134,12 +139,7 @@ def _secret_boards(store: StoreInterface, board_ids: set[int]) -> set[int]:
 
 def _newest(lists: Iterable[list[tuple[int, int]]], length: int) -> list[Entry]:
     """One entry per pin (its highest sequence), newest first, ``length`` at most."""
-    newest: dict[int, int] = {}
-    for rows in lists:
-        for pin_id, sequence in rows:
-            if sequence > newest.get(pin_id, -1):
-                newest[pin_id] = sequence
-    return sorted(((s, p) for p, s in newest.items()), reverse=True)[:length]
+    return newest(((sequence, pin_id) for rows in lists for pin_id, sequence in rows), length)
 
 
 def _every_to_id(store: StoreInterface, relation: str, from_ids: list[int]) -> dict[int, list[int]]:
@@ -268,29 +268,16 @@ def rebuild_feed(store: StoreInterface, feeds: HomeFeeds, user_id: int) -> bool:
 def _rewrite(
     store: StoreInterface, feeds: HomeFeeds, user: int, read: list[Entry], expected: list[Entry]
 ) -> bool:
-    """Set the feed to ``expected`` if it is still ``read``; else compute it again, under
-    WATCH. False if the site kept changing it through every attempt."""
-    client = feeds.shards.client_for(user)
-    key = feed_key(user)
-    with client.pipeline(transaction=True) as pipe:
-        for _attempt in range(WRITE_ATTEMPTS):
-            try:
-                pipe.watch(key)
-                current = [parse_entry(raw) for raw in pipe.lrange(key, 0, -1)]
-                if current != read:  # changed since it was read: MySQL may have too
-                    read = current
-                    expected = expected_feeds(store, [user], length=feeds.length)[user]
-                pipe.multi()
-                pipe.delete(key)
-                if expected:
-                    pipe.rpush(key, *(entry(pin_id, sequence) for sequence, pin_id in expected))
-                pipe.execute()
-                feeds.shards.count_call(2)
-                return True
-            except redis.WatchError:
-                feeds.shards.count_call(2)
-                continue
-    return False
+    """Set the feed to ``expected`` if it is still ``read``; else compute it again. False if
+    the site kept changing it through every attempt."""
+
+    def change(current: list[Entry]) -> list[Entry]:
+        nonlocal read, expected
+        if current != read:  # changed since it was read: MySQL may have too
+            read, expected = current, expected_feeds(store, [user], length=feeds.length)[user]
+        return expected
+
+    return feeds.rewrite(user, change, attempts=WRITE_ATTEMPTS)
 
 
 # -- the site's newest pins ------------------------------------------------------------

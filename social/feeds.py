@@ -21,7 +21,8 @@ late or repeated add lands in order and only once.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import itertools
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import redis
@@ -94,6 +95,9 @@ return pushed
 LATE_WINDOW = 200
 
 
+Entry = tuple[int, int]  # (sequence, pin id), as a feed orders them
+
+
 def feed_key(user_id: int) -> str:
     return f"homefeed:{user_id}"
 
@@ -104,6 +108,15 @@ def seen_key(user_id: int) -> str:
 
 def entry(pin_id: int, sequence: int) -> str:
     return f"{pin_id}:{sequence}"
+
+
+def newest(entries: Iterable[Entry], length: int) -> list[Entry]:
+    """One entry per pin (its highest sequence), newest first, ``length`` at most."""
+    highest: dict[int, int] = {}
+    for sequence, pin_id in entries:
+        if sequence > highest.get(pin_id, -1):
+            highest[pin_id] = sequence
+    return sorted(((s, p) for p, s in highest.items()), reverse=True)[:length]
 
 
 def parse_entry(raw: bytes | str) -> tuple[int, int]:
@@ -175,40 +188,45 @@ class HomeFeeds:
 
     def merge(self, user_id: int, pins: Iterable[tuple[int, int]]) -> None:
         """Merge (sequence, pin_id) pairs into the feed in order, keeping it capped."""
-        self._rewrite(user_id, lambda current: current + list(pins))
+        self.rewrite(user_id, lambda current: current + list(pins))
 
     def remove_pins(self, user_id: int, pin_ids: set[int]) -> None:
         """Drop these pins from the feed (after an unfollow)."""
-        self._rewrite(user_id, lambda current: [e for e in current if e[1] not in pin_ids])
+        self.rewrite(user_id, lambda current: [e for e in current if e[1] not in pin_ids])
 
     def replace(self, user_id: int, pins: Iterable[tuple[int, int]]) -> None:
         """Set the whole feed (a rebuild)."""
-        self._rewrite(user_id, lambda current: list(pins))
+        self.rewrite(user_id, lambda current: list(pins))
 
-    def _rewrite(self, user_id: int, change: Any) -> None:
-        # WATCH the list, so a fan-out push that lands meanwhile is not lost: retry instead.
+    def rewrite(
+        self,
+        user_id: int,
+        change: Callable[[list[Entry]], Iterable[Entry]],
+        *,
+        attempts: int | None = None,
+    ) -> bool:
+        """Set the feed to ``change(current)``, one entry per pin, newest first, capped.
+        Under WATCH, so a fan-out push that lands meanwhile is not lost: the change is made
+        again on what the feed holds then. False if the feed kept changing through
+        ``attempts`` tries (None: try until it holds)."""
         client = self.shards.client_for(user_id)
         key = feed_key(user_id)
         with client.pipeline(transaction=True) as pipe:
-            while True:
+            for _attempt in itertools.count() if attempts is None else range(attempts):
                 try:
                     pipe.watch(key)
                     current = [parse_entry(r) for r in pipe.lrange(key, 0, -1)]
-                    newest: dict[int, int] = {}
-                    for sequence, pin_id in change(current):
-                        newest[pin_id] = max(sequence, newest.get(pin_id, sequence))
-                    ordered = sorted(((s, p) for p, s in newest.items()), reverse=True)[
-                        : self.length
-                    ]
+                    ordered = newest(change(current), self.length)
                     pipe.multi()
                     pipe.delete(key)
                     if ordered:
                         pipe.rpush(key, *(entry(p, s) for s, p in ordered))
                     pipe.execute()
                     self.shards.count_call(2)
-                    return
+                    return True
                 except redis.WatchError:
-                    continue
+                    self.shards.count_call(2)
+        return False
 
     # -- the site's newest pins -------------------------------------------------
 
@@ -222,11 +240,11 @@ class HomeFeeds:
 
     def replace_recent(self, pins: Iterable[tuple[int, int]]) -> None:
         """Set the whole of the site's newest pins: (sequence, pin_id) pairs."""
-        newest = sorted(pins, reverse=True)[: self.length]
+        kept = sorted(pins, reverse=True)[: self.length]
         with self._recent_client().pipeline(transaction=True) as pipe:
             pipe.delete(RECENT_KEY)
-            if newest:
-                pipe.zadd(RECENT_KEY, {str(pin_id): sequence for sequence, pin_id in newest})
+            if kept:
+                pipe.zadd(RECENT_KEY, {str(pin_id): sequence for sequence, pin_id in kept})
             pipe.execute()
         self.shards.count_call()
 
