@@ -9,9 +9,9 @@ A document the source does not hold comes from settings: the Redis map from
 ``PINBOARD_REDIS_URL`` / ``PINBOARD_REDIS_TOPOLOGY``, the cache pools from
 ``SHARDSTORE["CACHE_POOLS"]`` (``PINBOARD_MEMCACHED``).
 
-The plane is built on first use, or at a process's start (``wsgi.py``, Celery's
-signals), and started there (``plane.start``: the embedded in-process Redis is
-derived from the store). ``bound()`` (``plane_middleware`` around each request,
+The plane is built on first use, or by ``start()`` at a server process's start
+(``wsgi.py``, Celery's signals), which also derives the embedded default's
+in-process Redis from the store. ``bound()`` (``plane_middleware`` around each request,
 Celery's signals around each task) binds a thread to the plane in force when its
 request or task began. Django settings only configure: ``plane.py`` is shardstore
 and the social model alone, which a worker or a script could build without Django.
@@ -52,6 +52,7 @@ def plane_settings() -> planes.PlaneSettings:
 #: The process's plane, built from the config on first use and swapped whole as it changes.
 PLANES = planes.Planes(plane_settings)
 
+start = PLANES.start
 plane = PLANES.plane
 bind = PLANES.bind
 bound = PLANES.bound

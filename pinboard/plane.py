@@ -10,9 +10,10 @@ from the settings: the Redis map from its URL or file, the cache pools from thei
 ``Planes`` holds the process's plane: it builds it on first use (again after a fork),
 follows the documents (``shardstore.control.follower``) and swaps each new version in
 whole, between requests and tasks: ``bind()`` ties a thread to the plane in force when its
-request or task began, so none sees half of two versions. ``start()`` readies a new plane
-for work: an in-process Redis (the embedded default's) starts empty in every process, so
-the follower graph and the newest pins are derived from the store there, once.
+request or task began, so none sees half of two versions. A server process calls
+``start()`` once, at its start: an in-process Redis (the embedded default's) starts empty
+in every process, so the follower graph and the newest pins are derived from the store
+there (``derive_in_process_redis``), not in the middle of a request.
 """
 
 from __future__ import annotations
@@ -148,15 +149,14 @@ def build(store: Store, pools: Mapping[str, CachePool], redis_topology: RedisTop
     )
 
 
-def start(plane: DataPlane) -> DataPlane:
-    """Ready a plane built from the config for work: on an in-process Redis, which starts
-    empty in every process, derive the follower graph and the newest pins from MySQL,
-    their source of truth (home feeds rebuild on each pinner's next visit)."""
+def derive_in_process_redis(plane: DataPlane) -> None:
+    """On an in-process Redis, which starts empty in every process, the follower graph and
+    the newest pins derived from MySQL, their source of truth (home feeds rebuild on each
+    pinner's next visit); on a real Redis, nothing."""
     instances = plane.graph.shards.topology.instances.values()
     if all(url.startswith("memory://") for url in instances):
         sync_graph(plane.store.store, plane.graph, wipe=True)
         rebuild_recent(plane.store.store, plane.feeds)
-    return plane
 
 
 # -- the process's plane ------------------------------------------------------------------
@@ -194,7 +194,15 @@ class Planes:
         built.versions = {r.name: r.version for r in (shards, redis, caches) if r is not None}
         self._follower = follower
         atexit.register(self.stop_following)
-        return start(built)
+        return built
+
+    def start(self) -> DataPlane:
+        """A server process's start (a web process's, a worker's): its plane built now, so
+        it follows the config from its start rather than its first request, and its
+        in-process Redis, if it has one, derived from the store."""
+        started = self._held.get()
+        derive_in_process_redis(started)
+        return started
 
     def stop_following(self) -> None:
         """Withdraw this process from the config source's followers, at its exit. Otherwise
@@ -227,11 +235,10 @@ class Planes:
                     HomeFeeds(shards),
                     Notifications(shards),
                 )
-                new = start(
-                    replace(
-                        current, graph=graph, feeds=feeds, notifications=notes, versions=versions
-                    )
+                new = replace(
+                    current, graph=graph, feeds=feeds, notifications=notes, versions=versions
                 )
+                derive_in_process_redis(new)
             else:
                 cached = CachedStore(current.store.store, pools_from_document(revision.document))
                 new = replace(current, store=cached, versions=versions)

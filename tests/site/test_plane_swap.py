@@ -1,6 +1,6 @@
 """The process's data plane follows its config documents: a new shard map, Redis map or set of
 cache pools is swapped in whole, and a request in flight keeps the plane it began with. A
-plane on an in-process Redis derives the follower graph from the store when it starts."""
+process on an in-process Redis derives the follower graph from the store at its start."""
 
 from __future__ import annotations
 
@@ -83,7 +83,7 @@ def test_new_cache_pools_and_redis_maps_are_swapped_in(followed: FileSource) -> 
     assert set(get_feeds().shards.clients()) == {"r9"}
 
 
-def test_a_plane_on_an_in_process_redis_derives_the_graph_from_the_store_at_its_start(
+def test_a_process_on_an_in_process_redis_derives_the_graph_from_the_store_at_its_start(
     followed: FileSource,
 ) -> None:
     ann = sign_up("ann_start", "ann_start@example.com", "plum-orchard-42")["id"]
@@ -94,7 +94,8 @@ def test_a_plane_on_an_in_process_redis_derives_the_graph_from_the_store_at_its_
     assert not get_graph().follows_user(ann, bob)
 
     data_plane.stop_following()
-    first = use(None)  # the next ask builds and starts a plane, as a new process does
+    first = use(None)
     assert first is not None
     first.close()
+    data_plane.start()  # as a new server process does
     assert get_graph().follows_user(ann, bob)
