@@ -47,6 +47,7 @@ MIDDLEWARE = [
     "pinboard.plane_middleware.DataPlaneMiddleware",  # one version of the config per request
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    "pinboard.users.auth.PinnerMiddleware",  # request.pinner, read from the session if asked
     "pinboard.http_errors.ErrorResponseMiddleware",  # what a view raises, as a page or JSON
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
