@@ -92,16 +92,18 @@ def setup_django(tmp: Path, redis_url: str, broker: str | None) -> None:
 
 
 def build_plane(redis_url: str):
-    from pinboard.catalog import CATALOG
-    from pinboard.data_plane import POOLS, build, topology_from_settings, use
+    from pinboard.catalog import CACHE_POOLS, CATALOG
+    from pinboard.data_plane import topology_from_settings, use
+    from pinboard.plane import build
     from shardstore import Store, init_shards
     from shardstore.cache import LocalPool
     from shardstore.redis_shards import RedisTopology
 
     store = Store(topology_from_settings(), catalog=CATALOG)
     init_shards(store)
-    plane = build(store, {name: LocalPool(name) for name in POOLS}, RedisTopology.single(redis_url))
-    plane.graph_ready = True  # a real Redis: nothing to derive
+    plane = build(
+        store, {name: LocalPool(name) for name in CACHE_POOLS}, RedisTopology.single(redis_url)
+    )
     use(plane)
     return plane
 

@@ -78,17 +78,17 @@ def setup_django(tmp: Path, redis_url: str, memcached: str, settings_module: str
 
 
 def build_plane(redis_url: str, memcached: str):
-    from pinboard.catalog import CATALOG
-    from pinboard.data_plane import POOLS, build, topology_from_settings, use
+    from pinboard.catalog import CACHE_POOLS, CATALOG
+    from pinboard.data_plane import topology_from_settings, use
+    from pinboard.plane import build
     from shardstore import Store, init_shards
     from shardstore.cache import MemcachePool
     from shardstore.redis_shards import RedisTopology
 
     store = Store(topology_from_settings(), catalog=CATALOG)
     init_shards(store)
-    pools = {name: MemcachePool(name, [memcached]) for name in POOLS}
+    pools = {name: MemcachePool(name, [memcached]) for name in CACHE_POOLS}
     plane = build(store, pools, RedisTopology.single(redis_url))
-    plane.graph_ready = True  # a real Redis: nothing to derive
     use(plane)
     return plane
 

@@ -123,18 +123,18 @@ def _log_as_the_site(loglevel: int | str | None = None, **_: object) -> None:
 @worker_process_init.connect
 def _plane_in_child(**_: object) -> None:
     """A pool's child process follows the config from its start (built after the fork)."""
-    from .data_plane import plane
+    from .data_plane import start
 
-    plane()
+    start()
 
 
 @worker_ready.connect
 def _plane_in_solo_worker(sender: Any = None, **_: object) -> None:
     """A worker that runs tasks in its own process (``--pool=solo`` or threads) likewise."""
     if "prefork" not in type(getattr(sender, "pool", None)).__module__:
-        from .data_plane import plane
+        from .data_plane import start
 
-        plane()
+        start()
 
 
 @worker_process_shutdown.connect

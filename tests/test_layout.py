@@ -2,10 +2,10 @@
 over 400 lines, no block of six lines copied from one module to another outside the tests
 (the copy check folds white space and passes over imports and signatures: see
 ``significant``); and the layers' arrows point down only: ``shardstore`` imports neither
-the social model nor the site, ``social`` never the site nor Django, and ``shardstore``
-names nothing of the site's model (its tables, pools, fields or Redis keys), nor do its
-tests; and who may see what, and where a pin goes, is read from a board's or a save's flag
-in one module only (``social.rules``)."""
+the social model nor the site, ``social`` never the site nor Django, the site's data plane
+(``pinboard.plane``) never Django, and ``shardstore`` names nothing of the site's model (its
+tables, pools, fields or Redis keys), nor do its tests; and who may see what, and where a
+pin goes, is read from a board's or a save's flag in one module only (``social.rules``)."""
 
 from __future__ import annotations
 
@@ -84,11 +84,13 @@ def test_no_module_imports_one_that_imports_it_back() -> None:
     assert cycles(import_graph()) == []
 
 
-#: Who may not import whom: the library knows neither the social model nor the site, and
-#: the social model knows no site and no web framework.
+#: Who may not import whom: the library knows neither the social model nor the site, the
+#: social model knows no site and no web framework, and the site's data plane is built
+#: without Django (its settings are handed in).
 FORBIDDEN_ARROWS = {
     "shardstore": ("social", "pinboard", "django", "toolkit", "bench"),
     "social": ("pinboard", "django", "toolkit", "bench"),
+    "pinboard.plane": ("django",),
 }
 
 

@@ -44,9 +44,10 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "pinboard.request_log.RequestLogMiddleware",  # the request's ID, its access-log line
     "pinboard.metrics.MetricsMiddleware",  # every request counted and timed, by route
-    "pinboard.data_plane.DataPlaneMiddleware",  # one version of the config per request
+    "pinboard.plane_middleware.DataPlaneMiddleware",  # one version of the config per request
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    "pinboard.users.auth.PinnerMiddleware",  # request.pinner, read from the session if asked
     "pinboard.http_errors.ErrorResponseMiddleware",  # what a view raises, as a page or JSON
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -223,7 +224,7 @@ PIN_FETCH_SECONDS = 10
 PIN_FETCH_ALLOW_LOOPBACK = False
 
 # The shard store's config: PINBOARD_TOPOLOGY names a config directory, a shard-map file
-# or zk://host:port[,host:port]/root (pinboard/data_plane.py); without it the embedded default
+# or zk://host:port[,host:port]/root (pinboard/plane.py); without it the embedded default
 # keeps its documents in var/config/ and all 4096 shards in SQLite files under var/shards/.
 # Each process mirrors the documents to MIRROR_DIR and boots from there if ZooKeeper is down.
 # The site logs in to MySQL hosts as PINBOARD_MYSQL_LOGIN (user:password) where the shard
@@ -235,7 +236,7 @@ PIN_FETCH_ALLOW_LOOPBACK = False
 # FENCE_COMMAND fences a master that cannot be reached before an emergency failover
 # (shardstore/control/fencing.py).
 # CACHE_POOLS: the memcached servers of each of the store's cache pools (users, boards,
-# pins, lists: see pinboard/data_plane.py), each sized and watched on its own; none is process
+# pins, lists: see pinboard/catalog.py), each sized and watched on its own; none is process
 # memory. A caches document in the config source, once published, takes their place.
 SHARDSTORE: dict[str, Any] = {
     "CONFIG": environment.TOPOLOGY,

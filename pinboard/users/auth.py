@@ -5,14 +5,19 @@ A session is kept on the server (settings: ``SESSION_ENGINE``) and holds the
 pinner's ID beside an HMAC of their password hash, as Django's own
 ``HASH_SESSION_KEY`` does: a password change alters the hash, so every other
 session of that pinner stops matching and ends, without a list of sessions.
+
+``PinnerMiddleware`` gives each request its ``request.pinner``, which reads the
+session's pinner the first time it is asked for: a page that never asks reads
+nothing of the store.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import rotate_token
 from django.utils.crypto import constant_time_compare, salted_hmac
 from django.utils.functional import SimpleLazyObject
@@ -31,24 +36,66 @@ def session_hash(user: dict[str, Any]) -> str:
     return salted_hmac(_HASH_SALT, user["password"], algorithm="sha256").hexdigest()
 
 
+class LazyPinner:
+    """``request.pinner``: the signed-in pinner of a browser request (None: nobody), read
+    from its session at the first ``get()``, once; set at log-in and log-out."""
+
+    def __init__(self, request: HttpRequest) -> None:
+        self._request = request
+        self._known = False
+        self._pinner: dict[str, Any] | None = None
+
+    def get(self) -> dict[str, Any] | None:
+        if not self._known:
+            self.set(pinner_of_session(self._request))
+        return self._pinner
+
+    def set(self, pinner: dict[str, Any] | None) -> None:
+        self._pinner, self._known = pinner, True
+
+
+class PinboardRequest(HttpRequest):
+    """A request as the site's middleware leaves it (Django makes the requests: this class
+    is for annotations)."""
+
+    pinner: LazyPinner
+
+
+class PinnerMiddleware:
+    """Each request's ``request.pinner``, asked for or not (it reads nothing until then)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: PinboardRequest) -> HttpResponse:
+        request.pinner = LazyPinner(request)
+        return self.get_response(request)
+
+
+def _pinner_of(request: HttpRequest) -> LazyPinner:
+    """``request.pinner``: every request has one (``PinnerMiddleware`` comes right after
+    the session's, before any view or middleware that may ask)."""
+    return cast(PinboardRequest, request).pinner
+
+
 def log_in(request: HttpRequest, user: dict[str, Any]) -> None:
     request.session.cycle_key()  # a new session ID at the privilege change
     request.session[SESSION_KEY] = str(user["id"])
     request.session[HASH_SESSION_KEY] = session_hash(user)
     rotate_token(request)  # and a new CSRF token: one planted before log-in is worthless
-    request._pinner = user  # type: ignore[attr-defined]
+    _pinner_of(request).set(user)
 
 
 def keep_session_after_password_change(request: HttpRequest, user: dict[str, Any]) -> None:
     """Keep the session that changed the password (``user`` with its new hash) signed in."""
     request.session.cycle_key()
     request.session[HASH_SESSION_KEY] = session_hash(user)
-    request._pinner = user  # type: ignore[attr-defined]
+    _pinner_of(request).set(user)
 
 
 def log_out(request: HttpRequest) -> None:
     request.session.flush()  # deleted on the server: a copy of the cookie is worthless too
-    request._pinner = None  # type: ignore[attr-defined]
+    _pinner_of(request).set(None)
 
 
 def pinner_of_session(request: HttpRequest) -> dict[str, Any] | None:
@@ -67,16 +114,9 @@ def pinner_of_session(request: HttpRequest) -> dict[str, Any] | None:
     return user
 
 
-_UNSET = object()
-
-
 def get_pinner(request: HttpRequest) -> dict[str, Any] | None:
     """The signed-in pinner of a browser request (read once per request), or None."""
-    pinner = getattr(request, "_pinner", _UNSET)
-    if pinner is _UNSET:
-        pinner = pinner_of_session(request)
-        request._pinner = pinner  # type: ignore[attr-defined]
-    return pinner  # type: ignore[return-value]
+    return _pinner_of(request).get()
 
 
 def signed_in_pinner(request: HttpRequest) -> dict[str, Any]:

@@ -35,8 +35,9 @@ def mariadb() -> Iterator[MariaDBServer]:
 @pytest.fixture(scope="module")
 def plane(mariadb: MariaDBServer) -> Iterator[Any]:
     """pinboard's data plane on the module's MariaDB: 4 shards, in-process caches and Redis."""
-    from pinboard.catalog import CATALOG
-    from pinboard.data_plane import POOLS, build, use
+    from pinboard.catalog import CACHE_POOLS, CATALOG
+    from pinboard.data_plane import use
+    from pinboard.plane import build
     from shardstore import Store, Topology, init_shards
     from shardstore.cache import LocalPool
     from shardstore.redis_shards import RedisTopology
@@ -45,7 +46,7 @@ def plane(mariadb: MariaDBServer) -> Iterator[Any]:
     store = Store(topology, catalog=CATALOG)
     init_shards(store)
     built = build(
-        store, {name: LocalPool(name) for name in POOLS}, RedisTopology.single("memory://orm")
+        store, {name: LocalPool(name) for name in CACHE_POOLS}, RedisTopology.single("memory://orm")
     )
     previous = use(built)
     yield built

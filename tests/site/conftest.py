@@ -34,17 +34,11 @@ from django.test import override_settings
 from pinboard import celery_app
 from pinboard.boards.actions import create_board
 from pinboard.cache_backend import redis_cache
-from pinboard.catalog import CATALOG
-from pinboard.data_plane import (
-    POOLS,
-    DataPlane,
-    build,
-    cached_store,
-    topology_from_settings,
-    use,
-)
+from pinboard.catalog import CACHE_POOLS, CATALOG
+from pinboard.data_plane import cached_store, topology_from_settings, use
 from pinboard.pins.actions import create_pin
 from pinboard.pins.queries import board_pins_page
+from pinboard.plane import DataPlane, build
 from pinboard.search import plane as search_plane
 from pinboard.search.index import SearchIndex
 from pinboard.users.actions import sign_up
@@ -121,12 +115,12 @@ def data_plane(request: pytest.FixtureRequest) -> Iterator[DataPlane]:
     if PLANE == "servers":
         servers: SiteServers = request.getfixturevalue("site_servers")
         store = Store(servers.topology, catalog=CATALOG)
-        pools = {name: MemcachePool(name, [servers.memcached]) for name in POOLS}
+        pools = {name: MemcachePool(name, [servers.memcached]) for name in CACHE_POOLS}
         redis_topology = RedisTopology.single(servers.redis)
     else:
         store = Store(topology_from_settings(), catalog=CATALOG)
         memory = LocalMemory()  # the pools share it, as on the embedded default
-        pools = {name: LocalPool(name, memory) for name in POOLS}
+        pools = {name: LocalPool(name, memory) for name in CACHE_POOLS}
         redis_topology = RedisTopology.single("memory://site-tests")
     init_shards(store)
     plane = build(store, pools, redis_topology)

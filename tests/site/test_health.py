@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
-from pinboard.catalog import CATALOG
-from pinboard.data_plane import POOLS, DataPlane, build, plane, use
+from pinboard.catalog import CACHE_POOLS, CATALOG
+from pinboard.data_plane import plane, use
 from pinboard.ops import readiness
+from pinboard.plane import DataPlane, build
 from shardstore import Store, Topology
 from shardstore.cache import LocalMemory, LocalPool
 from shardstore.redis_shards import RedisTopology
@@ -60,7 +61,7 @@ def on_hosts(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., None]]:
             }
         )
         memory = LocalMemory()
-        pools = {name: LocalPool(name, memory) for name in POOLS}
+        pools = {name: LocalPool(name, memory) for name in CACHE_POOLS}
         built = build(
             Store(topology, catalog=CATALOG), pools, RedisTopology.single("memory://ready")
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from pinboard.data_plane import DataPlane
+from pinboard.plane import DataPlane
 from shardstore.backends.mysql import MySQLBackend
 from shardstore.backends.sqlite import SQLiteBackend
 from shardstore.cache import LocalPool, MemcachePool

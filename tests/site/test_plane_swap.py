@@ -1,5 +1,6 @@
 """The process's data plane follows its config documents: a new shard map, Redis map or set of
-cache pools is swapped in whole, and a request in flight keeps the plane it began with."""
+cache pools is swapped in whole, and a request in flight keeps the plane it began with. A
+process on an in-process Redis derives the follower graph from the store at its start."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from django.test import override_settings
 
 from pinboard import data_plane
 from pinboard.catalog import CATALOG
-from pinboard.data_plane import bound, cached_store, get_feeds, plane, use
+from pinboard.data_plane import bound, cached_store, get_feeds, get_graph, plane, use
+from pinboard.follows.actions import follow_user
+from pinboard.users.actions import sign_up
 from shardstore import Store, Topology, init_shards
 from shardstore.cache import LocalPool
 from shardstore.control.file_source import FileSource
@@ -39,9 +42,7 @@ def followed(tmp_path: Path, settings: Any) -> Iterator[FileSource]:
             yield source
     finally:
         current = use(previous)
-        if data_plane._follower is not None:
-            data_plane._follower.close()
-            data_plane._follower = None
+        data_plane.stop_following()
         if current is not None:
             current.close()
 
@@ -57,7 +58,7 @@ def test_a_new_shard_map_is_swapped_in_and_a_request_in_flight_keeps_its_own(
             author="ops",
             reason="close 4..15",
         )
-        assert eventually(lambda: data_plane._planes.current.versions["shards"] == 2)  # type: ignore[union-attr]
+        assert eventually(lambda: data_plane.PLANES.in_force().versions["shards"] == 2)
         # This "request" still routes by version 1, from first query to last.
         assert cached_store().topology.version == 1 and plane() is request_plane
         assert cached_store().topology.open_ranges == ((0, 15),)
@@ -80,3 +81,21 @@ def test_new_cache_pools_and_redis_maps_are_swapped_in(followed: FileSource) -> 
     assert eventually(lambda: plane().versions.get("redis") == 1)
     assert get_feeds() is not before_feeds
     assert set(get_feeds().shards.clients()) == {"r9"}
+
+
+def test_a_process_on_an_in_process_redis_derives_the_graph_from_the_store_at_its_start(
+    followed: FileSource,
+) -> None:
+    ann = sign_up("ann_start", "ann_start@example.com", "plum-orchard-42")["id"]
+    bob = sign_up("bob_start", "bob_start@example.com", "plum-orchard-42")["id"]
+    follow_user(ann, bob)
+    for client in get_graph().shards.clients().values():
+        client.flushall()  # as a new process finds it
+    assert not get_graph().follows_user(ann, bob)
+
+    data_plane.stop_following()
+    first = use(None)
+    assert first is not None
+    first.close()
+    data_plane.start()  # as a new server process does
+    assert get_graph().follows_user(ann, bob)

@@ -20,12 +20,13 @@ import redis
 from django.core.management import CommandError, call_command
 
 from pinboard.boards.actions import create_board
-from pinboard.catalog import CATALOG
-from pinboard.data_plane import POOLS, DataPlane, build, get_feeds, get_notifications, use
+from pinboard.catalog import CACHE_POOLS, CATALOG
+from pinboard.data_plane import get_feeds, get_notifications, use
 from pinboard.feeds.home import read_home
 from pinboard.follows.actions import follow_board, follow_user, unfollow_board, unfollow_user
 from pinboard.notifications.rebuild import rebuild_notifications
 from pinboard.pins.actions import create_pin, delete_pin, save_pin
+from pinboard.plane import DataPlane, build
 from pinboard.users.actions import sign_up
 from shardstore import Store, Topology, init_shards
 from shardstore.cache import LocalPool
@@ -54,7 +55,9 @@ def plane(tmp_path: Path, private_redis: RedisServer) -> Iterator[DataPlane]:
     )
     init_shards(store)
     own = build(
-        store, {name: LocalPool(name) for name in POOLS}, RedisTopology.single(private_redis.url)
+        store,
+        {name: LocalPool(name) for name in CACHE_POOLS},
+        RedisTopology.single(private_redis.url),
     )
     previous = use(own)
     yield own
