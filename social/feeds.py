@@ -222,10 +222,11 @@ class HomeFeeds:
                     if ordered:
                         pipe.rpush(key, *(entry(p, s) for s, p in ordered))
                     pipe.execute()
-                    self.shards.count_call(2)
                     return True
                 except redis.WatchError:
-                    self.shards.count_call(2)
+                    continue  # written meanwhile: made again on what it holds now
+                finally:
+                    self.shards.count_call(2)  # the read, and the transaction
         return False
 
     # -- the site's newest pins -------------------------------------------------
