@@ -8,7 +8,8 @@ Soft-deleted objects (``"active": false``) are left out, and so is every row tha
 an object left out: each statement joins the ORM tables it points into. Foreign key
 checks are off meanwhile, since those joins already guarantee every reference, and a save
 may name a pin on a shard not copied yet; a save whose source was left out loses its
-``saved_from`` at the end, as deleting the source would have done.
+``saved_from`` at the end, as deleting the source would have done. The count columns are
+computed last, from the rows copied.
 
 The target must be freshly migrated (``python -m bench.compare.orm migrate``) on the same
 MariaDB server as the shards. Pinboard writes every time as ``timezone.now().isoformat()``,
@@ -120,6 +121,37 @@ _RELATION_SELECT = (
     " JOIN {target}.{from_table} a ON a.id = m.from_id JOIN {target}.{to_table} b ON b.id = m.to_id"
 )
 
+#: The count columns, computed once the rows are in: (table, column, the SELECT of ``k``, a
+#: row's id, and ``n``, what to add to its count). In this order: a board's followers
+#: start from its owner's, then its own are added and its unfollowers taken away.
+COUNTS = [
+    ("orm_pin", "like_count", "SELECT pin_id k, COUNT(*) n FROM {t}.orm_like GROUP BY k"),
+    ("orm_pin", "save_count",
+     "SELECT saved_from_id k, COUNT(*) n FROM {t}.orm_pin WHERE saved_from_id > 0 GROUP BY k"),
+    ("orm_pin", "comment_count", "SELECT pin_id k, COUNT(*) n FROM {t}.orm_comment GROUP BY k"),
+    ("orm_pinner", "follower_count",
+     "SELECT followed_id k, COUNT(*) n FROM {t}.orm_userfollow GROUP BY k"),
+    ("orm_pinner", "following_count",
+     "SELECT follower_id k, COUNT(*) n FROM {t}.orm_userfollow GROUP BY k"),
+    ("orm_pinner", "board_count",
+     "SELECT owner_id k, COUNT(*) n FROM {t}.orm_board WHERE NOT secret GROUP BY k"),
+    ("orm_pinner", "pin_count",
+     "SELECT p.owner_id k, COUNT(*) n FROM {t}.orm_pin p"
+     " JOIN {t}.orm_board b ON b.id = p.board_id WHERE NOT b.secret GROUP BY k"),
+    ("orm_pinner", "like_count", "SELECT user_id k, COUNT(*) n FROM {t}.orm_like GROUP BY k"),
+    ("orm_board", "pin_count", "SELECT board_id k, COUNT(*) n FROM {t}.orm_pin GROUP BY k"),
+    ("orm_board", "follower_count",
+     "SELECT b.id k, o.follower_count n FROM {t}.orm_board b"
+     " JOIN {t}.orm_pinner o ON o.id = b.owner_id"),
+    ("orm_board", "follower_count",
+     "SELECT board_id k, COUNT(*) n FROM {t}.orm_boardfollow GROUP BY k"),
+    ("orm_board", "follower_count",
+     "SELECT board_id k, -COUNT(*) n FROM {t}.orm_boardunfollow GROUP BY k"),
+]  # fmt: skip
+_ADD_COUNT = (
+    "UPDATE {t}.{table} x JOIN ({select}) c ON c.k = x.id SET x.{column} = x.{column} + c.n"
+)
+
 _FORGET_LOST_SOURCES = (
     "UPDATE {target}.orm_pin p LEFT JOIN {target}.orm_pin source ON source.id = p.saved_from_id"
     " SET p.saved_from_id = NULL WHERE p.saved_from_id IS NOT NULL AND source.id IS NULL"
@@ -162,6 +194,11 @@ def copy_into_orm(conn: Any, shard_databases: Iterable[str], target: str) -> dic
                 )
                 copied[table] += _run(conn, into + select)
         _run(conn, _FORGET_LOST_SOURCES.format(target=target))
+        for table, column, select in COUNTS:
+            sql = _ADD_COUNT.format(
+                t=target, table=table, column=column, select=select.format(t=target)
+            )
+            _run(conn, sql)
     # Fresh index statistics, as after any bulk load, so the optimizer plans on the data.
     tables = [table for table, *_ in [*OBJECTS.values(), *RELATIONS.values()]]
     cursor.execute("ANALYZE TABLE " + ", ".join(f"{target}.{table}" for table in tables))

@@ -1,4 +1,5 @@
-"""pinboard against the plain Django-ORM build of the same site, side by side, on one machine.
+"""pinboard against the plain Django-ORM build of the same site, and against that build with
+django-cacheops caching its reads in Redis, side by side, on one machine.
 
     python -m bench.compare.run                     # 10k, 100k and 1M pins (about an hour)
     python -m bench.compare.run --sizes 10000 50000 --seconds 3 --mixed-minutes 1   # quick
@@ -6,21 +7,24 @@
 What it does, in one run:
 
 1. Starts a private MariaDB, memcached and Redis (bench/compare/stack.py); pinboard gets
-   64 shards on that MariaDB, the ORM build (bench/compare/orm) a database beside them.
+   64 shards on that MariaDB, the ORM build (bench/compare/orm) a database beside them,
+   which its cached variant (orm/settings_cached.py) reads too, with a Redis of its own.
 2. Loads the data (bench/compare/dataset.py) at the first size, copies it into the ORM
    build's tables (bench/compare/copy.py: same rows, same IDs), issues the same API tokens
-   on both sides, and starts both under gunicorn from gunicorn.conf.py (2 workers x 4
-   threads, no worker recycling, so the CPU and memory figures are the workers').
+   on every side, and starts the three builds under gunicorn from gunicorn.conf.py (2
+   workers x 4 threads, no worker recycling, so the CPU and memory figures are the
+   workers').
 3. At every size: p50 and p99 of each operation on the probes' entities (the same content
    at every size), one request at a time, warm and cold (cache pools emptied before every
    request), each path in turn on the growing data set and on a copy of the first size
    served alongside on servers of its own (bench/compare/sizes.py). Checks first that
-   both builds return the same JSON items for the same path.
-4. At the largest size, for each operation and build: wrk with 16 connections over random
-   entities, warm (after a pass over the same paths) and cold (pools emptied, then every
-   request a different entity): req/s, p50, p99, errors, server CPU-ms per request,
-   response bytes; and the SQL statements of one request cold and warm (MariaDB's count).
-5. The mixed workload (bench/compare/mixed.py) on both builds, and a pinboard worker's RSS
+   every build returns the same JSON items as pinboard for the same path.
+4. At the largest size, for each operation and build (taking turns): wrk with 16
+   connections over random entities, warm (after a pass over the same paths) and cold
+   (caches emptied, then every request a different entity): req/s, p50, p99, errors,
+   server CPU-ms per request, response bytes; and the SQL statements of one request cold
+   and warm (MariaDB's count).
+5. The mixed workload (bench/compare/mixed.py) on every build, and a pinboard worker's RSS
    over it; then pinboard's Redis follower graph and home feeds checked against MySQL.
 6. Writes the figures (JSON), the plots (PNG) and the tables in docs/benchmarks.md.
 """
@@ -47,7 +51,7 @@ from bench.compare.operations import OPERATIONS, Tokens, sample_paths  # noqa: E
 from bench.compare.stack import ORM_DATABASE, Stack, start_stack  # noqa: E402
 from toolkit.site_processes import GunicornSite  # noqa: E402
 
-SIDES = ("pinboard", "orm")
+SIDES = ("pinboard", "orm", "cached")
 #: The hand-built pages (bench/compare/raw.py): the floor for a warm HTML page.
 RAW_SETTINGS = "bench.compare.raw_settings"
 
@@ -155,12 +159,14 @@ class Bench:
         return data
 
     def _serve(self, servers: ExitStack, data: Dataset) -> None:
-        """(Re)start both builds on the data as it is now: the ORM build's tables copied
-        afresh from pinboard's shards, the same tokens on both sides."""
+        """(Re)start the builds on the data as it is now: the ORM build's tables copied
+        afresh from pinboard's shards (its cache emptied: they were remade under it), the
+        same tokens on every side."""
         for server in self.servers.values():
             server.stop()
         self._copy_to_orm()
         self._issue_tokens(data)
+        self.stack.clear_caches()
         self._rebuild_feeds()
         print(f"settle: {self.stack.settle()}", file=sys.stderr)
         for side in (*SIDES, "raw"):
@@ -168,7 +174,7 @@ class Bench:
         self._check_same_answers(data)
 
     def _serve_reference(self, servers: ExitStack, data: Dataset) -> None:
-        """A copy of the data as it is now, on servers of its own, both builds serving it."""
+        """A copy of the data as it is now, on servers of its own, every build serving it."""
         stack = sizes.copy_of(self.stack, servers)
         for side in SIDES:
             site = self._start_site(servers, stack, side, data)
@@ -179,10 +185,11 @@ class Bench:
     ) -> GunicornSite:
         """One build under gunicorn (from gunicorn.conf.py) on ``stack``'s servers, stopped
         when ``servers`` closes; "raw" is the hand-built pages."""
-        app = "bench.compare.orm.wsgi" if side == "orm" else "pinboard.wsgi"
+        app = "bench.compare.orm.wsgi" if side in ("orm", "cached") else "pinboard.wsgi"
         env = {
             "pinboard": stack.pinboard_env,
             "orm": stack.orm_env,
+            "cached": stack.cached_env,
             "raw": {**stack.pinboard_env, "DJANGO_SETTINGS_MODULE": RAW_SETTINGS},
         }[side]
         site = GunicornSite(
@@ -236,7 +243,7 @@ class Bench:
         add_tokens(self.mysql, ORM_DATABASE, self.tokens)
 
     def _check_same_answers(self, data: Dataset) -> None:
-        """Both builds answer each API read with the same items (fields and values), and
+        """Every build answers each API read with pinboard's items (fields and values), and
         the hand-built pages are the site's, byte for byte."""
         for op in self.operations:
             lines = [
@@ -251,11 +258,12 @@ class Bench:
                 if not op.page:
                     bodies = [json.loads(body) for body in bodies]
                     bodies = [found.get("items", found) for found in bodies]
-                if bodies[0] != bodies[1]:
-                    raise SystemExit(
-                        f"{sides[0]} and {sides[1]} differ on {path}:\n"
-                        f"{str(bodies[0])[:600]}\n{str(bodies[1])[:600]}"
-                    )
+                for side, body in zip(sides[1:], bodies[1:], strict=True):
+                    if body != bodies[0]:
+                        raise SystemExit(
+                            f"{sides[0]} and {side} differ on {path}:\n"
+                            f"{str(bodies[0])[:600]}\n{str(body)[:600]}"
+                        )
 
     def _get(self, side: str, line: str) -> bytes:
         client = probe.Client(self.servers[side].port)
@@ -297,7 +305,7 @@ class Bench:
         return found
 
     def _throughput(self, data: Dataset) -> dict[str, Any]:
-        """wrk on each operation, warm, then cold (caches emptied, each path once), the two
+        """wrk on each operation, warm, then cold (caches emptied, each path once), the
         builds taking turns for ``--rounds`` rounds; the run of median req/s of each."""
         found: dict[str, Any] = {}
         for op in self.operations:

@@ -1,10 +1,11 @@
-"""The benchmark's servers: a private MariaDB, memcached and Redis on loopback, pinboard's
-64-shard topology on that one MariaDB (two host names, as two masters would be), the
-site's schema, and the plain ORM build's database beside the shard databases.
+"""The benchmark's servers: a private MariaDB, memcached and two Redis on loopback,
+pinboard's 64-shard topology on that one MariaDB (two host names, as two masters would
+be), the site's schema, and the ORM build's database beside the shard databases.
 
-Both builds read the same MariaDB server; pinboard also has its cache pools (memcached)
-and its follower graph and feeds (Redis). Every server is ours: started here on a free
-port, stopped by its own PID when the ``ExitStack`` closes.
+Every build reads the same MariaDB server; pinboard also has its cache pools (memcached)
+and its follower graph and feeds (Redis), the cached ORM build its cacheops cache (a Redis
+of its own). Every server is ours: started here on a free port, stopped by its own PID
+when the ``ExitStack`` closes.
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ SYSTEM_DATABASES = {"information_schema", "mysql", "performance_schema", "sys"}
 
 @dataclass(frozen=True)
 class Stack:
-    """Where everything runs, and the environments of the two builds' processes."""
+    """Where everything runs, and the environments of the builds' processes: pinboard's,
+    the plain ORM build's and the cached ORM build's (the same database)."""
 
     tmp: Path
     mysql: dict[str, object]  # MySQLdb.connect() keywords (root, autocommit)
@@ -49,6 +51,7 @@ class Stack:
     topology: Topology
     pinboard_env: dict[str, str]
     orm_env: dict[str, str]
+    cached_env: dict[str, str]
 
     def settle(self, limit: float = 300) -> str:
         """Wait until MariaDB is idle (under 5% of a CPU over 2 s) and has purged the undo
@@ -119,7 +122,9 @@ class Stack:
         )  # fmt: skip
 
     def clear_caches(self) -> None:
-        """Empty pinboard's cache pools (memcached flush_all)."""
+        """Empty pinboard's cache pools (memcached flush_all) and the cached ORM build's
+        Redis (FLUSHDB)."""
+        import redis
         from pymemcache.client.base import Client
 
         host, port = self.pinboard_env["PINBOARD_MEMCACHED"].rsplit(":", 1)
@@ -128,16 +133,19 @@ class Stack:
             client.flush_all(noreply=False)
         finally:
             client.close()
+        with redis.Redis.from_url(self.cached_env["COMPARE_ORM_REDIS"]) as cache:
+            cache.flushdb()
 
 
 def start_stack(tmp: Path, servers: ExitStack, *, shards: int, settings: str) -> Stack:
-    """Start the servers (stopped when ``servers`` closes) and make both builds' schemas."""
+    """Start the servers (stopped when ``servers`` closes) and make the builds' schemas."""
     for kind in (MariaDBServer, MemcachedServer, RedisServer):
         if not kind.available():
             raise SystemExit(f"{kind.__name__}: {kind.available().reason}")
     mariadb = servers.enter_context(MariaDBServer(extra_args=MARIADB_ARGS))
     memcached = servers.enter_context(MemcachedServer(extra_args=["-m", "2048", "-t", "2"]))
     redis = servers.enter_context(RedisServer())
+    orm_cache = servers.enter_context(RedisServer())
     address = f"mysql://root@{mariadb.address}"
     half = shards // 2
     topology_file = tmp / "topology.json"
@@ -176,6 +184,11 @@ def start_stack(tmp: Path, servers: ExitStack, *, shards: int, settings: str) ->
         "COMPARE_ORM_DATABASE": f"{address}/{ORM_DATABASE}",
         "COMPARE_ORM_SECRET_KEY": secrets.token_urlsafe(48),
     }
+    cached_env = {
+        **orm_env,
+        "DJANGO_SETTINGS_MODULE": "bench.compare.orm.settings_cached",
+        "COMPARE_ORM_REDIS": orm_cache.url,
+    }
     mysql = {
         "host": mariadb.host,
         "port": mariadb.port,
@@ -187,7 +200,8 @@ def start_stack(tmp: Path, servers: ExitStack, *, shards: int, settings: str) ->
     _run(pinboard_env, "manage.py", "shardstore", "init")
     pid = mariadb.pid
     assert pid is not None
-    stack = Stack(tmp, mysql, pid, Topology.load(topology_file), pinboard_env, orm_env)
+    topology = Topology.load(topology_file)
+    stack = Stack(tmp, mysql, pid, topology, pinboard_env, orm_env, cached_env)
     stack.empty_orm_database()
     return stack
 

@@ -1,6 +1,6 @@
 """The fixtures of the comparison tests: a private MariaDB with pinboard's shards and the
-ORM build's database side by side, the cast written through pinboard's actions, and the
-ORM build filled from the shards by ``copy_into_orm``."""
+ORM build's database side by side, the cast written through pinboard's actions, the ORM
+build filled from the shards by ``copy_into_orm``, and the same build with cacheops."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import pytest
 from tests.conftest import unavailable
 from toolkit.images import image_upload
 from toolkit.servers.mariadb import MariaDBServer
+from toolkit.servers.redis import RedisServer
 
 from .orm_world import ORM_DATABASE, PASSWORD, ROOT, SHARDS, Cast, OrmBuild
 
@@ -145,3 +146,16 @@ def orm(mariadb: MariaDBServer, cast: Cast) -> OrmBuild:
     finally:
         conn.close()
     return OrmBuild(env, mysql, copied)
+
+
+@pytest.fixture
+def cached_orm(orm: OrmBuild, redis_server: RedisServer) -> OrmBuild:
+    """The ORM build with cacheops (settings_cached) on the same database, its cache in a
+    database of the session's Redis, emptied first: the plain build's writes go around it."""
+    import redis
+
+    url = redis_server.url.rsplit("/", 1)[0] + "/7"
+    with redis.Redis.from_url(url) as cache:
+        cache.flushdb()
+    settings = {"COMPARE_ORM_SETTINGS": "bench.compare.orm.settings_cached"}
+    return OrmBuild({**orm.env, **settings, "COMPARE_ORM_REDIS": url}, orm.mysql, orm.copied)

@@ -1,4 +1,5 @@
-"""The plain Django-ORM build (bench/compare/orm) against pinboard, on the same data.
+"""The plain Django-ORM build (bench/compare/orm), and the same with cacheops, against
+pinboard, on the same data.
 
 A private MariaDB holds pinboard's shards, filled through pinboard's own actions (a small
 cast: pins over two pages, a save, likes, comments, follows of pinners and of boards, a
@@ -6,7 +7,8 @@ board unfollow, a deleted pin), and the ORM build's database beside them, filled
 ``copy_into_orm``. pinboard answers in this process; the ORM build, which has settings of
 its own, in a subprocess (``python -m bench.compare.orm fetch``). Every read endpoint must
 give the same items with the same fields and values, page after page (cursors differ),
-the pages the same HTML, and the writes the same statuses and counts.
+the pages the same HTML, and the writes the same statuses and counts. The cached build
+must give them from its cache too, and see the writes made through it.
 """
 
 from __future__ import annotations
@@ -83,9 +85,20 @@ def pinboard_pages(path: str, token: str | None) -> list[dict[str, Any]]:
     return pages
 
 
-def test_every_read_endpoint_answers_as_pinboard_does(cast: Cast, orm: OrmBuild) -> None:
+BUILDS = ["orm", "cached_orm"]
+
+
+@pytest.mark.parametrize("build", BUILDS)
+def test_every_read_endpoint_answers_as_pinboard_does(
+    cast: Cast, build: str, request: pytest.FixtureRequest
+) -> None:
+    """Twice on the cached build: as it fills its cache, then from it."""
+    orm: OrmBuild = request.getfixturevalue(build)
     paths = read_paths(cast)
-    for (path, token), theirs in zip(paths, orm_pages(orm, paths), strict=True):
+    answers = orm_pages(orm, paths)
+    if build == "cached_orm":
+        assert orm_pages(orm, paths) == answers
+    for (path, token), theirs in zip(paths, answers, strict=True):
         ours = pinboard_pages(path, token)
         # The same items on each page, and the last page where pinboard's ends.
         assert [page.get("items", page) for page in theirs] == [
@@ -128,15 +141,16 @@ def test_unknown_and_malformed_ids_are_json_404s(cast: Cast, orm: OrmBuild) -> N
         assert answer["json"]["error"]["code"] == body["error"]["code"] == "not_found", path
 
 
-#: SQL queries per read: the object with its counts, its page, and a page's authors.
+#: SQL queries per read: the object (its counts are columns) or its page, the pinners it
+#: names joined in; the feed's token, boards and page; a page's object and its list.
 QUERIES = {
     "/api/v1/users/{ann}": 1,
-    "/api/v1/users/{ann}/boards": 2,
+    "/api/v1/users/{ann}/boards": 1,
     "/api/v1/boards/{recipes}": 1,
-    "/api/v1/boards/{recipes}/pins": 2,
+    "/api/v1/boards/{recipes}/pins": 1,
     "/api/v1/pins/{recipe10}": 1,
-    "/api/v1/pins/{recipe10}/comments": 3,
-    "/api/v1/pins/{recipe10}/likes": 3,
+    "/api/v1/pins/{recipe10}/comments": 1,
+    "/api/v1/pins/{recipe10}/likes": 1,
     "/api/v1/feed": 3,
     "/ann/": 2,
     "/ann/recipes/": 2,
@@ -157,6 +171,47 @@ def test_reads_cost_a_few_queries_whatever_the_page_size(cast: Cast, orm: OrmBui
         assert at_50["queries"] == at_2["queries"] == QUERIES[template], at_50["path"]
 
 
+def test_the_cached_build_reads_from_its_cache_until_a_write_changes_what_it_read(
+    cast: Cast, cached_orm: OrmBuild
+) -> None:
+    """Every read a second time costs no query; then dan likes and comments on a pin of
+    cat's and follows her, through the cached build and pinboard alike, and what the cached
+    build read before, it reads anew, as pinboard answers it."""
+    token = cast.tokens["dan"]
+    names = {n: cast.id(n) for n in ("ann", "recipes", "recipe10")}
+    paths = [template.format(**names) for template in QUERIES]
+    first = cached_orm.fetch([{"path": p, "token": token} for p in paths])
+    again = cached_orm.fetch([{"path": p, "token": token} for p in paths])
+    for before, after in zip(first, again, strict=True):
+        assert before["status"] == after["status"] == 200, before["path"]
+        assert after["queries"] == 0, after["path"]
+        assert after.get("json", after.get("html")) == before.get("json", before.get("html"))
+    pin, cat, board = cast.id("cat1"), cast.id("cat"), cast.id("cats")
+    reads = [f"/api/v1/pins/{pin}", f"/api/v1/users/{cat}", f"/api/v1/users/{cast.id('dan')}"]
+    reads += [f"/api/v1/boards/{board}", f"/api/v1/boards/{board}/pins", "/api/v1/feed"]
+    reads += [f"/api/v1/pins/{pin}/comments", f"/api/v1/pins/{pin}/likes"]
+    cached_orm.fetch([{"path": p, "token": token} for p in reads])  # now in the cache
+    writes = [
+        ("PUT", f"/api/v1/pins/{pin}/like", None),
+        ("POST", f"/api/v1/pins/{pin}/comments", {"text": "Purr ✓"}),
+        ("PUT", f"/api/v1/users/{cat}/follow", None),
+    ]
+    requests = [
+        {"method": m, "path": p, "token": token, "body": json.dumps(b) if b else None}
+        for m, p, b in writes
+    ]
+    found = cached_orm.fetch([*requests, *({"path": p, "token": token} for p in reads)])
+    for (method, path, body), answer in zip(writes, found[: len(writes)], strict=True):
+        assert answer["status"] == pinboard(method, path, token, body)[0], (method, path)
+    for path, answer in zip(reads, found[len(writes) :], strict=True):
+        theirs, (_, ours) = answer["json"], pinboard("GET", path, token)
+        assert _without_new_ids(theirs) == _without_new_ids(ours), path
+    liked = found[len(writes)]["json"]
+    assert (liked["like_count"], liked["comment_count"]) == (1, 1)
+    assert found[len(writes) + 1]["json"]["follower_count"] == 1
+    assert pin in {p["id"] for p in found[len(writes) + 5]["json"]["items"]}  # dan's feed
+
+
 # -- pages ------------------------------------------------------------------------------------
 
 _CURSORS = re.compile(r'(data-next=")[^"]*(")|((?:cursor|comments)=)[^"#&]+')
@@ -167,11 +222,15 @@ def without_cursors(html: str) -> str:
     return _CURSORS.sub(lambda m: (m.group(1) or m.group(3)) + "CURSOR" + (m.group(2) or ""), html)
 
 
-def test_pages_send_pinboards_html(cast: Cast, orm: OrmBuild) -> None:
+@pytest.mark.parametrize("build", BUILDS)
+def test_pages_send_pinboards_html(cast: Cast, build: str, request: pytest.FixtureRequest) -> None:
+    orm: OrmBuild = request.getfixturevalue(build)
     saved, liked = cast.id("saved"), cast.id("recipe10")
     paths = ["/ann/", "/bob/", "/ann/recipes/", "/ann/empty-board/", f"/pin/{liked}/"]
     paths += [f"/pin/{saved}/", f"/pin/{cast.id('tomatoes')}/", "/ann/recipes/?partial=1"]
-    for path, answer in zip(paths, orm.fetch([{"path": p} for p in paths]), strict=True):
+    # Twice: the cached build answers the second time from its cache.
+    answers = orm.fetch([{"path": p} for p in paths + paths])[len(paths) :]
+    for path, answer in zip(paths, answers, strict=True):
         status, html = pinboard("GET", path)
         assert (answer["status"], status) == (200, 200), path
         assert without_cursors(answer["html"]) == without_cursors(html), path

@@ -1,8 +1,9 @@
 """``python -m bench.compare.run`` end to end, at a size a test can afford.
 
-The whole benchmark runs once (its own MariaDB, memcached and Redis, both builds and the
-hand-built pages under gunicorn, wrk, the mixed workload): it must finish, find that both
-builds answer the same, serve every request without an error, and write its figures.
+The whole benchmark runs once (its own MariaDB, memcached and Redis, the three builds and
+the hand-built pages under gunicorn, wrk, the mixed workload): it must finish, find that
+every build answers as pinboard does, serve every request without an error, and write its
+figures.
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ from toolkit.servers.memcached import MemcachedServer
 from toolkit.servers.redis import RedisServer
 
 ROOT = Path(__file__).resolve().parents[2]
+BUILDS = ("pinboard", "orm", "cached")
 
 
-def test_a_small_run_measures_every_operation_on_both_builds(tmp_path: Path) -> None:
+def test_a_small_run_measures_every_operation_on_every_build(tmp_path: Path) -> None:
     for server in (MariaDBServer, MemcachedServer, RedisServer):
         if not server.available():
             unavailable(server.name, server.available().reason)
@@ -53,11 +55,11 @@ def test_a_small_run_measures_every_operation_on_both_builds(tmp_path: Path) -> 
     assert sorted(results["sizes"]) == ["1500", "2500"]
     for found in results["sizes"].values():  # each size alongside the 1,500-pin reference
         for sides in found.values():
-            for side in ("pinboard", "orm"):
+            for side in BUILDS:
                 reference = sides[side]["reference"]
                 assert reference["warm"]["p50"] > 0 and reference["cold"]["p50"] > 0
     for name, sides in results["throughput"].items():
-        for side in ("pinboard", "orm"):
+        for side in BUILDS:
             for mode in ("warm", "cold"):
                 run = sides[side][mode]
                 assert run["requests"] > 0 and run["errors"] == 0, (name, side, mode, run)
@@ -65,8 +67,9 @@ def test_a_small_run_measures_every_operation_on_both_builds(tmp_path: Path) -> 
     feed = results["statements"]["home feed"]
     assert feed["pinboard"]["warm"] == 0 and 0 < feed["pinboard"]["cold"] <= 6
     assert feed["orm"]["warm"] > 0  # the ORM build reads MySQL every time
+    assert feed["cached"]["warm"] == 0 < feed["cached"]["cold"]  # its cache, once filled
     mixed = results["mixed"]
-    for side in ("pinboard", "orm"):
+    for side in BUILDS:
         operations = mixed[side]["operations"]
         assert {"like", "save", "comment", "follow", "pin"} <= set(operations)
         assert sum(op["errors"] for op in operations.values()) == 0, operations
@@ -77,4 +80,5 @@ def test_a_small_run_measures_every_operation_on_both_builds(tmp_path: Path) -> 
     assert (tmp_path / "p50-by-size.png").stat().st_size > 1000
     text = doc.read_text()
     assert "PREVIOUS RUN" not in text and text.endswith("<!-- /results -->\n\nAfter.\n")
-    assert "| board pins | pinboard |" in text and "### Targets" in text
+    assert "| board pins | pinboard |" in text and "| board pins | cached ORM |" in text
+    assert "warm >= 1.5x cached" in text

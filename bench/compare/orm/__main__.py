@@ -1,5 +1,6 @@
 """``python -m bench.compare.orm <command>``: any management command with this build's
-settings (migrate, check, fetch, ...)."""
+settings (migrate, check, fetch, ...); ``COMPARE_ORM_SETTINGS`` names other settings of it
+(``bench.compare.orm.settings_cached``)."""
 
 import os
 import sys
@@ -7,5 +8,6 @@ import sys
 from django.core.management import execute_from_command_line
 
 if __name__ == "__main__":
-    os.environ["DJANGO_SETTINGS_MODULE"] = "bench.compare.orm.settings"
+    settings = os.environ.get("COMPARE_ORM_SETTINGS") or "bench.compare.orm.settings"
+    os.environ["DJANGO_SETTINGS_MODULE"] = settings
     execute_from_command_line(["python -m bench.compare.orm", *sys.argv[1:]])

@@ -5,6 +5,12 @@ Primary keys hold pinboard's 64-bit IDs (``shard << 46 | type << 36 | local_id``
 bench/compare/copy.py writes explicitly, so one URL names the same thing on both builds;
 rows made here (a save, a comment) take AUTO_INCREMENT's next value above them.
 
+Counts are columns (the ``*_count`` fields), which the writes (actions.py) keep up to
+date by adding to them in the database, in the transaction of the row they count; the
+copy (bench/compare/copy.py) inserts rows at 0 (a default in the database) and computes
+them once. A read is then one indexed read of rows,
+with no counting at all.
+
 Lists are read newest first on (created_at, id). The indexes are ascending on purpose:
 InnoDB appends the primary key to every secondary index, so (board, created_at) is really
 (board, created_at, id), and "newest first, ties by id" is that index read backwards, with
@@ -39,6 +45,12 @@ class Pinner(models.Model):
     # The stored files of the avatar's two squares (pinboard's ``avatar`` by size); "": none.
     avatar_small_key = models.CharField(max_length=255, blank=True, default="")
     avatar_large_key = models.CharField(max_length=255, blank=True, default="")
+    follower_count = models.IntegerField(default=0, db_default=0)
+    following_count = models.IntegerField(default=0, db_default=0)
+    # public boards and their pins only: a secret board is its owner's alone
+    board_count = models.IntegerField(default=0, db_default=0)
+    pin_count = models.IntegerField(default=0, db_default=0)
+    like_count = models.IntegerField(default=0, db_default=0)
 
     def __str__(self) -> str:
         return self.username
@@ -57,6 +69,10 @@ class Board(models.Model):
     description = models.TextField(blank=True, default="")
     secret = models.BooleanField(default=False)  # seen by its owner only
     created_at = models.DateTimeField(default=timezone.now)
+    pin_count = models.IntegerField(default=0, db_default=0)
+    # The board's own followers, plus its owner's (following a pinner follows their
+    # boards), less those who unfollowed it.
+    follower_count = models.IntegerField(default=0, db_default=0)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["owner", "slug"], name="board_slug")]
@@ -84,6 +100,9 @@ class Pin(models.Model):
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="saves"
     )
     created_at = models.DateTimeField(default=timezone.now)
+    like_count = models.IntegerField(default=0, db_default=0)
+    save_count = models.IntegerField(default=0, db_default=0)
+    comment_count = models.IntegerField(default=0, db_default=0)
 
     class Meta:
         indexes = [

@@ -21,7 +21,7 @@ from .api import object_id
 from .avatars import avatar
 from .models import Board, Comment, Pin, Pinner, media_url
 from .paging import InvalidCursor, keyset_page
-from .queries import boards_with_counts, pinners_with_counts, pins_with_counts, with_cover
+from .queries import with_cover
 
 M = TypeVar("M", bound=Model)
 
@@ -111,10 +111,10 @@ def _page(
 
 
 def profile(request: HttpRequest, username: str) -> HttpResponse:
-    user = pinners_with_counts().filter(username=username).first()
+    user = Pinner.objects.filter(username=username).first()
     if user is None:
         raise Http404("no such pinner")
-    boards = with_cover(boards_with_counts().filter(owner=user, secret=False))
+    boards = with_cover(Board.objects.filter(owner=user, secret=False))
     found, next_cursor = _page(boards, request.GET.get("cursor") or None)
     context = {
         "profile": user,
@@ -133,7 +133,7 @@ def profile(request: HttpRequest, username: str) -> HttpResponse:
 
 
 def board(request: HttpRequest, username: str, slug: str) -> HttpResponse:
-    rows = boards_with_counts().select_related("owner")
+    rows = Board.objects.select_related("owner")
     found_board = rows.filter(owner__username=username, slug=slug).first()
     if found_board is None:
         raise Http404("no such board")
@@ -155,7 +155,7 @@ def board(request: HttpRequest, username: str, slug: str) -> HttpResponse:
 
 def pin(request: HttpRequest, pin_id: str) -> HttpResponse:
     pk = object_id(pin_id)
-    rows = pins_with_counts().select_related("board", "owner")
+    rows = Pin.objects.select_related("board", "owner")
     found = rows.filter(pk=pk).first() if pk is not None else None
     if found is None:
         raise Http404("no such pin")

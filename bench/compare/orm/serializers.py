@@ -1,8 +1,8 @@
 """pinboard's JSON for pinners, boards, pins and comments, field for field.
 
 IDs are decimal strings (they exceed 2^53, where JavaScript numbers lose digits); times
-are ISO 8601 in UTC with microseconds, as pinboard stores them. Counts come from the
-annotations of queries.py.
+are ISO 8601 in UTC with microseconds, as pinboard stores them. Counts are the models'
+columns.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def pin(item: Pin) -> dict[str, Any]:
 
 
 def comment(item: Comment) -> dict[str, Any]:
-    """``item.author`` must carry its counts (a Prefetch of queries.pinners_with_counts)."""
+    """``item.author`` read with it (``select_related``)."""
     return {
         "id": str(item.pk),
         "pin_id": str(item.pin_id),

@@ -1,9 +1,8 @@
 """The API endpoints pinboard's clients use most, with pinboard's paths, bodies and JSON.
 
-Each read is a constant number of queries, whatever the page size: the object with its
-counts (one query), then its page (one more), and for pages of comments or likers one
-more for their authors with counts (a Prefetch). The feed reads the token's pinner, the
-boards they follow, then the page.
+Each read is one query, whatever the page size: the object (its counts are columns), or
+its page, with the pinners it names joined in; only an empty page asks whether its object
+exists at all. The feed reads the token's pinner, the boards they follow, then the page.
 """
 
 from __future__ import annotations
@@ -11,7 +10,7 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 from django.core.exceptions import ObjectDoesNotExist
-from django.db.models import Model, Prefetch, QuerySet
+from django.db.models import Model, QuerySet
 from django.http import HttpRequest, HttpResponse
 
 from . import actions, serializers
@@ -29,7 +28,7 @@ from .api import (
 )
 from .models import Board, Comment, Like, Pin, Pinner
 from .paging import keyset_page
-from .queries import boards_with_counts, feed_board_ids, pinners_with_counts, pins_with_counts
+from .queries import feed_board_ids
 
 M = TypeVar("M", bound=Model)
 
@@ -44,11 +43,17 @@ def get_or_404(rows: QuerySet[M], raw_id: str, what: str) -> M:
         raise not_found(f"no such {what}") from None
 
 
-def exists_or_404(model: type[Model], raw_id: str, what: str) -> int:
-    object_id = parse_id(raw_id, what)
-    if not model.objects.filter(pk=object_id).exists():
+def page_or_404(
+    rows: QuerySet[M], owner: type[Model], owner_id: int, what: str, request: HttpRequest,
+    *, newest_first: bool = True,
+) -> tuple[list[M], str | None]:  # fmt: skip
+    """A page of ``rows`` (those of ``owner_id``); 404 if it is empty because there is no
+    such ``owner``, which is read only then."""
+    limit, cursor = page_params(request)
+    found, next_cursor = keyset_page(rows, limit=limit, cursor=cursor, newest_first=newest_first)
+    if not found and not owner.objects.filter(pk=owner_id).exists():
         raise not_found(f"no such {what}")
-    return object_id
+    return found, next_cursor
 
 
 def body_id(data: dict[str, Any], name: str, what: str) -> int:
@@ -59,24 +64,17 @@ def body_id(data: dict[str, Any], name: str, what: str) -> int:
     return parse_id(value, what)
 
 
-def with_authors(rows: QuerySet[M], relation: str) -> QuerySet[M]:
-    """``rows`` with the pinner each names through ``relation``, counts included: one query
-    for the whole page."""
-    return rows.prefetch_related(Prefetch(relation, queryset=pinners_with_counts()))
-
-
 # -- pinners ------------------------------------------------------------------------
 
 
 def _user(request: HttpRequest, user_id: str) -> HttpResponse:
-    return json_response(serializers.pinner(get_or_404(pinners_with_counts(), user_id, "user")))
+    return json_response(serializers.pinner(get_or_404(Pinner.objects.all(), user_id, "user")))
 
 
 def _user_boards(request: HttpRequest, user_id: str) -> HttpResponse:
-    owner_id = exists_or_404(Pinner, user_id, "user")
-    limit, cursor = page_params(request)
-    boards = boards_with_counts().filter(owner_id=owner_id, secret=False)
-    found, next_cursor = keyset_page(boards, limit=limit, cursor=cursor)
+    owner_id = parse_id(user_id, "user")
+    boards = Board.objects.filter(owner_id=owner_id, secret=False)
+    found, next_cursor = page_or_404(boards, Pinner, owner_id, "user", request)
     return page([serializers.board(b) for b in found], next_cursor)
 
 
@@ -89,14 +87,14 @@ def _follow(request: HttpRequest, user_id: str) -> HttpResponse:
 
 
 def _board(request: HttpRequest, board_id: str) -> HttpResponse:
-    return json_response(serializers.board(get_or_404(boards_with_counts(), board_id, "board")))
+    return json_response(serializers.board(get_or_404(Board.objects.all(), board_id, "board")))
 
 
 def _board_pins(request: HttpRequest, board_id: str) -> HttpResponse:
-    board = exists_or_404(Board, board_id, "board")
-    limit, cursor = page_params(request)
-    pins = pins_with_counts().filter(board_id=board)
-    found, next_cursor = keyset_page(pins, limit=limit, cursor=cursor)
+    board = parse_id(board_id, "board")
+    found, next_cursor = page_or_404(
+        Pin.objects.filter(board_id=board), Board, board, "board", request
+    )
     return page([serializers.pin(p) for p in found], next_cursor)
 
 
@@ -104,7 +102,7 @@ def _board_pins(request: HttpRequest, board_id: str) -> HttpResponse:
 
 
 def _pin(request: HttpRequest, pin_id: str) -> HttpResponse:
-    return json_response(serializers.pin(get_or_404(pins_with_counts(), pin_id, "pin")))
+    return json_response(serializers.pin(get_or_404(Pin.objects.all(), pin_id, "pin")))
 
 
 def _like(request: HttpRequest, pin_id: str) -> HttpResponse:
@@ -120,23 +118,21 @@ def _save(request: HttpRequest, pin_id: str) -> HttpResponse:
     description = None
     if data.get("description") is not None:
         description = text_field(data, "description", most=MAX_DESCRIPTION)
-    saved = actions.save(actor, source, board, description)
-    return json_response(serializers.pin(pins_with_counts().get(pk=saved.pk)), status=201)
+    saved = actions.save(actor, source, board, description)  # new: its counts are 0
+    return json_response(serializers.pin(saved), status=201)
 
 
 def _likes(request: HttpRequest, pin_id: str) -> HttpResponse:
-    pin = exists_or_404(Pin, pin_id, "pin")
-    limit, cursor = page_params(request)
-    likes = with_authors(Like.objects.filter(pin_id=pin), "user")
-    found, next_cursor = keyset_page(likes, limit=limit, cursor=cursor)
+    pin = parse_id(pin_id, "pin")
+    likes = Like.objects.filter(pin_id=pin).select_related("user")
+    found, next_cursor = page_or_404(likes, Pin, pin, "pin", request)
     return page([serializers.pinner(like.user) for like in found], next_cursor)
 
 
 def _comments(request: HttpRequest, pin_id: str) -> HttpResponse:
-    pin = exists_or_404(Pin, pin_id, "pin")
-    limit, cursor = page_params(request)
-    comments = with_authors(Comment.objects.filter(pin_id=pin), "author")
-    found, next_cursor = keyset_page(comments, limit=limit, cursor=cursor, newest_first=False)
+    pin = parse_id(pin_id, "pin")
+    comments = Comment.objects.filter(pin_id=pin).select_related("author")
+    found, next_cursor = page_or_404(comments, Pin, pin, "pin", request, newest_first=False)
     return page([serializers.comment(c) for c in found], next_cursor)
 
 
@@ -145,7 +141,6 @@ def _comment(request: HttpRequest, pin_id: str) -> HttpResponse:
     pin = parse_id(pin_id, "pin")
     text = text_field(json_body(request, required=("text",)), "text", least=1, most=MAX_COMMENT)
     made = actions.comment(actor, pin, text)
-    made.author = pinners_with_counts().get(pk=actor.pk)
     return json_response(serializers.comment(made), status=201)
 
 
@@ -157,7 +152,7 @@ def _feed(request: HttpRequest) -> HttpResponse:
     all (one more), read from each board's (board, created_at) index and merged by MariaDB."""
     viewer = require_pinner(request)
     limit, cursor = page_params(request)
-    pins = pins_with_counts().filter(board_id__in=feed_board_ids(viewer))
+    pins = Pin.objects.filter(board_id__in=feed_board_ids(viewer))
     found, next_cursor = keyset_page(pins, limit=limit, cursor=cursor)
     return page([serializers.pin(p) for p in found], next_cursor)
 
