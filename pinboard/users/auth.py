@@ -17,6 +17,7 @@ from django.middleware.csrf import rotate_token
 from django.utils.crypto import constant_time_compare, salted_hmac
 from django.utils.functional import SimpleLazyObject
 
+from ..entities import User
 from ..errors import NotFoundError
 from ..ids import parse_id
 from .queries import get_user
@@ -26,12 +27,12 @@ HASH_SESSION_KEY = "pinner_hash"
 _HASH_SALT = "pinboard.users.auth.session_hash"
 
 
-def session_hash(user: dict[str, Any]) -> str:
+def session_hash(user: User) -> str:
     """What a session must carry to stay valid: an HMAC of the pinner's password hash."""
     return salted_hmac(_HASH_SALT, user["password"], algorithm="sha256").hexdigest()
 
 
-def log_in(request: HttpRequest, user: dict[str, Any]) -> None:
+def log_in(request: HttpRequest, user: User) -> None:
     request.session.cycle_key()  # a new session ID at the privilege change
     request.session[SESSION_KEY] = str(user["id"])
     request.session[HASH_SESSION_KEY] = session_hash(user)
@@ -39,7 +40,7 @@ def log_in(request: HttpRequest, user: dict[str, Any]) -> None:
     request._pinner = user  # type: ignore[attr-defined]
 
 
-def keep_session_after_password_change(request: HttpRequest, user: dict[str, Any]) -> None:
+def keep_session_after_password_change(request: HttpRequest, user: User) -> None:
     """Keep the session that changed the password (``user`` with its new hash) signed in."""
     request.session.cycle_key()
     request.session[HASH_SESSION_KEY] = session_hash(user)
@@ -51,7 +52,7 @@ def log_out(request: HttpRequest) -> None:
     request._pinner = None  # type: ignore[attr-defined]
 
 
-def pinner_of_session(request: HttpRequest) -> dict[str, Any] | None:
+def pinner_of_session(request: HttpRequest) -> User | None:
     raw = request.session.get(SESSION_KEY)
     if raw is None:
         return None
@@ -70,7 +71,7 @@ def pinner_of_session(request: HttpRequest) -> dict[str, Any] | None:
 _UNSET = object()
 
 
-def get_pinner(request: HttpRequest) -> dict[str, Any] | None:
+def get_pinner(request: HttpRequest) -> User | None:
     """The signed-in pinner of a browser request (read once per request), or None."""
     pinner = getattr(request, "_pinner", _UNSET)
     if pinner is _UNSET:
@@ -79,7 +80,7 @@ def get_pinner(request: HttpRequest) -> dict[str, Any] | None:
     return pinner  # type: ignore[return-value]
 
 
-def signed_in_pinner(request: HttpRequest) -> dict[str, Any]:
+def signed_in_pinner(request: HttpRequest) -> User:
     """The pinner of a request that ``pinner_required`` let through."""
     pinner = get_pinner(request)
     if pinner is None:
