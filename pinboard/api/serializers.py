@@ -17,7 +17,7 @@ from ..boards.queries import follower_count
 from ..entities import pin_stats, pinner_stats
 from ..image_files import image_url
 from ..notifications.kinds import INVITE
-from ..notifications.queries import Notification as NotificationItem
+from ..notifications.queries import NotificationItem
 from ..pins.images import image_urls
 from ..users.avatars import SIZES as AVATAR_SIZES
 from ..users.avatars import avatar_key

@@ -58,7 +58,7 @@ def invite(actor_id: int, board_id: int, user_id: int) -> Board:
                 )
             invited.append(user_id)
 
-    updated = cast(Board, cached_store().objects("board").update(board["id"], add))
+    updated = cast("Board", cached_store().objects("board").update(board["id"], add))
     notifications.announce(user_id, INVITE, actor_id, board["id"], now_sequence())
     return updated
 
@@ -75,7 +75,7 @@ def accept_invitation(user_id: int, board_id: int) -> Board:
                 members.append(user_id)
 
     store = cached_store()
-    updated = cast(Board, store.objects("board").update(board_id, join))
+    updated = cast("Board", store.objects("board").update(board_id, join))
     store.mapping("board_has_collaborators").add(board_id, user_id)
     notifications.forget(user_id, [board_id])
     return updated

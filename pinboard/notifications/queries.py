@@ -27,7 +27,7 @@ from .kinds import BOARD_FOLLOW, COMMENT, FOLLOW, INVITE, ON_BOARDS, ON_PINS
 MOST_SHOWN = 99
 
 
-class Notification(TypedDict):
+class NotificationItem(TypedDict):
     """An entry with what it names, as it is now (``hydrate``)."""
 
     kind: str
@@ -42,7 +42,7 @@ class Notification(TypedDict):
 
 @dataclass(frozen=True)
 class NotificationsPage:
-    items: list[Notification]
+    items: list[NotificationItem]
     cursor: str | None  # of the next page
     newest: int | None  # the sequence of the page's newest entry, shown or left out
 
@@ -60,7 +60,7 @@ def notifications_page(
 
 def hydrate(
     user_id: int, entries: list[Entry], read_up_to: int, *, counts: bool = False
-) -> list[Notification]:
+) -> list[NotificationItem]:
     """Each entry as ``kind``, ``actor``, ``pin``, ``board``, ``comment`` (None where the
     kind names none), ``created_at`` and ``unread``; those the pinner cannot see left out."""
     comments = {c["id"]: c for c in get_comments(_objects(entries, COMMENT))}
@@ -70,7 +70,7 @@ def hydrate(
     boards = {b["id"]: b for b in get_boards(list(dict.fromkeys(board_ids)))}
     actor_ids = list(dict.fromkeys(e.actor_id for e in entries))
     actors = {u["id"]: u for u in get_users(actor_ids, counts=counts)}
-    items: list[Notification] = []
+    items: list[NotificationItem] = []
     for entry in entries:
         comment: Comment | None = None
         pin: Pin | None = None

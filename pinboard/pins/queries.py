@@ -54,13 +54,13 @@ def pinners_and_boards(
     store = cached_store()
     missing = [i for i in dict.fromkeys(pin["board_id"] for pin in pins) if i not in boards]
     if missing:
-        read = cast("list[Board]", store.objects("board").get_many(missing))
-        boards.update((board["id"], board) for board in read)
+        found_boards = cast("list[Board]", store.objects("board").get_many(missing))
+        boards.update((board["id"], board) for board in found_boards)
     people = [pin["owner_id"] for pin in pins] + [board["owner_id"] for board in boards.values()]
     missing = [i for i in dict.fromkeys(people) if i not in pinners]
     if missing:
-        people_read = cast("list[User]", store.objects("user").get_many(missing))
-        pinners.update((user["id"], user) for user in people_read)
+        found_pinners = cast("list[User]", store.objects("user").get_many(missing))
+        pinners.update((user["id"], user) for user in found_pinners)
     return pinners, boards
 
 
