@@ -44,7 +44,7 @@ class User(TypedDict):
     username: str
     email: str
     password: str  # Django's encoded hash
-    display_name: str
+    display_name: NotRequired[str]  # empty or missing: the username is shown
     about: str
     created_at: str
     avatar: NotRequired[Avatar]
