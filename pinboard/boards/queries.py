@@ -14,8 +14,8 @@ from social.rules import board_list, is_secret
 from ..data_plane import cached_store
 from ..entities import Board, Pin
 
-#: The counts a board carries. Its follower count also needs the owner's
-#: follower count (seed 004: following a pinner follows all their boards).
+#: The counts a board carries (``entities.BoardCounts``). Its follower count also needs
+#: the owner's follower count (seed 004: following a pinner follows all their boards).
 BOARD_COUNTS = ("board_has_pins", "board_followed_by_users", "board_unfollowed_by_users")
 
 

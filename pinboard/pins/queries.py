@@ -12,7 +12,7 @@ from shardstore.cache import Read
 from ..data_plane import cached_store
 from ..entities import Board, Comment, CommentAuthor, Pin, User
 
-#: The counts a pin carries: likes, saves, comments.
+#: The counts a pin carries: likes, saves, comments (``entities.PinCounts``).
 PIN_COUNTS = ("pin_liked_by_users", "pin_saved_as_pins", "pin_has_comments")
 
 

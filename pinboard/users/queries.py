@@ -10,7 +10,7 @@ from shardstore.cache import Read
 from ..data_plane import cached_store
 from ..entities import User
 
-#: The counts a user carries: followers, following, boards, pins, likes.
+#: The counts a user carries: followers, following, boards, pins, likes (``entities.UserCounts``).
 USER_COUNTS = (
     "user_followed_by_users",
     "user_follows_users",
