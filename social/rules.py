@@ -13,12 +13,12 @@ followers' feeds but not the newest pins: they show an image the site has shown 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final, TypedDict
 
 #: The fields these rules read: a board's flag, and a save's copy of its source's flag
 #: (set by the save, kept in line by the source board's privacy task).
 _SECRET = "secret"
-_SAVED_FROM_SECRET = "saved_from_secret"
+_SAVED_FROM_SECRET: Final = "saved_from_secret"
 
 
 def is_secret(board: Mapping[str, Any]) -> bool:
@@ -65,9 +65,14 @@ def announces_save(board: Mapping[str, Any]) -> bool:
     return not is_secret(board)
 
 
-def save_fields(source_id: int, source_board: Mapping[str, Any]) -> dict[str, Any]:
+class SaveFields(TypedDict):
+    saved_from: int
+    saved_from_secret: bool
+
+
+def save_fields(source_id: int, source_board: Mapping[str, Any]) -> SaveFields:
     """The fields of a save of pin ``source_id``, which is on ``source_board``."""
-    return {"saved_from": source_id, **saved_from_flag(is_secret(source_board))}
+    return {"saved_from": source_id, _SAVED_FROM_SECRET: is_secret(source_board)}
 
 
 def saved_from_flag(secret: bool) -> dict[str, bool]:

@@ -18,7 +18,7 @@ the sequence of the mapping row it wrote; a deleted comment is taken off that li
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any, NotRequired, TypedDict, cast
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -32,7 +32,7 @@ from social.rules import announces_save, is_save, is_secret, pin_list, pin_list_
 
 from ..boards.privacy import deletable_pin, editable_pin, movable_to, pinnable_board, visible_pin
 from ..data_plane import cached_store, get_feeds
-from ..entities import Board, Comment, Pin
+from ..entities import Board, Comment, Pin, PinImage
 from ..errors import CouldNotFetch, Forbidden, InvalidField, NotFoundError, TooLarge
 from ..feeds import actions as feeds
 from ..notifications import actions as notifications
@@ -64,19 +64,31 @@ def clean_link(link: object) -> str:
     return link
 
 
-def _post(actor_id: int, board: Board, data: dict[str, Any], *, upload: bool) -> Pin:
+class NewPin(TypedDict):
+    """A pin's own fields, as its create or save gives them (``_post`` adds where and when)."""
+
+    description: str
+    link: str
+    image: PinImage
+    saved_from: NotRequired[int]  # a save's (``social.rules.save_fields``)
+    saved_from_secret: NotRequired[bool]
+
+
+def _post(actor_id: int, board: Board, data: NewPin, *, upload: bool) -> Pin:
     store, sequence, board_id = cached_store(), now_sequence(), board["id"]
-    data.update(board_id=board_id, owner_id=actor_id, created_at=timezone.now().isoformat())
+    created_at = timezone.now().isoformat()
+    stored = {**data, "board_id": board_id, "owner_id": actor_id, "created_at": created_at}
     try:
-        pin_id = store.objects("pin").create(shard_of(board_id), data)
+        pin_id = store.objects("pin").create(shard_of(board_id), stored)
     except BaseException:
         if upload:  # no pin names the files just stored: none are left behind
             delete_image(data["image"])
         raise
+    image = data["image"]
     if upload:  # the image is this pin's own
-        data["image"] = {**data["image"], "source_pin": pin_id}
-        store.objects("pin").update(pin_id, {"image": data["image"]})
-    source_pin = data["image"].get("source_pin")
+        image = {**image, "source_pin": pin_id}
+        store.objects("pin").update(pin_id, {"image": image})
+    source_pin = image.get("source_pin")
     if source_pin is not None:  # before the pin is listed: its image is in use from now on
         store.mapping("pin_image_used_by_pins").add(source_pin, pin_id)
     store.mapping("board_has_pins").add(board_id, pin_id, sequence=sequence)
@@ -92,11 +104,11 @@ def create_pin(
     actor_id: int, board_id: int, image: Any, description: object = "", link: object = ""
 ) -> Pin:
     board = pinnable_board(actor_id, board_id)
-    data: dict[str, Any] = {
+    data: NewPin = {
         "description": clean_description(description, most=MAX_DESCRIPTION),
         "link": clean_link(link),
+        "image": store_image(image, private=is_secret(board)),
     }
-    data["image"] = store_image(image, private=is_secret(board))
     return _post(actor_id, board, data, upload=True)
 
 
@@ -107,22 +119,22 @@ def create_pin_from_url(
     checked and stored as an upload is. Without a link of its own the pin links to where
     ``source_url`` led (the page, or the image)."""
     board = pinnable_board(actor_id, board_id)
-    data: dict[str, Any] = {
-        "description": clean_description(description, most=MAX_DESCRIPTION),
-        "link": clean_link(link),
-    }
+    description = clean_description(description, most=MAX_DESCRIPTION)
+    link = clean_link(link)
     fetched = fetch_image(
         source_url,
         seconds=settings.PIN_FETCH_SECONDS,
         allow_loopback=settings.PIN_FETCH_ALLOW_LOOPBACK,
     )
     try:
-        data["image"] = store_image(ContentFile(fetched.data), private=is_secret(board))
+        image = store_image(ContentFile(fetched.data), private=is_secret(board))
     except (InvalidField, TooLarge) as refused:  # what the URL gave is not an image to pin
         raise CouldNotFetch(refused.message) from None
-    if not data["link"]:
-        data["link"] = _link_or_nothing(fetched.source_url)
-    return _post(actor_id, board, data, upload=True)
+    if not link:
+        link = _link_or_nothing(fetched.source_url)
+    return _post(
+        actor_id, board, {"description": description, "link": link, "image": image}, upload=True
+    )
 
 
 def _link_or_nothing(url: str) -> str:
@@ -136,7 +148,7 @@ def save_pin(actor_id: int, pin_id: int, board_id: int, description: object = No
     """Repin: a new pin on one of the actor's boards that records where it came from."""
     source, source_board = visible_pin(actor_id, pin_id)
     board = pinnable_board(actor_id, board_id)
-    data = {
+    data: NewPin = {
         "description": source["description"]
         if description is None
         else clean_description(description, most=MAX_DESCRIPTION),
