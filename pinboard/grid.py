@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from html import escape as html_escape
-from typing import Any
+from typing import cast
 
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
@@ -20,16 +20,36 @@ from django.utils.safestring import SafeString, mark_safe
 from shardstore import Page
 
 from .boards.queries import follower_count
+from .entities import Board, Pin, User, pinner_stats
 from .pins.images import image_urls
 from .users.avatars import SMALL, avatar_face
 
 #: How wide a card's image is drawn (static/pinboard.css: ``--column``), for ``srcset``.
 CARD_SIZES = "(max-width: 760px) 160px, 236px"
 
-Objects = Mapping[int, dict[str, Any]]
+
+class PinItem(Pin):
+    """A pin ready for a template (``pin_item``)."""
+
+    image_url: str
+    thumb_url: str
+    thumb_2x_url: str | None
 
 
-def pin_item(pin: dict[str, Any]) -> dict[str, Any]:
+class GridPin(PinItem):
+    card: SafeString  # its HTML in the grid (``pin_items``)
+
+
+class BoardCard(Board):
+    """A board as its card shows it (``board_cards``)."""
+
+    owner_username: str
+    cover: PinItem | None
+    pin_count: int
+    follower_count: int
+
+
+def pin_item(pin: Pin) -> PinItem:
     """A pin with the URLs of its image and thumbnail, ready for a template."""
     urls = image_urls(pin)
     return {
@@ -41,24 +61,24 @@ def pin_item(pin: dict[str, Any]) -> dict[str, Any]:
 
 
 def board_cards(
-    boards: list[dict[str, Any]],
-    owners: Objects,
+    boards: list[Board],
+    owners: Mapping[int, User],
     covers: Mapping[int, Page],
-    cover_pins: Objects,
-) -> list[dict[str, Any]]:
+    cover_pins: Mapping[int, Pin],
+) -> list[BoardCard]:
     """Boards as cards: each with its newest pin as cover, its pin and follower counts and
     its owner's username. ``owners``: each board's owner, by ID, with counts (a board's
     followers include its owner's); ``covers`` and ``cover_pins``: what
     ``boards.queries.read_covers`` reads (each board's first page of pins, by board ID, and
     the cover pins, by ID)."""
-    items = []
+    items: list[BoardCard] = []
     for board in boards:
         owner = owners.get(board["owner_id"])
         if owner is None:  # an account deleted, its boards not yet purged
             continue
         first = covers[board["id"]].ids[:1]
         cover = cover_pins.get(first[0]) if first else None
-        owner_followers = owner["counts"]["user_followed_by_users"]
+        owner_followers = pinner_stats(owner).followers
         items.append(
             {
                 **board,
@@ -72,8 +92,8 @@ def board_cards(
 
 
 def pin_items(
-    pins: list[dict[str, Any]], pinners: Objects, boards: Objects
-) -> list[dict[str, Any]]:
+    pins: list[Pin], pinners: Mapping[int, User], boards: Mapping[int, Board]
+) -> list[GridPin]:
     """Pins for a grid, each with its ``card``: the grid's HTML for it (pins/_grid.html).
     ``pinners`` and ``boards``: by ID, those the pins name (a pin whose pinner or board is
     missing, being deleted, gets a card without the line naming them)."""
@@ -83,7 +103,7 @@ def pin_items(
     credits: dict[tuple[int, int], str] = {}
     items = []
     for pin in pins:
-        item = pin_item(pin)
+        item = cast("GridPin", pin_item(pin))  # with its card once built, below
         owner_id, board_id = pin["owner_id"], pin["board_id"]
         credit = credits.get((owner_id, board_id))
         if credit is None:
@@ -98,9 +118,9 @@ def pin_items(
 
 
 def pin_credit(
-    pinner: dict[str, Any] | None,
-    board: dict[str, Any] | None,
-    board_owner: dict[str, Any] | None,
+    pinner: User | None,
+    board: Board | None,
+    board_owner: User | None,
     profile_url: str,
 ) -> str:
     """The line under a card: the pinner's avatar and name (display name, else username),
@@ -121,7 +141,7 @@ def pin_credit(
     )
 
 
-def pin_card(item: dict[str, Any], url: str, credit: str) -> SafeString:
+def pin_card(item: PinItem, url: str, credit: str) -> SafeString:
     """One pin of a grid, built in Python: a page holds 50, and the template language
     spent most of a board page's time on them (a lookup, a filter, a tag per attribute).
     ``html.escape`` is what Django's escape filter runs, without its lazy-string wrapping.
@@ -137,10 +157,11 @@ def pin_card(item: dict[str, Any], url: str, credit: str) -> SafeString:
     width = html_escape(str(image.get("thumbnail_width", "")))
     height = html_escape(str(image.get("thumbnail_height", "")))
     srcset = ""
-    if item.get("thumb_2x_url"):
+    sharper = item.get("thumb_2x_url")
+    if sharper:
         srcset = (
             f' srcset="{html_escape(item["thumb_url"])} {width}w,'
-            f' {html_escape(item["thumb_2x_url"])} {int(image["thumbnail_2x_width"])}w"'
+            f' {html_escape(sharper)} {int(image["thumbnail_2x_width"])}w"'
             f' sizes="{CARD_SIZES}"'
         )
     return mark_safe(  # every value is escaped

@@ -12,15 +12,16 @@ followers' feeds but not the newest pins: they show an image the site has shown 
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Final, TypedDict
 
 #: The fields these rules read: a board's flag, and a save's copy of its source's flag
 #: (set by the save, kept in line by the source board's privacy task).
 _SECRET = "secret"
-_SAVED_FROM_SECRET = "saved_from_secret"
+_SAVED_FROM_SECRET: Final = "saved_from_secret"
 
 
-def is_secret(board: dict[str, Any]) -> bool:
+def is_secret(board: Mapping[str, Any]) -> bool:
     return bool(board.get(_SECRET))
 
 
@@ -29,44 +30,49 @@ def secret_flag(secret: bool) -> dict[str, bool]:
     return {_SECRET: secret}
 
 
-def is_member(user_id: int | None, board: dict[str, Any]) -> bool:
+def is_member(user_id: int | None, board: Mapping[str, Any]) -> bool:
     """Its owner or one of its collaborators."""
     return user_id is not None and (
         user_id == board["owner_id"] or user_id in board.get("collaborators", ())
     )
 
 
-def is_invited(user_id: int | None, board: dict[str, Any]) -> bool:
+def is_invited(user_id: int | None, board: Mapping[str, Any]) -> bool:
     return user_id is not None and user_id in board.get("invited", ())
 
 
-def may_see(viewer_id: int | None, board: dict[str, Any]) -> bool:
+def may_see(viewer_id: int | None, board: Mapping[str, Any]) -> bool:
     """A public board, or one the viewer is a member of or invited to (to decide)."""
     return not is_secret(board) or is_member(viewer_id, board) or is_invited(viewer_id, board)
 
 
-def is_save(pin: dict[str, Any]) -> bool:
+def is_save(pin: Mapping[str, Any]) -> bool:
     return bool(pin.get("saved_from"))
 
 
-def reaches_followers(board: dict[str, Any]) -> bool:
+def reaches_followers(board: Mapping[str, Any]) -> bool:
     """Whether a pin of this board goes to its followers' home feeds (and its pinner's)."""
     return not is_secret(board)
 
 
-def reaches_newest(pin: dict[str, Any], board: dict[str, Any]) -> bool:
+def reaches_newest(pin: Mapping[str, Any], board: Mapping[str, Any]) -> bool:
     """Whether a pin goes among the site's newest pins: a public board's, not a save."""
     return reaches_followers(board) and not is_save(pin)
 
 
-def announces_save(board: dict[str, Any]) -> bool:
+def announces_save(board: Mapping[str, Any]) -> bool:
     """Whether a save to this board tells the source pin's pinner (a secret one tells no one)."""
     return not is_secret(board)
 
 
-def save_fields(source_id: int, source_board: dict[str, Any]) -> dict[str, Any]:
+class SaveFields(TypedDict):
+    saved_from: int
+    saved_from_secret: bool
+
+
+def save_fields(source_id: int, source_board: Mapping[str, Any]) -> SaveFields:
     """The fields of a save of pin ``source_id``, which is on ``source_board``."""
-    return {"saved_from": source_id, **saved_from_flag(is_secret(source_board))}
+    return {"saved_from": source_id, _SAVED_FROM_SECRET: is_secret(source_board)}
 
 
 def saved_from_flag(secret: bool) -> dict[str, bool]:
@@ -74,12 +80,12 @@ def saved_from_flag(secret: bool) -> dict[str, bool]:
     return {_SAVED_FROM_SECRET: secret}
 
 
-def saved_from_secret(pin: dict[str, Any]) -> bool:
+def saved_from_secret(pin: Mapping[str, Any]) -> bool:
     """Whether a save's source is on a secret board."""
     return bool(pin.get(_SAVED_FROM_SECRET))
 
 
-def shown_saved_from(pin: dict[str, Any]) -> int | None:
+def shown_saved_from(pin: Mapping[str, Any]) -> int | None:
     """The pin a save was saved from, unless that pin's board is secret: its ID is not
     shown, to anyone."""
     return None if saved_from_secret(pin) else pin.get("saved_from")
@@ -95,10 +101,10 @@ def pin_list(secret: bool) -> str:
     return "user_has_secret_pins" if secret else "user_has_pins"
 
 
-def board_list_of(board: dict[str, Any]) -> str:
+def board_list_of(board: Mapping[str, Any]) -> str:
     return board_list(is_secret(board))
 
 
-def pin_list_on(board: dict[str, Any]) -> str:
+def pin_list_on(board: Mapping[str, Any]) -> str:
     """The list of its pinner's that holds a pin on ``board``."""
     return pin_list(is_secret(board))

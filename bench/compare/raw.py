@@ -27,8 +27,8 @@ from pymemcache.client.base import Client
 from pinboard import urls as site_urls
 from pinboard.boards.queries import follower_count
 from pinboard.data_plane import cached_store
+from pinboard.entities import pin_stats, pinner_stats
 from pinboard.grid import pin_item, pin_items
-from pinboard.users.queries import user_stats
 from shardstore.cache import lists
 
 _local = threading.local()
@@ -156,7 +156,7 @@ def profile(request: HttpRequest, username: str) -> HttpResponse:
         })  # fmt: skip
     context = {
         "profile": user,
-        "stats": user_stats(user),
+        "stats": pinner_stats(user),
         "boards": boards,
         "next_cursor": cursor,
         "following": None,
@@ -176,7 +176,6 @@ def pin(request: HttpRequest, pin_id: str) -> HttpResponse:
     comments = [decode(c, value) for c, value in zip(comment_ids, raw, strict=True)]
     for comment in comments:
         comment["author"] = {"id": comment["author_id"], "username": comment["author_username"]}
-    counts = data["counts"]
     context = {
         "pin": pin_item(data),
         "board": decode(data["board_id"], raw_board),
@@ -186,11 +185,7 @@ def pin(request: HttpRequest, pin_id: str) -> HttpResponse:
         "liked": False,
         "my_boards": [],
         "is_owner": False,
-        "counts": {
-            "likes": counts["pin_liked_by_users"],
-            "saves": counts["pin_saved_as_pins"],
-            "comments": counts["pin_has_comments"],
-        },
+        "counts": pin_stats(data),
     }
     return render(request, "pins/detail.html", context)
 

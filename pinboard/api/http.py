@@ -23,6 +23,7 @@ from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from msgspec import Meta
 
+from ..entities import User
 from ..errors import BadRequest, InvalidField, MethodNotAllowed, NotFoundError, Unauthenticated
 from ..http_errors import client_error, json_error
 from ..ids import parse_id
@@ -115,13 +116,13 @@ def token_of(request: HttpRequest) -> str | None:
     return token.strip()
 
 
-def optional_pinner(request: HttpRequest) -> dict[str, Any] | None:
+def optional_pinner(request: HttpRequest) -> User | None:
     """The pinner of the request's token (looked up once a request: the rate limits ask
     first); None without one, 401 for a bad one."""
     token = token_of(request)
     if token is None:
         return None
-    pinner = getattr(request, "_token_pinner", None)
+    pinner: tuple[str, User | None] | None = getattr(request, "_token_pinner", None)
     if pinner is None or pinner[0] != token:
         pinner = (token, pinner_of_token(token))
         request._token_pinner = pinner  # type: ignore[attr-defined]
@@ -136,7 +137,7 @@ def viewer_id(request: HttpRequest) -> int | None:
     return pinner["id"] if pinner else None
 
 
-def require_pinner(request: HttpRequest) -> dict[str, Any]:
+def require_pinner(request: HttpRequest) -> User:
     pinner = optional_pinner(request)
     if pinner is None:
         raise Unauthenticated("this endpoint needs `Authorization: Token <token>`")

@@ -157,9 +157,13 @@ class CommentList(TypedDict):
     next: Next
 
 
+#: notifications.kinds.KINDS
+NotificationKind = Literal["like", "save", "comment", "follow", "follow_board", "invite"]
+
+
 class Notification(TypedDict):
     kind: Annotated[
-        Literal["like", "save", "comment", "follow", "follow_board", "invite"],
+        NotificationKind,
         Meta(
             description="What `actor` did: liked, saved or commented on your `pin`, followed"
             " you, followed your `board`, or invites you to collaborate on their `board`"

@@ -8,50 +8,54 @@ token version, an email outside /me) are left out by naming what goes in.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from social.rules import is_secret, shown_saved_from
 
+from .. import entities
 from ..boards.queries import follower_count
+from ..entities import pin_stats, pinner_stats
 from ..image_files import image_url
 from ..notifications.kinds import INVITE
+from ..notifications.queries import NotificationItem
 from ..pins.images import image_urls
 from ..users.avatars import SIZES as AVATAR_SIZES
-from .schemas import Avatar, Board, Comment, Me, Notification, Pin, User
+from ..users.avatars import avatar_key
+from .schemas import Avatar, Board, Comment, Me, Notification, NotificationKind, Pin, User
 
 
 def _id(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def user(data: dict[str, Any]) -> User:
-    counts = data.get("counts", {})
+def user(data: entities.User) -> User:
+    stats = pinner_stats(data)
     return {
         "id": str(data["id"]),
         "username": data["username"],
         "display_name": data.get("display_name", ""),
         "about": data.get("about", ""),
-        "follower_count": counts.get("user_followed_by_users", 0),
-        "following_count": counts.get("user_follows_users", 0),
-        "board_count": counts.get("user_has_boards", 0),
-        "pin_count": counts.get("user_has_pins", 0),
-        "like_count": counts.get("user_likes_pins", 0),
+        "follower_count": stats.followers,
+        "following_count": stats.following,
+        "board_count": stats.boards,
+        "pin_count": stats.pins,
+        "like_count": stats.likes,
         "avatar": avatar(data.get("avatar")),
     }
 
 
-def avatar(stored: dict[str, str] | None) -> Avatar | None:
+def avatar(stored: entities.Avatar | None) -> Avatar | None:
     """A user object's ``avatar`` (its files' keys by size) as URLs; None without one."""
     if not stored:
         return None
-    return {"images": [{"size": s, "url": image_url(stored[str(s)])} for s in AVATAR_SIZES]}
+    return {"images": [{"size": s, "url": image_url(avatar_key(stored, s))} for s in AVATAR_SIZES]}
 
 
-def me(data: dict[str, Any]) -> Me:
+def me(data: entities.User) -> Me:
     return {**user(data), "email": data["email"]}
 
 
-def board(data: dict[str, Any], owner_follower_count: int) -> Board:
+def board(data: entities.Board, owner_follower_count: int) -> Board:
     """``owner_follower_count``: following a pinner follows their boards (seed 004)."""
     return {
         "id": str(data["id"]),
@@ -65,8 +69,8 @@ def board(data: dict[str, Any], owner_follower_count: int) -> Board:
     }
 
 
-def pin(data: dict[str, Any]) -> Pin:
-    counts, image = data["counts"], data["image"]
+def pin(data: entities.Pin) -> Pin:
+    stats, image = pin_stats(data), data["image"]
     urls = image_urls(data)
     return {
         "id": str(data["id"]),
@@ -78,15 +82,15 @@ def pin(data: dict[str, Any]) -> Pin:
         "thumbnail_url": urls.thumbnail,
         "width": image.get("width"),
         "height": image.get("height"),
-        "like_count": counts["pin_liked_by_users"],
-        "save_count": counts["pin_saved_as_pins"],
-        "comment_count": counts["pin_has_comments"],
+        "like_count": stats.likes,
+        "save_count": stats.saves,
+        "comment_count": stats.comments,
         "saved_from": _id(shown_saved_from(data)),
         "created_at": data["created_at"],
     }
 
 
-def comment(data: dict[str, Any], author: dict[str, Any] | None) -> Comment:
+def comment(data: entities.Comment, author: entities.User | None) -> Comment:
     """``author``: the author's user object with counts (None if the account is gone)."""
     return {
         "id": str(data["id"]),
@@ -97,15 +101,15 @@ def comment(data: dict[str, Any], author: dict[str, Any] | None) -> Comment:
     }
 
 
-def notification(data: dict[str, Any], owner_follower_count: int) -> Notification:
+def notification(data: NotificationItem, owner_follower_count: int) -> Notification:
     """``data``: an item of ``notifications.queries.hydrate`` (with counts);
     ``owner_follower_count``: the recipient's, whose board a follow names (an invitation
     names the actor's)."""
     actor, comment_data = data["actor"], data["comment"]
     if data["kind"] == INVITE:  # the actor's board
-        owner_follower_count = actor["counts"]["user_followed_by_users"]
+        owner_follower_count = pinner_stats(actor).followers
     return {
-        "kind": data["kind"],
+        "kind": cast("NotificationKind", data["kind"]),  # one of the site's kinds
         "actor": user(actor),
         "pin": pin(data["pin"]) if data["pin"] is not None else None,
         "board": board(data["board"], owner_follower_count) if data["board"] else None,

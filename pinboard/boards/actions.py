@@ -3,6 +3,7 @@ its owner's shard, listed in the owner's public or secret boards (``social.rules
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.utils import timezone
@@ -12,6 +13,7 @@ from shardstore import DuplicateKey, shard_of
 from social.rules import board_list, board_list_of, is_secret, secret_flag
 
 from ..data_plane import cached_store
+from ..entities import Board
 from ..errors import InvalidField
 from ..notifications.actions import forget as forget_notifications
 from ..pins.actions import delete_pins_of_board
@@ -60,7 +62,7 @@ def clean_secret(secret: object) -> bool:
 
 def create_board(
     owner_id: int, name: object, description: object = "", secret: object = False
-) -> dict[str, Any]:
+) -> Board:
     name, description = clean_name(name), clean_description(description, most=MAX_DESCRIPTION)
     secret = clean_secret(secret)
     store = cached_store()
@@ -81,7 +83,7 @@ def create_board(
     return board
 
 
-def update_board(actor_id: int, board_id: int, changes: dict[str, object]) -> dict[str, Any]:
+def update_board(actor_id: int, board_id: int, changes: Mapping[str, object]) -> Board:
     board = owned_board(actor_id, board_id)
     updates: dict[str, Any] = {}
     if "description" in changes:

@@ -6,10 +6,10 @@ read (``privacy.shown_board``): anyone else gets the NotFoundError a missing boa
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from shardstore.cache import Read, read_together
 
+from ..entities import Board, Pin, User
 from ..errors import NotFoundError
 from ..pins.queries import get_pins, reading_board_pins
 from ..users.queries import reading_user, user_id_for
@@ -19,9 +19,9 @@ from .queries import board_id_by_slug, reading_board
 
 @dataclass(frozen=True)
 class BoardPage:
-    board: dict[str, Any]
-    owner: dict[str, Any] | None  # read when the reader is told who owns the board
-    pins: list[dict[str, Any]]  # a page of them, newest first
+    board: Board
+    owner: User | None  # read when the reader is told who owns the board
+    pins: list[Pin]  # a page of them, newest first
     next_cursor: str | None
 
 

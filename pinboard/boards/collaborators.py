@@ -16,7 +16,7 @@ profile show are read here too.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from shardstore import Page
 from shardstore.cache import Read
@@ -24,6 +24,7 @@ from shardstore.mappings import now_sequence
 from social.rules import may_see
 
 from ..data_plane import cached_store
+from ..entities import Board, User
 from ..errors import Forbidden, InvalidField, NotFoundError
 from ..notifications import actions as notifications
 from ..notifications.kinds import INVITE
@@ -37,7 +38,7 @@ MAX_COLLABORATORS = 50
 GROUP_BOARDS = 100
 
 
-def invite(actor_id: int, board_id: int, user_id: int) -> dict[str, Any]:
+def invite(actor_id: int, board_id: int, user_id: int) -> Board:
     """The owner invites a pinner: a notification they accept or decline; until then the
     board is not on their profile and they cannot pin to it. Returns the board."""
     board = owned_board(actor_id, board_id)
@@ -57,12 +58,12 @@ def invite(actor_id: int, board_id: int, user_id: int) -> dict[str, Any]:
                 )
             invited.append(user_id)
 
-    updated = cached_store().objects("board").update(board["id"], add)
+    updated = cast("Board", cached_store().objects("board").update(board["id"], add))
     notifications.announce(user_id, INVITE, actor_id, board["id"], now_sequence())
     return updated
 
 
-def accept_invitation(user_id: int, board_id: int) -> dict[str, Any]:
+def accept_invitation(user_id: int, board_id: int) -> Board:
     """The invitee joins the board's collaborators; returns the board."""
     _invited_to(user_id, board_id)
 
@@ -74,7 +75,7 @@ def accept_invitation(user_id: int, board_id: int) -> dict[str, Any]:
                 members.append(user_id)
 
     store = cached_store()
-    updated = store.objects("board").update(board_id, join)
+    updated = cast("Board", store.objects("board").update(board_id, join))
     store.mapping("board_has_collaborators").add(board_id, user_id)
     notifications.forget(user_id, [board_id])
     return updated
@@ -87,7 +88,7 @@ def decline_invitation(user_id: int, board_id: int) -> None:
     notifications.forget(user_id, [board_id])
 
 
-def _invited_to(user_id: int, board_id: int) -> dict[str, Any]:
+def _invited_to(user_id: int, board_id: int) -> Board:
     board = get_board(board_id)
     if board is None or user_id not in board.get("invited", ()):
         raise NotFoundError("no such invitation")  # as for a board one may not see
@@ -131,18 +132,18 @@ def drop_collaborator(board_id: int, user_id: int) -> None:
 # -- reads ----------------------------------------------------------------------------
 
 
-def collaborators_of(board: dict[str, Any]) -> list[dict[str, Any]]:
+def collaborators_of(board: Board) -> list[User]:
     """The board's collaborators (users, without counts), in the order they were added."""
     return get_users(list(board.get("collaborators", ())), counts=False)
 
 
-def invitees_of(board: dict[str, Any]) -> list[dict[str, Any]]:
+def invitees_of(board: Board) -> list[User]:
     """The pinners invited to the board who have not answered yet."""
     invited = list(board.get("invited", ()))
     return get_users(invited, counts=False) if invited else []
 
 
-def group_boards(user_id: int, viewer_id: int | None) -> list[dict[str, Any]]:
+def group_boards(user_id: int, viewer_id: int | None) -> list[Board]:
     """The boards ``user_id`` collaborates on that the viewer may see, newest first."""
     page = reading_group_board_ids(user_id).run()
     return [b for b in get_boards(page.ids) if may_see(viewer_id, b)]

@@ -16,29 +16,30 @@ filtered here.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import NamedTuple, cast
 
 from social.rules import is_member, is_secret, may_see
 
 from ..data_plane import cached_store
+from ..entities import Board, Pin
 from ..errors import Forbidden, NotFoundError
 from ..pins.queries import get_pin
 from .queries import get_board
 
 
-def visible_board(viewer_id: int | None, board_id: int) -> dict[str, Any]:
+def visible_board(viewer_id: int | None, board_id: int) -> Board:
     """The board, if the viewer may see it; NotFoundError otherwise."""
     return shown_board(viewer_id, get_board(board_id))
 
 
-def shown_board(viewer_id: int | None, board: dict[str, Any] | None) -> dict[str, Any]:
+def shown_board(viewer_id: int | None, board: Board | None) -> Board:
     """``visible_board`` of a board read already (None: there is none)."""
     if board is None or not may_see(viewer_id, board):
         raise NotFoundError("no such board")
     return board
 
 
-def owned_board(actor_id: int, board_id: int) -> dict[str, Any]:
+def owned_board(actor_id: int, board_id: int) -> Board:
     """The board, if ``actor_id`` owns it; NotFoundError or Forbidden otherwise."""
     board = visible_board(actor_id, board_id)
     if board["owner_id"] != actor_id:
@@ -46,7 +47,7 @@ def owned_board(actor_id: int, board_id: int) -> dict[str, Any]:
     return board
 
 
-def pinnable_board(actor_id: int, board_id: int) -> dict[str, Any]:
+def pinnable_board(actor_id: int, board_id: int) -> Board:
     """The board, if ``actor_id`` may pin to it (its owner or a collaborator)."""
     board = visible_board(actor_id, board_id)
     if not is_member(actor_id, board):
@@ -54,7 +55,7 @@ def pinnable_board(actor_id: int, board_id: int) -> dict[str, Any]:
     return board
 
 
-def editable_pin(actor_id: int, pin_id: int) -> tuple[dict[str, Any], dict[str, Any]]:
+def editable_pin(actor_id: int, pin_id: int) -> tuple[Pin, Board]:
     """The pin and its board, if ``actor_id`` may edit the pin: its pinner, while they may
     still pin to its board (a removed collaborator's pins stay, theirs no longer)."""
     pin, board = visible_pin(actor_id, pin_id)
@@ -63,7 +64,7 @@ def editable_pin(actor_id: int, pin_id: int) -> tuple[dict[str, Any], dict[str, 
     return pin, board
 
 
-def deletable_pin(actor_id: int, pin_id: int) -> dict[str, Any]:
+def deletable_pin(actor_id: int, pin_id: int) -> Pin:
     """The pin, if ``actor_id`` may delete it: its pinner, or its board's owner."""
     pin, board = visible_pin(actor_id, pin_id)
     if actor_id not in (pin["owner_id"], board["owner_id"]):
@@ -71,7 +72,7 @@ def deletable_pin(actor_id: int, pin_id: int) -> dict[str, Any]:
     return pin
 
 
-def movable_to(actor_id: int, board: dict[str, Any], new_board_id: int) -> dict[str, Any]:
+def movable_to(actor_id: int, board: Board, new_board_id: int) -> Board:
     """The board a pin of ``board`` may move to: one ``actor_id`` may pin to, of the same
     visibility, and, from a secret board, of the same owner. A pin's comments and likes go
     with it, so a move must not show them to anyone the first board hid them from."""
@@ -84,16 +85,14 @@ def movable_to(actor_id: int, board: dict[str, Any], new_board_id: int) -> dict[
     return new_board
 
 
-def visible_pin(viewer_id: int | None, pin_id: int) -> tuple[dict[str, Any], dict[str, Any]]:
+def visible_pin(viewer_id: int | None, pin_id: int) -> tuple[Pin, Board]:
     """The pin and its board, if the viewer may see them; NotFoundError otherwise."""
     pin = get_pin(pin_id)
     board = get_board(pin["board_id"]) if pin else None
     return shown_pin(viewer_id, pin, board)
 
 
-def shown_pin(
-    viewer_id: int | None, pin: dict[str, Any] | None, board: dict[str, Any] | None
-) -> tuple[dict[str, Any], dict[str, Any]]:
+def shown_pin(viewer_id: int | None, pin: Pin | None, board: Board | None) -> tuple[Pin, Board]:
     """``visible_pin`` of a pin and its board read already (None: there is none)."""
     if pin is None or board is None or not may_see(viewer_id, board):
         raise NotFoundError("no such pin")
@@ -104,13 +103,17 @@ class ShownPins(NamedTuple):
     """The pins of a list that a viewer may see, and their boards by ID (which a grid's
     cards name: ``pins.queries.pinners_and_boards`` takes them as known)."""
 
-    pins: list[dict[str, Any]]
-    boards: dict[int, dict[str, Any]]
+    pins: list[Pin]
+    boards: dict[int, Board]
 
 
-def visible_pins(viewer_id: int | None, pins: list[dict[str, Any]]) -> ShownPins:
+def visible_pins(viewer_id: int | None, pins: list[Pin]) -> ShownPins:
     """The pins the viewer may see, in order: one multi-get of their boards."""
     board_ids = sorted({pin["board_id"] for pin in pins})
-    boards = cached_store().objects("board").get_many(board_ids) if board_ids else []
+    boards = (
+        cast("list[Board]", cached_store().objects("board").get_many(board_ids))
+        if board_ids
+        else []
+    )
     shown = {board["id"]: board for board in boards if may_see(viewer_id, board)}
     return ShownPins([pin for pin in pins if pin["board_id"] in shown], shown)

@@ -4,7 +4,7 @@ a board by its owner's slug. Who may see or change one: ``privacy``; the cards:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import cast
 
 from shardstore import InvalidKey, Page
 from shardstore.cache import Read
@@ -12,23 +12,33 @@ from shardstore.mappings import all_ids
 from social.rules import board_list, is_secret
 
 from ..data_plane import cached_store
+from ..entities import Board, Pin
 
-#: The counts a board carries. Its follower count also needs the owner's
-#: follower count (seed 004: following a pinner follows all their boards).
+#: The counts a board carries (``entities.BoardCounts``). Its follower count also needs
+#: the owner's follower count (seed 004: following a pinner follows all their boards).
 BOARD_COUNTS = ("board_has_pins", "board_followed_by_users", "board_unfollowed_by_users")
 
 
-def get_board(board_id: int) -> dict[str, Any] | None:
+def get_board(board_id: int) -> Board | None:
     return reading_board(board_id).run()
 
 
-def reading_board(board_id: int) -> Read[dict[str, Any] | None]:
+def reading_board(board_id: int) -> Read[Board | None]:
     """``get_board`` as a read to make with others at one step of a page."""
-    return cached_store().objects("board").reading_one(board_id, counts=BOARD_COUNTS)
+    read = cached_store().objects("board").reading_one(board_id, counts=BOARD_COUNTS)
+    return cast("Read[Board | None]", read)
 
 
-def get_boards(board_ids: list[int]) -> list[dict[str, Any]]:
-    return cached_store().objects("board").get_many(board_ids, counts=BOARD_COUNTS)
+def reading_boards(board_ids: list[int]) -> Read[list[Board]]:
+    """``get_boards`` as a read to make with others at one step of a page."""
+    read = cached_store().objects("board").reading(board_ids, counts=BOARD_COUNTS)
+    return cast("Read[list[Board]]", read)
+
+
+def get_boards(board_ids: list[int]) -> list[Board]:
+    return cast(
+        "list[Board]", cached_store().objects("board").get_many(board_ids, counts=BOARD_COUNTS)
+    )
 
 
 def boards_page(
@@ -77,7 +87,7 @@ def slug_key(owner_id: int, slug: str) -> str:
     return f"{owner_id}:{slug}"
 
 
-def follower_count(board: dict[str, Any], owner_follower_count: int) -> int:
+def follower_count(board: Board, owner_follower_count: int) -> int:
     """Explicit board followers, plus the owner's followers, less those who unfollowed it.
 
     The follow actions keep the three sets apart (a pinner who follows the
@@ -94,14 +104,15 @@ def follower_count(board: dict[str, Any], owner_follower_count: int) -> int:
     )
 
 
-def read_covers(board_ids: list[int]) -> tuple[dict[int, Page], dict[int, dict[str, Any]]]:
+def read_covers(board_ids: list[int]) -> tuple[dict[int, Page], dict[int, Pin]]:
     """What boards' cards show of their pins (``grid.board_cards``): each board's first page
     of pins, by board ID, and the cover pins (its newest), by ID. Two round trips:
     board_has_pins of every board, then the cover pins (one each per shard, or per host,
     the boards are on)."""
     store = cached_store()
     covers = store.mapping("board_has_pins").page_many(board_ids, limit=1)
-    cover_pins = {pin["id"]: pin for pin in store.objects("pin").get_many(cover_ids(covers))}
+    pins = cast("list[Pin]", store.objects("pin").get_many(cover_ids(covers)))
+    cover_pins = {pin["id"]: pin for pin in pins}
     return covers, cover_pins
 
 

@@ -14,12 +14,14 @@ move under private keys, or back (``pins.image_privacy``).
 from __future__ import annotations
 
 import contextlib
+from typing import cast
 
 from shardstore import NotFound
 from shardstore.mappings import pages_of
 from social.rules import is_secret, pin_list, saved_from_flag, saved_from_secret
 
 from ..data_plane import cached_store, get_feeds, get_graph
+from ..entities import Board, Pin
 from ..feeds.actions import drop_board, merge_board, rebuild
 from ..ledger import TRANSIENT_ERRORS, ledgered_task
 from ..pins import image_privacy
@@ -35,7 +37,7 @@ def sync_board_privacy(board_id: int) -> int:
     queue the followers' feeds and the board's own document; returns how many follower
     batches were queued."""
     store = cached_store()
-    board = store.objects("board").get(board_id)
+    board = cast("Board | None", store.objects("board").get(board_id))
     if board is None:  # deleted meanwhile: its pins went with it
         return 0
     secret, owner = is_secret(board), board["owner_id"]
@@ -45,7 +47,7 @@ def sync_board_privacy(board_id: int) -> int:
         rows, cursor = store.mapping("board_has_pins").rows_page(
             board_id, limit=BATCH, cursor=cursor
         )
-        pins = store.objects("pin").get_many([pin_id for pin_id, _ in rows])
+        pins = cast("list[Pin]", store.objects("pin").get_many([pin_id for pin_id, _ in rows]))
         pinners = {pin["id"]: pin["owner_id"] for pin in pins}  # a group board's: several
         for pin in pins:
             image_privacy.follow_board(pin, secret)
@@ -84,7 +86,7 @@ def _mark_saves(pin_id: int, secret: bool) -> None:
 @ledgered_task(retry_on=TRANSIENT_ERRORS)
 def sync_followers_feeds(board_id: int, user_ids: list[int]) -> None:
     """Drop a secret board's pins from these followers' feeds, or merge a public one's in."""
-    board = cached_store().objects("board").get(board_id)
+    board = cast("Board | None", cached_store().objects("board").get(board_id))
     if board is None:
         return
     for user_id in user_ids:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.contrib import messages
@@ -13,6 +14,7 @@ from django.views.decorators.http import require_POST
 from social.rules import is_invited, is_member
 
 from .. import ratelimit
+from ..entities import Board, pinner_stats
 from ..errors import DomainError, NotFoundError
 from ..follows.actions import follow_board, unfollow_board
 from ..follows.queries import follows_board
@@ -42,7 +44,7 @@ from .privacy import owned_board, visible_board
 from .queries import follower_count
 
 
-def board_url(username: str, board: dict[str, Any]) -> str:
+def board_url(username: str, board: Board) -> str:
     return reverse("board", args=[username, board["slug"]])
 
 
@@ -68,7 +70,7 @@ def detail(request: HttpRequest, username: str, slug: str) -> HttpResponse:
         "board": board,
         "owner": owner,
         "pin_count": board["counts"]["board_has_pins"],
-        "follower_count": follower_count(board, owner["counts"]["user_followed_by_users"]),
+        "follower_count": follower_count(board, pinner_stats(owner).followers),
         "following": following,
         "is_owner": pinner is not None and pinner["id"] == owner["id"],
         "is_member": is_member(pinner["id"] if pinner else None, board),
@@ -105,7 +107,7 @@ def edit(request: HttpRequest, board_id: str) -> HttpResponse:
     board = owned_board(pinner["id"], parse_id(board_id, "board"))
     errors: dict[str, str] = {}
     status = 200
-    values: Any = board
+    values: Mapping[str, Any] = board
     if request.method == "POST":
         values = request.POST
         changes = {

@@ -9,20 +9,19 @@ make the cut were trimmed away. ``python manage.py follower_graph check`` compar
 
 from __future__ import annotations
 
-from typing import Any
-
 from social.feed_sync import rebuild_feed
 from social.feeds import FEED_LENGTH
 from social.rules import pin_list
 
 from ..data_plane import cached_store, get_feeds
+from ..entities import Pin
 from .tasks import fan_out_pin
 
 #: How many recent pins of a pinner or board a new follow merges in: all a feed can hold.
 MERGE_PINS = FEED_LENGTH
 
 
-def send_to_followers(pin: dict[str, Any], sequence: int) -> None:
+def send_to_followers(pin: Pin, sequence: int) -> None:
     """A pin was created or saved: fan it out to the followers of its board (Celery)."""
     fan_out_pin.delay(pin["id"], sequence)
 

@@ -15,10 +15,12 @@ visibility timeout in settings) and retry with backoff on Redis and MySQL errors
 from __future__ import annotations
 
 import hashlib
+from typing import cast
 
 from social.rules import reaches_followers, reaches_newest
 
 from ..data_plane import cached_store, get_feeds, get_graph
+from ..entities import Board, Pin
 from ..ledger import TRANSIENT_ERRORS, ledgered_task
 from ..metrics import fanout_written
 
@@ -29,10 +31,10 @@ BATCH = 1000
 def fan_out_pin(pin_id: int, sequence: int) -> int:
     """Queue the batches of a pin's fan-out; returns how many."""
     store = cached_store()
-    pin = store.objects("pin").get(pin_id)
+    pin = cast("Pin | None", store.objects("pin").get(pin_id))
     if pin is None:  # deleted before its fan-out ran
         return 0
-    board = store.objects("board").get(pin["board_id"])
+    board = cast("Board | None", store.objects("board").get(pin["board_id"]))
     if board is None or not reaches_followers(board):
         return 0
     if reaches_newest(pin, board):

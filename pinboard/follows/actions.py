@@ -22,7 +22,6 @@ edits the actor's home feed.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from shardstore.mappings import now_sequence
 from social.feed_sync import FeedReport, sync_feeds
@@ -31,6 +30,7 @@ from social.graph_sync import SyncReport, sync_graph
 from ..boards.privacy import visible_board
 from ..boards.queries import all_board_ids
 from ..data_plane import cached_store, get_feeds, get_graph
+from ..entities import Board
 from ..errors import InvalidField, NotFoundError
 from ..feeds import actions as feeds
 from ..notifications.actions import announce
@@ -103,7 +103,7 @@ def unfollow_board(actor_id: int, board_id: int) -> None:
     end_board_follow(actor_id, visible_board(actor_id, board_id))
 
 
-def end_board_follow(actor_id: int, board: dict[str, Any]) -> None:
+def end_board_follow(actor_id: int, board: Board) -> None:
     """Unfollow ``board``, whether ``actor_id`` may see it or not (a deleted account's purge
     ends follows of boards made secret since)."""
     board_id, owner = board["id"], board["owner_id"]

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from shardstore import Page
 
 from ..data_plane import get_graph
+from ..entities import Board
 
 
 def follows_user(actor_id: int, user_id: int) -> bool:
     return get_graph().follows_user(actor_id, user_id)
 
 
-def follows_board(actor_id: int, board: dict[str, Any]) -> bool:
+def follows_board(actor_id: int, board: Board) -> bool:
     """Explicitly, or through its owner and not unfollowed."""
     return get_graph().follows_board(actor_id, board["id"], board["owner_id"])
 

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from social.notifications import Entry
 from social.rules import may_see
 
 from ..boards.queries import get_boards
 from ..data_plane import get_notifications
+from ..entities import Board, Comment, Pin, User
 from ..pins.queries import get_comments, get_pins
 from ..users.queries import get_users
 from .kinds import BOARD_FOLLOW, COMMENT, FOLLOW, INVITE, ON_BOARDS, ON_PINS
@@ -26,9 +27,22 @@ from .kinds import BOARD_FOLLOW, COMMENT, FOLLOW, INVITE, ON_BOARDS, ON_PINS
 MOST_SHOWN = 99
 
 
+class NotificationItem(TypedDict):
+    """An entry with what it names, as it is now (``hydrate``)."""
+
+    kind: str
+    actor: User
+    pin: Pin | None
+    board: Board | None
+    comment: Comment | None
+    created_at: datetime
+    unread: bool
+    ago: NotRequired[str]  # how long ago, as the page says it
+
+
 @dataclass(frozen=True)
 class NotificationsPage:
-    items: list[dict[str, Any]]  # what the entries name, as it is now (see ``hydrate``)
+    items: list[NotificationItem]
     cursor: str | None  # of the next page
     newest: int | None  # the sequence of the page's newest entry, shown or left out
 
@@ -46,7 +60,7 @@ def notifications_page(
 
 def hydrate(
     user_id: int, entries: list[Entry], read_up_to: int, *, counts: bool = False
-) -> list[dict[str, Any]]:
+) -> list[NotificationItem]:
     """Each entry as ``kind``, ``actor``, ``pin``, ``board``, ``comment`` (None where the
     kind names none), ``created_at`` and ``unread``; those the pinner cannot see left out."""
     comments = {c["id"]: c for c in get_comments(_objects(entries, COMMENT))}
@@ -56,9 +70,11 @@ def hydrate(
     boards = {b["id"]: b for b in get_boards(list(dict.fromkeys(board_ids)))}
     actor_ids = list(dict.fromkeys(e.actor_id for e in entries))
     actors = {u["id"]: u for u in get_users(actor_ids, counts=counts)}
-    items = []
+    items: list[NotificationItem] = []
     for entry in entries:
-        comment = pin = board = None
+        comment: Comment | None = None
+        pin: Pin | None = None
+        board: Board | None = None
         if entry.kind == COMMENT:
             comment = comments.get(entry.object_id)
             pin = pins.get(comment["pin_id"]) if comment else None
@@ -89,9 +105,7 @@ def _objects(entries: list[Entry], *kinds: str) -> list[int]:
     return list(dict.fromkeys(e.object_id for e in entries if e.kind in kinds))
 
 
-def _visible(
-    user_id: int, entry: Entry, pin: dict[str, Any] | None, board: dict[str, Any] | None
-) -> bool:
+def _visible(user_id: int, entry: Entry, pin: Pin | None, board: Board | None) -> bool:
     if entry.kind == FOLLOW:
         return entry.object_id == user_id
     if board is None or not may_see(user_id, board):  # gone, or made secret since

@@ -17,7 +17,8 @@ the sequence of the mapping row it wrote; a deleted comment is taken off that li
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, NotRequired, TypedDict, cast
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -31,6 +32,7 @@ from social.rules import announces_save, is_save, is_secret, pin_list, pin_list_
 
 from ..boards.privacy import deletable_pin, editable_pin, movable_to, pinnable_board, visible_pin
 from ..data_plane import cached_store, get_feeds
+from ..entities import Board, Comment, Pin, PinImage
 from ..errors import CouldNotFetch, Forbidden, InvalidField, NotFoundError, TooLarge
 from ..feeds import actions as feeds
 from ..notifications import actions as notifications
@@ -40,7 +42,7 @@ from ..text import clean_description, multi_line, one_line
 from ..users.queries import get_user
 from .fetch import fetch_image
 from .images import delete_image, store_image
-from .queries import get_comment, get_pin, get_pins
+from .queries import get_comment, get_comments, get_pin, get_pins
 from .tasks import purge_pin
 
 MAX_DESCRIPTION = 500
@@ -62,21 +64,31 @@ def clean_link(link: object) -> str:
     return link
 
 
-def _post(
-    actor_id: int, board: dict[str, Any], data: dict[str, Any], *, upload: bool
-) -> dict[str, Any]:
+class NewPin(TypedDict):
+    """A pin's own fields, as its create or save gives them (``_post`` adds where and when)."""
+
+    description: str
+    link: str
+    image: PinImage
+    saved_from: NotRequired[int]  # a save's (``social.rules.save_fields``)
+    saved_from_secret: NotRequired[bool]
+
+
+def _post(actor_id: int, board: Board, data: NewPin, *, upload: bool) -> Pin:
     store, sequence, board_id = cached_store(), now_sequence(), board["id"]
-    data.update(board_id=board_id, owner_id=actor_id, created_at=timezone.now().isoformat())
+    created_at = timezone.now().isoformat()
+    stored = {**data, "board_id": board_id, "owner_id": actor_id, "created_at": created_at}
     try:
-        pin_id = store.objects("pin").create(shard_of(board_id), data)
+        pin_id = store.objects("pin").create(shard_of(board_id), stored)
     except BaseException:
         if upload:  # no pin names the files just stored: none are left behind
             delete_image(data["image"])
         raise
+    image = data["image"]
     if upload:  # the image is this pin's own
-        data["image"] = {**data["image"], "source_pin": pin_id}
-        store.objects("pin").update(pin_id, {"image": data["image"]})
-    source_pin = data["image"].get("source_pin")
+        image = {**image, "source_pin": pin_id}
+        store.objects("pin").update(pin_id, {"image": image})
+    source_pin = image.get("source_pin")
     if source_pin is not None:  # before the pin is listed: its image is in use from now on
         store.mapping("pin_image_used_by_pins").add(source_pin, pin_id)
     store.mapping("board_has_pins").add(board_id, pin_id, sequence=sequence)
@@ -90,39 +102,39 @@ def _post(
 
 def create_pin(
     actor_id: int, board_id: int, image: Any, description: object = "", link: object = ""
-) -> dict[str, Any]:
+) -> Pin:
     board = pinnable_board(actor_id, board_id)
-    data: dict[str, Any] = {
+    data: NewPin = {
         "description": clean_description(description, most=MAX_DESCRIPTION),
         "link": clean_link(link),
+        "image": store_image(image, private=is_secret(board)),
     }
-    data["image"] = store_image(image, private=is_secret(board))
     return _post(actor_id, board, data, upload=True)
 
 
 def create_pin_from_url(
     actor_id: int, board_id: int, source_url: object, description: object = "", link: object = ""
-) -> dict[str, Any]:
+) -> Pin:
     """A pin of the image at ``source_url``, or of the image the web page there offers,
     checked and stored as an upload is. Without a link of its own the pin links to where
     ``source_url`` led (the page, or the image)."""
     board = pinnable_board(actor_id, board_id)
-    data: dict[str, Any] = {
-        "description": clean_description(description, most=MAX_DESCRIPTION),
-        "link": clean_link(link),
-    }
+    description = clean_description(description, most=MAX_DESCRIPTION)
+    link = clean_link(link)
     fetched = fetch_image(
         source_url,
         seconds=settings.PIN_FETCH_SECONDS,
         allow_loopback=settings.PIN_FETCH_ALLOW_LOOPBACK,
     )
     try:
-        data["image"] = store_image(ContentFile(fetched.data), private=is_secret(board))
+        image = store_image(ContentFile(fetched.data), private=is_secret(board))
     except (InvalidField, TooLarge) as refused:  # what the URL gave is not an image to pin
         raise CouldNotFetch(refused.message) from None
-    if not data["link"]:
-        data["link"] = _link_or_nothing(fetched.source_url)
-    return _post(actor_id, board, data, upload=True)
+    if not link:
+        link = _link_or_nothing(fetched.source_url)
+    return _post(
+        actor_id, board, {"description": description, "link": link, "image": image}, upload=True
+    )
 
 
 def _link_or_nothing(url: str) -> str:
@@ -132,13 +144,11 @@ def _link_or_nothing(url: str) -> str:
         return ""
 
 
-def save_pin(
-    actor_id: int, pin_id: int, board_id: int, description: object = None
-) -> dict[str, Any]:
+def save_pin(actor_id: int, pin_id: int, board_id: int, description: object = None) -> Pin:
     """Repin: a new pin on one of the actor's boards that records where it came from."""
     source, source_board = visible_pin(actor_id, pin_id)
     board = pinnable_board(actor_id, board_id)
-    data = {
+    data: NewPin = {
         "description": source["description"]
         if description is None
         else clean_description(description, most=MAX_DESCRIPTION),
@@ -154,7 +164,7 @@ def save_pin(
     return pin
 
 
-def update_pin(actor_id: int, pin_id: int, changes: dict[str, object]) -> dict[str, Any]:
+def update_pin(actor_id: int, pin_id: int, changes: Mapping[str, object]) -> Pin:
     """Its pinner edits a pin, or moves it to another board (``boards.privacy.movable_to``:
     its comments and likes go with it)."""
     pin, board = editable_pin(actor_id, pin_id)
@@ -182,7 +192,7 @@ def update_pin(actor_id: int, pin_id: int, changes: dict[str, object]) -> dict[s
     return updated
 
 
-def _relist(pin: dict[str, Any], *, secret: bool) -> None:
+def _relist(pin: Pin, *, secret: bool) -> None:
     """A pin moved to a board of other secrecy: to the owner's other list, off the newest
     pins if secret (the feeds that hold it filter it at read, ``boards.privacy``)."""
     store = cached_store()
@@ -192,7 +202,7 @@ def _relist(pin: dict[str, Any], *, secret: bool) -> None:
         get_feeds().remove_recent([pin["id"]])
 
 
-def _take_down(pin: dict[str, Any]) -> None:
+def _take_down(pin: Pin) -> None:
     store = cached_store()
     store.mapping("board_has_pins").remove(pin["board_id"], pin["id"])
     for secret in (False, True):
@@ -224,7 +234,7 @@ def delete_pins_of_board(actor_id: int, board_id: int) -> None:
         page = store.mapping("board_has_pins").page(board_id, limit=100)
         if not page.ids:
             return
-        pins = store.objects("pin").get_many(page.ids)
+        pins = cast("list[Pin]", store.objects("pin").get_many(page.ids))
         live = {pin["id"] for pin in pins}
         for pin in pins:
             _take_down(pin)
@@ -238,7 +248,7 @@ def clean_comment(text: object) -> str:
     return multi_line(text, "text").strip()
 
 
-def add_comment(actor_id: int, pin_id: int, text: object) -> dict[str, Any]:
+def add_comment(actor_id: int, pin_id: int, text: object) -> Comment:
     text = clean_comment(text)
     pin, _ = visible_pin(actor_id, pin_id)
     author = get_user(actor_id, counts=False)
@@ -257,7 +267,7 @@ def add_comment(actor_id: int, pin_id: int, text: object) -> dict[str, Any]:
     store.mapping("user_has_comments").add(actor_id, comment_id, sequence=sequence)
     store.mapping("pin_has_comments").add(pin_id, comment_id, sequence=sequence)
     notifications.announce(pin["owner_id"], COMMENT, actor_id, comment_id, sequence)
-    return {**data, "id": comment_id}
+    return cast("Comment", {**data, "id": comment_id})
 
 
 def delete_comment(actor_id: int, pin_id: int, comment_id: int) -> None:
@@ -275,7 +285,7 @@ def delete_comments_of_account(user_id: int, comment_ids: list[int]) -> None:
     """A deleted account's purge deletes its comments, wherever they are (the pins'
     boards may be secret to it by now); one already gone leaves only its edge."""
     store = cached_store()
-    comments = {c["id"]: c for c in store.objects("comment").get_many(comment_ids)}
+    comments = {c["id"]: c for c in get_comments(comment_ids)}
     pins = {p["id"]: p for p in get_pins(sorted({c["pin_id"] for c in comments.values()}))}
     for comment_id in comment_ids:
         comment = comments.get(comment_id)
@@ -286,7 +296,7 @@ def delete_comments_of_account(user_id: int, comment_ids: list[int]) -> None:
         _remove_comment(comment, pin["owner_id"] if pin else None)
 
 
-def _remove_comment(comment: dict[str, Any], pin_owner_id: int | None) -> None:
+def _remove_comment(comment: Comment, pin_owner_id: int | None) -> None:
     store, comment_id = cached_store(), comment["id"]
     store.mapping("pin_has_comments").remove(comment["pin_id"], comment_id)  # off the pin at once
     store.objects("comment").delete(comment_id)

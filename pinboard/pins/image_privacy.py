@@ -11,21 +11,22 @@ images recorded their pin is shared by content and stays where it is.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import cast
 
 from shardstore.mappings import pages_of
 from social.rules import is_secret
 
 from ..boards.queries import get_boards
 from ..data_plane import cached_store
+from ..entities import Pin, PinImage
 from ..image_files import content_name, delete_files, is_private, read, save_all
-from .images import SUFFIXES
+from .images import SUFFIXES, file_keys
 from .queries import get_pins
 
 BATCH = 500
 
 
-def follow_board(pin: dict[str, Any], secret: bool) -> None:
+def follow_board(pin: Pin, secret: bool) -> None:
     """Move the pin's image files to private keys (``secret``) or public ones, if they are
     not there yet and no pin on a public board shows them (when made private)."""
     image = pin["image"]
@@ -48,16 +49,12 @@ def follow_board(pin: dict[str, Any], secret: bool) -> None:
     moved = _copy(image, private=secret)
     for shown in showing:
         store.objects("pin").update(shown["id"], {"image": moved})
-    delete_files(image.get(field) for field in SUFFIXES)
+    delete_files(file_keys(image).values())
 
 
-def _copy(image: dict[str, Any], *, private: bool) -> dict[str, Any]:
+def _copy(image: PinImage, *, private: bool) -> PinImage:
     """The image with its files copied under new keys, public or private."""
     base = content_name("pins", read(image["key"]), private=private)
-    files = {
-        field: (base + suffix, read(image[field]))
-        for field, suffix in SUFFIXES.items()
-        if image.get(field)
-    }
+    files = {field: (base + SUFFIXES[field], read(key)) for field, key in file_keys(image).items()}
     keys = save_all(dict(files.values()))
-    return {**image, **{field: keys[name] for field, (name, _) in files.items()}}
+    return cast("PinImage", {**image, **{field: keys[name] for field, (name, _) in files.items()}})

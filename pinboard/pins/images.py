@@ -11,12 +11,14 @@ it) never takes another's.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from collections.abc import Mapping
+from typing import Any, NamedTuple, cast
 
 from django.conf import settings
 from django.urls import reverse
 from PIL import Image
 
+from ..entities import Pin, PinImage
 from ..image_files import (
     content_name,
     delete_files,
@@ -40,7 +42,7 @@ SUFFIXES = {
 }
 
 
-def store_image(upload: Any, *, private: bool = False) -> dict[str, Any]:
+def store_image(upload: Any, *, private: bool = False) -> PinImage:
     """Validate an uploaded file and store it; returns the pin's ``image`` field. Every
     file is encoded before the first is stored, and a failure stores none. ``private``:
     for a pin on a secret board (``image_files.PRIVATE``)."""
@@ -60,7 +62,7 @@ def store_image(upload: Any, *, private: bool = False) -> dict[str, Any]:
     stored.update(thumbnail_width=thumb.width, thumbnail_height=thumb.height)
     if "thumbnail_2x_key" in stored:
         stored["thumbnail_2x_width"] = sharper.width
-    return stored
+    return cast("PinImage", stored)
 
 
 #: The files of a pin's image, by the name of each in a URL (``pins.views.image``).
@@ -73,7 +75,7 @@ class ImageUrls(NamedTuple):
     thumbnail_2x: str | None
 
 
-def image_urls(pin: dict[str, Any]) -> ImageUrls:
+def image_urls(pin: Pin) -> ImageUrls:
     """The URL of each file of the pin's image: the public one, or for a private file (a
     secret board's) one that only those who may see the pin can use."""
     image, pin_id = pin["image"], pin["id"]
@@ -103,6 +105,13 @@ def _fit(image: Image.Image, size: int, *, width_only: bool = False) -> Image.Im
     )
 
 
-def delete_image(image: dict[str, Any]) -> None:
+def delete_image(image: PinImage) -> None:
     """Delete an upload's files (a file already gone is no error, so a retry is safe)."""
-    delete_files((image["key"], image["thumbnail_key"], image.get("thumbnail_2x_key")))
+    delete_files(file_keys(image).values())
+
+
+def file_keys(image: PinImage) -> dict[str, str]:
+    """The keys of the image's files, by the field of ``image`` that holds each (those it
+    has: ``SUFFIXES``)."""
+    fields: Mapping[str, Any] = image
+    return {field: fields[field] for field in SUFFIXES if fields.get(field)}

@@ -7,12 +7,12 @@ NotFoundError a missing pin gets."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from shardstore.cache import Read, read_together
 
 from ..boards.privacy import shown_pin
 from ..boards.queries import reading_board
+from ..entities import Board, Comment, Pin, User
 from ..errors import NotFoundError
 from ..users.queries import reading_user
 from .queries import reading_comments, reading_comments_of, reading_pin
@@ -20,10 +20,10 @@ from .queries import reading_comments, reading_comments_of, reading_pin
 
 @dataclass(frozen=True)
 class PinPage:
-    pin: dict[str, Any]
-    board: dict[str, Any]
-    owner: dict[str, Any] | None  # the pin's pinner, without counts, when asked for
-    comments: list[dict[str, Any]]  # a page of them, oldest first, each with its author
+    pin: Pin
+    board: Board
+    owner: User | None  # the pin's pinner, without counts, when asked for
+    comments: list[Comment]  # a page of them, oldest first, each with its author
     comments_cursor: str | None
 
 

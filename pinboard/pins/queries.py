@@ -4,36 +4,45 @@ may see or change a pin is ``boards.privacy``'s)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import cast
 
 from shardstore import Page
 from shardstore.cache import Read
 
 from ..data_plane import cached_store
+from ..entities import Board, Comment, CommentAuthor, Pin, User
 
-#: The counts a pin carries: likes, saves, comments.
+#: The counts a pin carries: likes, saves, comments (``entities.PinCounts``).
 PIN_COUNTS = ("pin_liked_by_users", "pin_saved_as_pins", "pin_has_comments")
 
 
-def get_pin(pin_id: int) -> dict[str, Any] | None:
+def get_pin(pin_id: int) -> Pin | None:
     return reading_pin(pin_id).run()
 
 
-def reading_pin(pin_id: int) -> Read[dict[str, Any] | None]:
+def reading_pin(pin_id: int) -> Read[Pin | None]:
     """``get_pin`` as a read to make with others at one step of a page."""
-    return cached_store().objects("pin").reading_one(pin_id, counts=PIN_COUNTS)
+    return cast(
+        "Read[Pin | None]", cached_store().objects("pin").reading_one(pin_id, counts=PIN_COUNTS)
+    )
 
 
-def get_pins(pin_ids: list[int]) -> list[dict[str, Any]]:
-    return cached_store().objects("pin").get_many(pin_ids, counts=PIN_COUNTS)
+def get_pins(pin_ids: list[int]) -> list[Pin]:
+    return cast("list[Pin]", cached_store().objects("pin").get_many(pin_ids, counts=PIN_COUNTS))
+
+
+def reading_pins(pin_ids: list[int], *, counts: bool = True) -> Read[list[Pin]]:
+    """``get_pins`` as a read to make with others (``counts``: with them)."""
+    read = cached_store().objects("pin").reading(pin_ids, counts=PIN_COUNTS if counts else ())
+    return cast("Read[list[Pin]]", read)
 
 
 def pinners_and_boards(
-    pins: list[dict[str, Any]],
+    pins: list[Pin],
     *,
-    known_pinners: Iterable[dict[str, Any]] = (),
-    known_boards: Iterable[dict[str, Any]] = (),
-) -> tuple[dict[int, dict[str, Any]], dict[int, dict[str, Any]]]:
+    known_pinners: Iterable[User] = (),
+    known_boards: Iterable[Board] = (),
+) -> tuple[dict[int, User], dict[int, Board]]:
     """The pinners and boards the pins name, each by ID, for the grid's cards: those the
     page has read already (``known_*``: a board page's owner and board, a list's boards,
     the signed-in pinner), the others in one multi-get of boards and one of users (the
@@ -45,11 +54,13 @@ def pinners_and_boards(
     store = cached_store()
     missing = [i for i in dict.fromkeys(pin["board_id"] for pin in pins) if i not in boards]
     if missing:
-        boards.update((board["id"], board) for board in store.objects("board").get_many(missing))
+        found_boards = cast("list[Board]", store.objects("board").get_many(missing))
+        boards.update((board["id"], board) for board in found_boards)
     people = [pin["owner_id"] for pin in pins] + [board["owner_id"] for board in boards.values()]
     missing = [i for i in dict.fromkeys(people) if i not in pinners]
     if missing:
-        pinners.update((user["id"], user) for user in store.objects("user").get_many(missing))
+        found_pinners = cast("list[User]", store.objects("user").get_many(missing))
+        pinners.update((user["id"], user) for user in found_pinners)
     return pinners, boards
 
 
@@ -65,12 +76,12 @@ def reading_board_pins(board_id: int, *, limit: int = 50, cursor: str | None = N
     )
 
 
-def get_comment(comment_id: int) -> dict[str, Any] | None:
-    return cached_store().objects("comment").get(comment_id)
+def get_comment(comment_id: int) -> Comment | None:
+    return cast("Comment | None", cached_store().objects("comment").get(comment_id))
 
 
-def get_comments(comment_ids: list[int]) -> list[dict[str, Any]]:
-    return cached_store().objects("comment").get_many(comment_ids)
+def get_comments(comment_ids: list[int]) -> list[Comment]:
+    return cast("list[Comment]", cached_store().objects("comment").get_many(comment_ids))
 
 
 def reading_comments(pin_id: int, *, limit: int = 50, cursor: str | None = None) -> Read[Page]:
@@ -79,14 +90,16 @@ def reading_comments(pin_id: int, *, limit: int = 50, cursor: str | None = None)
     return mapping.reading_page(pin_id, limit=limit, cursor=cursor, oldest_first=True)
 
 
-def reading_comments_of(page: Page) -> Read[list[dict[str, Any]]]:
+def reading_comments_of(page: Page) -> Read[list[Comment]]:
     """The comments of a page of their IDs, each with ``author`` (ID and username, kept in
     the comment when it was written: authors live on any shard, and a page of comments
     must not cost a query per shard of its authors), as a read to make with others."""
-    return cached_store().objects("comment").reading(page.ids).then(_with_authors)
+    read = cast("Read[list[Comment]]", cached_store().objects("comment").reading(page.ids))
+    return read.then(_with_authors)
 
 
-def _with_authors(comments: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _with_authors(comments: list[Comment]) -> list[Comment]:
     for comment in comments:
-        comment["author"] = {"id": comment["author_id"], "username": comment["author_username"]}
+        author: CommentAuthor = {"id": comment["author_id"], "username": comment["author_username"]}
+        comment["author"] = author
     return comments

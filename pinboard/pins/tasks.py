@@ -13,11 +13,12 @@ and retried, like the fan-out tasks.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import cast
 
 from shardstore.mappings import pages_of
 
 from ..data_plane import cached_store, get_feeds, get_notifications
+from ..entities import Pin
 from ..ledger import TRANSIENT_ERRORS, ledgered_task
 from .images import delete_image
 
@@ -29,7 +30,7 @@ RETRY_ON = (*TRANSIENT_ERRORS, OSError)  # OSError: the image files
 def purge_pin(pin_id: int) -> None:
     """Remove a deleted pin's likes, saves list, comments, and (if unused) its image files."""
     store = cached_store()
-    pin = store.objects("pin").get(pin_id, include_inactive=True)
+    pin = cast("Pin | None", store.objects("pin").get(pin_id, include_inactive=True))
     if pin is None or pin.get("active", True) is not False:  # gone, or not deleted
         return
     likes = store.mapping("user_likes_pins")
@@ -52,7 +53,7 @@ def purge_pin(pin_id: int) -> None:
     _release_image(pin)
 
 
-def _release_image(pin: dict[str, Any]) -> None:
+def _release_image(pin: Pin) -> None:
     """Drop the pin from its image's users; the last one out deletes the files."""
     source_pin = pin["image"].get("source_pin")
     if source_pin is None:

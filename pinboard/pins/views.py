@@ -3,6 +3,7 @@ board, comment and delete a comment."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.contrib import messages
@@ -17,6 +18,7 @@ from social.rules import is_member, shown_saved_from
 from .. import ratelimit
 from ..boards.privacy import editable_pin, visible_pin
 from ..boards.queries import get_boards, pinnable_board_ids
+from ..entities import Board, Pin, User, pin_stats
 from ..errors import DomainError, Forbidden, InvalidField, NotFoundError, TooLarge
 from ..grid import pin_item
 from ..http_errors import with_retry_after
@@ -34,7 +36,7 @@ from .actions import (
     save_pin,
     update_pin,
 )
-from .images import FILES
+from .images import FILES, file_keys
 from .pin_page import read_pin_page
 
 #: How long a browser may keep a secret board's pin's image.
@@ -43,7 +45,7 @@ PRIVATE_IMAGE_SECONDS = 300
 BOARD_CHOICES = 200
 
 
-def _my_boards(pinner: dict[str, Any] | None) -> list[dict[str, Any]]:
+def _my_boards(pinner: User | None) -> list[Board]:
     return get_boards(pinnable_board_ids(pinner["id"], limit=BOARD_CHOICES)) if pinner else []
 
 
@@ -76,11 +78,7 @@ def detail(request: HttpRequest, pin_id: str) -> HttpResponse:
         "is_owner": pinner is not None and pinner["id"] == owner["id"],
         "may_edit": viewer == owner["id"] and is_member(viewer, board),
         "owns_board": viewer == board["owner_id"],  # may delete a collaborator's pin
-        "counts": {
-            "likes": pin["counts"]["pin_liked_by_users"],
-            "saves": pin["counts"]["pin_saved_as_pins"],
-            "comments": pin["counts"]["pin_has_comments"],
-        },
+        "counts": pin_stats(pin),
     }
     return render(request, "pins/detail.html", context)
 
@@ -92,7 +90,7 @@ def _board_choice(value: object) -> int:
         raise NotFoundError("choose one of your boards", field="board") from None
 
 
-def _create(pinner_id: int, request: HttpRequest) -> dict[str, Any]:
+def _create(pinner_id: int, request: HttpRequest) -> Pin:
     """A pin of the uploaded image, or of the one fetched from the URL pasted instead."""
     board, image = _board_choice(request.POST.get("board")), request.FILES.get("image")
     source_url = request.POST.get("source_url", "").strip()
@@ -109,7 +107,7 @@ def image(request: HttpRequest, pin_id: str, variant: str) -> HttpResponse:
     a 404 to anyone else, as for a pin that does not exist; never cached by others."""
     pinner = get_pinner(request)
     pin, _ = visible_pin(pinner["id"] if pinner else None, parse_id(pin_id, "pin"))
-    key = pin["image"].get(FILES.get(variant, ""))
+    key = file_keys(pin["image"]).get(FILES.get(variant, ""))
     if not key:
         raise Http404("no such image")
     if not is_private(key):  # the board is public (again): the file has a public URL
@@ -124,7 +122,7 @@ def create(request: HttpRequest) -> HttpResponse:
     pinner = signed_in_pinner(request)
     errors: dict[str, str] = {}
     status, refusal = 200, None
-    values: Any = request.GET
+    values: Mapping[str, Any] = request.GET
     if request.method == "POST":
         values = request.POST
         try:
@@ -144,7 +142,7 @@ def edit(request: HttpRequest, pin_id: str) -> HttpResponse:
     pin, _ = editable_pin(pinner["id"], parse_id(pin_id, "pin"))
     errors: dict[str, str] = {}
     status = 200
-    values: Any = {**pin, "board": str(pin["board_id"])}
+    values: Mapping[str, Any] = {**pin, "board": str(pin["board_id"])}
     if request.method == "POST":
         values = request.POST
         try:

@@ -5,17 +5,17 @@ current index changes nothing)."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from social.rules import is_secret
 
+from ..entities import Board, Pin, User
 from .index import Document
 from .words import search_text
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-def created(data: dict[str, Any]) -> int:
+def created(data: Pin | Board | User) -> int:
     """When the object was made, in microseconds since the epoch (0 if it does not say)."""
     stamp = data.get("created_at")
     if not isinstance(stamp, str):
@@ -29,7 +29,7 @@ def created(data: dict[str, Any]) -> int:
     return (moment - EPOCH) // timedelta(microseconds=1)
 
 
-def pin_document(pin: dict[str, Any], board: dict[str, Any]) -> Document:
+def pin_document(pin: Pin, board: Board) -> Document:
     """A pin, found by its description and its board's name; secret with its board."""
     return Document(
         kind="pin",
@@ -43,7 +43,7 @@ def pin_document(pin: dict[str, Any], board: dict[str, Any]) -> Document:
     )
 
 
-def board_document(board: dict[str, Any]) -> Document:
+def board_document(board: Board) -> Document:
     """A board, found by its name and description."""
     return Document(
         kind="board",
@@ -57,7 +57,7 @@ def board_document(board: dict[str, Any]) -> Document:
     )
 
 
-def user_document(user: dict[str, Any]) -> Document:
+def user_document(user: User) -> Document:
     """A pinner, found by their username and display name, and their about text."""
     return Document(
         kind="user",

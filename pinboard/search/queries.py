@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from shardstore import InvalidCursor, cursors
 from social.rules import may_see
 
 from ..boards.privacy import ShownPins, visible_pins
 from ..boards.queries import get_boards
+from ..entities import Board, User
 from ..pins.queries import get_pins
 from ..users.queries import get_users
 from .plane import search_index
@@ -82,7 +82,7 @@ def found_pins(
 
 def found_boards(
     viewer_id: int | None, query: Query, at: Position, *, limit: int = 50
-) -> tuple[list[dict[str, Any]], str | None]:
+) -> tuple[list[Board], str | None]:
     """Boards whose name or description holds the words, that the viewer may see."""
     ids, cursor = found_ids("board", viewer_id, query, at, limit)
     return [board for board in get_boards(ids) if may_see(viewer_id, board)], cursor
@@ -90,13 +90,13 @@ def found_boards(
 
 def found_pinners(
     viewer_id: int | None, query: Query, at: Position, *, limit: int = 50, counts: bool = False
-) -> tuple[list[dict[str, Any]], str | None]:
+) -> tuple[list[User], str | None]:
     """Pinners whose username, display name or about text holds the words."""
     ids, cursor = found_ids("user", viewer_id, query, at, limit)
     return get_users(ids, counts=counts), cursor
 
 
-def owners_of(boards: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+def owners_of(boards: list[Board]) -> dict[int, User]:
     """The boards' owners, with their counts (a board's followers include its owner's), by
     ID; an account deleted a moment ago is missing, and its boards go with it."""
     owner_ids = sorted({board["owner_id"] for board in boards})

@@ -16,15 +16,16 @@ start over. A rebuild that wrote merges the index's pieces at the end
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import cast
 
 from shardstore import compose
 from shardstore.ids import MAX_LOCAL_ID
 from shardstore.interface import StoreInterface
 
 from ..catalog import CATALOG
+from ..entities import Board, Pin, User
 from .documents import board_document, pin_document, user_document
 from .index import Document, SearchIndex
 
@@ -94,37 +95,34 @@ def sync_shard(
     store: StoreInterface, index: SearchIndex, shard_id: int, report: Report, *, repair: bool
 ) -> None:
     """The documents of one shard's pinners, boards and pins, compared and repaired."""
-    users = store.objects("user").scan(shard_id, batch=BATCH)
+    users = cast("Iterator[list[User]]", store.objects("user").scan(shard_id, batch=BATCH))
     _sync_kind(index, "user", shard_id, ((b, [user_document(u) for u in b]) for b in users),
                report, repair=repair)  # fmt: skip
-    boards: dict[int, dict[str, Any]] = {}
+    boards: dict[int, Board] = {}
     _sync_kind(index, "board", shard_id, _board_batches(store, shard_id, boards), report,
                repair=repair)  # fmt: skip
     _sync_kind(index, "pin", shard_id, _pin_batches(store, shard_id, boards), report,
                repair=repair)  # fmt: skip
 
 
-Batches = Iterator[tuple[list[dict[str, Any]], list[Document]]]
+Batches = Iterator[tuple[Sequence[User | Board | Pin], list[Document]]]
 
 
-def _board_batches(
-    store: StoreInterface, shard_id: int, boards: dict[int, dict[str, Any]]
-) -> Batches:
+def _board_batches(store: StoreInterface, shard_id: int, boards: dict[int, Board]) -> Batches:
     """The shard's boards and their documents, keeping each board for its pins."""
-    for batch in store.objects("board").scan(shard_id, batch=BATCH):
+    for batch in cast("Iterator[list[Board]]", store.objects("board").scan(shard_id, batch=BATCH)):
         boards.update((board["id"], board) for board in batch)
         yield batch, [board_document(board) for board in batch]
 
 
-def _pin_batches(
-    store: StoreInterface, shard_id: int, boards: dict[int, dict[str, Any]]
-) -> Batches:
+def _pin_batches(store: StoreInterface, shard_id: int, boards: dict[int, Board]) -> Batches:
     """The shard's pins and their documents; a pin whose board is gone has none (as the
     task that indexes it forgets it)."""
-    for batch in store.objects("pin").scan(shard_id, batch=BATCH):
+    for batch in cast("Iterator[list[Pin]]", store.objects("pin").scan(shard_id, batch=BATCH)):
         elsewhere = sorted({pin["board_id"] for pin in batch} - set(boards))
         if elsewhere:  # a pin lives on its board's shard: this is only in case one did not
-            boards.update((b["id"], b) for b in store.objects("board").get_many(elsewhere))
+            found = cast("list[Board]", store.objects("board").get_many(elsewhere))
+            boards.update((b["id"], b) for b in found)
         documents = [
             pin_document(pin, boards[pin["board_id"]]) for pin in batch if pin["board_id"] in boards
         ]

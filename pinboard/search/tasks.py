@@ -13,12 +13,12 @@ board made secret or public again has its pins re-indexed by
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from shardstore.mappings import pages_of
 
 from ..boards.queries import get_board
 from ..data_plane import cached_store
+from ..entities import Board
 from ..ledger import TRANSIENT_ERRORS, ledgered_task
 from ..pins.queries import get_pin, get_pins
 from ..users.queries import get_user
@@ -55,7 +55,7 @@ def index_board(board_id: int, *, with_pins: bool = False) -> None:
             index_board_pins(board, pin_ids)
 
 
-def index_board_pins(board: dict[str, Any], pin_ids: Iterable[int]) -> None:
+def index_board_pins(board: Board, pin_ids: Iterable[int]) -> None:
     """Store the documents of these pins of ``board`` as the board is now (its name, its
     secrecy); pins deleted or moved meanwhile are their own tasks' to forget or store."""
     pins = get_pins(list(pin_ids))

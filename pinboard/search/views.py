@@ -13,8 +13,9 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
 from ..boards.queries import read_covers
+from ..entities import Board
 from ..errors import BadRequest
-from ..grid import board_cards, pin_items
+from ..grid import BoardCard, board_cards, pin_items
 from ..pins.queries import pinners_and_boards
 from ..users.auth import get_pinner
 from ..views_common import parse_cursor
@@ -39,7 +40,7 @@ CHUNKS = {
 }
 
 
-def board_results(boards: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def board_results(boards: list[Board]) -> list[BoardCard]:
     """Found boards as the cards a page shows (cover, counts, owner's username)."""
     owners = owners_of(boards)
     listed = [board for board in boards if board["owner_id"] in owners]

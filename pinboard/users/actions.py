@@ -10,10 +10,11 @@ two sign-ups racing for one name leave exactly one account.
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, cast
 
 from django.contrib.auth.hashers import check_password, make_password
-from django.contrib.auth.models import User
+from django.contrib.auth.models import User as AuthUser
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
@@ -22,6 +23,7 @@ from django.utils import timezone
 from shardstore import DuplicateKey, NotFound
 
 from ..data_plane import cached_store
+from ..entities import Avatar, User
 from ..errors import Conflict, InvalidField, NotFoundError
 from ..search.tasks import index_user
 from ..text import multi_line, one_line
@@ -69,13 +71,13 @@ def clean_password(password: object, *, username: str, email: str, field: str = 
     # An unsaved auth User only carries the attributes the similarity check compares
     # (and their names for its message); pinners are not auth users.
     try:
-        validate_password(password, user=User(username=username, email=email))
+        validate_password(password, user=AuthUser(username=username, email=email))
     except ValidationError as error:
         raise InvalidField(" ".join(error.messages), field=field) from None
     return password
 
 
-def sign_up(username: object, email: object, password: object) -> dict[str, Any]:
+def sign_up(username: object, email: object, password: object) -> User:
     """Create a pinner; Conflict if the username or email is taken (case-insensitively)."""
     username, email = clean_username(username), clean_email(email)
     password = clean_password(password, username=username, email=email)
@@ -107,7 +109,7 @@ def sign_up(username: object, email: object, password: object) -> dict[str, Any]
     return user
 
 
-def authenticate(login: object, password: object) -> dict[str, Any] | None:
+def authenticate(login: object, password: object) -> User | None:
     """The pinner whose username or email and password these are, or None.
 
     An unknown login costs one run of the hasher too, as a wrong password does,
@@ -128,11 +130,11 @@ def authenticate(login: object, password: object) -> dict[str, Any] | None:
     return user
 
 
-def _set_password_hash(user_id: int, encoded: str) -> dict[str, Any]:
-    return cached_store().objects("user").update(user_id, {"password": encoded})
+def _set_password_hash(user_id: int, encoded: str) -> User:
+    return cast("User", cached_store().objects("user").update(user_id, {"password": encoded}))
 
 
-def change_password(user_id: int, old_password: object, new_password: object) -> dict[str, Any]:
+def change_password(user_id: int, old_password: object, new_password: object) -> User:
     """Check the current password, set the new one, revoke every API token of the pinner.
 
     Sessions hold an HMAC of the password hash (users/auth.py), so every other
@@ -151,7 +153,7 @@ def change_password(user_id: int, old_password: object, new_password: object) ->
     return user
 
 
-def update_profile(user_id: int, changes: dict[str, object]) -> dict[str, Any]:
+def update_profile(user_id: int, changes: Mapping[str, object]) -> User:
     """Set the pinner's ``display_name`` (one line) and ``about`` (a few lines), those of
     them in ``changes``; InvalidField, and nothing changed, if either is not right."""
     updates = {}
@@ -174,7 +176,7 @@ def update_profile(user_id: int, changes: dict[str, object]) -> dict[str, Any]:
     return _user_after_change(user_id)
 
 
-def set_avatar(user_id: int, upload: Any) -> dict[str, Any]:
+def set_avatar(user_id: int, upload: Any) -> User:
     """Make the uploaded image (checked as pin images are) the pinner's avatar; the files of
     the one it replaces are deleted. Returns the user with their counts."""
     stored = store_avatar(upload)
@@ -186,17 +188,17 @@ def set_avatar(user_id: int, upload: Any) -> dict[str, Any]:
     return _user_after_change(user_id)
 
 
-def remove_avatar(user_id: int) -> dict[str, Any]:
+def remove_avatar(user_id: int) -> User:
     """Show the pinner's initial again; their avatar's files are deleted."""
     _swap_avatar(user_id, None)
     return _user_after_change(user_id)
 
 
-def _swap_avatar(user_id: int, avatar: dict[str, str] | None) -> None:
+def _swap_avatar(user_id: int, avatar: Avatar | None) -> None:
     """Record ``avatar`` (None: none) on the user object, then release the files of the one
     it held. Read and written in one transaction, so of two uploads at once each releases
     the avatar the other replaced, and no file is left that nothing names."""
-    replaced: list[dict[str, str] | None] = [None]
+    replaced: list[Avatar | None] = [None]
 
     def swap(data: dict[str, Any]) -> None:  # run again if the transaction is retried
         replaced[0] = data.pop("avatar", None)
@@ -211,7 +213,7 @@ def _swap_avatar(user_id: int, avatar: dict[str, str] | None) -> None:
         release_avatar.delay(replaced[0])
 
 
-def _user_after_change(user_id: int) -> dict[str, Any]:
+def _user_after_change(user_id: int) -> User:
     user = get_user(user_id)
     if user is None:
         raise NotFoundError("no such pinner")

@@ -22,6 +22,7 @@ from django.middleware.csrf import rotate_token
 from django.utils.crypto import constant_time_compare, salted_hmac
 from django.utils.functional import SimpleLazyObject
 
+from ..entities import User
 from ..errors import NotFoundError
 from ..ids import parse_id
 from .queries import get_user
@@ -31,7 +32,7 @@ HASH_SESSION_KEY = "pinner_hash"
 _HASH_SALT = "pinboard.users.auth.session_hash"
 
 
-def session_hash(user: dict[str, Any]) -> str:
+def session_hash(user: User) -> str:
     """What a session must carry to stay valid: an HMAC of the pinner's password hash."""
     return salted_hmac(_HASH_SALT, user["password"], algorithm="sha256").hexdigest()
 
@@ -43,14 +44,14 @@ class LazyPinner:
     def __init__(self, request: HttpRequest) -> None:
         self._request = request
         self._known = False
-        self._pinner: dict[str, Any] | None = None
+        self._pinner: User | None = None
 
-    def get(self) -> dict[str, Any] | None:
+    def get(self) -> User | None:
         if not self._known:
             self.set(pinner_of_session(self._request))
         return self._pinner
 
-    def set(self, pinner: dict[str, Any] | None) -> None:
+    def set(self, pinner: User | None) -> None:
         self._pinner, self._known = pinner, True
 
 
@@ -78,7 +79,7 @@ def _pinner_of(request: HttpRequest) -> LazyPinner:
     return cast(PinboardRequest, request).pinner
 
 
-def log_in(request: HttpRequest, user: dict[str, Any]) -> None:
+def log_in(request: HttpRequest, user: User) -> None:
     request.session.cycle_key()  # a new session ID at the privilege change
     request.session[SESSION_KEY] = str(user["id"])
     request.session[HASH_SESSION_KEY] = session_hash(user)
@@ -86,7 +87,7 @@ def log_in(request: HttpRequest, user: dict[str, Any]) -> None:
     _pinner_of(request).set(user)
 
 
-def keep_session_after_password_change(request: HttpRequest, user: dict[str, Any]) -> None:
+def keep_session_after_password_change(request: HttpRequest, user: User) -> None:
     """Keep the session that changed the password (``user`` with its new hash) signed in."""
     request.session.cycle_key()
     request.session[HASH_SESSION_KEY] = session_hash(user)
@@ -98,7 +99,7 @@ def log_out(request: HttpRequest) -> None:
     _pinner_of(request).set(None)
 
 
-def pinner_of_session(request: HttpRequest) -> dict[str, Any] | None:
+def pinner_of_session(request: HttpRequest) -> User | None:
     raw = request.session.get(SESSION_KEY)
     if raw is None:
         return None
@@ -114,12 +115,12 @@ def pinner_of_session(request: HttpRequest) -> dict[str, Any] | None:
     return user
 
 
-def get_pinner(request: HttpRequest) -> dict[str, Any] | None:
+def get_pinner(request: HttpRequest) -> User | None:
     """The signed-in pinner of a browser request (read once per request), or None."""
     return _pinner_of(request).get()
 
 
-def signed_in_pinner(request: HttpRequest) -> dict[str, Any]:
+def signed_in_pinner(request: HttpRequest) -> User:
     """The pinner of a request that ``pinner_required`` let through."""
     pinner = get_pinner(request)
     if pinner is None:

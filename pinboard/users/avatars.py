@@ -10,11 +10,13 @@ purge deletes its last ones). A pinner without an avatar is shown their initial.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from html import escape as html_escape
-from typing import Any
+from typing import Any, cast
 
 from PIL import Image, ImageOps
 
+from ..entities import Avatar, User
 from ..image_files import content_name, delete_files, image_url, jpeg, read_image, save_all
 
 #: The sides stored, in pixels: 60 for the small circles (cards, lists, the top bar: up to
@@ -23,7 +25,7 @@ SMALL, LARGE = 60, 120
 SIZES = (SMALL, LARGE)
 
 
-def store_avatar(upload: Any) -> dict[str, str]:
+def store_avatar(upload: Any) -> Avatar:
     """Check the upload as an image and store its centre square at each size; returns the
     user object's ``avatar`` field. InvalidField names the form field ``image``."""
     image = read_image(upload, "image")
@@ -32,21 +34,30 @@ def store_avatar(upload: Any) -> dict[str, str]:
     }
     base = content_name("avatars", squares[LARGE])
     keys = save_all({f"{base}_{size}.jpg": data for size, data in squares.items()})
-    return {str(size): keys[f"{base}_{size}.jpg"] for size in SIZES}
+    return cast("Avatar", {str(size): keys[f"{base}_{size}.jpg"] for size in SIZES})
 
 
-def delete_avatar(avatar: dict[str, str]) -> None:
+def delete_avatar(avatar: Avatar) -> None:
     """Delete an avatar's files (a file already gone is no error, so a retry is safe)."""
-    delete_files(avatar.values())
+    delete_files(_files(avatar).values())
 
 
-def avatar_url(user: Any, size: int) -> str | None:
+def avatar_key(avatar: Avatar, size: int) -> str:
+    """The key of the avatar's file at ``size`` (one of ``SIZES``)."""
+    return _files(avatar)[str(size)]
+
+
+def _files(avatar: Avatar) -> Mapping[str, str]:
+    return cast("Mapping[str, str]", avatar)  # its keys are the sizes, as strings
+
+
+def avatar_url(user: User, size: int) -> str | None:
     """The URL of the pinner's avatar at ``size`` (one of ``SIZES``), or None without one."""
     avatar = user.get("avatar")
-    return image_url(avatar[str(size)]) if avatar else None
+    return image_url(avatar_key(avatar, size)) if avatar else None
 
 
-def avatar_face(user: Any, size: int) -> str:
+def avatar_face(user: User, size: int) -> str:
     """What fills an avatar's circle (``.avatar`` in the style sheet), as HTML: the picture
     at ``size``, or the pinner's initial, which needs no request. The circle around it is
     the caller's; the picture has no text of its own, as the pinner is named beside it."""

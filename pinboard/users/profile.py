@@ -7,29 +7,30 @@ newest pins' IDs, then the covers and the group boards' owners."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from shardstore import Page
 from shardstore.cache import Read, read_together
 from social.rules import may_see
 
 from ..boards.collaborators import reading_group_board_ids
-from ..boards.queries import BOARD_COUNTS, cover_ids, reading_boards_page
+from ..boards.queries import cover_ids, reading_boards, reading_boards_page
 from ..data_plane import cached_store
+from ..entities import User
 from ..errors import NotFoundError
-from ..grid import board_cards
-from .queries import USER_COUNTS, reading_user, user_id_for
+from ..grid import BoardCard, board_cards
+from ..pins.queries import reading_pins
+from .queries import reading_user, reading_users, user_id_for
 
 NO_BOARDS: Read[Page] = Read.done(Page([], None))
 
 
 @dataclass(frozen=True)
 class Profile:
-    user: dict[str, Any]
-    boards: list[dict[str, Any]]  # a page of the public boards, as cards
+    user: User
+    boards: list[BoardCard]  # a page of the public boards
     next_cursor: str | None
-    secret_boards: list[dict[str, Any]]  # the viewer's own, on the first page
-    group_boards: list[dict[str, Any]]  # those the viewer may see, on the first page
+    secret_boards: list[BoardCard]  # the viewer's own, on the first page
+    group_boards: list[BoardCard]  # those the viewer may see, on the first page
 
 
 def read_profile(username: str, viewer_id: int | None, cursor: str | None) -> Profile:
@@ -49,20 +50,20 @@ def read_profile(username: str, viewer_id: int | None, cursor: str | None) -> Pr
     store = cached_store()
     ids = list(dict.fromkeys(public.ids + secret.ids + group.ids))
     found, covers = read_together(
-        store.objects("board").reading(ids, counts=BOARD_COUNTS),
+        reading_boards(ids),
         store.mapping("board_has_pins").reading_pages(ids, limit=1),
     )
     boards = {board["id"]: board for board in found}
     shown = [i for i in group.ids if i in boards and may_see(viewer_id, boards[i])]
     others = sorted({boards[i]["owner_id"] for i in shown} - {user_id})
     pins, owners = read_together(
-        store.objects("pin").reading(cover_ids(covers)),
-        store.objects("user").reading(others, counts=USER_COUNTS),
+        reading_pins(cover_ids(covers), counts=False),
+        reading_users(others, counts=True),
     )
     cover_pins = {pin["id"]: pin for pin in pins}
     owners_by_id = {user_id: user, **{owner["id"]: owner for owner in owners}}
 
-    def cards(listed: list[int]) -> list[dict[str, Any]]:
+    def cards(listed: list[int]) -> list[BoardCard]:
         return board_cards(
             [boards[i] for i in listed if i in boards], owners_by_id, covers, cover_pins
         )

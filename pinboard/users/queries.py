@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import cast
 
 from shardstore import InvalidKey
 from shardstore.cache import Read
 
 from ..data_plane import cached_store
+from ..entities import User
 
-#: The counts a user carries: followers, following, boards, pins, likes.
+#: The counts a user carries: followers, following, boards, pins, likes (``entities.UserCounts``).
 USER_COUNTS = (
     "user_followed_by_users",
     "user_follows_users",
@@ -19,17 +20,25 @@ USER_COUNTS = (
 )
 
 
-def get_user(user_id: int, *, counts: bool = True) -> dict[str, Any] | None:
+def get_user(user_id: int, *, counts: bool = True) -> User | None:
     return reading_user(user_id, counts=counts).run()
 
 
-def reading_user(user_id: int, *, counts: bool = True) -> Read[dict[str, Any] | None]:
+def reading_user(user_id: int, *, counts: bool = True) -> Read[User | None]:
     """``get_user`` as a read to make with others at one step of a page."""
-    return cached_store().objects("user").reading_one(user_id, counts=USER_COUNTS if counts else ())
+    read = cached_store().objects("user").reading_one(user_id, counts=USER_COUNTS if counts else ())
+    return cast("Read[User | None]", read)
 
 
-def get_users(user_ids: list[int], *, counts: bool = False) -> list[dict[str, Any]]:
-    return cached_store().objects("user").get_many(user_ids, counts=USER_COUNTS if counts else ())
+def reading_users(user_ids: list[int], *, counts: bool = False) -> Read[list[User]]:
+    """``get_users`` as a read to make with others at one step of a page."""
+    read = cached_store().objects("user").reading(user_ids, counts=USER_COUNTS if counts else ())
+    return cast("Read[list[User]]", read)
+
+
+def get_users(user_ids: list[int], *, counts: bool = False) -> list[User]:
+    users = cached_store().objects("user").get_many(user_ids, counts=USER_COUNTS if counts else ())
+    return cast("list[User]", users)
 
 
 def user_id_for(lookup: str, key: str) -> int | None:
@@ -40,18 +49,6 @@ def user_id_for(lookup: str, key: str) -> int | None:
         return None
 
 
-def get_user_by_username(username: str, *, counts: bool = True) -> dict[str, Any] | None:
+def get_user_by_username(username: str, *, counts: bool = True) -> User | None:
     user_id = user_id_for("username", username)
     return get_user(user_id, counts=counts) if user_id else None
-
-
-def user_stats(user: dict[str, Any]) -> dict[str, int]:
-    """A pinner's counts by the names a profile shows them under."""
-    counts = user["counts"]
-    return {
-        "followers": counts["user_followed_by_users"],
-        "following": counts["user_follows_users"],
-        "boards": counts["user_has_boards"],
-        "pins": counts["user_has_pins"],
-        "likes": counts["user_likes_pins"],
-    }

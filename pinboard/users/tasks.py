@@ -16,6 +16,8 @@ the pinner's avatar go.
 
 from __future__ import annotations
 
+from typing import cast
+
 from shardstore.mappings import pages_of
 from social.rules import pin_list
 
@@ -23,6 +25,7 @@ from ..boards.actions import delete_board
 from ..boards.collaborators import drop_collaborator
 from ..boards.queries import get_board, own_board_ids
 from ..data_plane import cached_store, get_feeds, get_notifications
+from ..entities import Avatar, User
 from ..errors import NotFoundError
 from ..follows.actions import end_board_follow, unfollow_user
 from ..ledger import ledgered_task
@@ -38,7 +41,7 @@ BATCH = 500
 def purge_account(user_id: int) -> None:
     """Remove a deleted account's boards, pins, follows, comments, likes and feed."""
     store = cached_store()
-    user = store.objects("user").get(user_id, include_inactive=True)
+    user = cast("User | None", store.objects("user").get(user_id, include_inactive=True))
     if user is None or user.get("active", True) is not False:  # gone, or not deleted
         return
     # Those who follow the pinner first: that forgets their unfollows of the pinner's boards.
@@ -94,6 +97,6 @@ def purge_account(user_id: int) -> None:
 
 
 @ledgered_task(retry_on=PURGE_RETRY_ON)
-def release_avatar(avatar: dict[str, str]) -> None:
+def release_avatar(avatar: Avatar) -> None:
     """Delete the files of an avatar no user object names any more (replaced or removed)."""
     delete_avatar(avatar)

@@ -15,7 +15,7 @@ import hashlib
 import hmac
 import secrets
 from datetime import datetime, timedelta
-from typing import Any
+from typing import cast
 
 from django.conf import settings
 from django.utils import timezone
@@ -23,6 +23,7 @@ from django.utils import timezone
 from shardstore import shard_of
 
 from ..data_plane import cached_store
+from ..entities import Token, User
 from ..errors import NotFoundError
 from ..ids import parse_id
 from .queries import get_user
@@ -32,11 +33,11 @@ def _digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
-def _expired(token: dict[str, Any], now: datetime) -> bool:
+def _expired(token: Token, now: datetime) -> bool:
     return datetime.fromisoformat(token["expires_at"]) <= now
 
 
-def issue_token(user: dict[str, Any]) -> dict[str, str]:
+def issue_token(user: User) -> dict[str, str]:
     """A new token for ``user``, valid for ``settings.API_TOKEN_SECONDS``:
     ``{"token", "expires_at"}``, the only time the secret is seen."""
     store = cached_store()
@@ -58,7 +59,7 @@ def issue_token(user: dict[str, Any]) -> dict[str, str]:
     return {"token": f"{token_id}.{secret}", "expires_at": expires_at}
 
 
-def _token_of(raw: str) -> dict[str, Any] | None:
+def _token_of(raw: str) -> Token | None:
     """The live token object ``raw`` names, if its secret matches; else None."""
     raw_id, _, secret = raw.partition(".")
     if not secret:
@@ -67,7 +68,7 @@ def _token_of(raw: str) -> dict[str, Any] | None:
         token_id = parse_id(raw_id, "token")
     except NotFoundError:
         return None
-    token = cached_store().objects("token").get(token_id)
+    token = cast("Token | None", cached_store().objects("token").get(token_id))
     if token is None or not hmac.compare_digest(token["hash"], _digest(secret)):
         return None
     if _expired(token, timezone.now()):
@@ -75,7 +76,7 @@ def _token_of(raw: str) -> dict[str, Any] | None:
     return token
 
 
-def pinner_of_token(raw: str) -> dict[str, Any] | None:
+def pinner_of_token(raw: str) -> User | None:
     """The pinner a token belongs to; None if it is malformed, unknown, expired or revoked."""
     token = _token_of(raw)
     if token is None:
@@ -123,7 +124,8 @@ def prune_expired(user_id: int) -> None:
     token_ids = _token_ids(user_id)
     if not token_ids:
         return
-    live = {t["id"]: t for t in cached_store().objects("token").get_many(token_ids)}
+    tokens = cast("list[Token]", cached_store().objects("token").get_many(token_ids))
+    live = {t["id"]: t for t in tokens}
     now = timezone.now()
     for token_id in token_ids:
         token = live.get(token_id)

@@ -4,8 +4,8 @@ profile, followers, following and likes."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, cast
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
@@ -14,6 +14,7 @@ from django.views.decorators.http import require_POST
 
 from .. import ratelimit
 from ..cache_backend import CacheUnreachable
+from ..entities import User, pinner_stats
 from ..errors import DomainError, InvalidField
 from ..feeds.home import read_home
 from ..follows.queries import followed_among, followers_page, following_page, follows_user
@@ -39,7 +40,7 @@ from .auth import (
     signed_in_pinner,
 )
 from .profile import read_profile
-from .queries import get_user_by_username, get_users, user_stats
+from .queries import get_user_by_username, get_users
 
 
 def landing(request: HttpRequest) -> HttpResponse:
@@ -59,7 +60,7 @@ def signup(request: HttpRequest) -> HttpResponse:
     if get_pinner(request) is not None:
         return redirect("landing")
 
-    def attempt() -> dict[str, Any]:
+    def attempt() -> User:
         ratelimit.check(request, "signup")
         post = request.POST
         return sign_up(post.get("username"), post.get("email"), post.get("password"))
@@ -68,7 +69,7 @@ def signup(request: HttpRequest) -> HttpResponse:
 
 
 def login(request: HttpRequest) -> HttpResponse:
-    def attempt() -> dict[str, Any]:
+    def attempt() -> User:
         ratelimit.check_login(request, request.POST.get("login", ""))
         user = authenticate(request.POST.get("login"), request.POST.get("password"))
         if user is None:
@@ -78,9 +79,7 @@ def login(request: HttpRequest) -> HttpResponse:
     return _entry_form(request, "users/login.html", attempt)
 
 
-def _entry_form(
-    request: HttpRequest, template: str, attempt: Callable[[], dict[str, Any]]
-) -> HttpResponse:
+def _entry_form(request: HttpRequest, template: str, attempt: Callable[[], User]) -> HttpResponse:
     """The sign-up or log-in form: on a POST, ``attempt`` returns the pinner to log in (who
     is then sent on to ``next``) or raises what the form shows (a 429 with Retry-After)."""
     errors: dict[str, str] = {}
@@ -131,7 +130,7 @@ def settings(request: HttpRequest) -> HttpResponse:
     pinner = signed_in_pinner(request)
     errors: dict[str, str] = {}
     status = 200
-    values: Any = pinner
+    values: Mapping[str, Any] = pinner
     if request.method == "POST":
         values = request.POST
         changes = {"display_name": values.get("display_name", ""), "about": values.get("about", "")}
@@ -191,14 +190,14 @@ def delete(request: HttpRequest) -> HttpResponse:
     return redirect("landing")
 
 
-def _profile_user(username: str) -> dict[str, Any]:
+def _profile_user(username: str) -> User:
     user = get_user_by_username(username)
     if user is None:
         raise Http404("no such pinner")
     return user
 
 
-def _follow_state(request: HttpRequest, user: dict[str, Any]) -> bool | None:
+def _follow_state(request: HttpRequest, user: User) -> bool | None:
     """Whether the visitor follows ``user``; None when there is no button to show."""
     pinner = get_pinner(request)
     if pinner is None or pinner["id"] == user["id"]:
@@ -212,7 +211,7 @@ def profile(request: HttpRequest, username: str) -> HttpResponse:
     user = found.user
     context = {
         "profile": user,
-        "stats": user_stats(user),
+        "stats": pinner_stats(user),
         "boards": found.boards,
         "secret_boards": found.secret_boards,
         "group_boards": found.group_boards,
@@ -222,11 +221,18 @@ def profile(request: HttpRequest, username: str) -> HttpResponse:
     return render(request, "users/profile.html", context)
 
 
+class Person(User):
+    """A pinner of a list of followers or followed, as the list shows them."""
+
+    followed: bool  # by the visitor
+    is_me: bool  # the visitor
+
+
 def _people(request: HttpRequest, username: str, which: str) -> HttpResponse:
     user = _profile_user(username)
     list_page = followers_page if which == "followers" else following_page
     page = list_page(user["id"], cursor=parse_cursor(request))
-    people = get_users(page.ids)
+    people = cast("list[Person]", get_users(page.ids))  # each marked below
     pinner = get_pinner(request)
     followed = set(followed_among(pinner["id"], page.ids)) if pinner and page.ids else set()
     for person in people:
@@ -234,7 +240,7 @@ def _people(request: HttpRequest, username: str, which: str) -> HttpResponse:
         person["is_me"] = pinner is not None and person["id"] == pinner["id"]
     context = {
         "profile": user,
-        "stats": user_stats(user),
+        "stats": pinner_stats(user),
         "which": which,
         "people": people,
         "next_cursor": page.cursor,
@@ -264,7 +270,7 @@ def likes(request: HttpRequest, username: str) -> HttpResponse:
     context = {
         **grid,
         "profile": user,
-        "stats": user_stats(user),
+        "stats": pinner_stats(user),
         "following": _follow_state(request, user),
     }
     return render(request, "users/likes.html", context)

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, NotRequired, TypedDict
+from typing import Annotated, NotRequired, TypedDict
 
 from django.http import HttpRequest, HttpResponse
 from msgspec import Meta
 
+from ... import entities
 from ...boards import actions
 from ...boards.board_page import read_board_page
 from ...boards.privacy import visible_board
+from ...entities import pinner_stats
 from ...errors import Forbidden, InvalidField, NotFoundError
 from ...follows import actions as follow_actions
 from ...ids import parse_id
@@ -62,15 +64,15 @@ class BoardEdit(TypedDict, total=False):
     secret: BoardSecret
 
 
-def board_or_404(request: HttpRequest, raw_id: str) -> dict[str, Any]:
+def board_or_404(request: HttpRequest, raw_id: str) -> entities.Board:
     """The board, if it exists and the reader may see it (not another's secret board)."""
     return visible_board(viewer_id(request), parse_id(raw_id, "board"))
 
 
-def board_json(board: dict[str, Any]) -> Board:
+def board_json(board: entities.Board) -> Board:
     """The board with its follower count, which needs its owner's (seed 004)."""
     owner = get_user(board["owner_id"])
-    owner_followers = owner["counts"]["user_followed_by_users"] if owner else 0
+    owner_followers = pinner_stats(owner).followers if owner else 0
     return serializers.board(board, owner_followers)
 
 

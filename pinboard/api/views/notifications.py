@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 
+from ...entities import pinner_stats
 from ...notifications.actions import mark_read
 from ...notifications.kinds import BOARD_FOLLOW
 from ...notifications.queries import notifications_page, unread_count
@@ -28,7 +29,7 @@ def _list(request: HttpRequest) -> HttpResponse:
     followers = 0
     if any(item["kind"] == BOARD_FOLLOW for item in page.items):  # a board's count needs it
         me = get_user(pinner["id"])
-        followers = me["counts"]["user_followed_by_users"] if me else 0
+        followers = pinner_stats(me).followers if me else 0
     items = [serializers.notification(item, followers) for item in page.items]
     body = {"items": items, "next": page.cursor, "unread_count": unread_count(pinner["id"])}
     return ok(body)

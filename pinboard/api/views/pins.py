@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, NotRequired, TypedDict
+from typing import Annotated, NotRequired, TypedDict
 
 from django.http import HttpRequest, HttpResponse
 from msgspec import Meta
 
-from ... import ratelimit
+from ... import entities, ratelimit
 from ...boards.privacy import visible_pin
 from ...errors import (
     BadRequest,
@@ -104,7 +104,7 @@ class NewComment(TypedDict):
     text: Annotated[str, Meta(min_length=1, max_length=actions.MAX_COMMENT, pattern=r"\S")]
 
 
-def pin_or_404(request: HttpRequest, raw_id: str) -> dict[str, Any]:
+def pin_or_404(request: HttpRequest, raw_id: str) -> entities.Pin:
     """The pin, if it exists and the reader may see it (its board is not another's secret)."""
     pin, _ = visible_pin(viewer_id(request), parse_id(raw_id, "pin"))
     return pin

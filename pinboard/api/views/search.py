@@ -7,6 +7,7 @@ from typing import Annotated, Literal, Required
 from django.http import HttpRequest, HttpResponse
 from msgspec import Meta
 
+from ...entities import pinner_stats
 from ...errors import BadRequest
 from ...search.queries import (
     KINDS,
@@ -72,7 +73,7 @@ def _search(request: HttpRequest) -> HttpResponse:
         boards, next_cursor = found_boards(viewer, query, at, limit=limit)
         owners = owners_of(boards)
         items = [
-            serializers.board(b, owners[b["owner_id"]]["counts"]["user_followed_by_users"])
+            serializers.board(b, pinner_stats(owners[b["owner_id"]]).followers)
             for b in boards
             if b["owner_id"] in owners
         ]

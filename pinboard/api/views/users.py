@@ -8,8 +8,9 @@ from typing import Annotated, Any, TypedDict
 from django.http import HttpRequest, HttpResponse
 from msgspec import Meta
 
-from ... import ratelimit
+from ... import entities, ratelimit
 from ...boards.queries import boards_page, get_boards
+from ...entities import pinner_stats
 from ...errors import BadRequest, Conflict, InvalidField, NotFoundError, RateLimited
 from ...follows import actions as follow_actions
 from ...follows.queries import followed_among, followers_page, following_page
@@ -96,7 +97,7 @@ class FollowsQuery(TypedDict):
     ]
 
 
-def user_or_404(raw_id: str, *, counts: bool = True) -> dict[str, Any]:
+def user_or_404(raw_id: str, *, counts: bool = True) -> entities.User:
     user = get_user(parse_id(raw_id, "user"), counts=counts)
     if user is None:
         raise NotFoundError("no such user")
@@ -181,11 +182,11 @@ def _by_username(request: HttpRequest, username: str) -> HttpResponse:
     return ok(serializers.user(user))
 
 
-def _boards_page(request: HttpRequest, owner: dict[str, Any], *, secret: bool) -> HttpResponse:
+def _boards_page(request: HttpRequest, owner: entities.User, *, secret: bool) -> HttpResponse:
     limit, cursor = page_params(request)
     ids, next_cursor = boards_page(owner["id"], limit=limit, cursor=cursor, secret=secret)
     # (a secret board has no followers: the token's pinner comes without counts)
-    owner_followers = owner.get("counts", {}).get("user_followed_by_users", 0)
+    owner_followers = pinner_stats(owner).followers
     return page([serializers.board(b, owner_followers) for b in get_boards(ids)], next_cursor)
 
 
