@@ -27,6 +27,7 @@ from ..entities import User
 from ..errors import BadRequest, InvalidField, MethodNotAllowed, NotFoundError, Unauthenticated
 from ..http_errors import client_error, json_error
 from ..ids import parse_id
+from ..users.auth import PinboardRequest
 from ..users.tokens import pinner_of_token
 from .operations import MULTIPART
 
@@ -122,13 +123,13 @@ def optional_pinner(request: HttpRequest) -> User | None:
     token = token_of(request)
     if token is None:
         return None
-    pinner: tuple[str, User | None] | None = getattr(request, "_token_pinner", None)
-    if pinner is None or pinner[0] != token:
-        pinner = (token, pinner_of_token(token))
-        request._token_pinner = pinner  # type: ignore[attr-defined]
-    if pinner[1] is None:
+    known = cast(PinboardRequest, request)
+    if known.token_pinner is None or known.token_pinner[0] != token:
+        known.token_pinner = (token, pinner_of_token(token))
+    pinner = known.token_pinner[1]
+    if pinner is None:
         raise Unauthenticated("the token is not valid (expired, revoked or mistyped)")
-    return pinner[1]
+    return pinner
 
 
 def viewer_id(request: HttpRequest) -> int | None:

@@ -60,16 +60,20 @@ class PinboardRequest(HttpRequest):
     is for annotations)."""
 
     pinner: LazyPinner
+    #: The API token a request carried and its pinner, once looked up (``api.http``).
+    token_pinner: tuple[str, User | None] | None
 
 
 class PinnerMiddleware:
-    """Each request's ``request.pinner``, asked for or not (it reads nothing until then)."""
+    """Each request's ``request.pinner`` (and, for the API, ``token_pinner``), asked for or
+    not (they read nothing until then)."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: PinboardRequest) -> HttpResponse:
         request.pinner = LazyPinner(request)
+        request.token_pinner = None
         return self.get_response(request)
 
 
