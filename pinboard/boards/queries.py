@@ -12,11 +12,11 @@ from shardstore.mappings import all_ids
 from social.rules import board_list, is_secret
 
 from ..data_plane import cached_store
-from ..entities import Board, Pin
+from ..entities import Board, BoardCounts, Pin
 
-#: The counts a board carries (``entities.BoardCounts``). Its follower count also needs
+#: The counts a board carries, as its TypedDict names them. Its follower count also needs
 #: the owner's follower count (seed 004: following a pinner follows all their boards).
-BOARD_COUNTS = ("board_has_pins", "board_followed_by_users", "board_unfollowed_by_users")
+BOARD_COUNTS = tuple(BoardCounts.__annotations__)
 
 
 def get_board(board_id: int) -> Board | None:

@@ -10,10 +10,10 @@ from shardstore import Page
 from shardstore.cache import Read
 
 from ..data_plane import cached_store
-from ..entities import Board, Comment, CommentAuthor, Pin, User
+from ..entities import Board, Comment, CommentAuthor, Pin, PinCounts, User
 
-#: The counts a pin carries: likes, saves, comments (``entities.PinCounts``).
-PIN_COUNTS = ("pin_liked_by_users", "pin_saved_as_pins", "pin_has_comments")
+#: The counts a pin carries, as its TypedDict names them.
+PIN_COUNTS = tuple(PinCounts.__annotations__)
 
 
 def get_pin(pin_id: int) -> Pin | None:

@@ -8,16 +8,10 @@ from shardstore import InvalidKey
 from shardstore.cache import Read
 
 from ..data_plane import cached_store
-from ..entities import User
+from ..entities import User, UserCounts
 
-#: The counts a user carries: followers, following, boards, pins, likes (``entities.UserCounts``).
-USER_COUNTS = (
-    "user_followed_by_users",
-    "user_follows_users",
-    "user_has_boards",
-    "user_has_pins",
-    "user_likes_pins",
-)
+#: The counts a user carries, as its TypedDict names them.
+USER_COUNTS = tuple(UserCounts.__annotations__)
 
 
 def get_user(user_id: int, *, counts: bool = True) -> User | None:
