@@ -19,7 +19,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from shardstore import Page
 
-from .boards.queries import follower_count
+from .boards.queries import board_stats
 from .entities import Board, Pin, User, pinner_stats
 from .pins.images import image_urls
 from .users.avatars import SMALL, avatar_face
@@ -84,8 +84,7 @@ def board_cards(
                 **board,
                 "owner_username": owner["username"],
                 "cover": pin_item(cover) if cover else None,
-                "pin_count": board["counts"]["board_has_pins"],
-                "follower_count": follower_count(board, owner_followers),
+                **board_stats(board, owner_followers),
             }
         )
     return items

@@ -13,7 +13,7 @@ from typing import Any, cast
 from social.rules import is_secret, shown_saved_from
 
 from .. import entities
-from ..boards.queries import follower_count
+from ..boards.queries import board_stats
 from ..entities import pin_stats, pinner_stats
 from ..image_files import image_url
 from ..notifications.kinds import INVITE
@@ -64,8 +64,7 @@ def board(data: entities.Board, owner_follower_count: int) -> Board:
         "slug": data.get("slug", ""),
         "description": data.get("description", ""),
         "secret": is_secret(data),
-        "pin_count": data["counts"]["board_has_pins"],
-        "follower_count": follower_count(data, owner_follower_count),
+        **board_stats(data, owner_follower_count),
     }
 
 

@@ -4,7 +4,7 @@ a board by its owner's slug. Who may see or change one: ``privacy``; the cards:
 
 from __future__ import annotations
 
-from typing import cast
+from typing import TypedDict, cast
 
 from shardstore import InvalidKey, Page
 from shardstore.cache import Read
@@ -85,6 +85,20 @@ def board_id_by_slug(owner_id: int, slug: str) -> int | None:
 
 def slug_key(owner_id: int, slug: str) -> str:
     return f"{owner_id}:{slug}"
+
+
+class BoardStats(TypedDict):
+    """A board's counts by the names the pages and the API show them under."""
+
+    pin_count: int
+    follower_count: int
+
+
+def board_stats(board: Board, owner_follower_count: int) -> BoardStats:
+    return {
+        "pin_count": board["counts"]["board_has_pins"],
+        "follower_count": follower_count(board, owner_follower_count),
+    }
 
 
 def follower_count(board: Board, owner_follower_count: int) -> int:

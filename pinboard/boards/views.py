@@ -41,7 +41,7 @@ from .collaborators import (
     remove_collaborator,
 )
 from .privacy import owned_board, visible_board
-from .queries import follower_count
+from .queries import board_stats
 
 
 def board_url(username: str, board: Board) -> str:
@@ -69,8 +69,7 @@ def detail(request: HttpRequest, username: str, slug: str) -> HttpResponse:
         **grid,
         "board": board,
         "owner": owner,
-        "pin_count": board["counts"]["board_has_pins"],
-        "follower_count": follower_count(board, pinner_stats(owner).followers),
+        **board_stats(board, pinner_stats(owner).followers),
         "following": following,
         "is_owner": pinner is not None and pinner["id"] == owner["id"],
         "is_member": is_member(pinner["id"] if pinner else None, board),
