@@ -16,15 +16,14 @@ filtered here.
 
 from __future__ import annotations
 
-from typing import NamedTuple, cast
+from typing import NamedTuple
 
 from social.rules import is_member, is_secret, may_see
 
-from ..data_plane import cached_store
 from ..entities import Board, Pin
 from ..errors import Forbidden, NotFoundError
 from ..pins.queries import get_pin
-from .queries import get_board
+from .queries import get_board, get_boards
 
 
 def visible_board(viewer_id: int | None, board_id: int) -> Board:
@@ -110,10 +109,6 @@ class ShownPins(NamedTuple):
 def visible_pins(viewer_id: int | None, pins: list[Pin]) -> ShownPins:
     """The pins the viewer may see, in order: one multi-get of their boards."""
     board_ids = sorted({pin["board_id"] for pin in pins})
-    boards = (
-        cast("list[Board]", cached_store().objects("board").get_many(board_ids))
-        if board_ids
-        else []
-    )
+    boards = get_boards(board_ids, counts=False) if board_ids else []
     shown = {board["id"]: board for board in boards if may_see(viewer_id, board)}
     return ShownPins([pin for pin in pins if pin["board_id"] in shown], shown)

@@ -35,10 +35,11 @@ def reading_boards(board_ids: list[int]) -> Read[list[Board]]:
     return cast("Read[list[Board]]", read)
 
 
-def get_boards(board_ids: list[int]) -> list[Board]:
-    return cast(
-        "list[Board]", cached_store().objects("board").get_many(board_ids, counts=BOARD_COUNTS)
+def get_boards(board_ids: list[int], *, counts: bool = True) -> list[Board]:
+    boards = (
+        cached_store().objects("board").get_many(board_ids, counts=BOARD_COUNTS if counts else ())
     )
+    return cast("list[Board]", boards)
 
 
 def boards_page(

@@ -21,10 +21,11 @@ from shardstore.mappings import pages_of
 from social.rules import is_secret, pin_list, saved_from_flag, saved_from_secret
 
 from ..data_plane import cached_store, get_feeds, get_graph
-from ..entities import Board, Pin
+from ..entities import Board
 from ..feeds.actions import drop_board, merge_board, rebuild
 from ..ledger import TRANSIENT_ERRORS, ledgered_task
 from ..pins import image_privacy
+from ..pins.queries import get_pins
 from ..search.index import IndexUnavailable
 from ..search.tasks import index_board, index_board_pins
 
@@ -47,7 +48,7 @@ def sync_board_privacy(board_id: int) -> int:
         rows, cursor = store.mapping("board_has_pins").rows_page(
             board_id, limit=BATCH, cursor=cursor
         )
-        pins = cast("list[Pin]", store.objects("pin").get_many([pin_id for pin_id, _ in rows]))
+        pins = get_pins([pin_id for pin_id, _ in rows], counts=False)
         pinners = {pin["id"]: pin["owner_id"] for pin in pins}  # a group board's: several
         for pin in pins:
             image_privacy.follow_board(pin, secret)

@@ -234,7 +234,7 @@ def delete_pins_of_board(actor_id: int, board_id: int) -> None:
         page = store.mapping("board_has_pins").page(board_id, limit=100)
         if not page.ids:
             return
-        pins = cast("list[Pin]", store.objects("pin").get_many(page.ids))
+        pins = get_pins(page.ids, counts=False)
         live = {pin["id"] for pin in pins}
         for pin in pins:
             _take_down(pin)

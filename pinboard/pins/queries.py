@@ -9,8 +9,10 @@ from typing import cast
 from shardstore import Page
 from shardstore.cache import Read
 
+from ..boards.queries import get_boards
 from ..data_plane import cached_store
 from ..entities import Board, Comment, CommentAuthor, Pin, PinCounts, User
+from ..users.queries import get_users
 
 #: The counts a pin carries, as its TypedDict names them.
 PIN_COUNTS = tuple(PinCounts.__annotations__)
@@ -27,8 +29,9 @@ def reading_pin(pin_id: int) -> Read[Pin | None]:
     )
 
 
-def get_pins(pin_ids: list[int]) -> list[Pin]:
-    return cast("list[Pin]", cached_store().objects("pin").get_many(pin_ids, counts=PIN_COUNTS))
+def get_pins(pin_ids: list[int], *, counts: bool = True) -> list[Pin]:
+    pins = cached_store().objects("pin").get_many(pin_ids, counts=PIN_COUNTS if counts else ())
+    return cast("list[Pin]", pins)
 
 
 def reading_pins(pin_ids: list[int], *, counts: bool = True) -> Read[list[Pin]]:
@@ -51,16 +54,13 @@ def pinners_and_boards(
     the pins came from. Deleted pinners and boards are left out."""
     pinners = {pinner["id"]: pinner for pinner in known_pinners}
     boards = {board["id"]: board for board in known_boards}
-    store = cached_store()
     missing = [i for i in dict.fromkeys(pin["board_id"] for pin in pins) if i not in boards]
     if missing:
-        found_boards = cast("list[Board]", store.objects("board").get_many(missing))
-        boards.update((board["id"], board) for board in found_boards)
+        boards.update((board["id"], board) for board in get_boards(missing, counts=False))
     people = [pin["owner_id"] for pin in pins] + [board["owner_id"] for board in boards.values()]
     missing = [i for i in dict.fromkeys(people) if i not in pinners]
     if missing:
-        found_pinners = cast("list[User]", store.objects("user").get_many(missing))
-        pinners.update((user["id"], user) for user in found_pinners)
+        pinners.update((user["id"], user) for user in get_users(missing))
     return pinners, boards
 
 
