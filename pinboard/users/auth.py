@@ -120,8 +120,11 @@ def pinner_of_session(request: HttpRequest) -> User | None:
 
 
 def get_pinner(request: HttpRequest) -> User | None:
-    """The signed-in pinner of a browser request (read once per request), or None."""
-    return _pinner_of(request).get()
+    """The signed-in pinner of a browser request (read once per request), or None; None
+    too for a request refused before ``PinnerMiddleware`` ran (a Host not served: its 400
+    page is rendered all the same)."""
+    pinner: LazyPinner | None = getattr(request, "pinner", None)
+    return pinner.get() if pinner is not None else None
 
 
 def signed_in_pinner(request: HttpRequest) -> User:

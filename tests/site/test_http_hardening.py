@@ -194,11 +194,14 @@ from django.test import Client
 client = Client(HTTP_HOST="pinboard.example.com")
 plain = client.get("/api/v1/openapi.json")
 behind_tls = client.get("/api/v1/openapi.json", headers={"X-Forwarded-Proto": "https"})
+# A Host not served, refused before the pinner is known: the 400 page renders all the same.
+stranger = Client(HTTP_HOST="not-served.example", raise_request_exception=False)
 print(json.dumps({
     "plain": [plain.status_code, plain.get("Location")],
     "behind_tls": [behind_tls.status_code, behind_tls.get("Strict-Transport-Security"),
                    behind_tls.get("Content-Security-Policy")],
     "cookies_secure": [settings.SESSION_COOKIE_SECURE, settings.CSRF_COOKIE_SECURE],
+    "not_served": [stranger.get(path).status_code for path in ("/", "/api/v1/openapi.json")],
 }))
 """
 
@@ -226,6 +229,7 @@ def test_production_is_https_only_behind_the_load_balancer(tmp_path: Path) -> No
     assert result.returncode == 0, result.stderr
     seen = json.loads(result.stdout.strip().splitlines()[-1])
     assert seen["plain"] == [301, "https://pinboard.example.com/api/v1/openapi.json"]
+    assert seen["not_served"] == [400, 400]
     status, hsts, policy = seen["behind_tls"]
     assert status == 200
     assert hsts == "max-age=31536000; includeSubDomains; preload"
