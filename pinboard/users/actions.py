@@ -164,12 +164,13 @@ def update_profile(user_id: int, changes: Mapping[str, object]) -> User:
                 f"the display name must be at most {MAX_DISPLAY_NAME} characters",
                 field="display_name",
             )
-        updates["display_name"] = one_line(name.strip(), "display_name")
+        # Checked before stripped: strip() takes some controls (FF, VT, FS..US, NEL) for spaces.
+        updates["display_name"] = one_line(name, "display_name").strip()
     if "about" in changes:
         about = changes["about"]
         if not isinstance(about, str) or len(about.strip()) > MAX_ABOUT:
             raise InvalidField(f"about must be at most {MAX_ABOUT} characters", field="about")
-        updates["about"] = multi_line(about.strip(), "about")
+        updates["about"] = multi_line(about, "about").strip()
     if updates:
         cached_store().objects("user").update(user_id, updates)
         index_user.delay(user_id)

@@ -24,6 +24,8 @@ from toolkit.images import image_upload
 #: NUL, BEL, ESC, DEL, a C1 control (NEL) and CSI, the start of terminal escapes.
 CONTROLS = ["\x00", "\x07", "\x1b", "\x7f", "\x85", "\x9b"]
 LINE_BREAKS = ["\n", "\r", "\t"]
+#: Controls that Python's ``str.strip`` takes for whitespace (VT, FF, FS, US, NEL).
+STRIPPED_BY_PYTHON = ["\x0b", "\x0c", "\x1c", "\x1f", "\x85"]
 
 
 @pytest.fixture
@@ -118,3 +120,19 @@ def test_pages_refuse_control_characters_in_forms(client: Client, cast: dict[str
     assert len(boards_page(ann["id"]).ids) == 1
     assert len(board_pins_page(board["id"]).ids) == 2
     assert reading_comments(pin).run().ids == []
+
+
+@pytest.mark.parametrize("char", STRIPPED_BY_PYTHON)
+def test_a_control_character_at_a_fields_edge_is_refused_not_stripped(ada: Api, char: str) -> None:
+    assert ada.user is not None
+    board = ada.new_board("Edges")
+    pin = ada.new_pin(board["id"], image_upload())
+    for field, value in (("display_name", char), ("display_name", f"Ada{char}"), ("about", char)):
+        error = error_of(ada.patch("/me", {field: value}), 422)
+        assert error["field"] == field and "control characters" in error["message"]
+    assert error_of(ada.post("/boards", {"name": f"{char}Edge"}), 422)["field"] == "name"
+    text_error = error_of(ada.post(f"/pins/{pin['id']}/comments", {"text": f"hi{char}"}), 422)
+    assert text_error["field"] == "text"
+    me = ada.get("/me").json()
+    assert (me["display_name"], me["about"]) == ("", "")  # nothing was changed
+    assert boards_page(ada.user["id"]).ids == [int(board["id"])]
