@@ -17,6 +17,10 @@ from requirements-mysql.txt, is missing) the tests that need it are skipped,
 unless the environment says ``CI=true``: in CI a missing server is an error,
 so that a broken machine cannot pass by skipping everything.
 
+Property tests and the API fuzzer (Hypothesis) draw new examples on every local run,
+and the same ones on every CI run (``derandomize``), so that a CI run that passed
+passes again.
+
 Keep this file to fixtures; server start-up logic belongs in toolkit/servers/.
 """
 
@@ -28,6 +32,7 @@ from collections.abc import Iterator
 from typing import NoReturn, TypeVar
 
 import pytest
+from hypothesis import settings
 
 from shardstore.cache.health import forget
 from toolkit.servers.base import Server
@@ -37,6 +42,10 @@ from toolkit.servers.redis import RedisServer
 from toolkit.servers.zookeeper import ZooKeeperServer
 
 _S = TypeVar("_S", bound=Server)
+
+settings.register_profile("ci", derandomize=True)
+if os.environ.get("CI") == "true":
+    settings.load_profile("ci")
 
 
 def unavailable(what: str, reason: str) -> NoReturn:
