@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from .backends import Backend, Session, TableSet
+    from .backends import Backend, Dialect, Session, TableSet
     from .catalog import Catalog, Lookup, ObjectType, Relation
+    from .selects import Rows, Select
     from .topology import Topology
 
 T = TypeVar("T")
@@ -245,6 +246,10 @@ class ShardAccess(Protocol):
     def session(self, shard_id: int, *, write: bool = False) -> Session: ...
 
     def read_groups(self, shard_ids: Iterable[int]) -> list[list[int]]: ...
+
+    def select_each(self, selects: Sequence[Select]) -> list[Rows]: ...
+
+    def dialect(self, shard_id: int) -> Dialect: ...
 
     def database(self, shard_id: int) -> str: ...
 

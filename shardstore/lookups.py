@@ -12,6 +12,7 @@ from .catalog import Lookup
 from .exceptions import DuplicateKey, InvalidKey
 from .interface import ShardAccess
 from .modshard import bucket
+from .selects import Select, Selects
 
 #: The longest key, in characters (the MySQL column is VARCHAR(255)).
 MAX_KEY_LENGTH = 255
@@ -53,10 +54,15 @@ class LookupTable:
 
     def get(self, key: str) -> int | None:
         """The ID ``key`` maps to, or None."""
+        return self.selecting(key).run()
+
+    def selecting(self, key: str) -> Selects[int | None]:
+        """``get`` as a SELECT to run with others (``selects.run_together``)."""
         normalized = self.key(key)
-        with self._store.session(self.shard_of(normalized)) as session:
-            rows = session.query(self._select, (normalized,))
-        return int(rows[0][0]) if rows else None
+        select = Select(self.shard_of(normalized), self._select, (normalized,))
+        return Selects(
+            self._store, [select], lambda found: int(found[0][0][0]) if found[0] else None
+        )
 
     def delete(self, key: str, object_id: int) -> bool:
         """Release ``key`` if it still maps to ``object_id``. Returns whether it did."""

@@ -17,6 +17,7 @@ from .backends import batched
 from .catalog import Relation
 from .ids import group_by_shard, shard_of
 from .interface import MappingTableInterface, Page, ShardAccess
+from .selects import Rows, Select, Selects
 
 if TYPE_CHECKING:
     from .backends import Session
@@ -174,16 +175,29 @@ class MappingTable:
         self, from_ids: Iterable[int | str], *, limit: int
     ) -> dict[int, list[tuple[int, int]]]:
         """The newest ``limit`` ``(to_id, sequence)`` rows of each list, as ``page_many`` reads them."""
+        return self.selecting_rows(from_ids, limit=limit).run()
+
+    def selecting_rows(
+        self, from_ids: Iterable[int | str], *, limit: int
+    ) -> Selects[dict[int, list[tuple[int, int]]]]:
+        """``rows_many`` as SELECTs to run with others (``selects.run_together``): a shard's
+        lists in one UNION ALL (of at most the dialect's limit)."""
         wanted = self._store.catalog.expect_all(from_ids, self.relation.from_type)
-        rows_by_from: dict[int, list[tuple[int, int]]] = {from_id: [] for from_id in wanted}
+        selects = []
         for shard_id, ids in group_by_shard(wanted).items():
-            with self._store.session(shard_id) as session:
-                for batch in batched(ids, session.dialect.max_union):
-                    sql = " UNION ALL ".join([self._page_one_of_many] * len(batch))
-                    params = [value for from_id in batch for value in (from_id, limit)]
-                    for from_id, to_id, sequence in session.query(sql, params):
-                        rows_by_from[from_id].append((to_id, sequence))
-        return rows_by_from
+            for batch in batched(ids, self._store.dialect(shard_id).max_union):
+                sql = " UNION ALL ".join([self._page_one_of_many] * len(batch))
+                params = [value for from_id in batch for value in (from_id, limit)]
+                selects.append(Select(shard_id, sql, params))
+
+        def answer(found: list[Rows]) -> dict[int, list[tuple[int, int]]]:
+            rows_by_from: dict[int, list[tuple[int, int]]] = {from_id: [] for from_id in wanted}
+            for rows in found:
+                for from_id, to_id, sequence in rows:
+                    rows_by_from[from_id].append((to_id, sequence))
+            return rows_by_from
+
+        return Selects(self._store, selects, answer)
 
     def scan(self, shard_id: int, *, batch: int = 1000) -> Iterator[list[tuple[int, int, int]]]:
         """Every ``(from_id, to_id, sequence)`` row of this table on one shard, in key

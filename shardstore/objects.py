@@ -21,6 +21,7 @@ from .catalog import ObjectType
 from .exceptions import NotFound, ObjectTooLarge
 from .ids import MAX_LOCAL_ID, compose, decompose, group_by_shard
 from .interface import Changes, ShardAccess
+from .selects import Rows, Select, Selects
 
 if TYPE_CHECKING:
     from .backends import Session
@@ -128,19 +129,28 @@ class ObjectTable:
         and, with ``counts``, the counts of every mapping from it as a JSON object (None for
         none). One statement per read group of shards. The cache keeps them as they come
         (cache/tables.py), without decoding them."""
+        return self.selecting_stored(object_ids, counts=counts).run()
+
+    def selecting_stored(
+        self, object_ids: Sequence[int], *, counts: bool
+    ) -> Selects[dict[int, tuple[str | bytes, str | bytes | None]]]:
+        """``stored_many`` as SELECTs to run with others (``selects.run_together``): a
+        read group's shards in one UNION ALL."""
         by_shard = group_by_shard(object_ids)
-        rows: list[Any] = []
+        selects = []
         for shards in self._store.read_groups(by_shard):
-            with self._store.session(shards[0]) as session:
-                parts, params = [], []
-                for shard_id in shards:
-                    sql, shard_params = self._select_many(
-                        shard_id, by_shard[shard_id], session.dialect.count_object if counts else ""
-                    )
-                    parts.append(sql)
-                    params += shard_params
-                rows += session.query(" UNION ALL ".join(parts), params)
-        return {row[0]: (row[1], row[2] if counts else None) for row in rows}
+            count_object = self._store.dialect(shards[0]).count_object if counts else ""
+            parts, params = [], []
+            for shard_id in shards:
+                sql, shard_params = self._select_many(shard_id, by_shard[shard_id], count_object)
+                parts.append(sql)
+                params += shard_params
+            selects.append(Select(shards[0], " UNION ALL ".join(parts), params))
+
+        def answer(found: list[Rows]) -> dict[int, tuple[str | bytes, str | bytes | None]]:
+            return {row[0]: (row[1], row[2] if counts else None) for rows in found for row in rows}
+
+        return Selects(self._store, selects, answer)
 
     def _select_many(
         self, shard_id: int, ids: list[int], count_object: str

@@ -11,13 +11,13 @@ from __future__ import annotations
 import random
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .backends import Backend, Session, TableSet, batched, open_backend
+from .backends import Backend, Dialect, Session, TableSet, batched, open_backend
 from .catalog import Catalog
 from .exceptions import WriteConflict, WritesInFlight
 from .fence import HOLD_SECONDS, WriteFence
@@ -27,6 +27,7 @@ from .lookups import LookupTable
 from .mappings import MappingTable
 from .metrics import SqlMeter
 from .objects import ObjectTable
+from .selects import Rows, Select
 from .topology import Topology
 
 T = TypeVar("T")
@@ -148,6 +149,10 @@ class Store:
         routing = self._current()
         return routing.backends[routing.topology.master_of(shard_id)]
 
+    def dialect(self, shard_id: int) -> Dialect:
+        """The SQL dialect of the host that masters ``shard_id``."""
+        return self.backend(shard_id).dialect
+
     def backends(self) -> dict[str, Backend]:
         return dict(self._current().backends)
 
@@ -169,6 +174,25 @@ class Store:
             limit = routing.backends[host].dialect.max_union
             groups += [list(batch) for batch in batched(shards, limit)]
         return groups
+
+    def select_each(self, selects: Sequence[Select]) -> list[Rows]:
+        """The rows of each SELECT, the statements of one read group (``read_groups``: a
+        host's shards) sent in one round trip (``Session.query_each``)."""
+        group_of = {
+            shard: group[0]
+            for group in self.read_groups(select.shard_id for select in selects)
+            for shard in group
+        }
+        by_group: dict[int, list[int]] = {}
+        for index, select in enumerate(selects):
+            by_group.setdefault(group_of[select.shard_id], []).append(index)
+        found: list[Rows] = [[] for _ in selects]
+        for shard_id, indexes in by_group.items():
+            statements = [(selects[i].shard_id, selects[i].sql, selects[i].params) for i in indexes]
+            with self.session(shard_id) as session:
+                for index, rows in zip(indexes, session.query_each(statements), strict=True):
+                    found[index] = rows
+        return found
 
     def database(self, shard_id: int) -> str:
         """The name of a shard's database on its host (what ``{db}`` renders to)."""

@@ -4,9 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Backend, Session, TableSet, UniqueViolation, batched
+from .base import Backend, Dialect, Session, TableSet, UniqueViolation, batched
 
-__all__ = ["Backend", "Session", "TableSet", "UniqueViolation", "batched", "open_backend"]
+__all__ = [
+    "Backend",
+    "Dialect",
+    "Session",
+    "TableSet",
+    "UniqueViolation",
+    "batched",
+    "open_backend",
+]
 
 
 def open_backend(host: str, address: str, **options: Any) -> Backend:

@@ -40,6 +40,7 @@ class Dialect:
     begin: str  # start a write transaction
     add_to_count: str  # upsert into mapping_counts: (from_id, relation, delta)
     count_object: str  # an aggregate of a group of mapping_counts rows: {"relation": n}
+    several_statements: bool  # whether the driver sends several statements in one round trip
 
 
 class Session:
@@ -192,6 +193,31 @@ class Session:
         """Run a SELECT and return all rows."""
         self._run("execute", sql, params)
         return list(self._cursor.fetchall())
+
+    def query_each(
+        self, statements: Sequence[tuple[int, str, Params]]
+    ) -> list[list[tuple[Any, ...]]]:
+        """The rows of each ``(shard, SELECT, params)``, ``{db}`` naming that shard's
+        database: one round trip for them all where the driver sends several statements at
+        once (MySQL), else one each."""
+        database = self._backend.database
+        rendered = [
+            (sql.replace("{db}", database(shard)), params) for shard, sql, params in statements
+        ]
+        if len(rendered) == 1 or not self.dialect.several_statements:
+            return [self.query(sql, params) for sql, params in rendered]
+        self._run(
+            "execute", ";\n".join(sql for sql, _ in rendered), [p for _, ps in rendered for p in ps]
+        )
+        try:
+            found = [list(self._cursor.fetchall())]
+            while self._cursor.nextset():  # a later statement's error is raised here
+                found.append(list(self._cursor.fetchall()))
+        except Exception as exc:
+            error = self._translate(exc)
+            self.broken = True  # results may be left unread on it: never reuse it
+            raise error from exc
+        return found
 
     def execute(self, sql: str, params: Params = ()) -> int:
         """Run a write and return the number of rows it changed."""

@@ -51,6 +51,7 @@ class MySQLBackend(Backend):
             " ON DUPLICATE KEY UPDATE n = n + VALUES(n)"
         ),
         count_object="JSON_OBJECTAGG(relation, n)",
+        several_statements=True,
     )
 
     def __init__(

@@ -31,6 +31,7 @@ class SQLiteBackend(Backend):
             " ON CONFLICT (from_id, relation) DO UPDATE SET n = n + excluded.n"
         ),
         count_object="json_group_object(relation, n)",
+        several_statements=False,
     )
 
     def __init__(self, host: str, address: str, **options: Any) -> None:

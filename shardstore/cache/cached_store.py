@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from ..backends import Backend, TableSet
 from ..interface import QueryCount
+from ..selects import Selects
 from ..store import Store
 from ..topology import Topology
 from .pools import CachePool
@@ -95,9 +96,12 @@ class CachedStore:
         keys = {edge: self._mappings[edge[0]].edge_key(edge[1], edge[2]) for edge in checks}
         by_key = {key: edge for edge, key in keys.items()}
 
-        def load(missing: list[str]) -> dict[str, bytes]:
-            found = self.store.edges_exist([by_key[k] for k in missing])
-            return {k: b"1" if by_key[k] in found else b"0" for k in missing}
+        def load(missing: list[str]) -> Selects[dict[str, bytes]]:
+            def checked() -> dict[str, bytes]:
+                found = self.store.edges_exist([by_key[k] for k in missing])
+                return {k: b"1" if by_key[k] in found else b"0" for k in missing}
+
+            return Selects.computed(checked)
 
         values = read_through(self.pools["lists"], list(dict.fromkeys(keys.values())), load)
         return {edge for edge, key in keys.items() if values[key] == b"1"}

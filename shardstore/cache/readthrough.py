@@ -25,10 +25,11 @@ server for them all.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..selects import Selects, run_together
 from .across import claim_across, fill_across, get_across, gets_across
 from .pools import CachePool
 
@@ -43,18 +44,19 @@ class Through:
     """A read of ``keys`` of ``pool`` through to the database: ``load(missing) -> {key:
     value}`` reads what the pool misses, in one batch. With ``merge``, appends that landed
     on a claim while it was being filled are merged into the loaded value (``merge(loaded,
-    appended)``)."""
+    appended)``). ``load`` plans its SELECTs: a step's loads run together (one round trip
+    per MySQL host for them all, selects.py)."""
 
     pool: CachePool
     keys: Sequence[str]
-    load: Callable[[list[str]], Mapping[str, bytes]]
+    load: Callable[[list[str]], Selects[dict[str, bytes]]]
     merge: Callable[[bytes, bytes], bytes] | None = None
 
 
 def read_through(
     pool: CachePool,
     keys: Sequence[str],
-    load: Callable[[list[str]], Mapping[str, bytes]],
+    load: Callable[[list[str]], Selects[dict[str, bytes]]],
     *,
     merge: Callable[[bytes, bytes], bytes] | None = None,
 ) -> dict[str, bytes]:
@@ -65,8 +67,8 @@ def read_through(
 def read_through_all(reads: Sequence[Through]) -> list[dict[str, bytes]]:
     """The cached values of each read's keys, the reads made together: one multi-get per
     home (a memcached server) for them all; if any missed, one round trip of claims per
-    home, each read's load, one ``gets`` per home of the lists' claims, and the fills sent
-    in one write per home."""
+    home, the loads' SELECTs (one round trip per MySQL host), one ``gets`` per home of the
+    lists' claims, and the fills sent in one write per home."""
     found = get_across([(read.pool, read.keys) for read in reads])
     missing = {
         index: keys
@@ -89,7 +91,8 @@ def read_through_all(reads: Sequence[Through]) -> list[dict[str, bytes]]:
         }
         found[index].update(filled)
         missing[index] = [k for k in keys if k not in filled]
-    loaded = {i: reads[i].load(keys) if keys else {} for i, keys in missing.items()}
+    loading = {i: reads[i].load(keys) for i, keys in missing.items() if keys}
+    loaded = dict(zip(loading, run_together(list(loading.values())), strict=True))
     merging = [i for i, keys in missing.items() if keys and reads[i].merge]
     if merging:  # what was appended to the lists' claims while they were loaded
         again = gets_across([(reads[i].pool, missing[i]) for i in merging])

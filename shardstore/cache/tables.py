@@ -15,6 +15,7 @@ from ..interface import Page
 from ..lookups import LookupTable
 from ..mappings import MappingTable, check_limit, now_sequence
 from ..objects import ObjectTable, is_active
+from ..selects import Selects
 from . import lists
 from .pools import CachePool
 from .reads import Read
@@ -98,10 +99,11 @@ class CachedObjects:
         keys = {object_id: self.key(object_id) for object_id in dict.fromkeys(wanted)}
         by_key = {key: object_id for object_id, key in keys.items()}
 
-        def load(missing: list[str]) -> dict[str, bytes]:
+        def load(missing: list[str]) -> Selects[dict[str, bytes]]:
             ids = [by_key[key] for key in missing]
-            found = self._table.stored_many(ids, counts=bool(self._counts))
-            return {keys[object_id]: _value(found.get(object_id)) for object_id in ids}
+            return self._table.selecting_stored(ids, counts=bool(self._counts)).then(
+                lambda found: {keys[i]: _value(found.get(i)) for i in ids}
+            )
 
         def shape(values: dict[str, bytes]) -> list[dict[str, Any]]:
             objects = []
@@ -188,9 +190,11 @@ class CachedMapping:
         to be refilled, and this read goes to MySQL)."""
         keys = {self.list_key(f): f for f in from_ids}
 
-        def load(missing: list[str]) -> dict[str, bytes]:
-            pages = self._table.rows_many([keys[k] for k in missing], limit=LIST_CAP + 1)
-            return {k: lists.encode(pages[keys[k]], LIST_CAP) for k in missing}
+        def load(missing: list[str]) -> Selects[dict[str, bytes]]:
+            rows = self._table.selecting_rows([keys[k] for k in missing], limit=LIST_CAP + 1)
+            return rows.then(
+                lambda pages: {k: lists.encode(pages[keys[k]], LIST_CAP) for k in missing}
+            )
 
         def shape(values: dict[str, bytes]) -> dict[int, lists.CachedList | None]:
             decoded: dict[int, lists.CachedList | None] = {}
@@ -267,9 +271,12 @@ class CachedMapping:
         wanted = self._cached.catalog.expect_all(from_ids, self.relation.from_type)
         keys = {self.count_key(f): f for f in wanted}
 
-        def load(missing: list[str]) -> dict[str, bytes]:
-            counts = self._table.count_many([keys[k] for k in missing])
-            return {k: str(counts[keys[k]]).encode() for k in missing}
+        def load(missing: list[str]) -> Selects[dict[str, bytes]]:
+            def counted() -> dict[str, bytes]:
+                counts = self._table.count_many([keys[k] for k in missing])
+                return {k: str(counts[keys[k]]).encode() for k in missing}
+
+            return Selects.computed(counted)
 
         values = read_through(self._pool, list(keys), load)
         return {keys[k]: int(v) for k, v in values.items()}
@@ -365,9 +372,10 @@ class CachedLookup:
         """``get`` as a read to make with others (``read_together``)."""
         cache_key = self.key(key)
 
-        def load(missing: list[str]) -> dict[str, bytes]:
-            found = self._table.get(key)
-            return {cache_key: str(found).encode() if found is not None else ABSENT}
+        def load(missing: list[str]) -> Selects[dict[str, bytes]]:
+            return self._table.selecting(key).then(
+                lambda found: {cache_key: str(found).encode() if found is not None else ABSENT}
+            )
 
         def shape(values: dict[str, bytes]) -> int | None:
             value = values[cache_key]

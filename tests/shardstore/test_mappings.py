@@ -289,7 +289,9 @@ def test_page_many_across_shards(store: Store) -> None:
             has_notes.add(b, note, sequence=j)
     with store.count_queries() as queries:
         pages = has_notes.page_many(folders, limit=50)
-    assert queries.count == 3
+    # A statement per shard, a host's sent together where the driver can (MySQL).
+    hosts = {store.topology.master_of(shard) for shard in (0, 8, 15)}
+    assert queries.count == (len(hosts) if plain(store).dialect(0).several_statements else 3)
     assert pages == {b: has_notes.page(b, limit=50) for b in folders}
     assert has_notes.page_many([]) == {}
 

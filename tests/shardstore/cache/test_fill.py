@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import threading
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -13,12 +14,20 @@ import pytest
 from shardstore import Page, Store, compose
 from shardstore.cache import CachedStore
 from shardstore.cache.readthrough import FILLING, invalidate, read_through
+from shardstore.selects import Selects
 from tests.shardstore.cache.helpers import FOLDER, NOTE
 
 # -- the fill protocol ---------------------------------------------------------------
 
 
 _names = itertools.count(1)
+
+
+def loading(
+    load: Callable[[list[str]], dict[str, bytes]],
+) -> Callable[[list[str]], Selects[dict[str, bytes]]]:
+    """``load`` as a read-through's load, which plans SELECTs (here: none)."""
+    return lambda missing: Selects.computed(lambda: load(missing))
 
 
 def _key() -> str:
@@ -35,9 +44,11 @@ def test_write_during_fill_is_not_overwritten_by_the_stale_read(pools: dict[str,
         invalidate(pool, [key])  # ...then a writer commits and invalidates
         return {key: stale}
 
-    assert read_through(pool, [key], load) == {key: b"old"}  # this reader saw the old value
+    assert read_through(pool, [key], loading(load)) == {
+        key: b"old"
+    }  # this reader saw the old value
     assert key not in pool.get_many([key])  # but it is not cached
-    assert read_through(pool, [key], lambda m: {key: b"new"}) == {key: b"new"}
+    assert read_through(pool, [key], loading(lambda m: {key: b"new"})) == {key: b"new"}
     assert pool.get_many([key]) == {key: b"new"}
 
 
@@ -63,7 +74,7 @@ def test_a_cold_read_is_three_calls_and_a_fill_landing_before_the_claim_is_taken
     pool.claim = claim_after_their_fill
     try:
         calls = pool.stats.calls
-        got = read_through(pool, [ours, theirs], load)
+        got = read_through(pool, [ours, theirs], loading(load))
     finally:
         del pool.claim
     assert pool.stats.calls - calls == 4  # get, claim (+ the other reader's add), fill
@@ -88,7 +99,9 @@ def test_a_reclaimed_key_does_not_take_the_first_readers_stale_value(
         assert b_may_finish.wait(10)
         return {key: b"new"}
 
-    reader_b = threading.Thread(target=lambda: b_result.append(read_through(pool, [key], load_b)))
+    reader_b = threading.Thread(
+        target=lambda: b_result.append(read_through(pool, [key], loading(load_b)))
+    )
 
     def load_a(missing: list[str]) -> dict[str, bytes]:
         stale = b"old"  # A read the database
@@ -98,7 +111,7 @@ def test_a_reclaimed_key_does_not_take_the_first_readers_stale_value(
         return {key: stale}
 
     try:
-        read_through(pool, [key], load_a)
+        read_through(pool, [key], loading(load_a))
     finally:
         b_may_finish.set()
         reader_b.join(10)
@@ -111,18 +124,19 @@ def test_object_update_during_a_cached_read_leaves_no_stale_object(
 ) -> None:
     note = store.objects("note").create(3, {"title": "old"})
     table = store.objects("note")
-    original = table.stored_many
+    original = table.selecting_stored
     writes: list[dict[str, Any]] = []
 
-    def stored_many_then_write(*args: Any, **kwargs: Any) -> Any:
-        rows = original(*args, **kwargs)  # the reader's SELECT...
+    def write_once(rows: Any) -> Any:  # after the reader's SELECT...
         if not writes:
             writes.append(cached.objects("note").update(note, {"title": "new"}))  # ...a write
         return rows
 
-    monkeypatch.setattr(table, "stored_many", stored_many_then_write)
+    monkeypatch.setattr(
+        table, "selecting_stored", lambda *a, **k: original(*a, **k).then(write_once)
+    )
     assert cached.objects("note").get(note)["title"] == "old"  # type: ignore[index]
-    monkeypatch.setattr(table, "stored_many", original)
+    monkeypatch.setattr(table, "selecting_stored", original)
     assert writes
     assert cached.objects("note").get(note)["title"] == "new"  # type: ignore[index]
 
@@ -134,18 +148,19 @@ def test_remove_during_a_list_fill_leaves_no_stale_list(
     store.mapping("folder_has_notes").add(folder, a, sequence=1)
     store.mapping("folder_has_notes").add(folder, b, sequence=2)
     table = store.mapping("folder_has_notes")
-    original = table.rows_many
+    original = table.selecting_rows
     done: list[bool] = []
 
-    def rows_then_remove(*args: Any, **kwargs: Any) -> Any:
-        rows = original(*args, **kwargs)
+    def remove_once(rows: Any) -> Any:  # after the reader's SELECT
         if not done:
             done.append(cached.mapping("folder_has_notes").remove(folder, b))
         return rows
 
-    monkeypatch.setattr(table, "rows_many", rows_then_remove)
+    monkeypatch.setattr(
+        table, "selecting_rows", lambda *a, **k: original(*a, **k).then(remove_once)
+    )
     assert cached.mapping("folder_has_notes").page(folder).ids == [b, a]  # what the reader saw
-    monkeypatch.setattr(table, "rows_many", original)
+    monkeypatch.setattr(table, "selecting_rows", original)
     assert done == [True]
     assert cached.mapping("folder_has_notes").page(folder) == Page([a], None)
 
@@ -159,18 +174,17 @@ def test_adds_landing_on_a_claim_are_merged(
         store.mapping("folder_has_notes").add(folder, note, sequence=i + 1)
     new = compose(8, NOTE, 3)
     table = store.mapping("folder_has_notes")
-    original = table.rows_many
+    original = table.selecting_rows
     done: list[bool] = []
 
-    def rows_then_add(*args: Any, **kwargs: Any) -> Any:
-        rows = original(*args, **kwargs)  # read before the add committed
+    def add_once(rows: Any) -> Any:  # read before the add committed
         if not done:
             done.append(cached.mapping("folder_has_notes").add(folder, new, sequence=10))
         return rows
 
-    monkeypatch.setattr(table, "rows_many", rows_then_add)
+    monkeypatch.setattr(table, "selecting_rows", lambda *a, **k: original(*a, **k).then(add_once))
     cached.mapping("folder_has_notes").page(folder)
-    monkeypatch.setattr(table, "rows_many", original)
+    monkeypatch.setattr(table, "selecting_rows", original)
     assert done == [True]
     expected = store.mapping("folder_has_notes").page(folder)
     assert expected == Page([new, old[1], old[0]], None)
@@ -187,6 +201,6 @@ def test_appends_on_a_raw_claim_are_merged(pools: dict[str, Any]) -> None:
         assert pool.append(key, b"+late") is True  # an add lands on the claim
         return {key: b"filled"}
 
-    merged = read_through(pool, [key], load, merge=lambda loaded, extra: loaded + extra)
+    merged = read_through(pool, [key], loading(load), merge=lambda loaded, extra: loaded + extra)
     assert merged == {key: b"filled+late"}
     assert pool.get_many([key]) == {key: b"filled+late"}
