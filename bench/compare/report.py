@@ -74,8 +74,8 @@ def operation_targets(results: dict[str, Any], op: str) -> dict[str, tuple[str, 
     shown = "; ".join(
         f"{mode} " + " / ".join(f"{ms:.2f}" for ms in each) for mode, each in cpu.items()
     )
-    found["cpu"] = (f"CPU ms/req {shown} (pinboard / {' / '.join(NAMES[s] for s in others)}: "
-                    "pinboard's the least)", all(each[0] <= min(each[1:]) for each in cpu.values()))  # fmt: skip
+    found["cpu"] = (f"CPU ms/req {shown} (pinboard / {' / '.join(NAMES[s] for s in others)};"
+                    " pinboard's to be the least)", all(each[0] <= min(each[1:]) for each in cpu.values()))  # fmt: skip
     mixed = results.get("mixed", {})
     if "cached" in mixed and op in mixed["cached"]["operations"]:
         ours = mixed["pinboard"]["operations"].get(op)
