@@ -20,7 +20,7 @@ from ...errors import (
 from ...ids import parse_id
 from ...image_files import MAX_ASPECT_RATIO, MAX_BYTES, MAX_PIXELS
 from ...likes import actions as like_actions
-from ...likes.queries import likers_page
+from ...likes.queries import read_likers
 from ...pins import actions
 from ...pins.fetch import MAX_REDIRECTS, MAX_URL
 from ...pins.pin_page import read_pin_page
@@ -224,10 +224,11 @@ def _unlike(request: HttpRequest, pin_id: Id) -> HttpResponse:
 
 @operation("Who liked the pin, newest first", ok=UserList, errors=(NotFoundError,), query=PageQuery)
 def _likes(request: HttpRequest, pin_id: Id) -> HttpResponse:
-    pin = pin_or_404(request, pin_id)
     limit, cursor = page_params(request)
-    ids, next_cursor = likers_page(pin["id"], limit=limit, cursor=cursor)
-    return page([serializers.user(u) for u in get_users(ids, counts=True)], next_cursor)
+    likers, next_cursor = read_likers(
+        viewer_id(request), parse_id(pin_id, "pin"), limit=limit, cursor=cursor
+    )
+    return page([serializers.user(u) for u in likers], next_cursor)
 
 
 @operation(
