@@ -10,6 +10,7 @@ import pytest
 from django.test import Client
 
 from pinboard.boards import collaborators
+from pinboard.boards.queries import pinnable_board_ids
 from pinboard.data_plane import cached_store
 from pinboard.users.actions import delete_account
 from shardstore import shard_of
@@ -238,3 +239,17 @@ def test_a_deleted_account_loses_its_pins_on_a_secret_board_it_left(trio: dict[s
     assert bob.delete(f"/boards/{secret['id']}/collaborators/{bob.id}").status_code == 204
     delete_account(trio["users"]["bob"]["id"], "plum-orchard-42")
     assert ann.get(f"/pins/{pin['id']}").status_code == 404
+
+
+def test_a_pinner_may_pin_to_their_secret_then_public_then_group_boards(
+    trio: dict[str, Any],
+) -> None:
+    bob = trio["bob"]
+    assert invite(trio, "bob").status_code == 204
+    public = [bob.new_board("Walks"), bob.new_board("Food")]
+    made = bob.post("/boards", {"name": "Gifts", "secret": True})
+    assert made.status_code == 201, made.content
+    secret = made.json()
+    expected = [secret["id"], public[1]["id"], public[0]["id"], trio["board"]["id"]]
+    assert [str(i) for i in pinnable_board_ids(bob.id, limit=10)] == expected
+    assert [str(i) for i in pinnable_board_ids(bob.id, limit=2)] == expected[:2]
