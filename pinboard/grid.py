@@ -68,9 +68,9 @@ def board_cards(
 ) -> list[BoardCard]:
     """Boards as cards: each with its newest pin as cover, its pin and follower counts and
     its owner's username. ``owners``: each board's owner, by ID, with counts (a board's
-    followers include its owner's); ``covers`` and ``cover_pins``: what
-    ``boards.queries.read_covers`` reads (each board's first page of pins, by board ID, and
-    the cover pins, by ID)."""
+    followers include its owner's); ``covers``: each board's first page of pins, by board ID
+    (``boards.queries.reading_covers``), and ``cover_pins`` their newest, by ID
+    (``cover_pins``). A board whose owner is missing (being deleted) gets no card."""
     items: list[BoardCard] = []
     for board in boards:
         owner = owners.get(board["owner_id"])

@@ -122,16 +122,16 @@ def follower_count(board: Board, owner_follower_count: int) -> int:
     )
 
 
-def read_covers(board_ids: list[int]) -> tuple[dict[int, Page], dict[int, Pin]]:
-    """What boards' cards show of their pins (``grid.board_cards``): each board's first page
-    of pins, by board ID, and the cover pins (its newest), by ID. Two round trips:
-    board_has_pins of every board, then the cover pins (one each per shard, or per host,
-    the boards are on)."""
-    store = cached_store()
-    covers = store.mapping("board_has_pins").page_many(board_ids, limit=1)
-    pins = cast("list[Pin]", store.objects("pin").get_many(cover_ids(covers)))
-    cover_pins = {pin["id"]: pin for pin in pins}
-    return covers, cover_pins
+def reading_covers(board_ids: list[int]) -> Read[dict[int, Page]]:
+    """What boards' cards show of their pins (``grid.board_cards``), as a read to make with
+    others: each board's first page of pins (its newest is the cover), by board ID."""
+    return cached_store().mapping("board_has_pins").reading_pages(board_ids, limit=1)
+
+
+def cover_pins(covers: dict[int, Page]) -> dict[int, Pin]:
+    """The cover pins of boards' first pages (``reading_covers``), by ID: one multi-get."""
+    pins = cast("list[Pin]", cached_store().objects("pin").get_many(cover_ids(covers)))
+    return {pin["id"]: pin for pin in pins}
 
 
 def cover_ids(covers: dict[int, Page]) -> list[int]:

@@ -23,13 +23,14 @@ import time
 from dataclasses import dataclass
 
 from shardstore import InvalidCursor, cursors
+from shardstore.cache import Read
 from social.rules import may_see
 
 from ..boards.privacy import ShownPins, visible_pins
 from ..boards.queries import get_boards
 from ..entities import Board, User
 from ..pins.queries import get_pins
-from ..users.queries import get_users
+from ..users.queries import get_users, reading_users
 from .plane import search_index
 from .words import Query
 
@@ -99,5 +100,10 @@ def found_pinners(
 def owners_of(boards: list[Board]) -> dict[int, User]:
     """The boards' owners, with their counts (a board's followers include its owner's), by
     ID; an account deleted a moment ago is missing, and its boards go with it."""
+    return reading_owners_of(boards).run()
+
+
+def reading_owners_of(boards: list[Board]) -> Read[dict[int, User]]:
+    """``owners_of`` as a read to make with others."""
     owner_ids = sorted({board["owner_id"] for board in boards})
-    return {owner["id"]: owner for owner in get_users(owner_ids, counts=True)}
+    return reading_users(owner_ids, counts=True).then(lambda found: {u["id"]: u for u in found})

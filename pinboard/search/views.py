@@ -12,7 +12,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
-from ..boards.queries import read_covers
+from shardstore.cache import read_together
+
+from ..boards.queries import cover_pins, reading_covers
 from ..entities import Board
 from ..errors import BadRequest
 from ..grid import BoardCard, board_cards, pin_items
@@ -25,8 +27,8 @@ from .queries import (
     found_boards,
     found_pinners,
     found_pins,
-    owners_of,
     position,
+    reading_owners_of,
 )
 from .words import Query, QueryError, parse_query
 
@@ -41,10 +43,12 @@ CHUNKS = {
 
 
 def board_results(boards: list[Board]) -> list[BoardCard]:
-    """Found boards as the cards a page shows (cover, counts, owner's username)."""
-    owners = owners_of(boards)
-    listed = [board for board in boards if board["owner_id"] in owners]
-    return board_cards(listed, owners, *read_covers([board["id"] for board in listed]))
+    """Found boards as the cards a page shows (cover, counts, owner's username), in two
+    steps: the owners and the boards' first pages of pins together, then the covers."""
+    owners, covers = read_together(
+        reading_owners_of(boards), reading_covers([board["id"] for board in boards])
+    )
+    return board_cards(boards, owners, covers, cover_pins(covers))
 
 
 def results(tab: str, viewer_id: int | None, query: Query, at: Position) -> dict[str, Any]:

@@ -13,8 +13,7 @@ from shardstore.cache import Read, read_together
 from social.rules import may_see
 
 from ..boards.collaborators import reading_group_board_ids
-from ..boards.queries import cover_ids, reading_boards, reading_boards_page
-from ..data_plane import cached_store
+from ..boards.queries import cover_ids, reading_boards, reading_boards_page, reading_covers
 from ..entities import User
 from ..errors import NotFoundError
 from ..grid import BoardCard, board_cards
@@ -47,12 +46,8 @@ def read_profile(username: str, viewer_id: int | None, cursor: str | None) -> Pr
     )
     if user is None:
         raise NotFoundError("no such pinner")
-    store = cached_store()
     ids = list(dict.fromkeys(public.ids + secret.ids + group.ids))
-    found, covers = read_together(
-        reading_boards(ids),
-        store.mapping("board_has_pins").reading_pages(ids, limit=1),
-    )
+    found, covers = read_together(reading_boards(ids), reading_covers(ids))
     boards = {board["id"]: board for board in found}
     shown = [i for i in group.ids if i in boards and may_see(viewer_id, boards[i])]
     others = sorted({boards[i]["owner_id"] for i in shown} - {user_id})
