@@ -54,7 +54,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "csp.middleware.CSPMiddleware",
+    "pinboard.content_policy.ContentSecurityPolicyMiddleware",  # django-csp's policy, built once
     "pinboard.ratelimit.RateLimitMiddleware",  # every write and search, before its view
 ]
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from csp.utils import build_policy
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
@@ -114,6 +115,7 @@ def check_security_headers(response: Any, url: str) -> None:
     assert policy["script-src"] == "'self'" and policy["style-src"] == "'self'", url
     assert policy["frame-ancestors"] == "'none'" and policy["object-src"] == "'none'", url
     assert "unsafe" not in response["Content-Security-Policy"], url
+    assert response["Content-Security-Policy"] == build_policy(), url  # django-csp's, as set
 
 
 def test_every_page_and_endpoint_sends_the_security_headers(
