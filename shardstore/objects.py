@@ -145,7 +145,8 @@ class ObjectTable:
                 sql, shard_params = self._select_many(shard_id, by_shard[shard_id], count_object)
                 parts.append(sql)
                 params += shard_params
-            selects.append(Select(shards[0], " UNION ALL ".join(parts), params))
+            wanted = frozenset(i for shard_id in shards for i in by_shard[shard_id])
+            selects.append(Select(shards[0], " UNION ALL ".join(parts), params, wanted, len(parts)))
 
         def answer(found: list[Rows]) -> dict[int, tuple[str | bytes, str | bytes | None]]:
             return {row[0]: (row[1], row[2] if counts else None) for rows in found for row in rows}
@@ -156,11 +157,11 @@ class ObjectTable:
         self, shard_id: int, ids: list[int], count_object: str
     ) -> tuple[str, list[Any]]:
         """A SELECT of these objects of one shard (full ID, data, and with ``count_object``,
-        the dialect's aggregate, their counts), naming its database, so that several shards
-        of a host can be read in one UNION ALL."""
+        the dialect's aggregate, their counts, else NULL), naming its database, so that
+        several shards of a host, and several tables, can be read in one UNION ALL."""
         base = compose(shard_id, self.type.type_id, 0)
         db = self._store.database(shard_id)
-        columns = ""
+        columns = ", NULL"
         if count_object:
             columns = self._counts_column.replace("{db}", db).replace(
                 "{count_object}", count_object

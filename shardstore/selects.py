@@ -6,7 +6,8 @@ so each plans its SELECTs and says how to make its answer from their rows (``Sel
 ``run_together`` then asks each host once for all of them (``Store.select_each``), where
 running each load in turn would cost a round trip per statement. A host whose connection
 cannot reach several shards, or a driver that sends one statement at a time (SQLite), is
-asked statement by statement, with the same answers.
+asked statement by statement, with the same answers. A host's SELECTs of objects, of
+whatever tables, are one statement: one UNION ALL.
 """
 
 from __future__ import annotations
@@ -22,11 +23,16 @@ Rows = list[tuple[Any, ...]]
 
 @dataclass(frozen=True)
 class Select:
-    """One SELECT on a shard's host; ``{db}`` in ``sql`` names that shard's database."""
+    """One SELECT on a shard's host; ``{db}`` in ``sql`` names that shard's database.
+    ``ids``: for a SELECT of objects (rows of full ID, data and counts, whatever the
+    table), the IDs it asks for: such SELECTs to one host go as one UNION ALL
+    (``fewest_statements``)."""
 
     shard_id: int
     sql: str
     params: Sequence[Any]
+    ids: frozenset[int] | None = None
+    parts: int = 1  # the SELECTs that ``sql`` joins in a UNION ALL
 
 
 class SelectRunner(Protocol):
@@ -74,3 +80,54 @@ def run_together(plans: Sequence[Selects[Any]]) -> list[Any]:
         for index in indexes:
             rows[index] = [next(found) for _ in plans[index].selects]
     return [plan.answer(found) for plan, found in zip(plans, rows, strict=True)]
+
+
+def fewest_statements(
+    selects: Sequence[Select], max_union: int
+) -> tuple[list[Select], Callable[[list[Rows]], list[Rows]]]:
+    """The statements that answer ``selects`` on one host: its SELECTs of objects joined
+    in UNION ALLs of at most ``max_union`` SELECTs, the others as they are; and how to give
+    each of ``selects`` its own rows back from the statements' (an object's row to each
+    SELECT that asked for its ID)."""
+    answering: list[list[int]] = []  # for each statement, the indexes of the selects it joins
+    width = 0  # the SELECTs of the last union
+    for index in sorted(range(len(selects)), key=lambda i: selects[i].ids is None):
+        select = selects[index]
+        joins = (
+            answering
+            and select.ids is not None
+            and selects[answering[-1][0]].ids is not None
+            and width + select.parts <= max_union
+        )
+        if joins:
+            answering[-1].append(index)
+            width += select.parts
+        else:
+            answering.append([index])
+            width = select.parts
+    if len(answering) == len(selects):
+        return list(selects), lambda found: found
+    sent = [
+        selects[joined[0]]
+        if len(joined) == 1
+        else Select(
+            selects[joined[0]].shard_id,
+            " UNION ALL ".join(selects[i].sql for i in joined),
+            [param for i in joined for param in selects[i].params],
+        )
+        for joined in answering
+    ]
+
+    def spread(found: list[Rows]) -> list[Rows]:
+        rows: list[Rows] = [[] for _ in selects]
+        for joined, own in zip(answering, found, strict=True):
+            if len(joined) == 1:
+                rows[joined[0]] = own
+                continue
+            for row in own:
+                for index in joined:
+                    if row[0] in selects[index].ids:  # type: ignore[operator]
+                        rows[index].append(row)
+        return rows
+
+    return sent, spread

@@ -27,7 +27,7 @@ from .lookups import LookupTable
 from .mappings import MappingTable
 from .metrics import SqlMeter
 from .objects import ObjectTable
-from .selects import Rows, Select
+from .selects import Rows, Select, fewest_statements
 from .topology import Topology
 
 T = TypeVar("T")
@@ -177,7 +177,8 @@ class Store:
 
     def select_each(self, selects: Sequence[Select]) -> list[Rows]:
         """The rows of each SELECT, the statements of one read group (``read_groups``: a
-        host's shards) sent in one round trip (``Session.query_each``)."""
+        host's shards) sent in one round trip (``Session.query_each``), its SELECTs of
+        objects in one statement (``fewest_statements``)."""
         group_of = {
             shard: group[0]
             for group in self.read_groups(select.shard_id for select in selects)
@@ -188,10 +189,12 @@ class Store:
             by_group.setdefault(group_of[select.shard_id], []).append(index)
         found: list[Rows] = [[] for _ in selects]
         for shard_id, indexes in by_group.items():
-            statements = [(selects[i].shard_id, selects[i].sql, selects[i].params) for i in indexes]
+            max_union = self.dialect(shard_id).max_union
+            sent, spread = fewest_statements([selects[i] for i in indexes], max_union)
             with self.session(shard_id) as session:
-                for index, rows in zip(indexes, session.query_each(statements), strict=True):
-                    found[index] = rows
+                answers = session.query_each([(s.shard_id, s.sql, s.params) for s in sent])
+            for index, rows in zip(indexes, spread(answers), strict=True):
+                found[index] = rows
         return found
 
     def database(self, shard_id: int) -> str:

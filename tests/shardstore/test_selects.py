@@ -1,12 +1,13 @@
-"""Reads planned as SELECTs and run together: each plan answers as it would alone, and
-every statement for one MySQL host goes in one round trip."""
+"""Reads planned as SELECTs and run together: each plan answers as it would alone, every
+statement for one MySQL host goes in one round trip, and a host's SELECTs of objects, of
+any tables, are one statement."""
 
 from __future__ import annotations
 
 import pytest
 
 from shardstore import Store, compose
-from shardstore.selects import Select, Selects, run_together
+from shardstore.selects import Select, Selects, fewest_statements, run_together
 from tests.shardstore.cache.helpers import FOLDER, NOTE
 
 
@@ -62,3 +63,47 @@ def test_a_failing_statement_in_a_batch_leaves_no_connection_out_of_step(
             [(8,)],
         ]
     assert store.objects("note").get(note) == {"id": note, "title": "kept"}
+
+
+def test_a_hosts_selects_of_objects_are_one_union_that_gives_each_its_rows() -> None:
+    notes = Select(1, "SELECT notes", [1], frozenset({11, 12}), parts=2)
+    listed = Select(1, "SELECT a list", [2])
+    accounts = Select(1, "SELECT accounts", [3], frozenset({12, 31}))
+    more = Select(1, "SELECT more notes", [4], frozenset({13}), parts=2)
+    sent, spread = fewest_statements([notes, listed, accounts, more], max_union=4)
+    # Objects first, joined while the union has room (2 + 1 SELECTs, then 2 more: a new one).
+    assert [(s.sql, list(s.params)) for s in sent] == [
+        ("SELECT notes UNION ALL SELECT accounts", [1, 3]),
+        ("SELECT more notes", [4]),
+        ("SELECT a list", [2]),
+    ]
+    rows = [[(11, "n"), (12, "both"), (31, "a")], [(13, "m")], [(7, 1)]]
+    # An ID two SELECTs asked for goes to both; a union of one is passed through whole.
+    assert spread(rows) == [
+        [(11, "n"), (12, "both")],
+        [(7, 1)],
+        [(12, "both"), (31, "a")],
+        [(13, "m")],
+    ]
+    alone, same = fewest_statements([listed, notes], max_union=4)
+    assert alone == [listed, notes] and same(rows[:2]) == rows[:2]
+
+
+def test_objects_of_several_tables_on_one_shard_are_read_in_one_statement(
+    plain_store: Store,
+) -> None:
+    store = plain_store
+    note = store.objects("note").create(1, {"title": "a"})
+    owner = store.objects("account").create(1, {"login": "ada"})
+
+    def plans() -> list[Selects[object]]:
+        return [
+            store.objects("note").selecting_stored([note], counts=True),
+            store.objects("account").selecting_stored([owner], counts=False),
+        ]
+
+    alone = [plan.run() for plan in plans()]
+    assert list(alone[0]) == [note] and list(alone[1]) == [owner]
+    with store.count_queries() as together:  # SQLite's statements, MySQL's round trips
+        assert run_together(plans()) == alone
+    assert together.count == 1
