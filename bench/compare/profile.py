@@ -24,13 +24,15 @@ import tempfile
 from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from bench.compare.operations import OPERATIONS, Operation, sample_paths  # noqa: E402
+from bench.compare.dataset import Dataset  # noqa: E402
+from bench.compare.operations import OPERATIONS, Operation, Tokens, sample_paths  # noqa: E402
 from bench.compare.run import Bench  # noqa: E402
-from bench.compare.stack import start_stack  # noqa: E402
+from bench.compare.stack import Stack, start_stack  # noqa: E402
 
 
 def main() -> int:
@@ -46,22 +48,10 @@ def main() -> int:
     parser.add_argument("--sort", default="tottime", help="a pstats order: tottime, cumulative")
     parser.add_argument("--seed", type=int, default=2012)
     args = parser.parse_args()
-    bench_args = argparse.Namespace(
-        pinners=args.pinners, boards_per_pinner=4, probes=20, seed=args.seed, only=args.only
-    )
     states = ["cold"] if args.cold else ["warm"] if args.warm else ["cold", "warm"]
-    with tempfile.TemporaryDirectory(prefix="pinboard-profile-") as tmp, ExitStack() as servers:
-        stack = start_stack(Path(tmp), servers, shards=64, settings="pinboard.settings.prod")
-        os.environ.update(stack.pinboard_env)
-        import django
-
-        django.setup()
-        bench = Bench(stack, bench_args)
-        data = bench._first_size(args.pins)
-        bench._rebuild_feeds()
-        gc.freeze()  # the data set's objects: a gunicorn worker holds none of them
+    with ExitStack() as servers:
+        stack, data, tokens = serve_in_process(servers, args)
         rng = random.Random(args.seed)
-        tokens = viewer_tokens(data.probes + rng.sample(list(data.usernames), 100))
         for op in OPERATIONS:
             if args.only and op.name not in args.only:
                 continue
@@ -70,6 +60,27 @@ def main() -> int:
                 before = stack.clear_caches if state == "cold" else None
                 print(profile(op, lines, before, args.top, warm_up=state == "warm", sort=args.sort))
     return 0
+
+
+def serve_in_process(servers: ExitStack, args: argparse.Namespace) -> tuple[Stack, Dataset, Tokens]:
+    """The benchmark's servers (stopped when ``servers`` closes) and ``args.pins`` pins of
+    its data, the site set up in this process, and API tokens of 100 random pinners and
+    the probes (for the home feed)."""
+    tmp = servers.enter_context(tempfile.TemporaryDirectory(prefix="pinboard-profile-"))
+    stack = start_stack(Path(tmp), servers, shards=64, settings="pinboard.settings.prod")
+    os.environ.update(stack.pinboard_env)
+    import django
+
+    django.setup()
+    bench_args = argparse.Namespace(
+        pinners=args.pinners, boards_per_pinner=4, probes=20, seed=args.seed, only=args.only
+    )
+    bench = Bench(stack, bench_args)
+    data = bench._first_size(args.pins)
+    bench._rebuild_feeds()
+    gc.freeze()  # the data set's objects: a gunicorn worker holds none of them
+    rng = random.Random(args.seed)
+    return stack, data, viewer_tokens(data.probes + rng.sample(list(data.usernames), 100))
 
 
 def viewer_tokens(pinners: list[int]) -> dict[int, str]:
@@ -92,14 +103,7 @@ def profile(
     """The round trips per request and the top functions of ``lines`` served in turn."""
     from django.test import Client
 
-    client = Client(HTTP_HOST="127.0.0.1")
-
-    def get(line: str) -> None:
-        path, _, token = line.partition("\t")
-        headers = {"Authorization": f"Token {token}"} if token else {}
-        response = client.get(path, headers=headers, secure=True)  # as the load balancer says
-        if response.status_code != 200:
-            raise SystemExit(f"GET {path} answered {response.status_code}")
+    get = getter(Client(HTTP_HOST="127.0.0.1"))
 
     for line in lines if warm_up else lines[:1]:  # cold: the code's first-use costs only
         get(line)
@@ -120,6 +124,20 @@ def profile(
     out.write(f"== {op.name}, {state}: {total:.2f} ms a request under cProfile; {trips}\n")
     stats.sort_stats(sort).print_stats(top)
     return out.getvalue()
+
+
+def getter(client: Any) -> Callable[[str], None]:
+    """A GET of a sampled line (``operations.sample_paths``: a path, and a token after a
+    tab) through a Django test ``client``, as the load balancer forwards it."""
+
+    def get(line: str) -> None:
+        path, _, token = line.partition("\t")
+        headers = {"Authorization": f"Token {token}"} if token else {}
+        response = client.get(path, headers=headers, secure=True)
+        if response.status_code != 200:
+            raise SystemExit(f"GET {path} answered {response.status_code}")
+
+    return get
 
 
 def round_trips() -> dict[str, float]:
