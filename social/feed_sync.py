@@ -8,7 +8,7 @@ all the owner's boards, less those unfollowed, ``user_unfollows_boards``), and
 their own pins (a pin's fan-out reaches its owner too). A secret board's pins reach no
 feed: the owner's public lists (``user_has_boards``, ``user_has_pins``) hold none of them,
 and a secret board followed explicitly is left out. One entry per pin,
-``<pin id>:<sequence>`` with the sequence of the list holding it, newest first,
+``<pin id>:<sequence>:<board id>`` with the sequence of the list holding it, newest first,
 the newest ``FEED_LENGTH`` kept. ``expected_feeds`` computes exactly that, for a
 batch of pinners at a time; the site's rebuild of a pinner back after a long
 time is the same function.
@@ -93,9 +93,18 @@ def expected_feeds(
     store: StoreInterface, user_ids: Iterable[int], *, length: int = FEED_LENGTH
 ) -> dict[int, list[Entry]]:
     """Each pinner's feed as MySQL implies it: (sequence, pin id), newest first."""
+    return expected_with_boards(store, user_ids, length=length)[0]
+
+
+def expected_with_boards(
+    store: StoreInterface, user_ids: Iterable[int], *, length: int = FEED_LENGTH
+) -> tuple[dict[int, list[Entry]], dict[int, int]]:
+    """``expected_feeds``, and the board of each of their pins, which their entries name:
+    from the boards' lists, and for the pinners' own pins (whose list names no board)
+    from the pins, in one read of them."""
     users = list(dict.fromkeys(user_ids))
     if not users:
-        return {}
+        return {}, {}
     followees = _every_to_id(store, "user_follows_users", users)
     explicit = _every_to_id(store, "user_follows_boards", users)
     unfollowed = _every_to_id(store, "user_unfollows_boards", users)
@@ -128,7 +137,12 @@ def expected_feeds(
                     wanted.add(board)  # all it gave made the cut: more of it may too
         if not wanted:
             break
-    return feeds
+    boards = {pin_id: board for board, rows in pins.items() for pin_id, _ in rows}
+    unnamed = sorted({p for feed in feeds.values() for _, p in feed} - boards.keys())
+    if unnamed:
+        found = store.objects("pin").get_many(unnamed, include_inactive=True)
+        boards.update((pin["id"], pin["board_id"]) for pin in found)
+    return feeds, boards
 
 
 def _secret_boards(store: StoreInterface, board_ids: set[int]) -> set[int]:
@@ -228,7 +242,7 @@ def _sync_batch(
         for n, user in enumerate(members):
             if everyone or replies[2 * n]:
                 read[user] = [parse_entry(raw) for raw in replies[2 * n + 1]]
-    expected = expected_feeds(store, list(read), length=feeds.length)
+    expected, boards = expected_with_boards(store, list(read), length=feeds.length)
     hidden = _deleted_pins(store, read, expected)
     for user, current in read.items():
         report.feeds_checked += 1
@@ -236,7 +250,7 @@ def _sync_batch(
             continue
         report.feeds_repaired += 1
         report.note(feed_key(user))
-        if repair and not _rewrite(store, feeds, user, current, expected[user]):
+        if repair and not _rewrite(store, feeds, user, current, expected[user], boards):
             report.feeds_missed += 1
     return report
 
@@ -261,23 +275,31 @@ def rebuild_feed(store: StoreInterface, feeds: HomeFeeds, user_id: int) -> bool:
     """Rewrite one pinner's feed from MySQL (a pinner back after a long time); False if the
     site kept changing it through every attempt."""
     read = feeds.entries(user_id)
-    expected = expected_feeds(store, [user_id], length=feeds.length)[user_id]
-    return _rewrite(store, feeds, user_id, read, expected)
+    expected, boards = expected_with_boards(store, [user_id], length=feeds.length)
+    return _rewrite(store, feeds, user_id, read, expected[user_id], boards)
 
 
 def _rewrite(
-    store: StoreInterface, feeds: HomeFeeds, user: int, read: list[Entry], expected: list[Entry]
+    store: StoreInterface,
+    feeds: HomeFeeds,
+    user: int,
+    read: list[Entry],
+    expected: list[Entry],
+    boards: dict[int, int] | None = None,
 ) -> bool:
-    """Set the feed to ``expected`` if it is still ``read``; else compute it again. False if
-    the site kept changing it through every attempt."""
+    """Set the feed to ``expected`` (its pins' ``boards`` named) if it is still ``read``;
+    else compute it again. False if the site kept changing it through every attempt."""
+    named = dict(boards or {})
 
     def change(current: list[Entry]) -> list[Entry]:
         nonlocal read, expected
         if current != read:  # changed since it was read: MySQL may have too
-            read, expected = current, expected_feeds(store, [user], length=feeds.length)[user]
+            feeds_now, boards_now = expected_with_boards(store, [user], length=feeds.length)
+            read, expected = current, feeds_now[user]
+            named.update(boards_now)
         return expected
 
-    return feeds.rewrite(user, change, attempts=WRITE_ATTEMPTS)
+    return feeds.rewrite(user, change, attempts=WRITE_ATTEMPTS, boards=named)
 
 
 # -- the site's newest pins ------------------------------------------------------------

@@ -1,16 +1,22 @@
 """Home feeds: a capped Redis list per pinner, ``homefeed:<user_id>``, newest first.
 
-Each entry is ``<pin_id>:<sequence>`` (the sequence is the pin's time in
-microseconds), so feeds can be merged in order when a pinner follows someone.
+Each entry is ``<pin_id>:<sequence>:<board_id>`` (the sequence is the pin's time in
+microseconds), so feeds can be merged in order when a pinner follows someone, and a page
+can read its pins' boards (a secret board's pins are left out) with the pins, not after
+them (an entry is some 18 bytes longer for it). The board is the one the pin was on when
+the entry was written: a reader checks it against the board the pin is on now. An entry
+without it (``<pin_id>:<sequence>``, as feeds were written before) reads as one whose
+board is not known.
+
 A fan-out batch pushes one pin to about a thousand followers in one call per
 Redis instance: a Lua script that claims the batch (so a retried batch costs
 nothing), then LPUSH and LTRIM for each follower who has visited lately
 (``seen:<user_id>`` exists). Pinners away longer are skipped; their feed is
 rebuilt when they come back.
 
-A pin is in a feed at most once, whatever the batching: a pin's entry is the
-same bytes every time (its sequence is the pin's own), and the feed is kept
-ordered, so the script meets an identical entry exactly where it would put the
+A pin is in a feed at most once, whatever the batching: a pin's entry has the
+same pin and sequence every time (its sequence is the pin's own), and the feed is
+kept ordered, so the script meets the pin's entry exactly where it would put the
 new one. A pin newer than the head cannot be in the feed yet; one that is not
 looks through the newest ``LATE_WINDOW`` entries, which it scans anyway.
 
@@ -22,8 +28,8 @@ late or repeated add lands in order and only once.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, NamedTuple
 
 import redis
 
@@ -44,11 +50,15 @@ CLAIM_SECONDS = 24 * 3600
 # retry) is inserted where it belongs within the newest WINDOW entries.
 _PUSH = """
 local function parse(e)  -- pin id (as digits: it exceeds a double) and sequence
-  local pin, sequence = string.match(e, '^(%d+):(%d+)$')
+  local pin, sequence = string.match(e, '^(%d+):(%d+)')
   return pin, tonumber(sequence)
 end
 local entry, length, window = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[4])
 local pin, sequence = parse(entry)
+local function same(other)  -- the same pin at the same place, whatever board it names
+  local other_pin, other_sequence = parse(other)
+  return other_pin == pin and other_sequence == sequence
+end
 local function before(other)  -- whether the new entry sorts before another, newest first
   local other_pin, other_sequence = parse(other)
   if sequence ~= other_sequence then return sequence > other_sequence end
@@ -67,7 +77,7 @@ for i = 2, #KEYS, 2 do
     else
       local present = false
       for _, current in ipairs(redis.call('LRANGE', feed, 0, window - 1)) do
-        if current == entry then  -- already there (another batch, another fan-out)
+        if same(current) then  -- already there (another batch, another fan-out)
           present = true
           break
         end
@@ -96,6 +106,16 @@ LATE_WINDOW = 200
 
 
 Entry = tuple[int, int]  # (sequence, pin id), as a feed orders them
+Boards = Mapping[int, int]  # pin ID -> the ID of the board it was on, where known
+
+
+class FeedPage(NamedTuple):
+    """A page of a home feed: pin IDs, newest first, the next page's cursor, and the board
+    of each pin whose entry names it."""
+
+    ids: list[int]
+    cursor: str | None
+    boards: dict[int, int]
 
 
 def feed_key(user_id: int) -> str:
@@ -106,8 +126,8 @@ def seen_key(user_id: int) -> str:
     return f"seen:{user_id}"
 
 
-def entry(pin_id: int, sequence: int) -> str:
-    return f"{pin_id}:{sequence}"
+def entry(pin_id: int, sequence: int, board_id: int = 0) -> str:
+    return f"{pin_id}:{sequence}:{board_id}" if board_id else f"{pin_id}:{sequence}"
 
 
 def newest(entries: Iterable[Entry], length: int) -> list[Entry]:
@@ -121,9 +141,25 @@ def newest(entries: Iterable[Entry], length: int) -> list[Entry]:
 
 def parse_entry(raw: bytes | str) -> tuple[int, int]:
     """(sequence, pin_id) of a feed entry."""
+    return parse_full(raw)[:2]
+
+
+def parse_full(raw: bytes | str) -> tuple[int, int, int]:
+    """(sequence, pin_id, board_id) of a feed entry; board 0: not known."""
     text = raw.decode() if isinstance(raw, bytes) else raw
-    pin_id, _, sequence = text.partition(":")
-    return int(sequence or 0), int(pin_id)
+    pin_id, _, rest = text.partition(":")
+    sequence, _, board_id = rest.partition(":")
+    return int(sequence or 0), int(pin_id), int(board_id or 0)
+
+
+def read_entries(raw: Iterable[bytes | str]) -> tuple[list[Entry], dict[int, int]]:
+    """A feed's entries, and the board of each pin whose entry names it."""
+    entries, boards = [], {}
+    for sequence, pin_id, board_id in map(parse_full, raw):
+        entries.append((sequence, pin_id))
+        if board_id:
+            boards[pin_id] = board_id
+    return entries, boards
 
 
 class HomeFeeds:
@@ -134,8 +170,17 @@ class HomeFeeds:
 
     # -- fan-out --------------------------------------------------------------
 
-    def push(self, pin_id: int, sequence: int, user_ids: Iterable[int], *, batch: str) -> int:
-        """Push a pin to these pinners' feeds (the active ones); once per ``batch`` name.
+    def push(
+        self,
+        pin_id: int,
+        sequence: int,
+        user_ids: Iterable[int],
+        *,
+        batch: str,
+        board_id: int = 0,
+    ) -> int:
+        """Push a pin (of ``board_id``) to these pinners' feeds (the active ones); once per
+        ``batch`` name.
 
         One script call per Redis instance. Returns how many feeds got the pin.
         """
@@ -146,26 +191,29 @@ class HomeFeeds:
                 keys += [seen_key(user_id), feed_key(user_id)]
             self.shards.count_call()
             result = self._scripts[instance](
-                keys=keys, args=[entry(pin_id, sequence), self.length, CLAIM_SECONDS, LATE_WINDOW]
+                keys=keys,
+                args=[entry(pin_id, sequence, board_id), self.length, CLAIM_SECONDS, LATE_WINDOW],
             )
             pushed += max(0, int(result))
         return pushed
 
     # -- reads ----------------------------------------------------------------
 
-    def page(self, user_id: int, *, limit: int = 50, cursor: str | None = None) -> Page:
-        """Pin IDs newest first. The cursor is the last entry's (sequence, pin id), so
-        pins pushed meanwhile neither repeat nor hide entries on later pages."""
+    def page(self, user_id: int, *, limit: int = 50, cursor: str | None = None) -> FeedPage:
+        """Pin IDs newest first, with the boards their entries name. The cursor is the last
+        entry's (sequence, pin id), so pins pushed meanwhile neither repeat nor hide
+        entries on later pages."""
         client = self.shards.client_for(user_id)
         self.shards.count_call()
         if cursor is None:
-            raw = client.lrange(feed_key(user_id), 0, limit)
-            entries = [parse_entry(r) for r in raw]
+            entries, boards = read_entries(client.lrange(feed_key(user_id), 0, limit))
         else:
             after = cursors.decode(cursor)
-            raw = client.lrange(feed_key(user_id), 0, -1)  # at most FEED_LENGTH short entries
-            entries = [e for e in (parse_entry(r) for r in raw) if e < after]
-        return _paged(entries, limit)
+            # at most FEED_LENGTH short entries
+            entries, boards = read_entries(client.lrange(feed_key(user_id), 0, -1))
+            entries = [e for e in entries if e < after]
+        page = _paged(entries, limit)
+        return FeedPage(page.ids, page.cursor, {p: boards[p] for p in page.ids if p in boards})
 
     def entries(self, user_id: int) -> list[tuple[int, int]]:
         """The whole feed as (sequence, pin_id), newest first."""
@@ -186,17 +234,22 @@ class HomeFeeds:
 
     # -- whole-feed edits -----------------------------------------------------
 
-    def merge(self, user_id: int, pins: Iterable[tuple[int, int]]) -> None:
-        """Merge (sequence, pin_id) pairs into the feed in order, keeping it capped."""
-        self.rewrite(user_id, lambda current: current + list(pins))
+    def merge(
+        self, user_id: int, pins: Iterable[tuple[int, int]], boards: Boards | None = None
+    ) -> None:
+        """Merge (sequence, pin_id) pairs into the feed in order, keeping it capped;
+        ``boards``: their pins' boards, where known."""
+        self.rewrite(user_id, lambda current: current + list(pins), boards=boards)
 
     def remove_pins(self, user_id: int, pin_ids: set[int]) -> None:
         """Drop these pins from the feed (after an unfollow)."""
         self.rewrite(user_id, lambda current: [e for e in current if e[1] not in pin_ids])
 
-    def replace(self, user_id: int, pins: Iterable[tuple[int, int]]) -> None:
-        """Set the whole feed (a rebuild)."""
-        self.rewrite(user_id, lambda current: list(pins))
+    def replace(
+        self, user_id: int, pins: Iterable[tuple[int, int]], boards: Boards | None = None
+    ) -> None:
+        """Set the whole feed (a rebuild); ``boards``: its pins' boards, where known."""
+        self.rewrite(user_id, lambda current: list(pins), boards=boards)
 
     def rewrite(
         self,
@@ -204,23 +257,26 @@ class HomeFeeds:
         change: Callable[[list[Entry]], Iterable[Entry]],
         *,
         attempts: int | None = None,
+        boards: Boards | None = None,
     ) -> bool:
-        """Set the feed to ``change(current)``, one entry per pin, newest first, capped.
-        Under WATCH, so a fan-out push that lands meanwhile is not lost: the change is made
-        again on what the feed holds then. False if the feed kept changing through
-        ``attempts`` tries (None: try until it holds)."""
+        """Set the feed to ``change(current)``, one entry per pin, newest first, capped,
+        each naming its pin's board as ``boards`` has it, else as the feed did. Under
+        WATCH, so a fan-out push that lands meanwhile is not lost: the change is made again
+        on what the feed holds then. False if the feed kept changing through ``attempts``
+        tries (None: try until it holds)."""
         client = self.shards.client_for(user_id)
         key = feed_key(user_id)
         with client.pipeline(transaction=True) as pipe:
             for _attempt in itertools.count() if attempts is None else range(attempts):
                 try:
                     pipe.watch(key)
-                    current = [parse_entry(r) for r in pipe.lrange(key, 0, -1)]
+                    current, known = read_entries(pipe.lrange(key, 0, -1))
                     ordered = newest(change(current), self.length)
+                    known.update(boards or {})  # after the change, which may add to them
                     pipe.multi()
                     pipe.delete(key)
                     if ordered:
-                        pipe.rpush(key, *(entry(p, s) for s, p in ordered))
+                        pipe.rpush(key, *(entry(p, s, known.get(p, 0)) for s, p in ordered))
                     pipe.execute()
                     return True
                 except redis.WatchError:

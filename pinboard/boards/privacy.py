@@ -16,6 +16,7 @@ filtered here.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import NamedTuple
 
 from social.rules import is_member, is_secret, may_see
@@ -106,9 +107,17 @@ class ShownPins(NamedTuple):
     boards: dict[int, Board]
 
 
-def visible_pins(viewer_id: int | None, pins: list[Pin]) -> ShownPins:
-    """The pins the viewer may see, in order: one multi-get of their boards."""
-    board_ids = sorted({pin["board_id"] for pin in pins})
-    boards = get_boards(board_ids, counts=False) if board_ids else []
-    shown = {board["id"]: board for board in boards if may_see(viewer_id, board)}
+def visible_pins(viewer_id: int | None, pins: list[Pin], read: Iterable[Board] = ()) -> ShownPins:
+    """The pins the viewer may see, in order: one multi-get of their boards, less those
+    ``read`` already (a feed reads the boards its entries name with the pins; a pin moved
+    since is checked against the board it is on)."""
+    boards = {board["id"]: board for board in read}
+    missing = sorted({pin["board_id"] for pin in pins} - boards.keys())
+    if missing:
+        boards.update((board["id"], board) for board in get_boards(missing, counts=False))
+    shown = {
+        board_id: board
+        for board_id in {pin["board_id"] for pin in pins}
+        if (board := boards.get(board_id)) is not None and may_see(viewer_id, board)
+    }
     return ShownPins([pin for pin in pins if pin["board_id"] in shown], shown)

@@ -29,9 +29,9 @@ def reading_board(board_id: int) -> Read[Board | None]:
     return cast("Read[Board | None]", read)
 
 
-def reading_boards(board_ids: list[int]) -> Read[list[Board]]:
+def reading_boards(board_ids: list[int], *, counts: bool = True) -> Read[list[Board]]:
     """``get_boards`` as a read to make with others at one step of a page."""
-    read = cached_store().objects("board").reading(board_ids, counts=BOARD_COUNTS)
+    read = cached_store().objects("board").reading(board_ids, counts=BOARD_COUNTS if counts else ())
     return cast("Read[list[Board]]", read)
 
 

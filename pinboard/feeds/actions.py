@@ -33,18 +33,21 @@ def note_visit(user_id: int) -> None:
         rebuild(user_id)
 
 
-def _entries(relation: str, from_ids: list[int], limit: int) -> list[tuple[int, int]]:
-    """(sequence, pin_id) of the newest pins of each list."""
-    rows = cached_store().mapping(relation).rows_many(from_ids, limit=limit)
-    return [(sequence, pin_id) for entries in rows.values() for pin_id, sequence in entries]
+def _entries(relation: str, from_id: int, limit: int) -> list[tuple[int, int]]:
+    """(sequence, pin_id) of the newest pins of a list."""
+    rows = cached_store().mapping(relation).rows_many([from_id], limit=limit)
+    return [(sequence, pin_id) for pin_id, sequence in rows.get(from_id, [])]
 
 
 def merge_pinner(actor_id: int, user_id: int) -> None:
-    get_feeds().merge(actor_id, _entries(pin_list(secret=False), [user_id], MERGE_PINS))
+    entries = _entries(pin_list(secret=False), user_id, MERGE_PINS)
+    pins = cached_store().objects("pin").get_many([p for _, p in entries], include_inactive=True)
+    get_feeds().merge(actor_id, entries, {pin["id"]: pin["board_id"] for pin in pins})
 
 
 def merge_board(actor_id: int, board_id: int) -> None:
-    get_feeds().merge(actor_id, _entries("board_has_pins", [board_id], MERGE_PINS))
+    entries = _entries("board_has_pins", board_id, MERGE_PINS)
+    get_feeds().merge(actor_id, entries, dict.fromkeys((p for _, p in entries), board_id))
 
 
 def _drop(actor_id: int, field: str, value: int) -> None:

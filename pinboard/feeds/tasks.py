@@ -39,10 +39,10 @@ def fan_out_pin(pin_id: int, sequence: int) -> int:
         return 0
     if reaches_newest(pin, board):
         get_feeds().add_recent(pin_id, sequence)
-    fan_out_batch.delay(pin_id, sequence, "owner", [pin["owner_id"]])
+    fan_out_batch.delay(pin_id, sequence, "owner", [pin["owner_id"]], board["id"])
     batches = 0
     for followers in get_graph().board_followers(board["id"], board["owner_id"], chunk=BATCH):
-        fan_out_batch.delay(pin_id, sequence, batch_name(followers), followers)
+        fan_out_batch.delay(pin_id, sequence, batch_name(followers), followers, board["id"])
         batches += 1
     return batches
 
@@ -54,8 +54,11 @@ def batch_name(user_ids: list[int]) -> str:
 
 
 @ledgered_task(retry_on=TRANSIENT_ERRORS, reject_on_worker_lost=True)
-def fan_out_batch(pin_id: int, sequence: int, batch: str, user_ids: list[int]) -> int:
-    """Push one pin to up to ~1,000 feeds; returns how many got it."""
-    pushed = get_feeds().push(pin_id, sequence, user_ids, batch=batch)
+def fan_out_batch(
+    pin_id: int, sequence: int, batch: str, user_ids: list[int], board_id: int = 0
+) -> int:
+    """Push one pin (of ``board_id``; 0, as batches queued before boards were named: not
+    known) to up to ~1,000 feeds; returns how many got it."""
+    pushed = get_feeds().push(pin_id, sequence, user_ids, batch=batch, board_id=board_id)
     fanout_written(sequence)
     return pushed

@@ -179,6 +179,19 @@ def test_the_flag_hides_at_once_before_its_task_has_run(world: dict[str, Any]) -
     assert bob.get(f"/pins/{public_id}").status_code == 404
 
 
+def test_a_pin_moved_to_a_secret_board_leaves_feeds_whose_entries_name_its_old_one(
+    world: dict[str, Any],
+) -> None:
+    """A feed entry names the board its pin was on when it was written, so that a page reads
+    the pins and their boards at once; the board the pin is on now decides."""
+    bob, public_id = world["bob"], int(world["public_pin"]["id"])
+    garden, diary = int(world["garden"]["id"]), int(world["diary"]["id"])
+    assert public_id in [int(p["id"]) for p in bob.get("/feed").json()["items"]]
+    assert get_feeds().page(int(bob.id)).boards[public_id] == garden
+    cached_store().objects("pin").update(public_id, {"board_id": diary})  # its task not run
+    assert public_id not in [int(p["id"]) for p in bob.get("/feed").json()["items"]]
+
+
 @pytest.mark.parametrize("secret", ["yes", 1, None])
 def test_secret_must_be_a_boolean(world: dict[str, Any], secret: Any) -> None:
     ann = world["ann"]

@@ -172,12 +172,13 @@ def test_check_reports_drift_of_active_feeds_and_repair_fixes_it(
     a, b, c = seeing[:3]
     d = next(u for u in world.follows if u not in (a, b, c))
     client = feeds.shards.client_for
-    every_pin = {p for pins in world.pins_of.values() for p, _ in pins}
+    board_of = {p: board for board, pins in world.pins_of.items() for p, _ in pins}
 
-    # a: its newest entry lost; b: a live pin it has no reason to see
+    # a: its newest entry lost (an entry names its pin's board); b: a live pin it has no
+    # reason to see
     newest = world.oracle(a, 1000)[0]
-    client(a).lrem(feed_key(a), 1, entry(newest[1], newest[0]))
-    foreign = min(every_pin - {p for _, p in world.oracle(b, 1000)})
+    assert client(a).lrem(feed_key(a), 1, entry(newest[1], newest[0], board_of[newest[1]])) == 1
+    foreign = min(board_of.keys() - {p for _, p in world.oracle(b, 1000)})
     client(b).lpush(feed_key(b), entry(foreign, world.tick()))
     # c: one of its pins deleted, the entry left behind (pages skip it: not drift)
     gone = world.oracle(c, 1000)[-1][1]

@@ -11,9 +11,8 @@ from typing import Any
 import pytest
 
 from shardstore import compose
-from shardstore.mappings import Page
 from shardstore.redis_shards import RedisShards
-from social.feeds import HomeFeeds, feed_key
+from social.feeds import FeedPage, HomeFeeds, entry, feed_key
 
 from .vshard_users import HIGH, user
 
@@ -33,7 +32,7 @@ def feeds_of(shards: RedisShards, length: int = 1000) -> HomeFeeds:
     return HomeFeeds(shards, length=length)
 
 
-def walk(feeds: HomeFeeds, user_id: int, limit: int) -> list[Page]:
+def walk(feeds: HomeFeeds, user_id: int, limit: int) -> list[FeedPage]:
     pages, cursor = [], None
     while True:
         page = feeds.page(user_id, limit=limit, cursor=cursor)
@@ -64,11 +63,11 @@ def test_push_only_to_active_pinners_capped_newest_first(shards: RedisShards) ->
         assert feeds.push(pin(n), 100 + n, everyone, batch="b0") == len(active)
     for u in active:
         assert feeds.entries(u) == [(100 + n, pin(n)) for n in range(8, 3, -1)]
-        assert feeds.page(u) == Page([pin(n) for n in range(8, 3, -1)], None)
+        assert feeds.page(u) == FeedPage([pin(n) for n in range(8, 3, -1)], None, {})
         assert shards.client_for(u).llen(feed_key(u)) == 5
     for u in away:
         assert feeds.entries(u) == []
-        assert feeds.page(u) == Page([], None)
+        assert feeds.page(u) == FeedPage([], None, {})
         assert not shards.client_for(u).exists(feed_key(u))
 
 
@@ -141,7 +140,7 @@ def test_pages_stay_right_while_pins_arrive(shards: RedisShards) -> None:
     assert second.ids == [pin(n) for n in range(7, 2, -1)]
     feeds.push(pin(16), 1016, [reader], batch="0")
     third = feeds.page(reader, limit=5, cursor=second.cursor)
-    assert third == Page([pin(2), pin(1)], None)
+    assert third == FeedPage([pin(2), pin(1)], None, {})
     # a fresh walk sees everything once, newest first
     pages = walk(feeds, reader, 4)
     assert [i for p in pages for i in p.ids] == [pin(n) for n in range(16, 0, -1)]
@@ -190,6 +189,29 @@ def test_merge_keeps_order_dedupes_and_caps(shards: RedisShards) -> None:
     assert feeds.entries(other) == [(7, pin(7)), (5, pin(5))]
 
 
+def test_entries_name_their_pins_boards_through_every_rewrite(shards: RedisShards) -> None:
+    feeds = feeds_of(shards, length=10)
+    reader = user(HIGH + 6)
+    feeds.mark_seen(reader)
+    board, other = compose(6, 2, 1), compose(6, 2, 2)
+    feeds.push(pin(1), 101, [reader], batch="0", board_id=board)
+    feeds.push(pin(2), 102, [reader], batch="0")  # a batch queued before boards were named
+    assert feeds.page(reader) == FeedPage([pin(2), pin(1)], None, {pin(1): board})
+    feeds.merge(reader, [(103, pin(3)), (100, pin(0))], {pin(3): other})
+    feeds.remove_pins(reader, {pin(0)})
+    named = {pin(1): board, pin(3): other}  # kept by the merge and the removal
+    assert feeds.page(reader) == FeedPage([pin(3), pin(2), pin(1)], None, named)
+    assert feeds.page(reader, limit=1, cursor=feeds.page(reader, limit=2).cursor).boards == {
+        pin(1): board
+    }
+    # A feed written before boards were named: its entry and a new one are the same pin.
+    shards.client_for(reader).lset(feed_key(reader), 0, entry(pin(3), 103))
+    assert feeds.push(pin(3), 103, [reader], batch="1", board_id=other) == 0
+    assert feeds.entries(reader) == [(103, pin(3)), (102, pin(2)), (101, pin(1))]
+    feeds.replace(reader, [(103, pin(3)), (101, pin(1))], {pin(3): board})  # moved since
+    assert feeds.page(reader).boards == {pin(3): board, pin(1): board}
+
+
 def test_remove_pins_and_replace(shards: RedisShards) -> None:
     feeds = feeds_of(shards)
     reader = user(HIGH + 5)
@@ -200,7 +222,7 @@ def test_remove_pins_and_replace(shards: RedisShards) -> None:
     feeds.replace(reader, [(1, pin(40)), (3, pin(41)), (2, pin(42))])
     assert feeds.entries(reader) == [(3, pin(41)), (2, pin(42)), (1, pin(40))]
     feeds.remove_pins(reader, {pin(40), pin(41), pin(42)})
-    assert feeds.page(reader) == Page([], None)
+    assert feeds.page(reader) == FeedPage([], None, {})
     feeds.replace(reader, [])
     assert not shards.client_for(reader).exists(feed_key(reader))
     # replace keeps the cap
