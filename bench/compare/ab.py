@@ -13,7 +13,6 @@ and warm, the median time of a request each way, their ratio, and the round trip
 from __future__ import annotations
 
 import argparse
-import random
 import statistics
 import sys
 import time
@@ -27,8 +26,7 @@ from unittest import mock
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from bench.compare.operations import OPERATIONS, sample_paths  # noqa: E402
-from bench.compare.profile import getter, round_trips, serve_in_process  # noqa: E402
+from bench.compare.profile import getter, measurements, round_trips  # noqa: E402
 
 
 @contextmanager
@@ -106,20 +104,14 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=2012)
     args = parser.parse_args()
     experiment = EXPERIMENTS[args.experiment]
-    states = ["cold"] if args.cold else ["warm"] if args.warm else ["cold", "warm"]
+    print(f"{args.experiment}: now against before the change, {args.requests} requests each")
     with ExitStack() as servers:
-        stack, data, tokens = serve_in_process(servers, args)
-        now, before = clients(experiment)
-        rng = random.Random(args.seed)
-        print(f"{args.experiment}: now against before the change, {args.requests} requests each")
-        for op in OPERATIONS:
-            if args.only and op.name not in args.only:
-                continue
-            lines = sample_paths(op, data, tokens, rng, args.requests, probes=False)
-            for state in states:
-                flush = stack.clear_caches if state == "cold" else None
-                sides = in_turn(lines, now, before, experiment.patch, flush)
-                print(f"  {op.name}, {state}: {report(sides)}")
+        for n, (op, lines, flush) in enumerate(measurements(servers, args)):
+            if n == 0:  # the site is set up
+                now, before = clients(experiment)
+            sides = in_turn(lines, now, before, experiment.patch, flush)
+            state = "warm" if flush is None else "cold"
+            print(f"  {op.name}, {state}: {report(sides)}")
     return 0
 
 

@@ -21,7 +21,7 @@ import pstats
 import random
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -48,18 +48,27 @@ def main() -> int:
     parser.add_argument("--sort", default="tottime", help="a pstats order: tottime, cumulative")
     parser.add_argument("--seed", type=int, default=2012)
     args = parser.parse_args()
-    states = ["cold"] if args.cold else ["warm"] if args.warm else ["cold", "warm"]
     with ExitStack() as servers:
-        stack, data, tokens = serve_in_process(servers, args)
-        rng = random.Random(args.seed)
-        for op in OPERATIONS:
-            if args.only and op.name not in args.only:
-                continue
-            lines = sample_paths(op, data, tokens, rng, args.requests, probes=False)
-            for state in states:
-                before = stack.clear_caches if state == "cold" else None
-                print(profile(op, lines, before, args.top, warm_up=state == "warm", sort=args.sort))
+        for op, lines, flush in measurements(servers, args):
+            print(profile(op, lines, flush, args.top, warm_up=flush is None, sort=args.sort))
     return 0
+
+
+def measurements(
+    servers: ExitStack, args: argparse.Namespace
+) -> Iterator[tuple[Operation, list[str], Callable[[], None] | None]]:
+    """The site served in this process (``serve_in_process``), then for each operation
+    chosen (``args.only``), cold and warm (or as ``args.cold``, ``args.warm`` say): its
+    sampled request lines, and for cold what empties the caches before each request."""
+    stack, data, tokens = serve_in_process(servers, args)
+    states = ["cold"] if args.cold else ["warm"] if args.warm else ["cold", "warm"]
+    rng = random.Random(args.seed)
+    for op in OPERATIONS:
+        if args.only and op.name not in args.only:
+            continue
+        lines = sample_paths(op, data, tokens, rng, args.requests, probes=False)
+        for state in states:
+            yield op, lines, stack.clear_caches if state == "cold" else None
 
 
 def serve_in_process(servers: ExitStack, args: argparse.Namespace) -> tuple[Stack, Dataset, Tokens]:
