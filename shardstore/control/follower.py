@@ -9,7 +9,7 @@ files. Then it watches: each new version is validated, mirrored, and handed to
 ``on_change``, which swaps it in. While the source is unreachable the process
 keeps serving with the last version it saw; it logs that once, reports it in
 ``status()`` (the console shows it), and recovers by itself when the source
-answers again (kazoo reconnects and re-arms its watches).
+answers again (kazoo reconnects; the source reads each document again).
 
 After each change has been swapped in, the process reports the versions it
 has in force to the source (``ConfigSource.report``), so an operation can wait
@@ -174,6 +174,8 @@ class ConfigFollower:
             )
 
     def close(self) -> None:
+        if self._closed.is_set():
+            return
         self._closed.set()
         if self._source is not None:
             with contextlib.suppress(SourceUnavailable):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from . import documents
@@ -32,7 +32,11 @@ FORGOTTEN_SECONDS = 3600.0
 class ZooKeeperSource:
     """Documents in ZooKeeper under one root: ``<root>/<name>`` and
     ``<root>/history/<name>/<version>``; a publish is one transaction that checks
-    the document node's version, sets it and creates the history node."""
+    the document node's version, sets it and creates the history node.
+
+    Every request waits at most ``timeout`` seconds, and none is sent while the connection
+    is down: kazoo would hold it until ZooKeeper answers again, however long that takes,
+    and a process cut off from ZooKeeper could then neither report, nor close, nor exit."""
 
     def __init__(self, hosts: str, root: str, *, timeout: float = 5.0) -> None:
         from kazoo.client import KazooClient
@@ -40,7 +44,10 @@ class ZooKeeperSource:
 
         self.root = "/" + root.strip("/")
         self.description = f"zk://{hosts}{self.root}"
+        self.timeout = timeout
         self.client = KazooClient(hosts=hosts, timeout=timeout)
+        self._watches: list[Callable[[], None]] = []
+        self.client.add_listener(self._reconnected)
         try:
             self.client.start(timeout=timeout)
         except KazooTimeoutError:
@@ -60,7 +67,7 @@ class ZooKeeperSource:
 
         with self._errors():
             try:
-                data, _ = self.client.get(self.path(name))
+                data, _ = self._wait(self.client.get_async(self.path(name)))
             except NoNodeError:
                 raise NotPublished(f"{name}: nothing published at {self.path(name)}") from None
             document = json.loads(data)
@@ -74,7 +81,7 @@ class ZooKeeperSource:
 
         with self._errors():
             try:
-                data, _ = self.client.get(self._history_path(name, version))
+                data, _ = self._wait(self.client.get_async(self._history_path(name, version)))
             except NoNodeError:
                 raise NotPublished(f"{name}: version {version} was never published") from None
         return Revision.from_json(json.loads(data))
@@ -84,7 +91,7 @@ class ZooKeeperSource:
 
         with self._errors():
             try:
-                children = self.client.get_children(self._history_path(name))
+                children = self._wait(self.client.get_children_async(self._history_path(name)))
             except NoNodeError:
                 return []
             return [self.revision(name, int(child)) for child in sorted(children, reverse=True)]
@@ -104,30 +111,31 @@ class ZooKeeperSource:
         path = self.path(name)
         with self._errors():
             try:
-                data, stat = self.client.get(path)
+                data, stat = self._wait(self.client.get_async(path))
                 found = json.loads(data)
                 version, node_version = int(found["version"]), stat.version
             except NoNodeError:
                 found, version, node_version = None, 0, None
             new = next_version(name, document, version, expect_version)
             revision = Revision(name, new["version"], new, author, now(), reason)
-            self.client.ensure_path(self._history_path(name))
+            self._wait(self.client.ensure_path_async(self._history_path(name)))
             transaction = self.client.transaction()
             encoded = json.dumps(new, sort_keys=True).encode()
             if node_version is None:
                 transaction.create(path, encoded)
             else:
                 transaction.set_data(path, encoded, version=node_version)
-            if found is not None and not self.client.exists(self._history_path(name, version)):
+            old = self._history_path(name, version)
+            if found is not None and not self._wait(self.client.exists_async(old)):
                 transaction.create(  # written by hand: kept as the first entry of the history
-                    self._history_path(name, version),
+                    old,
                     json.dumps(found_revision(name, found).as_json(), sort_keys=True).encode(),
                 )
             transaction.create(
                 self._history_path(name, revision.version),
                 json.dumps(revision.as_json(), sort_keys=True).encode(),
             )
-            results = transaction.commit()
+            results = self._wait(transaction.commit_async())
         if any(isinstance(result, Exception) for result in results):
             raise VersionConflict(
                 f"{name}: another publish of version {revision.version} won; reload and retry"
@@ -135,16 +143,39 @@ class ZooKeeperSource:
         return revision
 
     def watch(self, name: str, callback: Watcher) -> None:
-        from kazoo.recipe.watchers import DataWatch
+        """Call ``callback`` with the document's version now, at each change, and each time
+        the connection comes back (a change made while it was down fires no event).
 
-        def changed(data: bytes | None, stat: Any) -> None:
-            if data is None:
-                return
-            version = int(json.loads(data)["version"])
+        Not kazoo's DataWatch: on a lost connection it reads again at once, retrying
+        without end in kazoo's callback thread, which a client's stop and the
+        interpreter's exit both wait for."""
+        from kazoo.exceptions import NoNodeError
+        from kazoo.protocol.states import EventType
+
+        path = self.path(name)
+
+        def read(event: Any = None) -> None:
+            if event is not None and event.type == EventType.NONE:
+                return  # the connection was lost: _reconnected reads again
             with contextlib.suppress(ConfigError):
-                callback(self.revision(name, version))
+                try:
+                    with self._errors():
+                        data, _ = self._wait(self.client.get_async(path, watch=read))
+                except NoNodeError:  # not published yet: watch for its creation
+                    with self._errors():
+                        self._wait(self.client.exists_async(path, watch=read))
+                    return
+                callback(self.revision(name, int(json.loads(data)["version"])))
 
-        DataWatch(self.client, self.path(name), changed)
+        self._watches.append(read)
+        read()
+
+    def _reconnected(self, state: str) -> None:
+        from kazoo.client import KazooState
+
+        if state == KazooState.CONNECTED and self._watches:
+            # Not here: a listener runs in kazoo's connection thread, which answers reads.
+            self.client.handler.spawn(lambda: [read() for read in list(self._watches)])
 
     def report(self, process: str, versions: Mapping[str, int]) -> None:
         from kazoo.exceptions import NodeExistsError, NoNodeError
@@ -153,16 +184,18 @@ class ZooKeeperSource:
         data = json.dumps(dict(versions), sort_keys=True).encode()
         with self._errors():
             try:
-                self.client.set(path, data)
+                self._wait(self.client.set_async(path, data))
             except NoNodeError:  # the first report
                 with contextlib.suppress(NodeExistsError):
-                    self.client.create(path, data, makepath=True)
+                    self._wait(self.client.create_async(path, data, makepath=True))
 
     def withdraw(self, process: str) -> None:
         from kazoo.exceptions import NoNodeError
 
         with self._errors(), contextlib.suppress(NoNodeError):
-            self.client.delete(f"{self.root}/processes/{process_node_name(process)}")
+            self._wait(
+                self.client.delete_async(f"{self.root}/processes/{process_node_name(process)}")
+            )
 
     def followers(self) -> dict[str, dict[str, int]]:
         from kazoo.exceptions import NoNodeError
@@ -170,13 +203,13 @@ class ZooKeeperSource:
         found = {}
         with self._errors():
             try:
-                children = self.client.get_children(f"{self.root}/processes")
+                children = self._wait(self.client.get_children_async(f"{self.root}/processes"))
             except NoNodeError:
                 return {}
             for child in children:
                 path = f"{self.root}/processes/{child}"
                 try:
-                    data, stat = self.client.get(path)
+                    data, stat = self._wait(self.client.get_async(path))
                 except NoNodeError:
                     continue  # its process has just gone
                 age = time.time() - stat.mtime / 1000
@@ -184,7 +217,7 @@ class ZooKeeperSource:
                     found[child] = {str(k): int(v) for k, v in json.loads(data).items()}
                 elif age > FORGOTTEN_SECONDS:  # a process that died without withdrawing
                     with contextlib.suppress(NoNodeError):
-                        self.client.delete(path, version=stat.version)
+                        self._wait(self.client.delete_async(path, version=stat.version))
         return found
 
     @contextlib.contextmanager
@@ -192,11 +225,18 @@ class ZooKeeperSource:
         from kazoo.exceptions import ConnectionClosedError, ConnectionLoss, SessionExpiredError
         from kazoo.handlers.threading import KazooTimeoutError
 
+        if not self.client.connected:
+            raise SourceUnavailable(f"ZooKeeper at {self.description} is unreachable")
         try:
             yield
         except (ConnectionLoss, ConnectionClosedError, SessionExpiredError, KazooTimeoutError):
             raise SourceUnavailable(f"ZooKeeper at {self.description} is unreachable") from None
 
+    def _wait(self, request: Any) -> Any:
+        """A request's answer, or KazooTimeoutError after ``timeout`` seconds."""
+        return request.get(timeout=self.timeout)
+
     def close(self) -> None:
+        self._watches.clear()
         self.client.stop()
         self.client.close()

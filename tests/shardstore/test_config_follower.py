@@ -9,7 +9,11 @@ import logging
 import os
 import re
 import stat
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +22,7 @@ import pytest
 from shardstore import ShardReadOnly, Store, Topology, init_shards
 from shardstore.control import config_source
 from shardstore.control import follower as follower_module
-from shardstore.control.config_source import Revision
+from shardstore.control.config_source import ConfigSource, Revision
 from shardstore.control.file_source import FileSource
 from shardstore.control.follower import ConfigFollower
 from shardstore.control.publish import followed_step
@@ -29,19 +33,35 @@ from tests.config_documents import eventually, shard_map, sqlite_shard_map
 from .catalog import CATALOG
 
 
-def follower(spec: str, mirror: Path, seen: list[Revision] | None = None) -> ConfigFollower:
-    return ConfigFollower(
-        lambda: open_source(spec),
-        mirror,
-        on_change=(seen.append if seen is not None else None),
-    )
+@pytest.fixture
+def closing() -> Iterator[ExitStack]:
+    """Closes what a test opened, even when it fails: a ZooKeeper client left open after its
+    server has gone retries a watch in kazoo's callback thread, which the exit waits on."""
+    with ExitStack() as stack:
+        yield stack
 
 
-def test_changes_arrive_and_are_mirrored(tmp_path: Path) -> None:
+def follower(
+    closing: ExitStack, spec: str, mirror: Path, seen: list[Revision] | None = None, **options: Any
+) -> ConfigFollower:
+    if seen is not None:
+        options["on_change"] = seen.append
+    process = ConfigFollower(lambda: open_source(spec), mirror, **options)
+    closing.callback(process.close)
+    return process
+
+
+def opened(closing: ExitStack, spec: str) -> ConfigSource:
+    source = open_source(spec)
+    closing.callback(source.close)
+    return source
+
+
+def test_changes_arrive_and_are_mirrored(tmp_path: Path, closing: ExitStack) -> None:
     source = FileSource(tmp_path / "config")
     source.publish("shards", shard_map(1), author="ops", reason="first")
     seen: list[Revision] = []
-    process = follower(str(tmp_path / "config"), tmp_path / "mirror", seen)
+    process = follower(closing, str(tmp_path / "config"), tmp_path / "mirror", seen)
     status = process.start()
     assert status.versions == {"shards": 1} and status.connected
     source.publish("shards", shard_map(2), author="ops", reason="second")
@@ -51,7 +71,7 @@ def test_changes_arrive_and_are_mirrored(tmp_path: Path) -> None:
     process.close()
 
 
-def test_a_swap_with_writes_in_flight_is_not_reported(tmp_path: Path) -> None:
+def test_a_swap_with_writes_in_flight_is_not_reported(tmp_path: Path, closing: ExitStack) -> None:
     """An operation waits for every process to report the new map: one whose swap could not
     drain its old writes does not report it, so the operation stops instead of going on."""
     source = FileSource(tmp_path / "config")
@@ -60,11 +80,8 @@ def test_a_swap_with_writes_in_flight_is_not_reported(tmp_path: Path) -> None:
     def undrained(revision: Revision) -> None:
         raise WritesInFlight(f"shard map v{revision.version}: writes under the old map in flight")
 
-    process = ConfigFollower(
-        lambda: open_source(str(tmp_path / "config")),
-        tmp_path / "m",
-        on_change=undrained,
-        process="p",
+    process = follower(
+        closing, str(tmp_path / "config"), tmp_path / "m", on_change=undrained, process="p"
     )
     process.start()
     source.publish("shards", shard_map(2), author="ops", reason="second")
@@ -75,7 +92,7 @@ def test_a_swap_with_writes_in_flight_is_not_reported(tmp_path: Path) -> None:
 
 
 def test_a_process_cut_off_from_zookeeper_past_its_lease_stops_writing(
-    private_zookeeper: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    private_zookeeper: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, closing: ExitStack
 ) -> None:
     """Its reports stop; it refuses writes once its lease is over, and reads go on by its
     last map; the operator's wait counts it until then, and not after (it cannot write)."""
@@ -83,9 +100,9 @@ def test_a_process_cut_off_from_zookeeper_past_its_lease_stops_writing(
     monkeypatch.setattr(config_source, "LEASE_SECONDS", 1.5)
     monkeypatch.setattr(config_source, "LEASE_MARGIN", 0.5)
     spec = f"zk://{private_zookeeper.address}/lease"
-    operator = open_source(spec)
+    operator = opened(closing, spec)
     operator.publish("shards", shard_map(1), author="ops", reason="first")
-    process = ConfigFollower(lambda: open_source(spec), tmp_path / "m", process="web-1")
+    process = follower(closing, spec, tmp_path / "m", process="web-1")
     process.start()
     store = Store(Topology.from_json(sqlite_shard_map(tmp_path / "shards")), catalog=CATALOG)
     init_shards(store)
@@ -103,7 +120,7 @@ def test_a_process_cut_off_from_zookeeper_past_its_lease_stops_writing(
 
     private_zookeeper.restart()
     assert eventually(lambda: process.lease() is None, 30)  # it reached ZooKeeper again
-    operator = open_source(spec)
+    operator = opened(closing, spec)
     assert "web-1" in operator.followers()
     process.close()
     assert "web-1" not in operator.followers()  # withdrawn at its close
@@ -115,13 +132,13 @@ def test_a_process_cut_off_from_zookeeper_past_its_lease_stops_writing(
 
 
 def test_the_local_copy_and_the_file_source_are_readable_by_their_user_alone(
-    tmp_path: Path,
+    tmp_path: Path, closing: ExitStack
 ) -> None:
     previous = os.umask(0o022)  # what a shell usually has: new files readable by all
     try:
         source = FileSource(tmp_path / "config")
         source.publish("shards", shard_map(1), author="ops", reason="first")
-        process = follower(str(tmp_path / "config"), tmp_path / "mirror")
+        process = follower(closing, str(tmp_path / "config"), tmp_path / "mirror")
         process.start()
         process.close()
     finally:
@@ -133,14 +150,14 @@ def test_the_local_copy_and_the_file_source_are_readable_by_their_user_alone(
 
 
 def test_zookeeper_outage_keeps_serving_and_recovers(
-    private_zookeeper: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    private_zookeeper: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture, closing: ExitStack
 ) -> None:
     spec = f"zk://{private_zookeeper.address}/outage"
-    publisher = open_source(spec)
+    publisher = opened(closing, spec)
     publisher.publish("shards", shard_map(1), author="ops", reason="first")
     publisher.close()
     seen: list[Revision] = []
-    running = follower(spec, tmp_path / "mirror", seen)
+    running = follower(closing, spec, tmp_path / "mirror", seen)
     assert running.start().connected
 
     caplog.set_level(logging.WARNING, logger="shardstore.control.follower")
@@ -151,32 +168,33 @@ def test_zookeeper_outage_keeps_serving_and_recovers(
     assert len(lost) == 1  # logged once
 
     # A process that boots while ZooKeeper is down starts from the local copy.
-    booted = follower(spec, tmp_path / "mirror")
+    booted = follower(closing, spec, tmp_path / "mirror")
     status = booted.start()
     assert status.from_mirror == ("shards",) and status.versions == {"shards": 1}
     assert not status.connected
 
     private_zookeeper.restart()
     assert eventually(lambda: running.status().connected and booted.status().connected, 30)
-    publisher = open_source(spec)
+    publisher = opened(closing, spec)
     publisher.publish("shards", shard_map(2), author="ops", reason="after the outage")
     publisher.close()
     for process in (running, booted):
         assert eventually(lambda p=process: p.current("shards").version == 2, 10)  # type: ignore[misc]
-    assert [r.version for r in seen] == [2]
+    # The swap runs after the version is taken: wait for it, not for the version.
+    assert eventually(lambda: [r.version for r in seen] == [2], 10)
     running.close()
     booted.close()
 
 
 @pytest.mark.parametrize("where", ["files", "zookeeper"])
 def test_followers_report_the_versions_they_have_swapped_in(
-    where: str, request: pytest.FixtureRequest, tmp_path: Path
+    where: str, request: pytest.FixtureRequest, tmp_path: Path, closing: ExitStack
 ) -> None:
     if where == "files":
         spec = str(tmp_path / "config")
     else:
         spec = f"zk://{request.getfixturevalue('private_zookeeper').address}/followers"
-    publisher = open_source(spec)
+    publisher = opened(closing, spec)
     publisher.publish("shards", shard_map(1), author="ops", reason="first")
     swapped = []
 
@@ -186,10 +204,8 @@ def test_followers_report_the_versions_they_have_swapped_in(
         time.sleep(0.3)
         swapped.append(revision.version)
 
-    slow = ConfigFollower(
-        lambda: open_source(spec), tmp_path / "m1", on_change=slow_swap, process="slow"
-    )
-    other = ConfigFollower(lambda: open_source(spec), tmp_path / "m2", process="other")
+    slow = follower(closing, spec, tmp_path / "m1", on_change=slow_swap, process="slow")
+    other = follower(closing, spec, tmp_path / "m2", process="other")
     slow.start(), other.start()
     assert publisher.followers() == {"slow": {"shards": 1}, "other": {"shards": 1}}
 
@@ -210,3 +226,48 @@ def test_followers_report_the_versions_they_have_swapped_in(
     slow.close()
     assert eventually(lambda: publisher.followers() == {}, 30)
     publisher.close()
+
+
+CUT_OFF_PROCESS = """
+import sys
+from shardstore.control.follower import ConfigFollower
+from shardstore.control.sources import open_source
+spec, mirror, close = sys.argv[1:]
+process = ConfigFollower(lambda: open_source(spec), mirror)
+assert process.start().connected
+print("following", flush=True)
+sys.stdin.readline()  # ZooKeeper is halted meanwhile
+if close == "close":
+    process.close()
+print("leaving", flush=True)
+"""
+
+
+@pytest.mark.parametrize("close", ["close", "exit"])
+def test_a_process_cut_off_from_zookeeper_can_close_and_exit(
+    private_zookeeper: Any, tmp_path: Path, closing: ExitStack, close: str
+) -> None:
+    """A request to a ZooKeeper that does not answer waits at most the source's timeout:
+    neither the follower's close (its withdrawal) nor the interpreter's exit (which waits
+    for kazoo's callback thread) may wait for ZooKeeper to come back."""
+    spec = f"zk://{private_zookeeper.address}/cut-off"
+    opened(closing, spec).publish("shards", shard_map(1), author="ops", reason="first")
+    child = closing.enter_context(
+        subprocess.Popen(
+            [sys.executable, "-c", CUT_OFF_PROCESS, spec, str(tmp_path / "m"), close],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+    )
+    closing.callback(child.kill)  # first: the exit of the Popen waits for it
+    assert child.stdout is not None and child.stdin is not None
+    assert child.stdout.readline() == "following\n"
+    private_zookeeper.halt()
+    time.sleep(1)  # the child sees its connection drop and keeps trying
+    child.stdin.close()
+    try:
+        code = child.wait(timeout=60)  # far above the source's timeout, far below forever
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"a process cut off from ZooKeeper did not {close} within 60s")
+    assert code == 0 and child.stdout.read() == "leaving\n"
