@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import logging
 import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 from ..exceptions import ShardStoreError
+
+log = logging.getLogger(__name__)
 
 
 class HostsBusy(ShardStoreError):
@@ -20,6 +23,10 @@ class HostsBusy(ShardStoreError):
 
 class LockLost(ShardStoreError):
     """A lock the run held is no longer held (its ZooKeeper session ended)."""
+
+
+class LocksUnreachable(HostsBusy):
+    """ZooKeeper does not answer, so no lock can be taken: the plan is refused."""
 
 
 #: The lock every operation that publishes a config document holds for its whole run.
@@ -66,17 +73,25 @@ class FileLocks:
 
 class ZooKeeperLocks:
     """Host locks as kazoo lock recipes under ``<root>/locks/<host>``: held by a live
-    ZooKeeper session, so a crashed operator's locks go with its session."""
+    ZooKeeper session, so a crashed operator's locks go with its session.
 
-    def __init__(self, client: Any, root: str) -> None:
+    Nothing is asked of ZooKeeper while the connection is down, and a check or a release
+    waits at most ``timeout`` seconds: kazoo holds a request until ZooKeeper answers again,
+    and its lock recipe retries without end, so an operator cut off from ZooKeeper would
+    otherwise wait with its plan half run instead of stopping."""
+
+    def __init__(self, client: Any, root: str, *, timeout: float = 5.0) -> None:
         self.client = client
         self.root = "/" + root.strip("/")
+        self.timeout = timeout
 
     @contextlib.contextmanager
     def hold(self, hosts: Sequence[str], *, owner: str) -> Iterator[LockCheck]:
         acquired = []
         try:
             for host in sorted(set(hosts)):
+                if not self.client.connected:
+                    raise LocksUnreachable(f"cannot lock {_what(host)}: ZooKeeper is unreachable")
                 lock = self.client.Lock(f"{self.root}/locks/{_safe(host)}", identifier=owner)
                 if not lock.acquire(blocking=False):
                     holders = ", ".join(lock.contenders()) or "another operation"
@@ -85,21 +100,51 @@ class ZooKeeperLocks:
             yield lambda: self._check(acquired)
         finally:
             for lock in reversed(acquired):
-                lock.release()
+                self._release(lock)
 
     def _check(self, acquired: list[Any]) -> None:
         """Each lock's node is still there, owned by this session (a session that expired
         took its nodes with it, and another operator may hold the lock now)."""
-        from kazoo.exceptions import KazooException
-
         session = self.client.client_id[0] if self.client.client_id else None
         for lock in acquired:
             try:
-                stat = self.client.exists(f"{lock.path}/{lock.node}")
-            except KazooException as exc:  # connection lost, session expired
-                raise LockLost(f"lock {lock.path} cannot be checked: {exc!r}") from None
+                stat = self._ask(self.client.exists_async, f"{lock.path}/{lock.node}")
+            except _Unanswered as exc:
+                raise LockLost(f"lock {lock.path} cannot be checked: {exc}") from None
             if stat is None or stat.ephemeralOwner != session:
                 raise LockLost(f"lock {lock.path} was lost with its ZooKeeper session")
+
+    def _release(self, lock: Any) -> None:
+        from kazoo.exceptions import NoNodeError
+
+        try:
+            self._ask(self.client.delete_async, f"{lock.path}/{lock.node}")
+        except NoNodeError:
+            pass  # gone with an expired session
+        except _Unanswered as exc:
+            log.warning(
+                "lock %s not released (%s): it goes when this process's session ends",
+                lock.path,
+                exc,
+            )
+
+    def _ask(self, request: Callable[[str], Any], path: str) -> Any:
+        """``request(path)``'s answer; _Unanswered if ZooKeeper cannot give it in time."""
+        from kazoo.exceptions import ConnectionClosedError, ConnectionLoss, SessionExpiredError
+        from kazoo.handlers.threading import KazooTimeoutError
+
+        if not self.client.connected:
+            raise _Unanswered("ZooKeeper is unreachable")
+        try:
+            return request(path).get(timeout=self.timeout)
+        except KazooTimeoutError:
+            raise _Unanswered(f"ZooKeeper did not answer within {self.timeout:g}s") from None
+        except (ConnectionLoss, ConnectionClosedError, SessionExpiredError) as exc:
+            raise _Unanswered(repr(exc)) from None
+
+
+class _Unanswered(Exception):
+    """A request ZooKeeper did not answer."""
 
 
 def _held_while_alive() -> None:
