@@ -20,6 +20,12 @@ from .tasks import fan_out_pin
 #: How many recent pins of a pinner or board a new follow merges in: all a feed can hold.
 MERGE_PINS = FEED_LENGTH
 
+#: How many of a followed pinner's newest pins the follow reads, to name their boards in
+#: the feed (what its first pages show, read with their boards in one step). An entry
+#: without one costs its page a second step, if it is ever shown; the follow itself
+#: stays one small multi-get however many pins the pinner has.
+NAMED_PINS = 100
+
 
 def send_to_followers(pin: Pin, sequence: int) -> None:
     """A pin was created or saved: fan it out to the followers of its board (Celery)."""
@@ -41,7 +47,8 @@ def _entries(relation: str, from_id: int, limit: int) -> list[tuple[int, int]]:
 
 def merge_pinner(actor_id: int, user_id: int) -> None:
     entries = _entries(pin_list(secret=False), user_id, MERGE_PINS)
-    pins = cached_store().objects("pin").get_many([p for _, p in entries], include_inactive=True)
+    newest = [pin_id for _, pin_id in entries[:NAMED_PINS]]
+    pins = cached_store().objects("pin").get_many(newest, include_inactive=True)
     get_feeds().merge(actor_id, entries, {pin["id"]: pin["board_id"] for pin in pins})
 
 

@@ -8,6 +8,7 @@ from django.test import Client
 
 from pinboard.boards.actions import create_board
 from pinboard.data_plane import get_feeds, get_graph
+from pinboard.feeds.queries import home_feed
 from pinboard.follows.actions import follow_board, follow_user, unfollow_board, unfollow_user
 from pinboard.pins.actions import create_pin, delete_pin
 from tests.site.api_client import Api, error_of
@@ -64,6 +65,22 @@ def test_follows_merge_recent_pins_in_order_and_unfollows_remove_them(make_user)
     assert feed_ids(ann) == [older[3], older[1]]
     unfollow_board(ann["id"], cids["id"])
     assert feed_ids(ann) == []
+
+
+def test_a_follow_names_the_boards_of_the_newest_pins_only(make_user, monkeypatch):
+    """A follow reads at most NAMED_PINS of the pinner's pins, however many they have; the
+    entries left without a board are still shown (their boards read in a second step)."""
+    from pinboard.feeds import actions
+
+    monkeypatch.setattr(actions, "NAMED_PINS", 2)
+    ann, bob = make_user("ann"), make_user("bob")
+    soup, cake = create_board(bob["id"], "Soup"), create_board(bob["id"], "Cake")
+    made = [pin(bob, soup), pin(bob, cake), pin(bob, soup)]
+    get_feeds().mark_seen(ann["id"])
+    follow_user(ann["id"], bob["id"])
+    assert get_feeds().page(ann["id"]).boards == {made[2]: soup["id"], made[1]: cake["id"]}
+    shown, _ = home_feed(ann["id"])
+    assert [p["id"] for p in shown.pins] == made[::-1]
 
 
 def test_deleted_pins_are_skipped_when_read(client, make_user):
