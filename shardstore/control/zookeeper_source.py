@@ -172,10 +172,14 @@ class ZooKeeperSource:
 
     def _reconnected(self, state: str) -> None:
         from kazoo.client import KazooState
+        from kazoo.protocol.states import Callback
 
-        if state == KazooState.CONNECTED and self._watches:
-            # Not here: a listener runs in kazoo's connection thread, which answers reads.
-            self.client.handler.spawn(lambda: [read() for read in list(self._watches)])
+        if state == KazooState.CONNECTED:
+            # In kazoo's callback thread, one after another with the changes it reports, so
+            # a watcher never sees two versions at once; not here, in its connection
+            # thread, which is the one that answers the reads.
+            for read in list(self._watches):
+                self.client.handler.dispatch_callback(Callback("watch", read, ()))
 
     def report(self, process: str, versions: Mapping[str, int]) -> None:
         from kazoo.exceptions import NodeExistsError, NoNodeError
