@@ -26,8 +26,12 @@ Keep this file to fixtures; server start-up logic belongs in toolkit/servers/.
 
 from __future__ import annotations
 
+import faulthandler
 import importlib.util
 import os
+import sys
+import threading
+import time
 from collections.abc import Iterator
 from typing import NoReturn, TypeVar
 
@@ -46,6 +50,24 @@ _S = TypeVar("_S", bound=Server)
 settings.register_profile("ci", derandomize=True)
 if os.environ.get("CI") == "true":
     settings.load_profile("ci")
+
+
+#: How long the process may take to exit once the tests are over.
+EXIT_WITHIN = 120.0
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """A thread left waiting at the end (a client of a server the tests have stopped) must
+    not hold the run at its exit for ever: past ``EXIT_WITHIN`` seconds, every thread's
+    stack is printed and the process ends, failed."""
+
+    def watchdog() -> None:
+        time.sleep(EXIT_WITHIN)
+        print(f"\nstill exiting after {EXIT_WITHIN:g}s; the threads:", file=sys.__stderr__)
+        faulthandler.dump_traceback(file=sys.__stderr__, all_threads=True)
+        os._exit(1)
+
+    threading.Thread(target=watchdog, name="exit-watchdog", daemon=True).start()
 
 
 def unavailable(what: str, reason: str) -> NoReturn:
