@@ -13,6 +13,7 @@ and warm, the median time of a request each way, their ratio, and the round trip
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import sys
 import time
@@ -105,11 +106,10 @@ def main() -> int:
     args = parser.parse_args()
     experiment = EXPERIMENTS[args.experiment]
     print(f"{args.experiment}: now against before the change, {args.requests} requests each")
+    made = functools.cache(lambda: clients(experiment))  # at the first, once the site is set up
     with ExitStack() as servers:
-        for n, (op, lines, flush) in enumerate(measurements(servers, args)):
-            if n == 0:  # the site is set up
-                now, before = clients(experiment)
-            sides = in_turn(lines, now, before, experiment.patch, flush)
+        for op, lines, flush in measurements(servers, args):
+            sides = in_turn(lines, *made(), experiment.patch, flush)
             state = "warm" if flush is None else "cold"
             print(f"  {op.name}, {state}: {report(sides)}")
     return 0
