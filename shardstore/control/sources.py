@@ -16,7 +16,8 @@ invalid one never reaches a process.
   ``/root/history/<name>/<version>``, written in one transaction.
 
 ``watch(name, callback)`` calls back with each new revision: ZooKeeper by a
-data watch, read again at each reconnection, files by polling their change time (ten times a second).
+data watch, read again at each reconnection, files by polling their change
+time (ten times a second).
 
 Each following process ``report``s the versions it has in force, and again every
 ``HEARTBEAT_SECONDS``, and ``followers()`` lists those that reported within their

@@ -16,8 +16,6 @@ from shardstore.control.locks import ZooKeeperLocks
 from shardstore.control.plans import MemoryJournal, Outcome, Plan, Step, run
 from tests.config_documents import eventually
 
-pytestmark = pytest.mark.usefixtures("private_zookeeper")
-
 
 @pytest.fixture
 def client(private_zookeeper: Any) -> Iterator[Any]:
