@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..exceptions import ShardStoreError
+from .config_source import SourceUnavailable
+from .zookeeper_source import answered
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +111,7 @@ class ZooKeeperLocks:
         for lock in acquired:
             try:
                 stat = self._ask(self.client.exists_async, f"{lock.path}/{lock.node}")
-            except _Unanswered as exc:
+            except SourceUnavailable as exc:
                 raise LockLost(f"lock {lock.path} cannot be checked: {exc}") from None
             if stat is None or stat.ephemeralOwner != session:
                 raise LockLost(f"lock {lock.path} was lost with its ZooKeeper session")
@@ -121,7 +123,7 @@ class ZooKeeperLocks:
             self._ask(self.client.delete_async, f"{lock.path}/{lock.node}")
         except NoNodeError:
             pass  # gone with an expired session
-        except _Unanswered as exc:
+        except SourceUnavailable as exc:
             log.warning(
                 "lock %s not released (%s): it goes when this process's session ends",
                 lock.path,
@@ -129,22 +131,9 @@ class ZooKeeperLocks:
             )
 
     def _ask(self, request: Callable[[str], Any], path: str) -> Any:
-        """``request(path)``'s answer; _Unanswered if ZooKeeper cannot give it in time."""
-        from kazoo.exceptions import ConnectionClosedError, ConnectionLoss, SessionExpiredError
-        from kazoo.handlers.threading import KazooTimeoutError
-
-        if not self.client.connected:
-            raise _Unanswered("ZooKeeper is unreachable")
-        try:
+        """``request(path)``'s answer within ``timeout`` (SourceUnavailable otherwise)."""
+        with answered(self.client, path):
             return request(path).get(timeout=self.timeout)
-        except KazooTimeoutError:
-            raise _Unanswered(f"ZooKeeper did not answer within {self.timeout:g}s") from None
-        except (ConnectionLoss, ConnectionClosedError, SessionExpiredError) as exc:
-            raise _Unanswered(repr(exc)) from None
-
-
-class _Unanswered(Exception):
-    """A request ZooKeeper did not answer."""
 
 
 def _held_while_alive() -> None:

@@ -224,17 +224,8 @@ class ZooKeeperSource:
                         self._wait(self.client.delete_async(path, version=stat.version))
         return found
 
-    @contextlib.contextmanager
-    def _errors(self) -> Iterator[None]:
-        from kazoo.exceptions import ConnectionClosedError, ConnectionLoss, SessionExpiredError
-        from kazoo.handlers.threading import KazooTimeoutError
-
-        if not self.client.connected:
-            raise SourceUnavailable(f"ZooKeeper at {self.description} is unreachable")
-        try:
-            yield
-        except (ConnectionLoss, ConnectionClosedError, SessionExpiredError, KazooTimeoutError):
-            raise SourceUnavailable(f"ZooKeeper at {self.description} is unreachable") from None
+    def _errors(self) -> contextlib.AbstractContextManager[None]:
+        return answered(self.client, self.description)
 
     def _wait(self, request: Any) -> Any:
         """A request's answer, or KazooTimeoutError after ``timeout`` seconds."""
@@ -244,3 +235,19 @@ class ZooKeeperSource:
         self._watches.clear()
         self.client.stop()
         self.client.close()
+
+
+@contextlib.contextmanager
+def answered(client: Any, what: str) -> Iterator[None]:
+    """Requests to ZooKeeper about ``what``, SourceUnavailable if one cannot be answered:
+    none is sent while the connection is down (kazoo would hold it until the connection is
+    back), and a lost connection or an answer past its timeout raises it too."""
+    from kazoo.exceptions import ConnectionClosedError, ConnectionLoss, SessionExpiredError
+    from kazoo.handlers.threading import KazooTimeoutError
+
+    if not client.connected:
+        raise SourceUnavailable(f"ZooKeeper at {what} is unreachable")
+    try:
+        yield
+    except (ConnectionLoss, ConnectionClosedError, SessionExpiredError, KazooTimeoutError):
+        raise SourceUnavailable(f"ZooKeeper at {what} is unreachable") from None
