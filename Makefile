@@ -55,12 +55,13 @@ worker: $(VENV)/.run
 # The local cluster (toolkit/cluster/): MariaDB masters with replicas, Redis, memcached,
 # ZooKeeper, a Celery worker and gunicorn on loopback, data under var/cluster/. `make cluster`
 # again starts only what is not running; cluster-stop stops exactly what it started.
+# SHARDS=N makes a new cluster of N logical shards instead of 4096.
 $(VENV)/.mysql: $(VENV)/.run requirements-mysql.txt
 	$(PY) -m pip install -q -r requirements-mysql.txt
 	touch $@
 
 cluster: $(VENV)/.mysql
-	$(PY) -m toolkit.cluster up
+	$(PY) -m toolkit.cluster up $(if $(SHARDS),--shards $(SHARDS))
 
 cluster-stop: $(VENV)/.run
 	$(PY) -m toolkit.cluster down

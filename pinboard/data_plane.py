@@ -7,7 +7,8 @@ Where the documents come from (``settings.SHARDSTORE["CONFIG"]``, from
 whose shard map is written on first use (SQLite shards under ``var/shards/``).
 A document the source does not hold comes from settings: the Redis map from
 ``PINBOARD_REDIS_URL`` / ``PINBOARD_REDIS_TOPOLOGY``, the cache pools from
-``SHARDSTORE["CACHE_POOLS"]`` (``PINBOARD_MEMCACHED``).
+``SHARDSTORE["CACHE_POOLS"]`` (``PINBOARD_MEMCACHED``); how long a cache fill lives from
+``SHARDSTORE["CACHE_FILL_SECONDS"]`` (``PINBOARD_CACHE_FILL_SECONDS``).
 
 The plane is built on first use, or by ``start()`` at a server process's start
 (``wsgi.py``, Celery's signals), which also derives the embedded default's
@@ -46,6 +47,7 @@ def plane_settings() -> planes.PlaneSettings:
         cache_servers={name: config["CACHE_POOLS"][name] for name in CACHE_POOLS},
         redis_url=redis["URL"],
         redis_topology_file=redis["TOPOLOGY_FILE"],
+        cache_fill_seconds=config["CACHE_FILL_SECONDS"],
     )
 
 

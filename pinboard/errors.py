@@ -54,6 +54,10 @@ class InvalidField(DomainError):
     code = "invalid"
 
 
+class WrongPassword(InvalidField):
+    """The password given is not the account's (``ratelimit.password_attempt`` counts it)."""
+
+
 class TooLarge(DomainError):
     status = 413
     code = "too_large"

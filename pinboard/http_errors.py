@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import orjson
+import redis
 from django.core.exceptions import BadRequest as DjangoBadRequest
 from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
 from django.http import Http404, HttpRequest, HttpResponse, UnreadablePostError
@@ -76,6 +77,14 @@ def client_error(exc: BaseException, *, page: bool = False) -> DomainError | Non
             message = "Search is unavailable for a moment; try again shortly."
         else:
             message = "search is unavailable; try again shortly"
+        return ServiceUnavailable(message, retry_after=RETRY_AFTER)
+    if isinstance(exc, redis.ConnectionError | redis.TimeoutError):
+        # The follower graph's or the feeds' Redis did not answer, or refused a write (this
+        # process past its lease): what reached MySQL stands, and a retry is idempotent.
+        if page:
+            message = "That did not go through just now; try again shortly."
+        else:
+            message = "a server did not answer; try again shortly"
         return ServiceUnavailable(message, retry_after=RETRY_AFTER)
     if isinstance(exc, CacheUnreachable):  # a log-out whose session's Redis did not answer
         message = "You are still logged in: we could not end your session just now."

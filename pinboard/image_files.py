@@ -118,11 +118,15 @@ def jpeg(image: Image.Image) -> bytes:
 
 def content_name(folder: str, data: bytes, *, private: bool = False) -> str:
     """A new file name stem for an upload whose main file is ``data``: its hash, and a random
-    suffix so that two uploads of the same bytes do not share files; under ``PRIVATE``
-    for files only some may see (a secret board's pins')."""
+    suffix so that two uploads of the same bytes do not share files. Files only some may
+    see (a secret board's pins') go under ``PRIVATE``, named by 128 random bits alone:
+    whoever holds the picture (its public copy, the page it came from) can hash it, so a
+    name built on the hash would be as hard to guess as its random part only."""
+    if private:
+        name = secrets.token_hex(16)
+        return f"{PRIVATE}{folder}/{name[:2]}/{name}"
     digest = hashlib.sha256(data).hexdigest()
-    stem = f"{folder}/{digest[:2]}/{digest}-{secrets.token_hex(4)}"
-    return PRIVATE + stem if private else stem
+    return f"{folder}/{digest[:2]}/{digest}-{secrets.token_hex(4)}"
 
 
 def is_private(key: str) -> bool:

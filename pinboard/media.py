@@ -4,6 +4,8 @@ from S3): public files only. A secret board's pins' files (``image_files.PRIVATE
 
 from __future__ import annotations
 
+import posixpath
+
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponseBase
 from django.urls import URLPattern, re_path
@@ -13,9 +15,12 @@ from .image_files import is_private
 
 
 def public_media(request: HttpRequest, path: str) -> HttpResponseBase:
-    if is_private(path.lstrip("/")):
+    # The name as ``serve`` resolves it (``./``, ``../`` and ``//`` gone), checked and served:
+    # checked as it came, ``./private/...`` or ``pins/../private/...`` would pass.
+    name = posixpath.normpath(path).lstrip("/")
+    if is_private(name):
         raise Http404("no such file")
-    return serve(request, path, document_root=str(settings.MEDIA_ROOT))
+    return serve(request, name, document_root=str(settings.MEDIA_ROOT))
 
 
 def public_media_urls() -> list[URLPattern]:

@@ -47,6 +47,10 @@ FANOUT_LAG = Histogram(
 
 #: Requests with no route (a 404 before any view) share one label.
 UNMATCHED = "unmatched"
+#: The methods counted by name; any other a client makes up counts as ``OTHER`` (each label
+#: value is a series Prometheus keeps: a client must not be able to add them at will).
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+OTHER = "other"
 
 
 class MetricsMiddleware:
@@ -62,7 +66,8 @@ class MetricsMiddleware:
         match = request.resolver_match
         route = match.view_name if match is not None else UNMATCHED
         REQUEST_SECONDS.labels(route).observe(time.perf_counter() - started)
-        REQUESTS.labels(route, request.method or "", str(response.status_code)).inc()
+        method = request.method if request.method in METHODS else OTHER
+        REQUESTS.labels(route, method, str(response.status_code)).inc()
         return response
 
 

@@ -31,12 +31,13 @@ from typing import Any
 
 from shardstore import Store, Topology, metrics
 from shardstore.cache import CachedStore, CachePool, LocalMemory, LocalPool, MemcachePool
+from shardstore.cache.readthrough import FILL_TTL
 from shardstore.control import documents
 from shardstore.control.config_source import ConfigSource, NotPublished, Revision
 from shardstore.control.follower import ConfigFollower, FollowerStatus
 from shardstore.control.sources import open_source
 from shardstore.exceptions import WritesInFlight
-from shardstore.redis_shards import RedisShards, RedisTopology
+from shardstore.redis_shards import Lease, RedisShards, RedisTopology
 from social.feed_sync import rebuild_recent
 from social.feeds import HomeFeeds
 from social.graph import FollowerGraph
@@ -79,6 +80,7 @@ class PlaneSettings:
     cache_servers: Mapping[str, list[str]]  # memcached servers of each pool; none: in memory
     redis_url: str
     redis_topology_file: str | None  # a Redis map over several instances, else ``redis_url``
+    cache_fill_seconds: int = FILL_TTL  # how long a value read through to MySQL stays cached
 
     @property
     def config_spec(self) -> str:
@@ -142,11 +144,19 @@ def pools_from_document(document: Mapping[str, Any]) -> dict[str, CachePool]:
     return pools_on(documents.cache_servers(document))
 
 
-def build(store: Store, pools: Mapping[str, CachePool], redis_topology: RedisTopology) -> DataPlane:
-    shards = RedisShards(redis_topology)
-    return DataPlane(
-        CachedStore(store, pools), FollowerGraph(shards), HomeFeeds(shards), Notifications(shards)
-    )
+def build(
+    store: Store,
+    pools: Mapping[str, CachePool],
+    redis_topology: RedisTopology,
+    *,
+    lease: Lease | None = None,
+    fill_seconds: int = FILL_TTL,
+) -> DataPlane:
+    """The plane over ``store``; ``lease`` refuses its Redis writes (``RedisShards``) and
+    withholds its cache fills (``CachedStore``), which expire after ``fill_seconds``."""
+    shards = RedisShards(redis_topology, lease=lease)
+    cached = CachedStore(store, pools, lease=lease, fill_seconds=fill_seconds)
+    return DataPlane(cached, FollowerGraph(shards), HomeFeeds(shards), Notifications(shards))
 
 
 def derive_in_process_redis(plane: DataPlane) -> None:
@@ -186,11 +196,19 @@ class Planes:
             catalog=CATALOG,
             backend_options=dict(settings.backend_options),
         )
-        store.refuse_writes_when(follower.lease)
         redis, caches = follower.current(documents.REDIS), follower.current(documents.CACHES)
         pools = pools_from_document(caches.document) if caches else pools_on(settings.cache_servers)
         redis_topology = RedisTopology.from_json(redis.document) if redis else None
-        built = build(store, pools, redis_topology or redis_topology_of(settings))
+        # Cut off past its lease, the process writes MySQL on by its last map (every move
+        # of a shard fences it in MySQL), but not Redis, where a move has no other fence;
+        # and it fills no cache: what it reads by a map it cannot confirm stays its own.
+        built = build(
+            store,
+            pools,
+            redis_topology or redis_topology_of(settings),
+            lease=follower.lease,
+            fill_seconds=settings.cache_fill_seconds,
+        )
         built.versions = {r.name: r.version for r in (shards, redis, caches) if r is not None}
         self._follower = follower
         atexit.register(self.stop_following)
@@ -229,7 +247,9 @@ class Planes:
                     raise
                 new = replace(current, versions=versions)
             elif revision.name == documents.REDIS:
-                shards = RedisShards(RedisTopology.from_json(revision.document))
+                shards = RedisShards(
+                    RedisTopology.from_json(revision.document), lease=current.graph.shards.lease
+                )
                 graph, feeds, notes = (
                     FollowerGraph(shards),
                     HomeFeeds(shards),
@@ -240,7 +260,13 @@ class Planes:
                 )
                 derive_in_process_redis(new)
             else:
-                cached = CachedStore(current.store.store, pools_from_document(revision.document))
+                fills = current.store.fills  # the lease and the expiry stay
+                cached = CachedStore(
+                    current.store.store,
+                    pools_from_document(revision.document),
+                    lease=fills.cut_off,
+                    fill_seconds=fills.seconds,
+                )
                 new = replace(current, store=cached, versions=versions)
             self._held.current = new
         log.info("config %s version %s in force", revision.name, revision.version)

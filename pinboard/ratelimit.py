@@ -10,9 +10,13 @@ its edge.
 
 What is counted, and under which scope:
 
-* log-ins (and every form that asks for the password again: a password change, an
-  account's deletion), per client address (``login``) and per account tried
-  (``login_account``, whether it exists or not, so a refusal tells nothing);
+* passwords (log-ins, the API's token, the staff log-in, and every form that asks for the
+  password again): every one per client address (``login``); the wrong ones per account
+  and address (``login_failures``: that address is refused at that account past it) and
+  per account (``login_account``: past it, the addresses that failed at the account take
+  one try at a time). An address that has not failed at an account is never refused for
+  the account's sake: no one can lock a pinner or an operator out. A log-in form counts
+  at the name typed, whether it names an account or not (``login_key``);
 * sign-ups per address (``signup``); pins and saves (``pin``) and avatars (``avatar``)
   per pinner, as their views say;
 * every write (any POST, PUT, PATCH or DELETE: comments, follows, likes, invitations...;
@@ -31,18 +35,19 @@ import contextlib
 import hashlib
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from django.conf import settings
 from django.core.cache import caches
 from django.http import HttpRequest, HttpResponse
 
+from shardstore import ShardUnavailable
+
 from .api.http import optional_pinner
-from .errors import DomainError, RateLimited
+from .errors import DomainError, RateLimited, WrongPassword, storage_unavailable
 from .http_errors import is_api, json_error, status_page
 from .users.auth import get_pinner
-from .users.queries import user_id_for
 
 #: A window is counted in this many buckets (5 s each of a minute): every bucket of the
 #: last ``seconds`` counts, so it slides a bucket at a time and never resets at once.
@@ -71,34 +76,90 @@ def check_pinner(pinner_id: int, scope: str) -> None:
     count_attempt(scope, f"pinner:{pinner_id}")
 
 
-def check_login(request: HttpRequest, account: object) -> None:
-    """Count one password tried, from this address and at this account: a user ID, or the
-    username or email typed (an account that does not exist is counted all the same)."""
+def login_key(login: object) -> str:
+    """Where password guesses at the username or email typed on a log-in form are counted:
+    the name as typed, never the account it names, so that how a username's and an email's
+    counts move together cannot tell a stranger that they are one account's."""
+    typed = login.strip()[:254].casefold() if isinstance(login, str) else ""
+    return f"name:{hashlib.sha256(typed.encode()).hexdigest()}"
+
+
+def pinner_key(pinner_id: int) -> str:
+    """Where a signed-in pinner's password is counted when a form asks for it again."""
+    return f"pinner:{pinner_id}"
+
+
+def check_password(request: HttpRequest, account: str) -> None:
+    """Before a password is tried at ``account`` (``login_key``, ``pinner_key``, a staff
+    account's key): RateLimited if this address tried too many passwords (``login``), if it
+    failed too often at this account (``login_failures``: per account and address), or if
+    the account is under attack (``login_account``: its failures from anywhere) and this
+    address is one that failed at it: then such attempts at the account go one at a time,
+    ``LOGIN_SLOWED_SECONDS`` apart. An address that has not failed at the account is never
+    refused for the account's sake, so no one can lock a pinner or an operator out."""
     check(request, "login")
-    count_attempt("login_account", account_key(account))
+    pair = _pair(request, account)
+    failures = _counts("login_failures", pair)
+    refused = _refusal_past("login_failures", failures)
+    if refused is not None:
+        raise refused
+    failed_here = failures is None or sum(failures) > 0  # not counted: as if it had failed
+    if failed_here and _refusal_past("login_account", _counts("login_account", account)):
+        seconds = settings.LOGIN_SLOWED_SECONDS
+        if not caches["ratelimit"].add(f"rl:slowed:{account}", 1, timeout=seconds):
+            raise RateLimited(
+                f"this account is being guessed at: one try every {seconds} seconds",
+                retry_after=seconds,
+            )
 
 
-def account_key(account: object) -> str:
-    """Who a password was tried at: a user ID, or the username or email typed (its user's
-    ID if it names one, so that both names of an account share its count)."""
-    if isinstance(account, str):
-        login = account.strip()[:254]
-        user_id = user_id_for("email" if "@" in login else "username", login) if login else None
-        if user_id:
-            return f"account:{user_id}"
-        return f"name:{hashlib.sha256(login.casefold().encode()).hexdigest()}"  # a safe key
-    return f"account:{account}"
+def password_failed(request: HttpRequest, account: str) -> None:
+    """A wrong password at ``account`` from this address: counted for both."""
+    count_attempt("login_failures", _pair(request, account), refuse=False)
+    count_attempt("login_account", account, refuse=False)
 
 
-def count_attempt(scope: str, who: str) -> None:
+@contextlib.contextmanager
+def password_attempt(request: HttpRequest, account: str) -> Iterator[None]:
+    """``check_password``, then the block; a ``WrongPassword`` it raises is counted."""
+    check_password(request, account)
+    try:
+        yield
+    except WrongPassword:
+        password_failed(request, account)
+        raise
+
+
+def _pair(request: HttpRequest, account: str) -> str:
+    return f"{account}|addr:{client_address(request)}"
+
+
+def _counts(scope: str, who: str) -> list[int] | None:
+    """``who``'s attempts at ``scope`` in each bucket of its window, newest first (None:
+    the scope is not limited)."""
+    if scope not in settings.RATE_LIMITS:
+        return None
+    keys = _keys(scope, who)
+    found = caches["ratelimit"].get_many(keys)
+    return [int(found.get(key) or 0) for key in keys]
+
+
+def _refusal_past(scope: str, counts: list[int] | None) -> RateLimited | None:
+    """The refusal the next attempt at ``scope`` would get with these ``counts``, if any."""
+    if counts is None or sum(counts) < settings.RATE_LIMITS[scope][0]:
+        return None
+    return _refusal_of(scope, counts, settings.RATE_LIMITS[scope])
+
+
+def count_attempt(scope: str, who: str, *, refuse: bool = True) -> None:
+    """Count one attempt at ``scope`` by ``who``; RateLimited past the limit (the attempt
+    then not counted), unless ``refuse`` is off (a failure is counted whatever it says)."""
     limit = settings.RATE_LIMITS.get(scope)
     if limit is None:
         return
     allowed, period = limit
     size = period / BUCKETS
-    now = time.time()
-    bucket = int(now // size)
-    keys = [f"rl:{scope}:{who}:{bucket - age}" for age in range(BUCKETS)]  # newest first
+    keys = _keys(scope, who)
     cache = caches["ratelimit"]
     cache.add(keys[0], 0, timeout=math.ceil(period + size))
     try:
@@ -108,13 +169,27 @@ def count_attempt(scope: str, who: str) -> None:
         current = 1
     older = cache.get_many(keys[1:])
     counts = [current] + [int(older.get(key) or 0) for key in keys[1:]]
-    if sum(counts) <= allowed:
+    if not refuse or sum(counts) <= allowed:
         return
     with contextlib.suppress(ValueError):  # a refusal is not an attempt let through
         cache.decr(keys[0])
     counts[0] -= 1
+    raise _refusal_of(scope, counts, limit)
+
+
+def _keys(scope: str, who: str) -> list[str]:
+    """The keys of ``who``'s buckets at ``scope``, newest first."""
+    _allowed, period = settings.RATE_LIMITS[scope]
+    bucket = int(time.time() // (period / BUCKETS))
+    return [f"rl:{scope}:{who}:{bucket - age}" for age in range(BUCKETS)]
+
+
+def _refusal_of(scope: str, counts: list[int], limit: tuple[int, int]) -> RateLimited:
+    allowed, period = limit
+    size, now = period / BUCKETS, time.time()
+    bucket = int(now // size)
     retry_after = max(1, math.ceil(_one_more_at(counts, allowed, bucket, size) - now))
-    raise RateLimited(
+    return RateLimited(
         f"too many {scope.split('_')[0]} attempts; try again in {retry_after} seconds",
         retry_after=retry_after,
     )
@@ -155,6 +230,8 @@ class RateLimitMiddleware:
                 check_pinner(pinner_id, scope)
         except RateLimited as refused:
             return _refusal(request, refused)
+        except ShardUnavailable as down:  # the pinner's shard: the view would meet it too
+            return _refusal(request, storage_unavailable(down))
         return None
 
 
@@ -175,5 +252,5 @@ def _pinner_id(request: HttpRequest) -> int | None:
     return int(pinner["id"]) if pinner else None
 
 
-def _refusal(request: HttpRequest, refused: RateLimited) -> HttpResponse:
+def _refusal(request: HttpRequest, refused: DomainError) -> HttpResponse:
     return json_error(refused) if is_api(request) else status_page(request, refused)

@@ -5,12 +5,14 @@
     python -m shardstore --catalog mysite.catalog:CATALOG decode 241294492511762325
     python -m shardstore bucket 1.2.3.4
     python -m shardstore --topology zk://127.0.0.1:2181/pinboard topology history
+    python -m shardstore --topology zk://127.0.0.1:2181/pinboard --journal ops.sqlite3 failover db1a
 
 ``--catalog`` names the site's data model (``MODULE:NAME`` of a ``Catalog``), which a
 command that opens a store needs; ``--redis-keys`` what it keeps in Redis (``MODULE:NAME``
 of a ``control.redis_move.RedisKeys``; pinboard's is ``social.redis_keys:REDIS_KEYS``),
 which ``redis-move`` needs; ``--topology`` is a config directory, a shard-map file or
-``zk://hosts/root``;
+``zk://hosts/root``; ``--journal`` (or ``SHARDSTORE_JOURNAL``) the SQLite file the
+operations are journaled in, without which an operation shows its plan and refuses to run;
 the control commands (``topology ...``, ``open-range``, ``close-range``,
 ``host-service``, ``cache-server``, ``redis-move``, ``failover``...) are in
 control/cli.py. MySQL logins, each ``user:password``: a store logs in to the hosts as
@@ -38,9 +40,10 @@ from .catalog import Catalog
 from .control import cli as control_cli
 from .control.context import Control
 from .control.fencing import command_fence
+from .control.journal_file import FileJournal, UnrecordedJournal
 from .control.locks import locks_for
 from .control.mysql_hosts import admin
-from .control.plans import MemoryJournal
+from .control.plans import Journal
 from .control.redis_move import RedisKeys
 from .control.sources import open_source
 from .exceptions import ShardStoreError
@@ -84,6 +87,11 @@ def parser() -> argparse.ArgumentParser:
     )
     top.add_argument(
         "--topology", help="config directory, shard-map file or zk://hosts/root (-m only)"
+    )
+    top.add_argument(
+        "--journal",
+        default=os.environ.get("SHARDSTORE_JOURNAL"),
+        help="the operations' journal, a SQLite file (-m only; without one, plans are only shown)",
     )
     commands = top.add_subparsers(dest="command", required=True)
     commands.add_parser("init", help="create every shard database and table (idempotent)")
@@ -144,7 +152,8 @@ def main(
             if catalog is None and not is_control:
                 err.write("shardstore: --catalog is required for this command\n")
                 return 2
-            control = _standalone(open_source(args.topology), catalog, standalone, redis_keys)
+            journal = FileJournal(args.journal) if args.journal else UnrecordedJournal()
+            control = _standalone(open_source(args.topology), catalog, standalone, journal, redis_keys)  # fmt: skip
             store_factory, control_factory = control.store, lambda: control
         try:
             if is_control:
@@ -194,11 +203,12 @@ def _standalone(
     source: Any,
     catalog: Catalog | None,
     closing: contextlib.ExitStack,
+    journal: Journal,
     redis_keys: RedisKeys | None = None,
 ) -> Control:
-    """The control of ``python -m shardstore``: the source's shard map, its locks, and a
-    journal kept for this run only (the site keeps the lasting one). Without a catalog,
-    only the commands that open no store can run."""
+    """The control of ``python -m shardstore``: the source's shard map, its locks, and the
+    journal it is given (``--journal``; without one a plan is shown, never run). Without a
+    catalog, only the commands that open no store can run."""
     closing.callback(source.close)
     opened: list[Store] = []
 
@@ -220,7 +230,7 @@ def _standalone(
         source,
         store_factory,
         open_store,
-        MemoryJournal(),
+        journal,
         locks_for(source),
         getpass.getuser(),
         admin(

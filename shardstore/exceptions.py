@@ -71,6 +71,9 @@ class ShardReadOnly(ShardUnavailable):
     the shard is in a split's read-only window, or the host itself refused the
     write (MySQL ``read_only``: a demoted or fenced master). Retry after
     ``retry_after`` seconds: the new map will route it to the shard's master.
+
+    Also raised for a read the host refused: a copy of the shard that a move left behind,
+    fed by nothing (a reverted split's new master), reached by a process on a stale map.
     """
 
     retry_after = 1

@@ -13,9 +13,15 @@ once a process has swapped in a version (and reported it to the control plane,
 see ``control.follower``), none of its writes that the version forbids is still
 in flight. A split's read-only window relies on exactly that.
 
-A process may also lose its right to write altogether: its ``lease`` (set by the
-process that follows the config, ``ConfigFollower.lease``) says why, when it has
-been cut off from the config source long enough to have missed a new map.
+A process cut off from its config source goes on writing by the last map it saw (its
+local copy's, if it started from that): it may have missed a new map, but every
+operation that moves a shard's master fences the old master in MySQL itself (a planned
+failover's ``read_only``, a split's or revert's grants, an emergency failover's fence
+command), so a write by an old map fails there, never lands where the shard no longer
+lives. A read-only window in the map it has goes on refusing. (Its Redis writes do stop
+past its lease: a Redis move has no other fence, see ``redis_shards``; so do its cache
+fills, see ``cache.readthrough``. Its reads of a copy a revert left frozen fail in MySQL:
+``control.grant_fence.take_reads``.)
 """
 
 from __future__ import annotations
@@ -51,15 +57,10 @@ class WriteFence:
         self._generation = 0
         self._holding = 0
         self._in_flight: Counter[int] = Counter()  # admitted writes by generation
-        #: Why this process may not write at all now (None: it may).
-        self.lease: Callable[[], str | None] = lambda: None
 
     def admit(self, shard_id: int, host: str) -> int:
         """Let a write to ``shard_id`` on ``host`` start, or raise ShardReadOnly. Returns a
         ticket for ``done``."""
-        refused = self.lease()
-        if refused is not None:
-            raise ShardReadOnly(shard_id, host, refused)
         with self._changed:
             topology = self._in_force()
             master = topology.master_of(shard_id)

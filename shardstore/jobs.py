@@ -137,6 +137,9 @@ class JobKind:
     run_chunk: ChunkRunner
     chunks: Cutter = by_shard
     params: Mapping[str, str] = field(default_factory=dict)
+    #: It drops what cannot be had back (a split's copies): the console's destructive role
+    #: starts and resumes it.
+    destructive: bool = False
 
     def check(self, params: Params) -> dict[str, Any]:
         """The job's parameters, refused with a ``JobError`` if the kind does not take one."""

@@ -22,21 +22,59 @@ it moves every user's keys. Runbook for such a move (or for data written under
 another function): ``python manage.py follower_graph rebuild`` rewrites the
 graph on the instances the map now names and deletes what is left elsewhere,
 feed keys included, then writes each user's home feed there from MySQL.
+
+A move of virtual shards (``control.redis_move``) has no fence in Redis itself: it relies
+on every process writing by the new map once it has waited for them. So a process that
+may have missed a map, cut off from its config source past its lease
+(``ConfigFollower.lease``), writes to no instance: ``RedisShards(lease=...)`` refuses
+every command that is not a read (``RedisWritesRefused``, a ``redis.ConnectionError``:
+the site treats it as it treats a Redis that does not answer), and reads go on. What
+Redis holds is derived from MySQL, and ``follower_graph repair`` rebuilds what a refused
+write left out. An in-process Redis (``memory://``) is no other process's, and no move
+strands its writes: it is not fenced.
 """
 
 from __future__ import annotations
 
 import bisect
+import functools
 import threading
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
+
+import redis
+import redis.client
 
 from . import metrics
-from .exceptions import InvalidTopology
+from .exceptions import InvalidTopology, ShardStoreError
 
 VSHARDS = 8192
+#: Why this process may not write to Redis now, or None if it may.
+Lease = Callable[[], str | None]
+
+#: The commands that change no data: all that a process past its lease may still send.
+#: Any other is taken for a write, so a command the code starts using later is fenced.
+READS = frozenset(
+    {
+        *("GET", "MGET", "EXISTS", "TYPE", "TTL", "PTTL", "DUMP", "SCAN", "STRLEN"),
+        *("HGET", "HMGET", "HGETALL", "HLEN", "HEXISTS", "HKEYS", "HVALS", "HSCAN"),
+        *("SISMEMBER", "SMISMEMBER", "SMEMBERS", "SCARD", "SSCAN"),
+        *("ZSCORE", "ZMSCORE", "ZCARD", "ZCOUNT", "ZRANK", "ZREVRANK", "ZSCAN"),
+        *("ZRANGE", "ZREVRANGE", "ZRANGEBYSCORE", "ZREVRANGEBYSCORE", "LRANGE", "LLEN"),
+        *("PING", "INFO", "DBSIZE", "MEMORY USAGE", "SCRIPT LOAD", "SCRIPT EXISTS"),
+        # A transaction's frame: the commands inside are checked one by one.
+        *("WATCH", "UNWATCH", "MULTI", "EXEC", "DISCARD"),
+    }
+)
+
+
+class RedisWritesRefused(ShardStoreError, redis.ConnectionError):
+    """A write to Redis refused before it was sent: this process has not reached its
+    config source for its lease, so it may have missed a new Redis map (a move of
+    virtual shards) and must not write by the one it has. Reads go on; writes resume once
+    the source answers again."""
 
 
 _MASK64 = (1 << 64) - 1
@@ -124,13 +162,38 @@ class RedisTopology:
 
 
 class RedisShards:
-    """Clients for the instances of a RedisTopology, and routing of users to them."""
+    """Clients for the instances of a RedisTopology, and routing of users to them.
 
-    def __init__(self, topology: RedisTopology) -> None:
+    ``lease``: why this process may not write now (``ConfigFollower.lease``); while it
+    gives a reason, every write to a ``redis://`` instance raises ``RedisWritesRefused``.
+    """
+
+    def __init__(self, topology: RedisTopology, *, lease: Lease | None = None) -> None:
         self.topology = topology
-        self._clients = {name: _client(url) for name, url in topology.instances.items()}
+        self.lease: Lease = lease or _free
+        self._read_scripts: set[str] = set()  # the SHA1s of scripts that write nothing
+        self._clients = {
+            name: _client(url, functools.partial(self._admit, name))
+            for name, url in topology.instances.items()
+        }
         self.calls = 0  # round trips made (a pipeline is one), for tests and benchmarks
         self._lock = threading.Lock()
+
+    def register_read_script(self, instance: str, script: str) -> Any:
+        """``instance``'s ``register_script(script)`` for a Lua script that writes nothing,
+        so that it runs while writes are refused (any other script counts as a write)."""
+        registered = self._clients[instance].register_script(script)
+        self._read_scripts.add(registered.sha)
+        return registered
+
+    def _admit(self, instance: str, args: tuple[Any, ...]) -> None:
+        """Raise RedisWritesRefused if the command ``args`` writes and this process may not."""
+        command = str(args[0]).upper()
+        if command in READS or (command == "EVALSHA" and args[1] in self._read_scripts):
+            return
+        refused = self.lease()
+        if refused is not None:
+            raise RedisWritesRefused(f"{command} on Redis instance {instance} refused: {refused}")
 
     def client_for(self, user_id: int) -> Any:
         """The client of the instance holding ``user_id``'s keys."""
@@ -162,18 +225,57 @@ class RedisShards:
             client.close()
 
 
+def _free() -> str | None:
+    return None
+
+
+#: ``admit(args)``: raises if the command ``args`` may not be sent now.
+Admit = Callable[[tuple[Any, ...]], None]
+
+
+class _FencedRedis(redis.Redis):
+    """A client that asks ``admit`` before each command, and its pipelines too."""
+
+    admit: Admit
+
+    def execute_command(self, *args: Any, **options: Any) -> Any:
+        self.admit(args)
+        return super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
+
+    def pipeline(self, transaction: bool = True, shard_hint: Any = None) -> redis.client.Pipeline:
+        pipe = _FencedPipeline(
+            self.connection_pool, self.response_callbacks, transaction, shard_hint
+        )
+        pipe.admit = self.admit
+        return pipe
+
+
+class _FencedPipeline(redis.client.Pipeline):
+    """A pipeline that asks ``admit`` as each command is queued (or, under WATCH, sent):
+    a refused write raises before anything of its transaction is sent."""
+
+    admit: Admit
+
+    def execute_command(self, *args: Any, **options: Any) -> Any:
+        self.admit(args)
+        return super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
+
+
 _memory_servers: dict[str, Any] = {}
 
 
-def _client(url: str) -> Any:
+def _client(url: str, admit: Admit) -> Any:
     if url.startswith("memory://"):
         import fakeredis
 
         name = url.removeprefix("memory://") or "default"
         server = _memory_servers.setdefault(name, fakeredis.FakeServer())
         return fakeredis.FakeRedis(server=server)
-    import redis
-
-    return redis.Redis.from_url(
-        url, socket_timeout=2.0, socket_connect_timeout=2.0, health_check_interval=30
+    client = cast(
+        _FencedRedis,
+        _FencedRedis.from_url(
+            url, socket_timeout=2.0, socket_connect_timeout=2.0, health_check_interval=30
+        ),
     )
+    client.admit = admit
+    return client

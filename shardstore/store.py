@@ -75,11 +75,6 @@ class Store:
     def topology(self) -> Topology:
         return self._current().topology
 
-    def refuse_writes_when(self, lease: Callable[[], str | None]) -> None:
-        """Refuse every write (``ShardReadOnly``) while ``lease()`` gives a reason: the
-        process that follows the config says when it may have missed a map."""
-        self._fence.lease = lease
-
     def _current(self) -> _Routing:
         """This thread's pinned routing, or else the one in force."""
         pinned: _Routing | None = self._local.__dict__.get("pinned")

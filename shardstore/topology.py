@@ -19,7 +19,11 @@ different replicas, one under each key, is refused).
 ``out_of_service`` (optional) lists hosts kept in the map but neither master nor
 replica of any range (a spare, or a host being replaced). ``read_only`` (optional)
 lists shard ranges whose writes every process refuses for now: the short window
-in which a split hands them to another host.
+in which a split hands them to another host. ``domains`` (optional) names the MySQL GTID
+domain a host writes in when it is not its server's default: a split's new master writes
+in one of its own (``shardstore/control/reverse_stream.py``), and whatever reopens that
+host after a restart sets it again (``shardstore reopen``). A range's ``durability``
+(optional) is what its master's commits wait for (``durability.py``; strict if unnamed).
 A process holds one Topology at a time and swaps it whole when it changes.
 """
 
@@ -29,10 +33,11 @@ import bisect
 import json
 import random
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .durability import STRICT, Durability
 from .exceptions import InvalidTopology, UnknownShard
 from .ids import MAX_SHARD_ID
 
@@ -41,6 +46,9 @@ from .ids import MAX_SHARD_ID
 MOD_BUCKETS = 4096
 #: The key of a range's replica, and the one older releases wrote instead (still read).
 REPLICA_KEY, OLD_REPLICA_KEY = "replica", "slave"
+_KEYS = {"version", "shard_count", "hosts", "ranges", "open", "lookup_shards"} | {
+    "out_of_service", "read_only", "domains",
+}  # fmt: skip
 
 
 def database_name(shard_id: int) -> str:
@@ -56,6 +64,8 @@ class ShardRange:
     last: int
     master: str
     replica: str | None
+    #: What its master's commits wait for when no replica acknowledges (durability.py).
+    durability: Durability = STRICT
 
     def __contains__(self, shard_id: object) -> bool:
         return isinstance(shard_id, int) and self.first <= shard_id <= self.last
@@ -64,6 +74,7 @@ class ShardRange:
         entry: dict[str, Any] = {"range": [self.first, self.last], "master": self.master}
         if self.replica is not None:
             entry[REPLICA_KEY] = self.replica
+        entry.update(self.durability.entry())
         return entry
 
 
@@ -81,6 +92,8 @@ class Topology:
     out_of_service: tuple[str, ...] = ()
     #: Shard ranges in a move's read-only window: writes to them are refused.
     read_only: tuple[tuple[int, int], ...] = ()
+    #: The GTID domain of each host that writes in one other than its server's default.
+    domains: Mapping[str, int] = field(default_factory=dict)
 
     # -- construction -----------------------------------------------------
 
@@ -94,16 +107,7 @@ class Topology:
                 raise InvalidTopology(f"topology is not valid JSON: {exc}") from None
         if not isinstance(document, Mapping):
             raise InvalidTopology("topology must be a JSON object")
-        unknown = set(document) - {
-            "version",
-            "shard_count",
-            "hosts",
-            "ranges",
-            "open",
-            "lookup_shards",
-            "out_of_service",
-            "read_only",
-        }
+        unknown = set(document) - _KEYS
         if unknown:
             raise InvalidTopology(f"unknown topology keys: {', '.join(sorted(unknown))}")
 
@@ -138,6 +142,7 @@ class Topology:
             lookup_shards,
             out_of_service,
             read_only,
+            _domains(document.get("domains", {}), hosts),
         )
         object.__setattr__(topology, "_starts", [r.first for r in ranges])
         return topology
@@ -178,6 +183,7 @@ class Topology:
             "lookup_shards": self.lookup_shards,
             **({"out_of_service": list(self.out_of_service)} if self.out_of_service else {}),
             **({"read_only": [list(r) for r in self.read_only]} if self.read_only else {}),
+            **({"domains": dict(self.domains)} if self.domains else {}),
         }
 
     # -- routing ----------------------------------------------------------
@@ -291,7 +297,8 @@ def _pair(value: object, what: str) -> tuple[int, int]:
 def _ranges(entries: object, hosts: Mapping[str, str], shard_count: int) -> tuple[ShardRange, ...]:
     if not isinstance(entries, list) or not entries:
         raise InvalidTopology("ranges must be a non-empty list")
-    ranges = []
+    ranges: list[ShardRange] = []
+    policies: dict[Any, Durability] = {}  # master -> its ranges' policy
     for entry in entries:
         if not isinstance(entry, Mapping):
             raise InvalidTopology("each range must be an object with range, master and replica")
@@ -304,7 +311,10 @@ def _ranges(entries: object, hosts: Mapping[str, str], shard_count: int) -> tupl
             raise InvalidTopology(f"{where}: unknown replica host {replica!r}")
         if replica == master:
             raise InvalidTopology(f"{where}: master {master} is also its own replica")
-        ranges.append(ShardRange(first, last, str(master), replica))
+        durability = Durability.of_entry(entry)
+        if policies.setdefault(master, durability) != durability:  # one master, one policy
+            raise InvalidTopology(f"{where}: its master {master}'s ranges name two durabilities")
+        ranges.append(ShardRange(first, last, str(master), replica, durability))
     ranges.sort(key=lambda r: r.first)
     expected = 0
     for shard_range in ranges:
@@ -366,3 +376,22 @@ def _out_of_service(
                 f" [{serving[0].first}, {serving[0].last}]"
             )
     return tuple(sorted(set(entries)))
+
+
+#: MariaDB's ``gtid_domain_id`` is a 32-bit number; 0 is every server's default.
+MAX_DOMAIN = 2**32 - 1
+
+
+def _domains(entries: object, hosts: Mapping[str, str]) -> dict[str, int]:
+    if not isinstance(entries, Mapping):
+        raise InvalidTopology("domains must be an object of host name -> GTID domain")
+    for host, domain in entries.items():
+        if host not in hosts:
+            raise InvalidTopology(f"domains names unknown host {host!r}")
+        if isinstance(domain, bool) or not isinstance(domain, int) or not 1 <= domain <= MAX_DOMAIN:
+            raise InvalidTopology(
+                f"domains: host {host}: a GTID domain is an int in 1..{MAX_DOMAIN}"
+            )
+    if len(set(entries.values())) != len(entries):
+        raise InvalidTopology("domains: two hosts write in one GTID domain")
+    return dict(entries)

@@ -104,7 +104,9 @@ class Notifications:
     def __init__(self, shards: RedisShards, *, length: int = LENGTH) -> None:
         self.shards = shards
         self.length = length
-        self._unread = {name: c.register_script(_UNREAD) for name, c in shards.clients().items()}
+        self._unread = {
+            name: shards.register_read_script(name, _UNREAD) for name in shards.clients()
+        }
         self._mark = {name: c.register_script(_MARK) for name, c in shards.clients().items()}
 
     # -- delivery -------------------------------------------------------------

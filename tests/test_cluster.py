@@ -137,6 +137,15 @@ def test_local_cluster_up_again_repaired_and_down(directory: Path) -> None:
     assert eventually(lambda: _status(cluster, "db2a", "Rpl_semi_sync_master_clients") == "1", 30)
     _write_replicates(cluster, "db2a", "db2b", shard=SHARDS - 1)
 
+    # A replica crashes: its threads do not start with it (skip_slave_start, which keeps
+    # its relay log), and up starts them, the relay log applied first.
+    Cluster.load(directory)["db1b"].halt(kill=True)
+    out = _up(directory)
+    assert "started db1b" in out and "db1b replicates from db1a again" in out
+    (status,) = _sql(cluster, "db1b", "SHOW SLAVE STATUS")
+    assert (status["Slave_IO_Running"], status["Slave_SQL_Running"]) == ("Yes", "Yes")
+    _write_replicates(cluster, "db1a", "db1b", shard=0)
+
     # status from the command line, then down: every recorded process is gone.
     status = subprocess.run(
         [sys.executable, "-m", "toolkit.cluster", "status", "--dir", str(directory)],
@@ -153,7 +162,10 @@ def test_local_cluster_up_again_repaired_and_down(directory: Path) -> None:
         ["db2b", "db2a", "Yes", "Yes"],
     ]
     assert all(line.split()[4].endswith("s") for line in replication.splitlines()[1:])
-    assert pairs.splitlines()[1:] == ["ok   db1a -> db1b: healthy", "ok   db2a -> db2b: healthy"]
+    assert pairs.splitlines()[1:] == [
+        "ok   db1a -> db1b (strict): healthy",
+        "ok   db2a -> db2b (strict): healthy",
+    ]
     pids = _pids(directory)
     assert len(pids) == len(PROCESSES)
     assert down(directory, out=io.StringIO())

@@ -15,7 +15,7 @@ READERS = {
     "pinboard/settings/environment.py": "the site's variables",
     "gunicorn.conf.py": "gunicorn's",
     "shardstore/cli.py": "the library's command line",
-    "shardstore/control/plans.py": "the fault injector's stop after a step",
+    "shardstore/control/signals.py": "the fault injector's stops in and after a step",
     "pinboard/celery.py": "DJANGO_SETTINGS_MODULE's default",
     "pinboard/metrics.py": "prometheus_client's PROMETHEUS_MULTIPROC_DIR",
     "pinboard/wsgi.py": "DJANGO_SETTINGS_MODULE's default",

@@ -9,6 +9,7 @@ make the cut were trimmed away. ``python manage.py follower_graph check`` compar
 
 from __future__ import annotations
 
+from shardstore.redis_shards import RedisWritesRefused
 from social.feed_sync import rebuild_feed
 from social.feeds import FEED_LENGTH
 from social.rules import pin_list
@@ -34,8 +35,14 @@ def send_to_followers(pin: Pin, sequence: int) -> None:
 
 def note_visit(user_id: int) -> None:
     """A home feed's first page is read: a pinner back after a long time (no fan-out
-    reached them meanwhile) gets their feed rebuilt first."""
-    if not get_feeds().mark_seen(user_id):
+    reached them meanwhile) gets their feed rebuilt first. A process whose Redis writes
+    are refused (cut off from its config source) shows the feed as it is: a read does
+    not fail for a note it could not write."""
+    try:
+        seen = get_feeds().mark_seen(user_id)
+    except RedisWritesRefused:
+        return
+    if not seen:
         rebuild(user_id)
 
 

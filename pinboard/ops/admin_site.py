@@ -1,6 +1,7 @@
 """The admin site at /admin/: operators' accounts and a read-only journal; pinners get a 403.
-Its log-in is rate-limited per address and per account tried; a staff session ends hours
-after its log-in (``reauth.py``)."""
+Its log-in is rate-limited as every password is (``ratelimit``); a staff session ends hours
+after its log-in (``reauth.py``); a change to a staff account or group asks for the
+password again and is journaled (``staff_accounts.py``)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from django.http import HttpRequest, HttpResponseBase
 from .. import ratelimit
 from ..errors import RateLimited
 from ..http_errors import status_page
-from . import reauth
+from . import reauth, staff_accounts
 from .access import is_operator, refusal, refused
 
 ViewType = TypeVar("ViewType", bound=Callable[..., HttpResponseBase])
@@ -36,17 +37,22 @@ class OpsAdminSite(AdminSite):
                 logout(request)  # hours after its log-in: the staff log-in again
             if refused(request):
                 return refusal(request)
+            if staff_accounts.needs_confirmation(request):
+                return staff_accounts.ask_password(request)
             return guarded(request, *args, **kwargs)
 
         return cast(ViewType, update_wrapper(refuse_pinners, guarded))
 
     def login(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> Any:
-        """The staff log-in, its attempts limited per address and per account tried."""
-        if request.method == "POST":
-            try:
-                ratelimit.check(request, "login")
-                username = str(request.POST.get("username", ""))
-                ratelimit.count_attempt("login_account", reauth.staff_account_key(username))
-            except RateLimited as refused_now:
-                return status_page(request, refused_now)
-        return super().login(request, extra_context)
+        """The staff log-in, its password guesses limited as the site's (``ratelimit``)."""
+        if request.method != "POST":
+            return super().login(request, extra_context)
+        account = reauth.staff_account_key(str(request.POST.get("username", "")))
+        try:
+            ratelimit.check_password(request, account)
+        except RateLimited as refused_now:
+            return status_page(request, refused_now)
+        response = super().login(request, extra_context)
+        if not request.user.is_authenticated:  # the form again: a wrong password
+            ratelimit.password_failed(request, account)
+        return response

@@ -8,4 +8,10 @@ class OpsConfig(AppConfig):
     verbose_name = "operations"
 
     def ready(self) -> None:
-        from . import reauth  # noqa: F401 - staff log-ins start sudo mode and a short session
+        from . import (
+            durability_action,  # noqa: F401 - registers the console's durability action
+            guard_action,  # noqa: F401 - registers the console's guard pause action
+            reauth,  # noqa: F401 - staff log-ins start sudo mode and a short session
+            reopen_action,  # noqa: F401 - registers the console's reopen action
+            staff_accounts,  # noqa: F401 - journals the admin's changes to staff accounts
+        )

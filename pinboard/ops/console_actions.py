@@ -239,14 +239,14 @@ register(
     Action(
         "failover",
         "Fail a master over to its replica",
-        "Planned: check the replica is caught up, make the master read-only and wait until "
-        "no write lands, wait for the replica to apply everything (GTID), publish the map "
-        "with the replica as master, make it writable, and make the old master its replica. "
-        "Emergency (the master is down for the operator and for every replica): fence it, "
-        "promote the replica that received every acknowledged write once it has applied "
-        "all it received, publish, and keep the old master out of service (it starts "
-        "read-only if it returns). Refused when no replica can be shown to hold every "
-        "acknowledged write, unless data loss is accepted (the journal names the GTIDs).",
+        "Planned: check the replica is caught up, make the master read-only and wait until no "
+        "write lands, wait for the replica to apply everything (GTID), publish the map with the "
+        "replica as master, make it writable, and make the old master its replica. Emergency "
+        "(the master is down for the operator and every replica, or answers but no replica "
+        "receives from it): fence it (if it answers: read-only, its sessions ended), promote the "
+        "replica that received every acknowledged write once it has applied all it received, "
+        "publish, and keep the old master out of service until it is rebuilt. Refused when no "
+        "replica can be shown to hold every acknowledged write, unless data loss is accepted.",
         FailoverForm,
         lambda made, data: (
             plan_emergency_failover(
@@ -377,6 +377,7 @@ register(
             author=made.operator,
             reason=data["reason"],
             expect_version=data["expect_version"],
+            connect=made.mysql,
         ),
         prefill=current_document,
     )
@@ -393,6 +394,7 @@ register(
             data["version"],
             author=made.operator,
             reason=data["reason"],
+            connect=made.mysql,
         ),
     )
 )

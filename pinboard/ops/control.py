@@ -34,6 +34,8 @@ class DatabaseJournal:
     masked (``documents.masked``): an address given to an operation, or named in an error,
     keeps no password in the journal."""
 
+    name = "the site's journal (its control database)"
+
     def begin(self, plan: Plan, *, operator: str, dry_run: bool) -> JournalEntry:
         return JournalEntry.objects.create(
             operation=plan.operation,

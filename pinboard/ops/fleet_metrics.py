@@ -3,6 +3,12 @@ of each task queue, every MySQL host of the shard map as the console probes it
 (reachable, replicating, lag, semi-sync), each pair's health, and the operations left
 open in the journal.
 
+Replication is read for every stream a host runs, its default connection and its named
+ones (MariaDB's multi-source: a split's reverse stream, ``connection="revert_split9"``),
+each judged as ``shardstore pairs`` judges it. A master's commits waiting for an
+acknowledgement are counted, and so is a host the map names master that is read-only
+(a restarted master no one has reopened: ``shardstore reopen``).
+
 They are asked of the fleet, not counted by a process, so one process asks and only
 when scraped: the worker's main process (``pinboard.celery``). A part that cannot be
 read is left out of that scrape, and logged.
@@ -21,10 +27,13 @@ from django.db import connection
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from shardstore.control import guard
 from shardstore.control.pairs import judge
 
 from ..data_plane import plane
+from . import positions
 from .models import JournalEntry
+from .queries import config
 from .queries.probes import Probe, probe
 
 log = logging.getLogger(__name__)
@@ -35,16 +44,45 @@ FAMILIES: dict[str, tuple[str, list[str]]] = {
     "pinboard_queue_depth": ("Tasks waiting in each Celery queue.", ["queue"]),
     "pinboard_mysql_up": ("1: the host answers.", ["host"]),
     "pinboard_mysql_replication_running": (
-        "1: the replica's IO and SQL threads both run.", ["host", "source"],
+        "1: the stream's IO and SQL threads both run (connection \"\": the default one).",
+        ["host", "source", "connection"],
     ),
     "pinboard_mysql_replication_lag_seconds": (
-        "Seconds the replica is behind its master (absent while it does not apply).", ["host"],
+        "Seconds a stream is behind its source (absent while it does not apply).",
+        ["host", "source", "connection"],
+    ),
+    "pinboard_mysql_stream_healthy": (
+        "1: a named stream (a split's reverse stream) runs, in time, from a host of the map,"
+        " filtered as it should be (shardstore pairs).", ["host", "source", "connection"],
     ),
     "pinboard_mysql_semi_sync_replicas": (
         "Replicas acknowledging the master's commits now (semi-sync on).", ["host"],
     ),
+    "pinboard_mysql_semi_sync_degraded": (
+        "1: the master commits asynchronously, no replica having acknowledged within its"
+        " durability's wait (degrade-after N); 0: its commits wait for one.", ["host"],
+    ),
+    "pinboard_mysql_semi_sync_wait_sessions": (
+        "Sessions whose commit waits for a replica's acknowledgement now.", ["host"],
+    ),
+    "pinboard_mysql_semi_sync_acknowledged": (
+        "Commits a replica has acknowledged since the server started (Rpl_semi_sync_master_yes_tx).",
+        ["host"],
+    ),
+    "pinboard_mysql_master_read_only": (
+        "1: the map names the host a master and it is read-only (0: writable).", ["host"],
+    ),
     "pinboard_mysql_pair_healthy": (
         "1: the master has a healthy replica (the console's pair check).", ["master", "replica"],
+    ),
+    "pinboard_guard_paused": ("1: the guard is paused (dead masters wait for a person).", []),
+    "pinboard_guard_pass_age_seconds": (
+        "Seconds since the active guard's last pass over the map (absent: none ever ran).", [],
+    ),
+    "pinboard_guard_decision_age_seconds": (
+        "Seconds since the guard's newest decision about each master, by its kind"
+        " (failover, refused, ambiguous, paused, cooling-down, failed, resumed).",
+        ["master", "kind"],
     ),
     "pinboard_open_operations": ("Operations running or left open, by kind.", ["operation"]),
     "pinboard_open_operation_age_seconds": (
@@ -67,7 +105,12 @@ class FleetCollector(Collector):
         return (family(name) for name in FAMILIES)
 
     def collect(self) -> Iterator[Metric]:
-        parts: list[Callable[[], list[Metric]]] = [self.queues, mysql_hosts, open_operations]
+        parts: list[Callable[[], list[Metric]]] = [
+            self.queues,
+            mysql_hosts,
+            open_operations,
+            the_guard,
+        ]
         for part in parts:
             try:
                 yield from part()
@@ -93,32 +136,53 @@ def mysql_hosts() -> list[Metric]:
     names = list(topology.hosts)
     with ThreadPoolExecutor(max_workers=min(16, len(names))) as pool:
         probes = dict(zip(names, pool.map(probe, topology.hosts.values()), strict=True))
+    positions.record(topology, probes)  # what each master's replicas received, kept durably
+    return host_metrics(topology.as_json(), probes)
+
+
+def host_metrics(document: dict[str, Any], probes: dict[str, Probe]) -> list[Metric]:
+    """The hosts' families from their probes and the shard map they were probed for."""
     up = family("pinboard_mysql_up")
     running = family("pinboard_mysql_replication_running")
     lag = family("pinboard_mysql_replication_lag_seconds")
     acks = family("pinboard_mysql_semi_sync_replicas")
+    waiting = family("pinboard_mysql_semi_sync_wait_sessions")
+    degraded = family("pinboard_mysql_semi_sync_degraded")
+    acknowledged = family("pinboard_mysql_semi_sync_acknowledged")
+    closed = family("pinboard_mysql_master_read_only")
+    masters = {entry["master"] for entry in document["ranges"]}
     for name, found in probes.items():
         up.add_metric([name], float(found.reachable))
         _replication(name, found, running, lag)
         if found.semi_sync is not None and found.semi_sync.enabled:
             acks.add_metric([name], found.semi_sync.replicas)
+            degraded.add_metric([name], float(found.semi_sync.degraded))
+        if found.semi_sync_waiting is not None:
+            waiting.add_metric([name], found.semi_sync_waiting)
+        if found.semi_sync_acknowledged is not None:
+            acknowledged.add_metric([name], found.semi_sync_acknowledged)
+        if name in masters and found.read_only is not None:
+            closed.add_metric([name], float(found.read_only))
     healthy = family("pinboard_mysql_pair_healthy")
+    streams = family("pinboard_mysql_stream_healthy")
     looks = {name: found.look() for name, found in probes.items()}
-    for pair in judge(topology.as_json(), looks):
+    for pair in judge(document, looks):
         healthy.add_metric([pair.master, pair.replica or ""], float(pair.healthy))
-    return [up, running, lag, acks, healthy]
+        for stream in pair.streams:
+            source = stream.source_name or stream.status.source
+            streams.add_metric([stream.host, source, stream.name], float(stream.healthy))
+    return [up, running, lag, acks, degraded, waiting, acknowledged, closed, healthy, streams]
 
 
 def _replication(
     name: str, found: Probe, running: GaugeMetricFamily, lag: GaugeMetricFamily
 ) -> None:
-    repl = found.replication
-    if repl is None:
-        return
-    both = repl.io_running == "Yes" and repl.sql_running == "Yes"
-    running.add_metric([name, repl.source], float(both))
-    if repl.lag_seconds is not None:
-        lag.add_metric([name], repl.lag_seconds)
+    """Every stream of the host: its default connection and its named ones."""
+    for repl in filter(None, (found.replication, *found.streams)):
+        both = repl.io_running == "Yes" and repl.sql_running == "Yes"
+        running.add_metric([name, repl.source, repl.connection], float(both))
+        if repl.lag_seconds is not None:
+            lag.add_metric([name, repl.source, repl.connection], repl.lag_seconds)
 
 
 def open_operations() -> list[Metric]:
@@ -140,3 +204,22 @@ def open_operations() -> list[Metric]:
         count.add_metric([operation], n)
         age.add_metric([operation], oldest[operation])
     return [count, age]
+
+
+def the_guard() -> list[Metric]:
+    """The guard as its records in the config source say: paused, its last pass, and its
+    newest decision about each master (``shardstore/control/guard.py``)."""
+    with config.config_source() as source:
+        watch = guard.status(source)
+    now = time.time()
+    paused, age = family("pinboard_guard_paused"), family("pinboard_guard_pass_age_seconds")
+    decided = family("pinboard_guard_decision_age_seconds")
+    paused.add_metric([], float(bool(watch.pause.get("paused"))))
+    if watch.leader:
+        age.add_metric([], now - float(watch.leader["at"]))
+    newest: dict[str, guard.Decision] = {}
+    for decision in watch.decisions:  # newest first
+        newest.setdefault(decision.master, decision)
+    for master, decision in sorted(newest.items()):
+        decided.add_metric([master, decision.kind], now - decision.at)
+    return [paused, age, decided]

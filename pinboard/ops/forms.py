@@ -13,6 +13,7 @@ from django import forms
 from django.core.validators import RegexValidator
 
 from shardstore.control import documents
+from shardstore.durability import MAX_DEGRADE_SECONDS
 from shardstore.ids import MAX_SHARD_ID
 from shardstore.redis_shards import VSHARDS
 
@@ -65,6 +66,34 @@ class OpenRangeForm(forms.Form):
 class CloseRangeForm(forms.Form):
     first = forms.IntegerField(min_value=0, max_value=MAX_SHARD_ID)
     last = forms.IntegerField(min_value=0, max_value=MAX_SHARD_ID)
+
+
+class DurabilityForm(forms.Form):
+    first = forms.IntegerField(min_value=0, max_value=MAX_SHARD_ID, help_text="a range of the map")
+    last = forms.IntegerField(min_value=0, max_value=MAX_SHARD_ID)
+    policy = forms.ChoiceField(
+        choices=[
+            ("strict", "strict: no commit without a replica's acknowledgement"),
+            ("degrade", "degrade-after: asynchronous once no replica acknowledged in time"),
+        ]
+    )
+    seconds = forms.IntegerField(
+        min_value=1, max_value=MAX_DEGRADE_SECONDS, required=False,
+        help_text="degrade-after: how long a commit waits first",
+    )  # fmt: skip
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("policy") == "degrade" and not data.get("seconds"):
+            raise forms.ValidationError("degrade-after needs its seconds")
+        return data
+
+
+class GuardPauseForm(forms.Form):
+    state = forms.ChoiceField(
+        choices=[("pause", "pause it: dead masters wait for a person"), ("unpause", "let it act")]
+    )
+    reason = forms.CharField(max_length=200, help_text="why, for the journal")
 
 
 class HostServiceForm(forms.Form):
@@ -131,6 +160,10 @@ class DiffForm(forms.Form):
 
 class SplitForm(forms.Form):
     host = name_field(help_text="the master whose replica takes over half of its shards")
+
+
+class ReopenForm(forms.Form):
+    host = name_field(help_text="the master to make writable again (read-only since it restarted)")
 
 
 class RebuildForm(forms.Form):

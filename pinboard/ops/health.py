@@ -9,7 +9,8 @@ and whether it follows its config source, under a random name of the process (no
 pid), so a test can see every worker of a server switch to a new version. It never
 names the source itself (``zk://hosts/root`` would map the cluster) nor a host's
 address, and in production the load balancer answers ``/readyz`` from the internet with
-a 404 of its own (infra/terraform/modules/web); the console shows the rest to staff.
+a 404 of its own (infra/terraform/modules/web), and any other spelling of it that a
+client's request carries through is a 404 here; the console shows the rest to staff.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import os
 import secrets
 from typing import Any
 
-from django.http import HttpRequest, JsonResponse
+from django.http import Http404, HttpRequest, JsonResponse
 
 from ..data_plane import follower_status, plane
 from .readiness import NO_MAP, not_ready
@@ -40,7 +41,12 @@ def report() -> dict[str, Any]:
         "config": plane().versions,
         "source": None
         if status is None
-        else {"connected": status.connected, "from_local_copy": list(status.from_mirror)},
+        else {
+            "connected": status.connected,
+            "from_local_copy": list(status.from_mirror),
+            # Past its lease: MySQL on by its last map, Redis writes refused.
+            "cut_off": status.cut_off,
+        },
     }
 
 
@@ -49,6 +55,11 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 
 def readyz(request: HttpRequest) -> JsonResponse:
+    # The load balancer's own check carries no X-Forwarded-For; a client's request it
+    # forwards always does. Its rule refuses the literal path only, and the path that
+    # reaches here is decoded (``/read%79z``): so a forwarded request is refused here too.
+    if "HTTP_X_FORWARDED_FOR" in request.META:
+        raise Http404("no such page")
     reason = not_ready()
     if reason == NO_MAP:  # nothing to report but that
         body: dict[str, Any] = {"ok": False, "process": process_name(), "config": {}}

@@ -20,7 +20,7 @@ from . import job_kinds, jobs
 from .access import no_role, staff_required
 from .models import Job, JobChunk
 from .paging import page_of
-from .roles import may_run_jobs
+from .roles import job_role, may_run_job
 
 JOBS_PER_PAGE = 20
 CHUNKS_PER_PAGE = 50
@@ -70,8 +70,8 @@ class StartJobForm(forms.Form):
 def job_list(request: HttpRequest) -> HttpResponse:
     form = StartJobForm(request.POST or None)
     status = 200
-    if request.method == "POST" and not may_run_jobs(request.user):
-        return no_role(request, "operator")
+    if request.method == "POST" and not may_run_job(request.user, request.POST.get("kind", "")):
+        return no_role(request, job_role(request.POST.get("kind", "")))
     if request.method == "POST":
         if form.is_valid():
             try:
@@ -117,9 +117,9 @@ def job_detail(request: HttpRequest, job_id: str) -> HttpResponse:
 @staff_required
 @require_POST
 def job_resume(request: HttpRequest, job_id: str) -> HttpResponse:
-    if not may_run_jobs(request.user):
-        return no_role(request, "operator")
     job = _job(job_id)
+    if not may_run_job(request.user, job.kind):
+        return no_role(request, job_role(job.kind))
     try:
         queued = jobs.resume(job.pk)
     except ShardStoreError as error:  # the broker is down

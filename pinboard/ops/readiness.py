@@ -1,13 +1,14 @@
 """Whether this process may take requests: what ``/readyz`` answers the load balancer.
 
 Ready means the process serves a valid shard map (from its config source, or from its
-local copy while the source is away: it keeps serving, as the README promises, and
-its writes refuse themselves past its lease) and reaches every MySQL host that masters
-a range of it. Each host is asked with a connection of its own and a short timeout
-(``Backend.probe``: ``SELECT 1``; an embedded SQLite host answers while its directory
-is there), all at once, and the answer is kept for ``CHECK_SECONDS``: the load
-balancer's checks, several a minute from each of its nodes to each process, never load
-the hosts, and a check never waits on a request's pooled connection.
+local copy while the source is away: it keeps serving reads and MySQL writes, as the
+README promises, and only its Redis writes refuse themselves past its lease) and
+reaches every MySQL host that masters a range of it. Each host is asked with a
+connection of its own and a short timeout (``Backend.probe``: ``SELECT 1``; an embedded
+SQLite host answers while its directory is there), all at once, and the answer is kept
+for ``CHECK_SECONDS``: the load balancer's checks, several a minute from each of its
+nodes to each process, never load the hosts, and a check never waits on a request's
+pooled connection.
 """
 
 from __future__ import annotations

@@ -62,9 +62,10 @@ def confirm(request: HttpRequest, password: object) -> bool:
     """Check the operator's password again; True (and sudo mode from now) if it is theirs.
     RateLimited past the log-in limits."""
     user = request.user
-    ratelimit.check(request, "login")
-    ratelimit.count_attempt("login_account", staff_account_key(user.get_username()))
+    account = staff_account_key(user.get_username())
+    ratelimit.check_password(request, account)
     if not isinstance(password, str) or not user.check_password(password):
+        ratelimit.password_failed(request, account)
         return False
     request.session[CONFIRMED_AT] = time.time()
     return True

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import action_views, job_views, operation_views, views
+from . import action_views, job_views, operation_views, staff_accounts, views
 
 urlpatterns = [
     path("", views.overview, name="ops_overview"),
@@ -18,6 +18,7 @@ urlpatterns = [
     path("jobs/", job_views.job_list, name="ops_jobs"),
     path("jobs/<str:job_id>/", job_views.job_detail, name="ops_job"),
     path("jobs/<str:job_id>/resume/", job_views.job_resume, name="ops_job_resume"),
+    path("confirm/", staff_accounts.confirm, name="ops_confirm"),
     path("actions/", action_views.index, name="ops_actions"),
     path("actions/<str:action>/", action_views.action, name="ops_action"),
 ]

@@ -10,7 +10,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
 from shardstore import Store
-from shardstore.control import documents
+from shardstore.control import documents, guard
 from shardstore.control.config_source import ConfigError, ConfigSource, NotPublished
 from shardstore.control.pairs import MAX_LAG
 
@@ -64,6 +64,7 @@ def _source_versions() -> dict[str, object]:
             return {
                 "source": source.description,
                 "published": {n: r.version for n, r in published.items() if r is not None},
+                "guard": guard.status(source),
             }
     except ConfigError as exc:
         return {"source_error": str(exc)}

@@ -202,8 +202,9 @@ CACHES = {
 # (attempts, seconds): log-in and sign-up per client address, pins (new and saved) and
 # avatar uploads per pinner.
 RATE_LIMITS = {  # (attempts, seconds) over a sliding window: pinboard/ratelimit.py
-    "login": (60, 60),  # per address
-    "login_account": (10, 300),  # per account tried
+    "login": (60, 60),  # passwords tried, per address
+    "login_failures": (10, 300),  # wrong ones, per account and address: refused past it
+    "login_account": (10, 300),  # wrong ones at an account: past it, slowed (below)
     "signup": (60, 60),
     "pin": (30, 60),
     "avatar": (10, 60),
@@ -214,6 +215,10 @@ RATE_LIMITS = {  # (attempts, seconds) over a sliding window: pinboard/ratelimit
     "invite": (30, 3600),  # collaborator invitations, per pinner
     **environment.RATE_LIMITS,  # a deployment's own (PINBOARD_RATE_LIMITS)
 }
+
+# An account whose wrong passwords passed login_account takes one try at a time, this many
+# seconds apart, from the addresses that failed at it (pinboard/ratelimit.py).
+LOGIN_SLOWED_SECONDS = 5
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = 11 * 1024 * 1024  # an image of up to 10 MB, plus the form
 
@@ -238,17 +243,23 @@ PIN_FETCH_ALLOW_LOOPBACK = False
 # CACHE_POOLS: the memcached servers of each of the store's cache pools (users, boards,
 # pins, lists: see pinboard/catalog.py), each sized and watched on its own; none is process
 # memory. A caches document in the config source, once published, takes their place.
+# CACHE_FILL_SECONDS: how long a value read through to MySQL stays cached at most (a day),
+# so that one cached by a stale shard map, or whose invalidation was lost, dies by itself.
 SHARDSTORE: dict[str, Any] = {
     "CONFIG": environment.TOPOLOGY,
     "CONFIG_DIR": VAR_DIR / "config",
     "MIRROR_DIR": VAR_DIR / "config-mirror",
     "EMBEDDED_DIR": VAR_DIR / "shards",
     "EMBEDDED_SHARDS": 4096,
-    "BACKEND_OPTIONS": {"mysql_login": environment.MYSQL_LOGIN} if environment.MYSQL_LOGIN else {},
+    "BACKEND_OPTIONS": {
+        "max_sessions": environment.HOST_SESSIONS,
+        **({"mysql_login": environment.MYSQL_LOGIN} if environment.MYSQL_LOGIN else {}),
+    },
     "MYSQL_ADMIN": environment.MYSQL_ADMIN,
     "FENCE_COMMAND": environment.FENCE_COMMAND,
     "MYSQL_REPLICATION": environment.MYSQL_REPLICATION,
     "CACHE_POOLS": {pool: environment.memcached(pool) for pool in CACHE_POOLS},
+    "CACHE_FILL_SECONDS": environment.CACHE_FILL_SECONDS,
 }
 
 # The search index (pinboard/search/index.py): SQLite FTS5 in a file beside the embedded

@@ -64,6 +64,11 @@ LOG_FORMAT = _choice("PINBOARD_LOG_FORMAT", ("json", "text"))
 # The data plane.
 TOPOLOGY = _text("PINBOARD_TOPOLOGY")
 MYSQL_LOGIN = _text("PINBOARD_MYSQL_LOGIN")
+#: How many of a process's threads one shard host may hold at once (the bulkhead,
+#: shardstore/backends/bulkhead.py): half of gunicorn's, so a host that hangs leaves the rest.
+HOST_SESSIONS = _whole_number(
+    "PINBOARD_HOST_SESSIONS", max(1, _whole_number("PINBOARD_GUNICORN_THREADS", 4) // 2)
+)
 MYSQL_ADMIN = _text("PINBOARD_MYSQL_ADMIN")
 FENCE_COMMAND = _text("PINBOARD_FENCE_COMMAND")
 MYSQL_REPLICATION = _text("PINBOARD_MYSQL_REPLICATION")
@@ -77,6 +82,14 @@ def memcached(pool: str) -> list[str]:
     """A cache pool's memcached servers: ``PINBOARD_MEMCACHED_<POOL>``, else ``PINBOARD_MEMCACHED``
     ("host:port,host:port"); none means process memory."""
     return _list(f"PINBOARD_MEMCACHED_{pool.upper()}") or _list("PINBOARD_MEMCACHED")
+
+
+#: How long a cache fill lives at most: a day (memcached takes 30 days at most).
+CACHE_FILL_SECONDS = _whole_number("PINBOARD_CACHE_FILL_SECONDS", 24 * 3600)
+if CACHE_FILL_SECONDS > 30 * 24 * 3600:
+    raise ValueError(
+        f"PINBOARD_CACHE_FILL_SECONDS must be 30 days or less, not {CACHE_FILL_SECONDS}"
+    )
 
 
 # The search index (pinboard/search/): sqlite://PATH or mysql://user:password@host:port/name.

@@ -28,6 +28,7 @@ SEARCH_URL = f"sqlite://{_TMP / 'search.sqlite3'}"
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 RATE_LIMITS = {
     "login": (10_000, 60),
+    "login_failures": (10_000, 60),
     "login_account": (10_000, 60),
     "signup": (10_000, 60),
     "pin": (10_000, 60),

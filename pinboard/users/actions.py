@@ -24,7 +24,7 @@ from shardstore import DuplicateKey, NotFound
 
 from ..data_plane import cached_store
 from ..entities import Avatar, User
-from ..errors import Conflict, InvalidField, NotFoundError
+from ..errors import Conflict, InvalidField, NotFoundError, WrongPassword
 from ..search.tasks import index_user
 from ..text import multi_line, one_line
 from .avatars import delete_avatar, store_avatar
@@ -144,7 +144,7 @@ def change_password(user_id: int, old_password: object, new_password: object) ->
     if user is None:
         raise InvalidField("no such pinner", field="old_password")
     if not isinstance(old_password, str) or not check_password(old_password, user["password"]):
-        raise InvalidField("the current password is wrong", field="old_password")
+        raise WrongPassword("the current password is wrong", field="old_password")
     new_password = clean_password(
         new_password, username=user["username"], email=user["email"], field="new_password"
     )
@@ -229,7 +229,7 @@ def delete_account(user_id: int, password: object) -> None:
     if user is None:
         raise NotFoundError("no such pinner")
     if not isinstance(password, str) or not check_password(password, user["password"]):
-        raise InvalidField("the password is wrong", field="password")
+        raise WrongPassword("the password is wrong", field="password")
     cached_store().objects("user").delete(user_id)  # soft: the lookups still point at it
     revoke_tokens(user_id)
     purge_account.delay(user_id)

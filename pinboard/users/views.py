@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 from .. import ratelimit
 from ..cache_backend import CacheUnreachable
 from ..entities import User, pinner_stats
-from ..errors import DomainError, InvalidField
+from ..errors import DomainError, WrongPassword
 from ..feeds.home import read_home
 from ..follows.queries import followed_among, followers_page, following_page, follows_user
 from ..grid import pin_items
@@ -70,10 +70,10 @@ def signup(request: HttpRequest) -> HttpResponse:
 
 def login(request: HttpRequest) -> HttpResponse:
     def attempt() -> User:
-        ratelimit.check_login(request, request.POST.get("login", ""))
-        user = authenticate(request.POST.get("login"), request.POST.get("password"))
-        if user is None:
-            raise InvalidField("wrong username, email or password")
+        with ratelimit.password_attempt(request, ratelimit.login_key(request.POST.get("login"))):
+            user = authenticate(request.POST.get("login"), request.POST.get("password"))
+            if user is None:
+                raise WrongPassword("wrong username, email or password")
         return user
 
     return _entry_form(request, "users/login.html", attempt)
@@ -112,8 +112,10 @@ def password(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         post = request.POST
         try:
-            ratelimit.check_login(request, pinner["id"])  # guesses at the password count as log-ins
-            user = change_password(pinner["id"], post.get("old_password"), post.get("new_password"))
+            with ratelimit.password_attempt(request, ratelimit.pinner_key(pinner["id"])):
+                user = change_password(
+                    pinner["id"], post.get("old_password"), post.get("new_password")
+                )
         except DomainError as error:
             refusal, errors, status = error, form_errors(error), error.status
         else:
@@ -180,8 +182,8 @@ def delete(request: HttpRequest) -> HttpResponse:
     """Delete the account (its password confirms it); the settings form shows a refusal."""
     pinner = signed_in_pinner(request)
     try:
-        ratelimit.check_login(request, pinner["id"])  # the password is asked for: a log-in
-        delete_account(pinner["id"], request.POST.get("password"))
+        with ratelimit.password_attempt(request, ratelimit.pinner_key(pinner["id"])):
+            delete_account(pinner["id"], request.POST.get("password"))
     except DomainError as error:
         return _settings_refused(request, error, "delete")
     with contextlib.suppress(CacheUnreachable):  # its sessions end with the account anyway

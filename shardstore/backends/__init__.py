@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Backend, Dialect, Session, TableSet, UniqueViolation, batched
+from .base import Backend, Session
+from .sql import Dialect, TableSet, UniqueViolation, batched
 
 __all__ = [
     "Backend",

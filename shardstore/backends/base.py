@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..exceptions import ShardMoving, ShardStoreError, ShardUnavailable
+from .bulkhead import Bulkhead
 from .pool import ConnectionPool, discard
+from .sql import Dialect, TableSet
 
 if TYPE_CHECKING:
     from ..fence import WriteFence
@@ -23,24 +24,6 @@ if TYPE_CHECKING:
 Params = Sequence[Any]
 #: Told of every statement sent: its shard, its SQL as sent, and the seconds it took.
 OnQuery = Callable[[int, str, float], None]
-T = TypeVar("T")
-
-
-class UniqueViolation(ShardStoreError):
-    """A write hit a unique key (internal: callers translate it, e.g. into DuplicateKey)."""
-
-
-@dataclass(frozen=True)
-class Dialect:
-    """The few SQL fragments where MySQL and SQLite differ."""
-
-    insert_ignore: str  # "INSERT IGNORE" / "INSERT OR IGNORE"
-    max_union: int  # how many SELECTs one UNION ALL may join
-    for_update: str  # row lock on a read inside a write transaction
-    begin: str  # start a write transaction
-    add_to_count: str  # upsert into mapping_counts: (from_id, relation, delta)
-    count_object: str  # an aggregate of a group of mapping_counts rows: {"relation": n}
-    several_statements: bool  # whether the driver sends several statements in one round trip
 
 
 class Session:
@@ -59,7 +42,7 @@ class Session:
 
     __slots__ = (
         "_backend", "_connection", "_cursor", "_fence", "_key", "_may_retry", "_reroute",
-        "_sent", "_ticket", "broken", "shard_id", "write",
+        "_sent", "_slot", "_ticket", "broken", "shard_id", "write",
     )  # fmt: skip
 
     def __init__(
@@ -79,6 +62,7 @@ class Session:
         self._ticket: int | None = None
         self._connection: Any = None
         self._sent = False
+        self._slot: Bulkhead | None = None  # the host's bulkhead this session holds a place in
 
     def __enter__(self) -> Session:
         if self.write:
@@ -86,6 +70,7 @@ class Session:
         try:
             self._acquire()
         except BaseException:
+            self._let_go()
             self._end_write()
             raise
         if self.write:
@@ -99,6 +84,9 @@ class Session:
     def _acquire(self) -> None:
         backend = self._backend
         self._key = backend._pool_key(self.shard_id)
+        if backend.bulkhead is not None:
+            backend.bulkhead.enter(self.shard_id)
+            self._slot = backend.bulkhead
         try:
             self._connection, reused = backend._pool.acquire(self._key)
         except Exception as exc:
@@ -123,6 +111,9 @@ class Session:
                         self._connection.commit()
                     except Exception as commit_error:
                         self.broken = True
+                        backend.abandon(
+                            self._connection, commit_error, time.perf_counter() - started
+                        )
                         translated = backend.translate(commit_error, self.shard_id)
                         raise (translated or commit_error) from commit_error
                     finally:
@@ -150,12 +141,18 @@ class Session:
 
     def _release(self) -> None:
         self._end_write()
+        self._let_go()
         if self._connection is None:  # a move found no connection on the new host
             return
         if self.broken:
             discard(self._connection)
         else:
             self._backend._pool.release(self._key, self._connection)
+
+    def _let_go(self) -> None:
+        if self._slot is not None:
+            self._slot.leave()
+            self._slot = None
 
     def _admit(self) -> None:
         fence = self._fence
@@ -175,6 +172,7 @@ class Session:
         if connected:
             self._backend._pool.release(self._key, self._connection)
             self._connection = None
+            self._let_go()
         self._backend = backend
         if connected:
             self._acquire()
@@ -242,16 +240,17 @@ class Session:
         rendered = backend.render(sql, self.shard_id)
         started = time.perf_counter()
         try:
-            self._send(method, rendered, params)
+            self._send(method, rendered, params, started)
         finally:
             backend.on_query(self.shard_id, rendered, time.perf_counter() - started)
 
-    def _send(self, method: str, rendered: str, params: Any) -> None:
+    def _send(self, method: str, rendered: str, params: Any, started: float) -> None:
         may_retry, self._may_retry = self._may_retry, False
         try:
             getattr(self._cursor, method)(rendered, params)
             return
         except Exception as exc:
+            self._backend.abandon(self._connection, exc, time.perf_counter() - started)
             # Retry only what cannot have run twice: a read, a BEGIN, or a statement
             # the driver never sent (the connection was already known dead).
             safe = method == "execute" and (
@@ -283,11 +282,21 @@ class Backend(ABC):
     #: statement can read several shards (MySQL: databases on one server; SQLite: a file each).
     spans_shards: bool = False
 
-    def __init__(self, host: str, address: str, *, on_query: OnQuery, max_idle: int) -> None:
+    def __init__(
+        self,
+        host: str,
+        address: str,
+        *,
+        on_query: OnQuery,
+        max_idle: int,
+        max_sessions: int | None = None,
+    ) -> None:
         self.host = host
         self.address = address
         self.on_query = on_query
         self._pool = ConnectionPool(self._connect, max_idle=max_idle)
+        #: At most ``max_sessions`` of this process's threads on the host at once (None: no bound).
+        self.bulkhead = Bulkhead(host, max_sessions) if max_sessions else None
 
     # -- what each backend provides -----------------------------------------
 
@@ -318,6 +327,12 @@ class Backend(ABC):
     def never_sent(self, exc: Exception) -> bool:
         """Whether a disconnect error is certain to have come before the statement was sent."""
         return False
+
+    def abandon(self, connection: Any, exc: Exception, seconds: float) -> None:
+        """A statement (or commit) on ``connection`` failed with ``exc`` after ``seconds``:
+        if this process gave up waiting, end what the server still runs for it. SQLite
+        runs in this process: nothing goes on without it."""
+        return
 
     @abstractmethod
     def _render_params(self, sql: str) -> str:
@@ -361,18 +376,3 @@ class Backend(ABC):
 
 def _is_read(sql: str) -> bool:
     return sql.lstrip()[:6].upper() == "SELECT"
-
-
-def batched(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
-    """``items`` in consecutive slices of at most ``size`` (a UNION ALL per slice)."""
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
-
-
-@dataclass(frozen=True)
-class TableSet:
-    """The tables every shard holds, by kind (derived from the catalog)."""
-
-    objects: Sequence[str]
-    mappings: Sequence[str]
-    lookups: Sequence[str]

@@ -14,7 +14,8 @@ from urllib.parse import unquote, urlsplit
 
 from ..exceptions import ShardReadOnly, ShardStoreError, WriteConflict
 from ..topology import database_name
-from .base import Backend, Dialect, TableSet, UniqueViolation
+from .base import Backend
+from .sql import Dialect, TableSet, UniqueViolation
 
 try:
     import MySQLdb
@@ -25,14 +26,17 @@ except ImportError:  # the embedded default does not need the MySQL client libra
 #: once a replica has it (semi-sync, no fallback): with the replica gone, a write fails
 #: after this (503, nothing acknowledged) rather than holding a web thread for good.
 READ_TIMEOUT = 10.0
+#: Seconds the statement that ends a session given up on may take (connect, then KILL).
+KILL_TIMEOUT = 1
 # Server errors that mean "this shard's database or tables are not there".
 _MISSING_SCHEMA = {1049, 1146}
 _DUPLICATE_ENTRY = 1062
 # "running with the --read-only option": a demoted or fenced master refused a write; or
 # "INSERT command denied" on a shard's table: a move took this host's writes on the shard
-# away from the site's account (shardstore/control/grant_fence.py).
+# away from the site's account (shardstore/control/grant_fence.py); "SELECT command
+# denied" (or access denied to the database): its reads too, on a copy nothing feeds.
 _READ_ONLY = 1290
-_TABLE_ACCESS_DENIED = 1142
+_TABLE_ACCESS_DENIED, _DATABASE_ACCESS_DENIED = 1142, 1044
 # Lock conflicts: the transaction was rolled back and may simply be run again.
 _DEADLOCK, _LOCK_WAIT_TIMEOUT = 1213, 1205
 # Client errors for a connection that is gone; 2006 is raised before sending.
@@ -68,6 +72,7 @@ class MySQLBackend(Backend):
             raise ImportError(
                 "the mysql backend needs mysqlclient: pip install -r requirements-mysql.txt"
             )
+        self._read_timeout = max(1, int(read_timeout))  # whole seconds, as MySQL counts them
         parts = urlsplit(address)
         user, password = parts.username, parts.password
         if user is None and login:
@@ -78,7 +83,7 @@ class MySQLBackend(Backend):
             "user": unquote(user or "root"),
             "password": unquote(password or ""),
             "connect_timeout": max(1, int(connect_timeout)),
-            "read_timeout": max(1, int(read_timeout)),
+            "read_timeout": self._read_timeout,
             "charset": "utf8mb4",
             "autocommit": True,
         }
@@ -123,6 +128,10 @@ class MySQLBackend(Backend):
             return WriteConflict(f"shard {shard_id}: {exc.args[1]}")
         if code == _READ_ONLY:
             return ShardReadOnly(shard_id, self.host, "the host is read_only (demoted or fenced)")
+        if code == _DATABASE_ACCESS_DENIED or (
+            code == _TABLE_ACCESS_DENIED and str(exc.args[1]).startswith("SELECT")
+        ):
+            return ShardReadOnly(shard_id, self.host, "the host no longer serves it (moved)")
         if code == _TABLE_ACCESS_DENIED:
             return ShardReadOnly(
                 shard_id, self.host, "the host no longer takes writes to it (moved)"
@@ -147,6 +156,25 @@ class MySQLBackend(Backend):
 
     def never_sent(self, exc: Exception) -> bool:
         return _code(exc) == _SERVER_GONE
+
+    def abandon(self, connection: Any, exc: Exception, seconds: float) -> None:
+        """A statement the read timeout gave up on still runs on the server: a commit
+        waiting for a replica's acknowledgement, holding its row locks and a connection
+        until one comes. Ended there too, on a connection of its own, which settles the
+        write's outcome: committed or rolled back, never pending (best effort: a server that
+        cannot be reached is the failover's to fence)."""
+        if _code(exc) != _LOST_DURING_QUERY or seconds < self._read_timeout:
+            return
+        try:
+            thread = connection.thread_id()
+            limits = {"connect_timeout": KILL_TIMEOUT, "read_timeout": KILL_TIMEOUT}
+            killer = MySQLdb.connect(**{**self._params, **limits})
+            try:
+                killer.cursor().execute(f"KILL {int(thread)}")
+            finally:
+                killer.close()
+        except MySQLdb.Error:
+            pass  # unreachable, or the session had already ended (unknown thread)
 
     def create_shard(self, shard_id: int, tables: TableSet) -> None:
         db = self.database(shard_id)

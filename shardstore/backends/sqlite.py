@@ -14,7 +14,8 @@ from typing import Any
 
 from ..exceptions import ShardStoreError, WriteConflict
 from ..topology import database_name
-from .base import Backend, Dialect, TableSet, UniqueViolation
+from .base import Backend
+from .sql import Dialect, TableSet, UniqueViolation
 
 # OperationalError messages that mean the shard's file cannot be used (others are bugs).
 _UNAVAILABLE = ("unable to open", "disk I/O", "no such table", "readonly", "malformed")
@@ -36,6 +37,9 @@ class SQLiteBackend(Backend):
 
     def __init__(self, host: str, address: str, **options: Any) -> None:
         options.setdefault("max_idle", 256)  # each open WAL database holds three files
+        # No bulkhead: a file of this machine does not hang as a remote host does, and its
+        # writers queue on the file's lock, which a bound would turn into 503s.
+        options.pop("max_sessions", None)
         self.directory = Path(address.removeprefix("sqlite://"))
         super().__init__(host, address, **options)
 

@@ -41,14 +41,21 @@ def claim_across(
     )
 
 
-def fill_across(wanted: Sequence[tuple[CachePool, Sequence[tuple[str, bytes, Any]]]]) -> None:
-    """``fill`` each pool's (key, value, token): one write per home, replies not awaited."""
-    items = [{key: (key, value, token) for key, value, token in fills} for _, fills in wanted]
-    keyed = [(pool, list(items[index])) for index, (pool, _) in enumerate(wanted)]
+def fill_across(
+    wanted: Sequence[tuple[CachePool, int, Sequence[tuple[str, bytes, Any]]]],
+) -> None:
+    """``fill`` each pool's (key, value, token), to expire after the seconds given with
+    it: one write per home, replies not awaited."""
+    items = [
+        {key: (key, value, token, expire) for key, value, token in fills}
+        for _, expire, fills in wanted
+    ]
+    keyed = [(pool, list(items[index])) for index, (pool, _, _) in enumerate(wanted)]
     for pool, home, parts in _round_trips(keyed):
         pool.fill(home, [items[index][key] for index, batch in parts for key in batch])
-    for pool, fills in wanted:
-        metrics.CACHE_FILLS.labels(pool.name).inc(len(fills))
+    for pool, _, fills in wanted:
+        if fills:
+            metrics.CACHE_FILLS.labels(pool.name).inc(len(fills))
 
 
 def _ask(

@@ -4,11 +4,17 @@
 own, so code written against a Store runs unchanged, and a warm page costs no
 SQL. Pools by name: each object type's ``pool`` (in the catalog) holds its objects
 and the lookups to them; ``lists`` holds mapping lists, counts and edge checks.
+
+Its fills expire after ``fill_seconds`` (a day by default), and ``lease`` (a config
+follower's ``lease``: why the process may have missed a new shard map, or None) withholds
+them: while it gives a reason, reads go through to MySQL and are served, and nothing is
+stored in the caches, not a fill, not an append to a list (writes delete the keys they
+change, lists too). Deletes are always sent: one never makes a cached value wrong.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
@@ -17,18 +23,27 @@ from ..interface import QueryCount
 from ..selects import Selects
 from ..store import Store
 from ..topology import Topology
+from .lookups import CachedLookup
 from .pools import CachePool
-from .readthrough import read_through
-from .tables import CachedLookup, CachedMapping, CachedObjects
+from .readthrough import FILL_TTL, Fills, read_through
+from .tables import CachedMapping, CachedObjects
 
 
 class CachedStore:
     """A ``StoreInterface`` whose reads go through cache pools; ``store`` is the plain one."""
 
-    def __init__(self, store: Store, pools: Mapping[str, CachePool]) -> None:
+    def __init__(
+        self,
+        store: Store,
+        pools: Mapping[str, CachePool],
+        *,
+        lease: Callable[[], str | None] | None = None,
+        fill_seconds: int = FILL_TTL,
+    ) -> None:
         self.store = store
         self.catalog = store.catalog
         self.pools = dict(pools)
+        self.fills = Fills(fill_seconds, lease)
         types = store.catalog.types
         missing = {"lists", *(t.pool for t in types.values())} - self.pools.keys()
         if missing:
@@ -43,7 +58,9 @@ class CachedStore:
             for name in store.catalog.relations
         }
         self._lookups = {
-            name: CachedLookup(store.lookup(name), self.pools[types[lookup.object_type].pool])
+            name: CachedLookup(
+                store.lookup(name), self.pools[types[lookup.object_type].pool], self.fills
+            )
             for name, lookup in store.catalog.lookups.items()
         }
 
@@ -103,7 +120,8 @@ class CachedStore:
 
             return Selects.computed(checked)
 
-        values = read_through(self.pools["lists"], list(dict.fromkeys(keys.values())), load)
+        wanted = list(dict.fromkeys(keys.values()))
+        values = read_through(self.pools["lists"], wanted, load, fills=self.fills)
         return {edge for edge, key in keys.items() if values[key] == b"1"}
 
     def pool_stats(self) -> dict[str, dict[str, int]]:

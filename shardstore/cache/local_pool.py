@@ -83,10 +83,10 @@ class LocalPool:
         memory: LocalMemory = home
         return memory.claim(items, expire)
 
-    def fill(self, home: Any, items: Sequence[tuple[str, bytes, Any]]) -> None:
+    def fill(self, home: Any, items: Sequence[tuple[str, bytes, Any, int]]) -> None:
         memory: LocalMemory = home
-        for key, value, token in items:
-            memory.cas(key, value, token, 0)
+        for key, value, token, expire in items:
+            memory.cas(key, value, token, expire)
 
     def get_many(self, keys: Sequence[str]) -> dict[str, bytes]:
         if not keys:

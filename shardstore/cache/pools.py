@@ -78,9 +78,9 @@ class CachePool(Protocol):
         be in place before it reads the database; the token lets it fill only if nothing
         touched the key since."""
 
-    def fill(self, home: Hashable, items: Sequence[tuple[str, bytes, Any]]) -> None:
-        """``cas`` each (key, value, token) at ``home``, in one write, replies not awaited
-        (uncounted)."""
+    def fill(self, home: Hashable, items: Sequence[tuple[str, bytes, Any, int]]) -> None:
+        """``cas`` each (key, value, token, expiry in seconds) at ``home``, in one write,
+        replies not awaited (uncounted)."""
 
     def gets_many(self, keys: Sequence[str]) -> dict[str, tuple[bytes, Any]]: ...
     def add(self, key: str, value: bytes, expire: int) -> bool: ...
@@ -224,8 +224,10 @@ class MemcachePool:
         found: dict[str, tuple[bytes, Any]] = self._run(str(home), claim, {}, fill=True)
         return found
 
-    def fill(self, home: Hashable, items: Sequence[tuple[str, bytes, Any]]) -> None:
-        commands = [_command(b"cas", key, value, 0, token=token) for key, value, token in items]
+    def fill(self, home: Hashable, items: Sequence[tuple[str, bytes, Any, int]]) -> None:
+        commands = [
+            _command(b"cas", key, value, expire, token=token) for key, value, token, expire in items
+        ]
         self._run(str(home), partial(_send, commands=commands), None, fill=True)
 
     def get_many(self, keys: Sequence[str]) -> dict[str, bytes]:

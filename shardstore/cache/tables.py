@@ -4,29 +4,36 @@ then invalidate (or append to) the cache after they commit."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 import orjson
 
 from ..catalog import Catalog, Relation
+from ..exceptions import ShardUnavailable
 from ..interface import Page
-from ..lookups import LookupTable
 from ..mappings import MappingTable, check_limit, now_sequence
 from ..objects import ObjectTable, is_active
 from ..selects import Selects
 from . import lists
 from .pools import CachePool
 from .reads import Read
-from .readthrough import Through, invalidate, key_for, read_through
+from .readthrough import (
+    Fills,
+    Through,
+    forgetting,
+    invalidate,
+    key_for,
+    read_through,
+)
 
 
 class CachedTables(Protocol):
     """What a cached table needs of its store (``CachedStore``): the catalog, its sibling
-    tables (an edge's inverse, the objects whose counts an edge changes), edge checks."""
+    tables (an edge's inverse, the objects whose counts an edge changes), edge checks, fills."""
 
     catalog: Catalog
+    fills: Fills
 
     def objects(self, type_name: str) -> CachedObjects: ...
 
@@ -118,7 +125,7 @@ class CachedObjects:
                 objects.append(data)
             return objects
 
-        return Read(Through(self._pool, list(keys.values()), load), shape)
+        return Read(Through(self._pool, list(keys.values()), load, fills=self._cached.fills), shape)
 
     def create(self, shard_id: int, data: Mapping[str, Any]) -> int:
         object_id = self._table.create(shard_id, data)
@@ -126,15 +133,14 @@ class CachedObjects:
         return object_id
 
     def update(self, object_id: int | str, changes: Any) -> dict[str, Any]:
-        data = self._table.update(object_id, changes)
-        self.forget([data["id"]])
-        return data
+        object_id = self._cached.catalog.expect(object_id, self.type.name)
+        with forgetting(lambda: self.forget([object_id])):
+            return self._table.update(object_id, changes)
 
     def delete(self, object_id: int | str, *, hard: bool = False) -> bool:
         object_id = self._cached.catalog.expect(object_id, self.type.name)
-        deleted = self._table.delete(object_id, hard=hard)
-        self.forget([object_id])
-        return deleted
+        with forgetting(lambda: self.forget([object_id])):
+            return self._table.delete(object_id, hard=hard)
 
     def scan(
         self, shard_id: int, *, batch: int = 1000, include_inactive: bool = False
@@ -206,7 +212,7 @@ class CachedMapping:
                 decoded[from_id] = cached
             return decoded
 
-        return Read(Through(self._pool, list(keys), load, lists.merge), shape)
+        return Read(Through(self._pool, list(keys), load, lists.merge, self._cached.fills), shape)
 
     def page(
         self,
@@ -278,7 +284,7 @@ class CachedMapping:
 
             return Selects.computed(counted)
 
-        values = read_through(self._pool, list(keys), load)
+        values = read_through(self._pool, list(keys), load, fills=self._cached.fills)
         return {keys[k]: int(v) for k, v in values.items()}
 
     def contains(self, from_id: int | str, to_id: int | str) -> bool:
@@ -314,26 +320,30 @@ class CachedMapping:
 
     def add(self, from_id: int | str, to_id: int | str, *, sequence: int | None = None) -> bool:
         sequence = now_sequence() if sequence is None else int(sequence)
-        added = self._table.add(from_id, to_id, sequence=sequence)
+        try:
+            added = self._table.add(from_id, to_id, sequence=sequence)
+        except ShardUnavailable:  # its outcome unknown (``forgetting``)
+            self._forget(int(from_id), int(to_id), lists_too=True)
+            raise
         f, t = int(from_id), int(to_id)
-        if added:  # append the new entry; lists are never edited in the middle
+        # A process that stores nothing in the caches (Fills) drops the lists instead.
+        appends = added and self._cached.fills.withheld() is None
+        if appends:  # append the new entry; lists are never edited in the middle
             for mapping, a, b in self._both_ends(f, t):
                 mapping._pool.append(mapping.list_key(a), lists.entry(b, sequence))
         # (a pair that existed may have had its inverse repaired: refill those lists)
-        self._forget(f, t, lists_too=not added)
+        self._forget(f, t, lists_too=not appends)
         return added
 
     def remove(self, from_id: int | str, to_id: int | str) -> bool:
-        removed = self._table.remove(from_id, to_id)
-        self._forget(int(from_id), int(to_id), lists_too=True)
-        return removed
+        with forgetting(lambda: self._forget(int(from_id), int(to_id), lists_too=True)):
+            return self._table.remove(from_id, to_id)
 
     def repair_inverse(self, from_id: int | str, to_id: int | str) -> bool:
-        changed = self._table.repair_inverse(from_id, to_id)
         # Whatever a crash left cached for either end (a list missing an append, an
         # edge or count from before the interrupted write) is dropped, changed or not.
-        self._forget(int(from_id), int(to_id), lists_too=True)
-        return changed
+        with forgetting(lambda: self._forget(int(from_id), int(to_id), lists_too=True)):
+            return self._table.repair_inverse(from_id, to_id)
 
     def _both_ends(self, from_id: int, to_id: int) -> list[tuple[CachedMapping, int, int]]:
         ends = [(self, from_id, to_id)]
@@ -350,47 +360,3 @@ class CachedMapping:
             # The object at this end caches its counts with it.
             self._cached.objects(mapping.relation.from_type).forget([a])
         invalidate(self._pool, keys)
-
-
-class CachedLookup:
-    """Lookups (key -> ID) cached under ``lookup:<name>:<key>``; ``null`` when absent."""
-
-    def __init__(self, table: LookupTable, pool: CachePool) -> None:
-        self._table = table
-        self._pool = pool
-        self.lookup = table.lookup
-
-    def key(self, key: str) -> str:
-        # memcached keys are at most 250 bytes of no spaces: hash the normalized key.
-        digest = hashlib.sha1(self._table.key(key).encode()).hexdigest()
-        return key_for("lookup:%s:%s", VERSION, self.lookup.name, digest)
-
-    def get(self, key: str) -> int | None:
-        return self.reading(key).run()
-
-    def reading(self, key: str) -> Read[int | None]:
-        """``get`` as a read to make with others (``read_together``)."""
-        cache_key = self.key(key)
-
-        def load(missing: list[str]) -> Selects[dict[str, bytes]]:
-            return self._table.selecting(key).then(
-                lambda found: {cache_key: str(found).encode() if found is not None else ABSENT}
-            )
-
-        def shape(values: dict[str, bytes]) -> int | None:
-            value = values[cache_key]
-            return None if value == ABSENT else int(value)
-
-        return Read(Through(self._pool, [cache_key], load), shape)
-
-    def insert(self, key: str, object_id: int) -> None:
-        self._table.insert(key, object_id)
-        invalidate(self._pool, [self.key(key)])
-
-    def delete(self, key: str, object_id: int) -> bool:
-        deleted = self._table.delete(key, object_id)
-        invalidate(self._pool, [self.key(key)])
-        return deleted
-
-    def shard_of(self, key: str) -> int:
-        return self._table.shard_of(key)

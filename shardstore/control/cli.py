@@ -12,11 +12,14 @@ and ``python manage.py shardstore`` alike).
     cache-server POOL HOST:PORT (--add | --remove) [--dry-run]
     redis-move FIRST LAST INSTANCE [--url redis://...] [--dry-run]
     failover HOST [--emergency [--accept-data-loss]] [--dry-run]
-    split HOST [--dry-run]                      split --revert SPLIT [--dry-run]
+    split HOST [--dry-run]       split --revert SPLIT [--emergency [--accept-data-loss]] [--dry-run]
     cleanup SPLIT [--dry-run]                   diff HOST_A HOST_B [--shards FIRST-LAST]
     rebuild HOST [--master M] [--max-threads-running N] [--parallel N] [--dry-run]
+    reopen HOST [--dry-run]          (a master that restarted: its GTID domain, semi-sync, writable)
+    durability FIRST-LAST (strict | degrade-after N) [--dry-run]   (what a range's commits wait for)
+    guard run [--instance NAME]      guard status [--json]      guard (pause | unpause) --reason TEXT
     operations [--json]              abort OP [--close]              resume OP
-    pairs [--json] [--max-lag S]     (is every master backed up? exit status 1 if not)
+    pairs [--json] [--max-lag S]     (every master backed up, every stream healthy? 1 if not)
 
 Every operation prints its plan; without ``--dry-run`` it then runs it under the
 hosts' locks, journaled, and prints each step as it goes. ``operations`` lists the
@@ -34,31 +37,36 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..exceptions import ShardStoreError
-from . import documents, recovery
+from . import cli_guard, documents
+from . import cli_reports as reports
 from .cache_servers import plan_cache_server
+from .cli_reports import shard_span
 from .close_range import plan_close_range
 from .config_source import ConfigError
 from .context import Control
-from .diff import plan_diff
+from .durability_change import plan_durability
 from .emergency import plan_emergency_failover
 from .failover import plan_failover
+from .guard import plan_pause
 from .host_service import plan_host_service
-from .mysql_hosts import HostError
 from .new_pairs import plan_bring_up
 from .open_range import plan_open_range
-from .pairs import MAX_LAG, pair_health
+from .pairs import MAX_LAG
 from .plans import Plan, run
 from .publish import plan_publish, plan_rollback
 from .rebuild import plan_rebuild
 from .redis_move import plan_redis_move
+from .reopen import plan_reopen
 from .snapshot_copy import COPY_STREAMS
 from .split import plan_split
 from .split_cleanup import plan_cleanup
+from .split_emergency import plan_split_emergency
 from .split_revert import plan_split_revert
 
 OPERATIONS = (
     "bring-up", "open-range", "close-range", "host-service", "cache-server", "redis-move", "failover",
-    "split", "cleanup", "rebuild", "diff", "operations", "abort", "resume", "pairs",
+    "split", "cleanup", "rebuild", "reopen", "durability", "diff", "operations", "abort", "resume",
+    "pairs", "guard",
 )  # fmt: skip
 
 
@@ -93,6 +101,8 @@ def add_parsers(commands: Any) -> None:
         "split": "hand half of a master's shards to its replica (or --revert a split)",
         "cleanup": "drop the shard copies a split left behind",
         "rebuild": "make a host a replica of its master again: copy, replicate, in service",
+        "reopen": "make a master that restarted writable again, in its GTID domain",
+        "durability": "what a range's commits wait for when no replica acknowledges",
     }
     parsers = {name: commands.add_parser(name, help=text) for name, text in ops.items()}
     p = parsers["open-range"]
@@ -121,20 +131,19 @@ def add_parsers(commands: Any) -> None:
     p.add_argument("last", type=int)
     p.add_argument("instance")
     p.add_argument("--url")
-    p = parsers["failover"]
-    p.add_argument("host")
-    p.add_argument(
-        "--emergency", action="store_true", help="the master is down: promote its best replica"
-    )
-    p.add_argument(
-        "--accept-data-loss",
-        action="store_true",
-        help="with --emergency: promote a replica that may lack acknowledged writes (the"
-        " journal names the GTIDs)",
-    )
+    parsers["failover"].add_argument("host")
+    parsers["reopen"].add_argument("host")
+    parsers["durability"].add_argument("range", type=shard_span, help="FIRST-LAST, as in the map")
+    parsers["durability"].add_argument("policy", nargs="+", help="strict, or degrade-after N (s)")
     p = parsers["split"]
     p.add_argument("host", nargs="?")
     p.add_argument("--revert", type=int, metavar="SPLIT", help="undo split SPLIT (its map version)")
+    for name, emergency in (
+        ("failover", "the master is down, or no replica receives from it: fence it, promote one"),
+        ("split", "with --revert: its replica is lost; fence it, cut back to the host's copies"),
+    ):
+        parsers[name].add_argument("--emergency", action="store_true", help=emergency)
+        parsers[name].add_argument("--accept-data-loss", action="store_true", help="with --emergency: go on though writes may be lost (the journal names the GTIDs)")  # fmt: skip
     p = parsers["cleanup"]
     p.add_argument("split", type=int, help="the split (the map version it published)")
     p = parsers["rebuild"]
@@ -145,6 +154,7 @@ def add_parsers(commands: Any) -> None:
     p.add_argument("--parallel", type=int, default=COPY_STREAMS, help="copy streams (one snapshot)")
     for parser in parsers.values():
         parser.add_argument("--dry-run", action="store_true", help="print the plan only")
+    cli_guard.add_parser(commands)
     p = commands.add_parser("operations", help="the runs the journal holds open")
     p.add_argument("--json", action="store_true", help="as JSON, for scripts")
     p = commands.add_parser("abort", help="undo a run that was left open (see operations)")
@@ -184,8 +194,16 @@ def plan_of(
                 author=author,
                 reason=args.reason,
                 expect_version=args.expect_version,
+                connect=control.mysql,
             )
-        return plan_rollback(source, args.doc, args.to_version, author=author, reason=args.reason)
+        return plan_rollback(
+            source,
+            args.doc,
+            args.to_version,
+            author=author,
+            reason=args.reason,
+            connect=control.mysql,
+        )
     if args.command == "bring-up":
         return plan_bring_up(source, connect=control.mysql)
     if args.command == "open-range":
@@ -223,13 +241,32 @@ def plan_of(
             raise ConfigError("--accept-data-loss goes with --emergency only")
         return plan_failover(source, host=args.host, author=author, connect=control.mysql)
     if args.command == "split":
+        if args.accept_data_loss and not args.emergency:
+            raise ConfigError("--accept-data-loss goes with --emergency only")
+        if args.revert is not None and args.emergency:
+            return plan_split_emergency(
+                source, split=args.revert, author=author, fence=control.fence,
+                connect=control.mysql, accept_data_loss=args.accept_data_loss,
+            )  # fmt: skip
         if args.revert is not None:
             return plan_split_revert(
                 source, split=args.revert, author=author, connect=control.mysql
             )
+        if args.emergency:
+            raise ConfigError("--emergency goes with --revert SPLIT only")
         if not args.host:
             raise ConfigError("split needs a HOST (or --revert SPLIT)")
         return plan_split(source, host=args.host, author=author, connect=control.mysql)
+    if args.command == "reopen":
+        return plan_reopen(source, host=args.host, author=author, connect=control.mysql)
+    if args.command == "guard":
+        guard = cli_guard.guard_of(args, control)
+        return plan_pause(guard, paused=args.verb == "pause", reason=args.reason, author=author)
+    if args.command == "durability":
+        return plan_durability(
+            source, shards=args.range, policy=" ".join(args.policy), author=author,
+            connect=control.mysql,
+        )  # fmt: skip
     if args.command == "cleanup":
         return plan_cleanup(source, split=args.split, author=author, connect=control.mysql)
     if args.command == "rebuild":
@@ -264,11 +301,13 @@ def handle(args: argparse.Namespace, control: Control, out: TextIO) -> int:
             out.write(json.dumps(revision.document, indent=2, sort_keys=True) + "\n")
         return 0
     if args.command == "diff":
-        return _diff(args, control, out)
+        return reports.diff(args, control, out)
     if args.command == "pairs":
-        return _pairs(args, control, out)
+        return reports.pairs(args, control, out)
+    if args.command == "guard" and args.verb in ("run", "status"):
+        return cli_guard.handle(args, control, out)
     if args.command in ("operations", "abort", "resume"):
-        return _open_operations(args, control, out)
+        return reports.open_operations(args, control, out)
     started = time.monotonic()
 
     def say(line: str) -> None:
@@ -301,77 +340,3 @@ def handle(args: argparse.Namespace, control: Control, out: TextIO) -> int:
         ("done" if outcome.ok else f"FAILED: {outcome.error}") + f" in {outcome.seconds:.1f}s\n"
     )
     return 0 if outcome.ok else 1
-
-
-def _open_operations(args: argparse.Namespace, control: Control, out: TextIO) -> int:
-    """``operations``, ``abort OP``, ``resume OP``."""
-    found = control.journal.open_operations()
-    if args.command == "operations":
-        rows = [
-            {
-                "id": op.id,
-                "operation": op.operation,
-                "summary": op.summary,
-                "operator": op.operator,
-                "after_step": op.done,
-                "state": recovery.state(op, control.locks),
-                "locks": list(op.locks),
-            }
-            for op in found
-        ]
-        if args.json:
-            out.write(json.dumps(rows, indent=2, default=str) + "\n")
-        for row in [] if args.json else rows:
-            out.write(
-                f"{row['id']}  {row['state']:<9}  after step {row['after_step']}"
-                f"  {row['operator']}: {row['summary']}\n"
-            )
-        if not rows and not args.json:
-            out.write("no open operation\n")
-        return 0
-    how = "close" if args.command == "abort" and args.close else args.command
-    try:
-        result = recovery.end(
-            args.operation,
-            how,
-            source=control.source,
-            journal=control.journal,
-            locks=control.locks,
-            operator=control.operator,
-            connect=control.mysql,
-            fence=control.fence,
-        )
-    except ShardStoreError as exc:
-        out.write(f"FAILED: {exc}\n")
-        return 1
-    out.write(result + "\n")
-    return 0
-
-
-def _diff(args: argparse.Namespace, control: Control, out: TextIO) -> int:
-    """``diff A B``: print the comparison; exit status 1 if the hosts differ."""
-    shards = None
-    if args.shards:
-        first, _, last = args.shards.partition("-")
-        if not (first.isdigit() and last.isdigit()):
-            raise ConfigError(f"--shards {args.shards}: expected FIRST-LAST")
-        shards = (int(first), int(last))
-    plan = plan_diff(control.source, a=args.a, b=args.b, shards=shards, connect=control.mysql)
-    try:
-        out.write(str(plan.steps[0].run()) + "\n")
-    except HostError as exc:
-        out.write(f"{exc}\n")
-        return 1
-    return 0
-
-
-def _pairs(args: argparse.Namespace, control: Control, out: TextIO) -> int:
-    """``pairs``: every master with its replica and what is wrong; 1 if anything is."""
-    document = control.source.current(documents.SHARDS).document
-    found = pair_health(document, control.mysql, max_lag=args.max_lag)
-    if args.json:
-        rows = [p.as_json() for p in found]
-        out.write(json.dumps(rows, indent=2) + "\n")
-    else:
-        out.write("".join(p.text() + "\n" for p in found) or "no MySQL master in the map\n")
-    return 0 if all(p.healthy for p in found) else 1

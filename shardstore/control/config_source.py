@@ -118,19 +118,31 @@ class ConfigSource(Protocol):
 
     def followers(self) -> dict[str, dict[str, int]]:
         """The versions in force in each process that has reported to this source within
-        its lease (``LEASE_SECONDS`` and ``LEASE_MARGIN``): those that may still write."""
+        its lease (``LEASE_SECONDS`` and ``LEASE_MARGIN``): those that may still write to
+        Redis (a process past its lease writes MySQL alone, by its last map)."""
         ...
 
     def withdraw(self, process: str) -> None:
         """``process`` follows no more (it is closing)."""
         ...
 
+    def record(self, kind: str, key: str, data: Mapping[str, Any]) -> None:
+        """Keep ``data`` as the record ``key`` of ``kind``, in place of the one before (no
+        version, no history; written durably): what the fleet probe records of each master
+        (``acknowledged.py``)."""
+        ...
+
+    def recorded(self, kind: str, key: str) -> dict[str, Any] | None:
+        """The record ``key`` of ``kind``; None if there is none."""
+        ...
+
     def close(self) -> None: ...
 
 
-#: A process that has not reached its config source for this long stops writing (it goes
-#: on reading by its last-known-good map): an operation that waits for every process to
-#: follow a new map need not wait for one cut off from ZooKeeper longer than that.
+#: A process that has not reached its config source for this long stops writing to Redis
+#: (it goes on reading, and writing MySQL, by its last-known-good map): an operation that
+#: waits for every process to follow a new map need not wait for one cut off from
+#: ZooKeeper longer than that. (MySQL writes by an old map are fenced in MySQL itself.)
 LEASE_SECONDS = 8.0
 #: How often each process reports to its source, which renews its lease.
 HEARTBEAT_SECONDS = 2.0
@@ -140,7 +152,7 @@ LEASE_MARGIN = 2.0
 
 
 def within_lease(age_seconds: float) -> bool:
-    """Whether a process whose last report is this old may still write."""
+    """Whether a process whose last report is this old may still write to Redis."""
     return age_seconds <= LEASE_SECONDS + LEASE_MARGIN
 
 

@@ -219,7 +219,8 @@ def plan_diff(
     """A diff of two hosts as a one-step plan (so the console journals it): the step's note
     is the report, and it fails if the hosts differ. ``shards``: (first, last), by default
     every shard either host masters."""
-    document = source.current(documents.SHARDS).document
+    current = source.current(documents.SHARDS)
+    document = current.document
     hosts = document["hosts"]
     for name in (a, b):
         if name not in hosts:
@@ -240,10 +241,33 @@ def plan_diff(
             raise HostError(report.text())
         return report.text()
 
+    def applying_again() -> str:
+        """A run killed inside a chunk left B's applier stopped: start it (``abort``)."""
+        with connect(hosts[b]) as replica:
+            status = replica.replica_status()
+            if status is None or status.sql_running or status.last_error:
+                return f"{b}'s applier left as it is"
+            replica.query("START SLAVE SQL_THREAD")
+        return f"{b} applies its master's writes again"
+
     span = f"{chosen[0]}..{chosen[-1]}"
+    # No locks: a diff reads, and a failover must never wait for one.
     return Plan(
         "diff",
         f"diff shards {span} on {a} and {b}",
-        [Step(f"compare shards {span} on {a} and {b} (rows, checksums)", (), compare)],
-        {"a": a, "b": b, "shards": [chosen[0], chosen[-1]]},
+        [
+            Step(
+                f"compare shards {span} on {a} and {b} (rows, checksums)",
+                (),
+                compare,
+                applying_again,
+            )
+        ],
+        {
+            "a": a,
+            "b": b,
+            "shards": [chosen[0], chosen[-1]],
+            "base": current.version,
+            "rerunnable": True,
+        },
     )

@@ -16,10 +16,15 @@ Planned (``plan_failover``: the master is retired, or needs maintenance). Steps:
    replica): every process switches within a second;
 6. clear the new master's ``read_only``.
 
-Any failure, and the operator's Ctrl-C or SIGTERM, undoes every step done so far
-(``plans.run``): the map published back, the pair turned back, the master
-writable again. The pair replicates in one direction or the other at every
-step, so "fail over again the other way" works after a run too.
+Step 5 is the commit point: once the map names the replica, it stands. Any failure
+before it, and the operator's Ctrl-C or SIGTERM, undoes every step done so far
+(``plans.run``): the pair turned back, the master writable again. A run that
+fails or dies after it (or inside it, once the map is published) is finished by
+``resume`` and never undone by ``abort``: writes may have been acknowledged on the
+new master. Turning the pair back waits until the old master holds everything the
+replica's binary log holds (it may have taken writes), and refuses otherwise. The
+pair replicates in one direction or the other at every step, so "fail over again
+the other way" works after a run too.
 
 Emergency failover, for a master that cannot be reached, is in emergency.py.
 """
@@ -30,10 +35,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..durability import of_master
 from ..exceptions import InvalidTopology
 from . import documents
 from .config_source import ConfigSource, Revision
-from .mysql_hosts import HostError, MySQLHost, endpoint
+from .mysql_hosts import HostError, MySQLHost, endpoint, gtid_domains
 from .plans import Plan, Step
 from .publish import publish_step
 
@@ -71,7 +77,13 @@ def check_replica_step(
         if status is None or status.source != "{}:{}".format(*endpoint(addresses[host])):
             raise HostError(f"{replica} does not replicate from {host}")
         if not status.healthy:
-            raise HostError(f"{replica}'s replication is broken: {status.last_error or 'stopped'}")
+            hint = (  # its source lost: the master's commits wait for an ack no one sends
+                f"; if no replica receives from {host}, none of its waiting commits was"
+                f" acknowledged: `failover {host} --emergency` fences it and promotes"
+                if status.lost_source
+                else ""
+            )
+            raise HostError(f"{replica}'s replication is broken: {status.last_error or 'stopped'}{hint}")  # fmt: skip
         if status.lag_seconds is None or status.lag_seconds > max_lag:
             raise HostError(f"{replica} is {status.lag_seconds}s behind (at most {max_lag}s)")
         return f"{replica} replicates from {host}, {status.lag_seconds}s behind"
@@ -96,6 +108,7 @@ def plan_failover(
     current = base or source.current(documents.SHARDS)
     document = current.document
     mastered, replica = master_and_replica(document, host)
+    durability = of_master(document, host)  # the promoted replica keeps it
     addresses = document["hosts"]
     master_address, replica_address = addresses[host], addresses[replica]
     ranges = [
@@ -137,15 +150,24 @@ def plan_failover(
             r.stop_replicating()
             m.set_semi_sync(False)  # a replica that waited for acks would stall its applier
             m.replicate_from(r)
-            r.set_semi_sync(True)
+            r.set_semi_sync(True, durability)
         return f"{host} replicates from {replica}, which waits for its acknowledgements"
 
     def swap_back() -> str:
         with connect(master_address) as m, connect(replica_address) as r:
+            # Stopping replication drops relay logs not yet applied: first the old master
+            # must hold all the replica wrote (nothing, unless it took writes meanwhile).
+            r.set_read_only(True)
+            position = r.gtid_binlog_pos()
+            if m.replica_status() is not None and not _logged(m, position, catch_up_seconds):
+                raise HostError(
+                    f"{host} has not applied {replica}'s {position} in {catch_up_seconds:g}s:"
+                    " the pair is left as it is, so as to lose nothing"
+                )
             r.set_semi_sync(False)
             m.stop_replicating()
             r.replicate_from(m)
-            m.set_semi_sync(True)
+            m.set_semi_sync(True, durability)
         return f"{replica} replicates from {host} again"
 
     def open_new() -> str:
@@ -186,8 +208,24 @@ def plan_failover(
                 reason=f"fail over {host} to {replica}",
                 change=change,
                 hosts=(host, replica),
+                commits=True,
             ),
             Step(f"clear {replica}'s read_only", (replica,), open_new, close_new),
         ],
         {"host": host, "replica": replica, "base": current.version},
     )
+
+
+def _logged(server: MySQLHost, position: str, timeout: float) -> bool:
+    """Wait until ``server``'s binary log holds ``position``, domain by domain, whether it
+    wrote the transactions itself or applied them (``MASTER_GTID_WAIT`` knows only what it
+    applied): whether it did in time."""
+    wanted = gtid_domains(position)
+    deadline = time.monotonic() + timeout
+    while True:
+        have = gtid_domains(server.gtid_binlog_pos())
+        if all(have.get(d, (0, 0))[1] >= n for d, (_, n) in wanted.items()):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)

@@ -174,6 +174,28 @@ class FileSource:
                 found[path.stem] = versions
         return found
 
+    def _record_path(self, kind: str, key: str) -> Path:
+        return self.root / "records" / process_node_name(kind) / f"{process_node_name(key)}.json"
+
+    def record(self, kind: str, key: str, data: Mapping[str, Any]) -> None:
+        path = self._record_path(kind, key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        with open(tmp, "w") as file:  # on disk before it replaces the last one
+            file.write(json.dumps(dict(data), sort_keys=True) + "\n")
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(tmp, path)
+
+    def recorded(self, kind: str, key: str) -> dict[str, Any] | None:
+        try:
+            data: dict[str, Any] = json.loads(self._record_path(kind, key).read_text())
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"record {kind}/{key}: {exc}") from None
+        return data
+
     def close(self) -> None:
         self._closed.set()
         for thread in self._watches:

@@ -15,10 +15,19 @@ After each change has been swapped in, the process reports the versions it
 has in force to the source (``ConfigSource.report``), so an operation can wait
 until no process acts on an older map; and again every ``HEARTBEAT_SECONDS``,
 which renews its lease. A process that has not reached its source for
-``LEASE_SECONDS`` may have missed a new map: ``lease()`` then says so, and the
-store refuses its writes (reads go on by the last map it saw) until the source
-answers again. An operation waits on every process that reported within its
-lease, so none that may still write is forgotten.
+``LEASE_SECONDS`` may have missed a new map: ``lease()`` then says so (and
+``status().cut_off``), and its Redis writes are refused (``RedisShards``) until
+the source answers again, since a move of Redis virtual shards has no other
+fence; nor does it fill the caches (``CachedStore``), so what it reads by a map
+it cannot confirm reaches no other process. Its MySQL reads and writes go on by
+the last shard map it saw: every operation that moves a shard's master fences the
+old master in MySQL itself (``fence``), so a ZooKeeper outage costs no MySQL write
+while no operation runs. An operation waits on every process that reported within
+its lease, so none that may still write to Redis by an older map is forgotten.
+
+A process that started from its mirror and has not reached its source since is cut
+off from the start, on the same terms: MySQL by the mirror's map, no Redis writes,
+no cache fills.
 """
 
 from __future__ import annotations
@@ -61,6 +70,9 @@ class FollowerStatus:
     connected: bool  # the source answered at start, and has not been lost since
     versions: dict[str, int]  # the version in force of each document
     from_mirror: tuple[str, ...]  # documents loaded from the local copy at start
+    #: Why its lease is over (``ConfigFollower.lease``), None while it holds: it serves
+    #: MySQL reads and writes by the last map it saw, refuses Redis writes, fills no cache.
+    cut_off: str | None
 
 
 class ConfigFollower:
@@ -104,8 +116,9 @@ class ConfigFollower:
         return self.status()
 
     def lease(self) -> str | None:
-        """Why this process may not write now (its lease is over: it has not reached its
-        source for ``LEASE_SECONDS``), or None if it may."""
+        """Why this process may have missed a new map (its lease is over: it has not
+        reached its source for ``LEASE_SECONDS``, or not since it started), or None.
+        While it gives a reason the process writes no Redis instance (``RedisShards``)."""
         with self._lock:
             reached = self._reached
         if reached is None:
@@ -165,12 +178,14 @@ class ConfigFollower:
             return self._current.get(name)
 
     def status(self) -> FollowerStatus:
+        cut_off = self.lease()
         with self._lock:
             return FollowerStatus(
                 self._description,
                 self._source is not None and not self._lost_logged,
                 {name: r.version for name, r in self._current.items()},
                 tuple(self._from_mirror),
+                cut_off,
             )
 
     def close(self) -> None:

@@ -10,6 +10,13 @@ grants are rows of ``mysql.db`` written at once (what GRANT and REVOKE write, on
 for all), not written to the binary log: the host taking the shards over keeps the
 writes. MySQL reads a session's privileges on its default database at ``USE``, and a
 transaction already open commits without a new check, so those sessions are ended.
+
+A copy that nothing feeds any more (a split's new master's, once its revert has given the
+shards back: ``take_reads``) loses the reads too, a grant of nothing: a process on a stale
+map then gets an error (``ShardReadOnly``, a 503 to retry) where it would read a frozen
+copy and serve it, or cache it. A copy that replication still feeds keeps its reads (a
+split's old host, fed by the reverse stream until cleanup; a demoted master, fed by the
+new one): a stale map reads it a replication delay behind.
 """
 
 from __future__ import annotations
@@ -58,6 +65,23 @@ def fence_step(
     )
 
 
+def read_fence_step(
+    connect: Callable[[str], MySQLHost], host: str, address: str, databases: list[str], shards: str
+) -> Step:
+    """The step that takes the site's reads on ``databases`` (shards ``shards``) away on
+    ``host`` as well as its writes (``take_reads``): for a copy that nothing feeds any more."""
+
+    def take() -> str:
+        with connect(address) as server:
+            return take_reads(server, databases)
+
+    return Step(
+        f"take the site's reads on shards {shards} away on {host} too (MySQL grants)",
+        (host,),
+        take,
+    )
+
+
 def take_writes(host: MySQLHost, databases: list[str]) -> str:
     """Take the writes on ``databases`` away from every account that holds them through a
     pattern (the site's, ``db%``): a grant of SELECT alone on a database comes before
@@ -66,26 +90,39 @@ def take_writes(host: MySQLHost, databases: list[str]) -> str:
     transaction, or one whose default database is fenced: its privileges were read at
     ``USE``). On this server only (not in its binary log: the host taking the shards
     over must keep the writes). A note of what was done."""
+    return _take(host, databases, "writes", "Y")
+
+
+def take_reads(host: MySQLHost, databases: list[str]) -> str:
+    """``take_writes``, and the reads too: a grant of nothing on each database comes before
+    the pattern, so MySQL refuses those accounts' SELECTs there (``SELECT command denied``,
+    at once, in sessions already open too). For a copy nothing feeds any more: a process on
+    a stale map gets an error, not a frozen value. ``give_writes_back`` gives both back."""
+    return _take(host, databases, "reads and writes", "N")
+
+
+def _take(host: MySQLHost, databases: list[str], what: str, select: str) -> str:
     accounts = _pattern_writers(host, databases)
     rows = [(at, db, user) for user, at in accounts for db in databases]
     _privileges(
         host,
         "INSERT INTO mysql.db (Host, Db, User, Select_priv) VALUES"
-        f" {', '.join(['(%s, %s, %s, %s)'] * len(rows))} ON DUPLICATE KEY UPDATE Select_priv = 'Y'",
-        tuple(value for row in rows for value in (*row, "Y")),
+        f" {', '.join(['(%s, %s, %s, %s)'] * len(rows))}"
+        " ON DUPLICATE KEY UPDATE Select_priv = VALUES(Select_priv)",
+        tuple(value for row in rows for value in (*row, select)),
     )
     ended = _end_sessions(host, accounts, databases)
     who = ", ".join(f"{u}@{h}" for u, h in accounts) or "no account"
-    return f"writes on {len(databases)} databases taken from {who}; {ended} sessions ended"
+    return f"{what} on {len(databases)} databases taken from {who}; {ended} sessions ended"
 
 
 def give_writes_back(host: MySQLHost, databases: list[str]) -> str:
-    """Give back what ``take_writes`` took (idempotent)."""
+    """Give back what ``take_writes`` (or ``take_reads``) took (idempotent)."""
     accounts = _pattern_writers(host, databases)
     wanted = set(databases)
     rows = host.query(
-        "SELECT user, host AS at, db FROM mysql.db WHERE select_priv = 'Y'"
-        " AND insert_priv = 'N' AND update_priv = 'N' AND delete_priv = 'N'"
+        "SELECT user, host AS at, db FROM mysql.db"
+        " WHERE insert_priv = 'N' AND update_priv = 'N' AND delete_priv = 'N'"
     )
     fenced = [
         (str(r["user"]), str(r["at"]), str(r["db"]))
@@ -116,10 +153,11 @@ def _privileges(host: MySQLHost, sql: str, params: tuple[str, ...]) -> None:
 
 
 def fenced(host: MySQLHost, databases: list[str]) -> list[str]:
-    """Those of ``databases`` whose writes ``take_writes`` took away on ``host``."""
+    """Those of ``databases`` whose writes ``take_writes`` (or ``take_reads``) took away on
+    ``host``."""
     rows = host.query(
-        "SELECT DISTINCT db FROM mysql.db WHERE select_priv = 'Y' AND insert_priv = 'N'"
-        " AND update_priv = 'N' AND delete_priv = 'N'"
+        "SELECT DISTINCT db FROM mysql.db"
+        " WHERE insert_priv = 'N' AND update_priv = 'N' AND delete_priv = 'N'"
     )
     taken = {str(r["db"]) for r in rows}
     return [db for db in databases if db in taken]

@@ -3,13 +3,13 @@ replication. The operations (failover, split) are written in these terms.
 
 This is not the store's pooled connection: it is opened for one operation, as
 the administrator (``MySQLHost(address, user=..., password=...)``; by default
-the credentials in the host's address), with short timeouts, and closed.
+the credentials in the host's address), with short timeouts, and closed. Opened
+within a run, it first claims its server for the run's term (terms.py).
 
-MariaDB's GTIDs: ``@@gtid_binlog_pos`` is what a server has written to its own
-binary log, ``@@gtid_current_pos`` what it has applied (written or
-replicated), and ``MASTER_GTID_WAIT(pos, timeout)`` waits until a replica has
-applied ``pos``. A replica follows its source with ``MASTER_USE_GTID``, so
-repointing one needs no binary log file name or offset.
+MariaDB's GTIDs: ``@@gtid_binlog_pos`` is what a server has written to its own binary
+log, ``@@gtid_current_pos`` what it has applied (written or replicated), and
+``MASTER_GTID_WAIT(pos, timeout)`` waits until a replica has applied ``pos``. A replica
+follows its source with ``MASTER_USE_GTID``: repointing one needs no file or offset.
 """
 
 from __future__ import annotations
@@ -20,18 +20,15 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from ..durability import NO_FALLBACK_MS, STRICT, Durability
 from ..exceptions import ShardStoreError
+from . import terms
 
 CONNECT_TIMEOUT = 2  # seconds (MySQL counts whole seconds)
 #: How long a replica pointed at its source is given to connect and run.
 REPLICATE_SECONDS = 10.0
 #: How long a fence statement (``read_only``, killing sessions) may wait for locks.
 FENCE_SECONDS = 5
-#: A master waits this long for a replica's acknowledgement before it would commit without
-#: one: for ever, in effect. A master whose replica is gone stops acknowledging writes
-#: rather than going asynchronous without a word, so a write a client saw acknowledged is
-#: always on a replica (emergency failover relies on it).
-SEMI_SYNC_TIMEOUT_MS = 18446744073709551615
 #: Client errors that mean "nothing answers there" (refused, timed out, connection lost),
 #: as opposed to a server that answers with a refusal (too many connections, access denied,
 #: host blocked): only the first can be a dead server.
@@ -86,6 +83,10 @@ class SemiSync:
     enabled: bool
     falls_back: bool
     replicas: int
+    #: How long a commit waits for an acknowledgement (the range's ``Durability``).
+    timeout_ms: int = NO_FALLBACK_MS
+    #: Whether it went asynchronous after that wait: no replica acknowledged in time.
+    degraded: bool = False
 
     @property
     def kept(self) -> bool:
@@ -150,18 +151,18 @@ class MySQLHost:
         self.replication = replication
         try:
             self._connection = MySQLdb.connect(
-                host=self.host,
-                port=self.port,
-                user=self.user,
-                password=self.password,
-                connect_timeout=CONNECT_TIMEOUT,
-                read_timeout=max(1, int(timeout)),
-                autocommit=True,
-                cursorclass=MySQLdb.cursors.DictCursor,
-            )
+                host=self.host, port=self.port, user=self.user, password=self.password,
+                connect_timeout=CONNECT_TIMEOUT, read_timeout=max(1, int(timeout)),
+                autocommit=True, cursorclass=MySQLdb.cursors.DictCursor,
+            )  # fmt: skip
         except MySQLdb.Error as exc:
             errno = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
             raise HostError(f"{self.host}:{self.port} cannot be reached: {exc}", errno) from None
+        try:
+            terms.claim(self)
+        except BaseException:
+            self.close()
+            raise
 
     def __enter__(self) -> MySQLHost:
         return self
@@ -199,17 +200,14 @@ class MySQLHost:
     # -- state ------------------------------------------------------------------
 
     def databases(self) -> set[str]:
-        return {
-            str(r["name"])
-            for r in self.query("SELECT schema_name AS name FROM information_schema.schemata")
-        }
+        rows = self.query("SELECT schema_name AS name FROM information_schema.schemata")
+        return {str(r["name"]) for r in rows}
 
     def read_only(self) -> bool:
         return bool(self.value("SELECT @@global.read_only"))
 
     def set_read_only(self, on: bool) -> None:
-        """Set or clear ``read_only``; setting it waits for running commits, at most
-        ``FENCE_SECONDS``."""
+        """Set or clear ``read_only``; setting it waits ``FENCE_SECONDS`` at most for commits."""
         self.query(
             f"SET STATEMENT max_statement_time = {FENCE_SECONDS}, lock_wait_timeout = "
             f"{FENCE_SECONDS} FOR SET GLOBAL read_only = {1 if on else 0}"
@@ -281,8 +279,7 @@ class MySQLHost:
     # -- replication --------------------------------------------------------------
 
     def stop_receiving(self) -> None:
-        """Stop the I/O thread: nothing more arrives from the source (the SQL thread goes
-        on applying what did)."""
+        """Stop the I/O thread: nothing more arrives (the SQL thread applies what did)."""
         self.query("STOP SLAVE IO_THREAD")
 
     def apply_received(self, timeout: float) -> str:
@@ -343,38 +340,40 @@ class MySQLHost:
                 )
             time.sleep(0.05)
 
-    def set_semi_sync(self, on: bool) -> None:
-        """Whether commits wait for a replica's acknowledgement (semi-synchronous), with no
-        fallback to asynchronous (``SEMI_SYNC_TIMEOUT_MS``). On a master with a replica
-        only: on a replica it would hold back the applier (MariaDB waits for acks of
-        replicated commits too), and with no replica every commit would wait."""
+    def set_semi_sync(self, on: bool, durability: Durability = STRICT) -> None:
+        """Whether commits wait for a replica's acknowledgement, as long as ``durability``
+        says: on a master with a replica only (a replica that waited would hold back its
+        applier, and with no replica every commit would wait)."""
         if on:
-            self.query(f"SET GLOBAL rpl_semi_sync_master_timeout = {SEMI_SYNC_TIMEOUT_MS}")
-            self.query("SET GLOBAL rpl_semi_sync_master_wait_no_slave = ON")
-        self.query(f"SET GLOBAL rpl_semi_sync_master_enabled = {1 if on else 0}")
+            self._semi_sync(durability, wait_no_slave=True)
+        else:
+            self.query("SET GLOBAL rpl_semi_sync_master_enabled = 0")
 
-    def arm_semi_sync(self) -> None:
-        """Semi-sync on for a master that has no replica yet (one just promoted, or split
-        off): it commits alone while no replica is connected
-        (``rpl_semi_sync_master_wait_no_slave`` off), and waits for the acknowledgements of
-        the first that connects. ``set_semi_sync(True)``, once a replica follows it, takes
-        that fallback away again; until then the pair health check reports it
-        (``pairs``)."""
-        self.query(f"SET GLOBAL rpl_semi_sync_master_timeout = {SEMI_SYNC_TIMEOUT_MS}")
-        self.query("SET GLOBAL rpl_semi_sync_master_wait_no_slave = OFF")
+    def arm_semi_sync(self, durability: Durability = STRICT) -> None:
+        """Semi-sync for a master with no replica yet (just promoted, or split off): it
+        commits alone while no replica is connected, then waits for the first that
+        connects. ``set_semi_sync(True)`` ends that fallback (``pairs`` reports it)."""
+        self._semi_sync(durability, wait_no_slave=False)
+
+    def _semi_sync(self, durability: Durability, *, wait_no_slave: bool) -> None:
+        self.query(f"SET GLOBAL rpl_semi_sync_master_timeout = {durability.timeout_ms}")
+        self.query(f"SET GLOBAL rpl_semi_sync_master_wait_no_slave = {int(wait_no_slave)}")
         self.query("SET GLOBAL rpl_semi_sync_master_enabled = 1")
 
     def semi_sync(self) -> SemiSync:
         """This server's semi-synchronous replication, as a master."""
-        variables = {
+        status = {
             str(r["Variable_name"]).lower(): str(r["Value"])
             for r in self.query("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_%'")
         }
-        return SemiSync(
-            enabled=bool(self.value("SELECT @@global.rpl_semi_sync_master_enabled")),
-            falls_back=not self.value("SELECT @@global.rpl_semi_sync_master_wait_no_slave"),
-            replicas=int(variables.get("rpl_semi_sync_master_clients", 0)),
+        (row,) = self.query(
+            "SELECT @@global.rpl_semi_sync_master_enabled AS enabled, @@global.rpl_semi_sync_"
+            "master_wait_no_slave AS waits, @@global.rpl_semi_sync_master_timeout AS timeout"
         )
+        enabled, falls_back = bool(row["enabled"]), not row["waits"]
+        degraded = enabled and not falls_back and status.get("rpl_semi_sync_master_status") == "OFF"
+        replicas = int(status.get("rpl_semi_sync_master_clients", 0))
+        return SemiSync(enabled, falls_back, replicas, int(row["timeout"]), degraded)
 
     def stop_replicating(self) -> None:
         """Stop following anyone, and forget the source (a promoted replica)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..durability import STRICT, Durability, of_master
 from ..topology import database_name
 from . import documents
 from .config_source import ConfigSource
@@ -34,11 +35,13 @@ class NewPair:
         replica: str | None,
         replica_address: str | None,
         databases: frozenset[str] = frozenset(),
+        durability: Durability = STRICT,
     ) -> None:
         self.mysql = mysql
         self.master, self.master_address = master, master_address
         self.replica, self.replica_address = replica, replica_address
         self.databases = databases
+        self.durability = durability
 
     def prepare(self) -> list[Step]:
         hosts = tuple(filter(None, (self.master, self.replica)))
@@ -80,9 +83,9 @@ class NewPair:
     def open(self) -> str:
         with self.mysql(self.master_address) as m:
             if self.replica is None:
-                m.arm_semi_sync()  # waits for the replica rebuilt later
+                m.arm_semi_sync(self.durability)  # waits for the replica rebuilt later
             else:
-                m.set_semi_sync(True)
+                m.set_semi_sync(True, self.durability)
             m.set_read_only(False)
         wait = ", commits wait for its replica" if self.replica else ""
         return f"{self.master} writable{wait}"
@@ -121,7 +124,8 @@ def plan_bring_up(source: ConfigSource, *, connect: Callable[[str], MySQLHost]) 
         with connect(addresses[master]) as m:
             if not m.read_only() or m.databases() & shards:
                 continue  # running already
-        pair = NewPair(connect, master, addresses[master], replica, replica and addresses[replica])
+        durability = of_master(document, master)
+        pair = NewPair(connect, master, addresses[master], replica, replica and addresses[replica], durability=durability)  # fmt: skip
         steps += pair.prepare()
         started.append(master)
     if not steps:

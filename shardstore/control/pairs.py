@@ -6,19 +6,65 @@ which replicates from it (both threads running, no error) at most ``MAX_LAG`` se
 behind, and its commits wait for that replica's acknowledgement (semi-sync kept: on, no
 fallback, a replica connected). Anything less is a pair that a failure of its master
 would cost writes or shards, so it is reported with its reason, never averaged away.
+
+Every other replication stream is reported too: the named connections of MariaDB's
+multi-source replication (``SHOW ALL SLAVES STATUS``), a split's reverse stream above all
+(``reverse_stream``), which is what a revert cuts back over and, until the new master has
+a replica, the only server that acknowledges its commits. A stream is listed with the pair
+of the master it replicates from (or, if that is no master of the map, of the host it runs
+on), healthy when both its threads run with no error, at most ``MAX_LAG`` seconds behind,
+from a master of the map, and (a reverse stream) still filtered to its shards. A pair's
+``healthy`` is about its replica; ``shardstore pairs`` exits 1 if a pair or a stream is not.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from ..durability import STRICT, Durability, of_master
+from . import reverse_stream
 from .mysql_hosts import HostError, MySQLHost, ReplicaStatus, SemiSync, endpoint
 
 #: Replication lag (seconds) over which a replica no longer counts as a backup.
 MAX_LAG = 30
+
+
+@dataclass(frozen=True)
+class Stream:
+    """A named replication connection on ``host`` (a split's reverse stream, or another
+    multi-source one), with what is wrong with it (``judge`` says)."""
+
+    host: str
+    name: str
+    status: ReplicaStatus
+    filter: str = ""  # its replicate_wild_do_table
+    source_name: str = ""  # the host of the map it replicates from ("": none)
+    problems: tuple[str, ...] = ()
+
+    @property
+    def healthy(self) -> bool:
+        return not self.problems
+
+    def as_json(self) -> dict[str, Any]:
+        status = self.status
+        return {
+            "name": self.name,
+            "host": self.host,
+            "source": self.source_name or status.source,
+            "running": status.io_running and status.sql_running,
+            "lag_seconds": status.lag_seconds,
+            "error": status.last_error,
+            "healthy": self.healthy,
+            "problems": list(self.problems),
+        }
+
+    def text(self) -> str:
+        where = f"{self.name} on {self.host} from {self.source_name or self.status.source}"
+        state = f"healthy, {self.status.lag_seconds}s behind"
+        return f"{where}: " + (state if self.healthy else "; ".join(self.problems))
 
 
 @dataclass(frozen=True)
@@ -28,6 +74,7 @@ class Look:
     error: str = ""
     replication: ReplicaStatus | None = None  # None: it replicates from no one
     semi_sync: SemiSync | None = None
+    streams: tuple[Stream, ...] = ()  # its named connections, as read (not judged)
 
 
 @dataclass(frozen=True)
@@ -37,29 +84,43 @@ class Pair:
     master: str
     replica: str | None
     problems: tuple[str, ...]
+    streams: tuple[Stream, ...] = ()  # named streams from this master (or on it)
+    durability: Durability = STRICT  # its ranges' policy, in the map
 
     @property
     def healthy(self) -> bool:
         return not self.problems
 
+    @property
+    def streams_healthy(self) -> bool:
+        return all(stream.healthy for stream in self.streams)
+
     def as_json(self) -> dict[str, Any]:
         return {
             "master": self.master,
             "replica": self.replica,
+            "durability": str(self.durability),
             "healthy": self.healthy,
             "problems": list(self.problems),
+            "streams": [stream.as_json() for stream in self.streams],
         }
 
     def text(self) -> str:
-        pair = f"{self.master} -> {self.replica or '(no replica)'}"
-        return f"{pair}: " + ("healthy" if self.healthy else "; ".join(self.problems))
+        pair = f"{self.master} -> {self.replica or '(no replica)'} ({self.durability})"
+        line = f"{pair}: " + ("healthy" if self.healthy else "; ".join(self.problems))
+        return "\n".join([line, *(f"  stream {s.text()}" for s in self.streams)])
 
 
 def look(connect: Callable[[str], MySQLHost], address: str) -> Look:
     """One host's replication and semi-sync, or why they cannot be read."""
     try:
         with connect(address) as host:
-            return Look(replication=host.replica_status(), semi_sync=host.semi_sync())
+            rows = host.query("SHOW ALL SLAVES STATUS")
+            return Look(
+                replication=host.replica_status(),
+                semi_sync=host.semi_sync(),
+                streams=named_streams(rows),
+            )
     except HostError as exc:
         return Look(error=str(exc))
 
@@ -83,14 +144,65 @@ def judge(
             problems.append(f"its ranges name several replicas: {sorted(map(str, named))}")
         elif replica is None:
             problems.append("no replica in the shard map")
-        problems += _master_problems(looks.get(master, Look(error="not looked at")))
+        durability = of_master(document, master)
+        problems += _master_problems(looks.get(master, Look(error="not looked at")), durability)
         if replica is not None:
             if replica in out:
                 problems.append(f"{replica} is out of service")
             source = "{}:{}".format(*endpoint(addresses[master]))
             problems += _replica_problems(replica, looks.get(replica), source, max_lag)
-        pairs.append(Pair(master, replica, tuple(problems)))
-    return pairs
+        pairs.append(Pair(master, replica, tuple(problems), durability=durability))
+    return _with_streams(pairs, addresses, looks, max_lag)
+
+
+def named_streams(rows: list[dict[str, Any]], host: str = "") -> tuple[Stream, ...]:
+    """The named connections among ``SHOW ALL SLAVES STATUS``'s rows, as read."""
+    return tuple(
+        Stream(
+            host,
+            str(row["Connection_name"]),
+            reverse_stream.stream(row),
+            str(row.get("Replicate_Wild_Do_Table") or ""),
+        )
+        for row in rows
+        if row.get("Connection_name")
+    )
+
+
+def judge_stream(stream: Stream, source_name: str, max_lag: int = MAX_LAG) -> Stream:
+    """``stream`` with its problems, ``source_name`` being the map's name of its source."""
+    status, problems = stream.status, []
+    if not source_name:
+        problems.append(f"its source {status.source} is no host of the map")
+    if not status.io_running:
+        problems.append(f"I/O thread {status.io_state}")
+    if not status.sql_running:
+        problems.append("SQL thread stopped")
+    if status.last_error:
+        problems.append(f"error: {status.last_error}")
+    if status.healthy and status.lag_seconds is None:
+        problems.append("its lag is not known yet")
+    elif status.healthy and status.lag_seconds is not None and status.lag_seconds > max_lag:
+        problems.append(f"{status.lag_seconds}s behind (at most {max_lag}s)")
+    if reverse_stream.is_reverse(stream.name) and not stream.filter:
+        problems.append("its table filter is lost (a restart?): a revert refuses it")
+    return replace(stream, source_name=source_name, problems=tuple(problems))
+
+
+def _with_streams(
+    pairs: list[Pair], addresses: Mapping[str, str], looks: Mapping[str, Look], max_lag: int
+) -> list[Pair]:
+    """Each pair with the named streams from its master (or, from no master, on it)."""
+    names = {"{}:{}".format(*endpoint(a)): n for n, a in addresses.items() if str(a).startswith("mysql://")}  # fmt: skip
+    masters = {pair.master for pair in pairs}
+    found: dict[str, list[Stream]] = {}
+    for host, seen in sorted(looks.items()):
+        for stream in seen.streams:
+            source = names.get(stream.status.source, "")
+            judged = judge_stream(replace(stream, host=host), source, max_lag)
+            owner = source if source in masters else host
+            found.setdefault(owner, []).append(judged)
+    return [replace(pair, streams=tuple(found.get(pair.master, ()))) for pair in pairs]
 
 
 def pair_health(
@@ -109,12 +221,19 @@ def pair_health(
     return judge(document, looks, max_lag=max_lag)
 
 
-def _master_problems(master: Look) -> list[str]:
+def _master_problems(master: Look, durability: Durability) -> list[str]:
     if master.error:
         return [f"master cannot be asked: {master.error}"]
     semi = master.semi_sync
     if semi is None or not semi.enabled:
         return ["semi-sync is off: commits do not wait for a replica"]
+    if semi.timeout_ms != durability.timeout_ms:
+        return [
+            f"its commits wait {semi.timeout_ms} ms for an acknowledgement, not as its"
+            f" durability ({durability}) says: `shardstore durability` sets it again"
+        ]
+    if semi.degraded:
+        return [f"degraded ({durability}): no replica acknowledged in time, commits are asynchronous"]  # fmt: skip
     if semi.falls_back:
         return ["semi-sync falls back to asynchronous when no replica is connected"]
     if semi.replicas == 0:

@@ -12,50 +12,60 @@ summary and a list of named ``Step``s, each saying which hosts it touches.
 3. journals the start, runs the steps in order, journals each step's result,
 4. journals the end (done, or failed at which step and why) and its duration.
 
-A failed step stops the run. A step may say how to put back what it did
-(``undo``): then the failed step and every step before it are undone, newest
-first, still under the locks, each undo journaled, back to the last step that
-``commits`` (after which writes may land where the operation moved them, so it
-stands, and the steps after it are clean-up that can be run again). A step that
-commits says how to tell whether it is in force (``took_effect``): a run that died in
-it, before journaling it, is then resumed, never undone. The operator's SIGINT or
-SIGTERM is a failure of the step it interrupts, so it is undone too. Undos open
-fresh connections and are idempotent (the step they undo may have stopped
-anywhere). Steps without an undo stay done, and the journal says how far the
-run got.
+A failed step stops the run. A step may say how to put back what it did (``undo``):
+then the failed step and every step before it are undone, newest first, still under
+the locks, each undo journaled, back to the last step that ``commits`` (after which
+writes may land where the operation moved them, so it stands, and the steps after it
+are clean-up that can be run again). A step that commits says how to tell whether it
+is in force (``took_effect``): a run that died in it, before journaling it, is then
+resumed, never undone. SIGINT or SIGTERM fails the step it interrupts, and a run stops
+itself where the fault injector asks (``signals.py``). Undos open fresh connections and
+are idempotent (the step they undo may have stopped anywhere).
 
-``SHARDSTORE_STOP_AFTER_STEP=N`` in the environment makes a run stop itself (SIGSTOP)
-once step N is journaled: the fault injector (toolkit/nemesis/) then kills it with
-SIGKILL there, exactly, to prove that ``abort`` and ``resume`` recover from any step.
+A run that fails after its commit point, or whose undo failed, stays open for
+``resume`` or ``abort`` (recovery.py). Each run draws a term once it holds its locks,
+and claims with it every MySQL server it connects to (``terms.py``): a run whose locks
+are gone (paused past its session) changes nothing on a server a newer run claimed.
+It leaves a mark beside the locks (``locks.Mark``) until its entry is closed, so a run
+open in another journal (the site's, a ``--journal`` file) holds its hosts as one open
+in this journal does (``OperationOpen``). The journal is part of the undo path: a step
+whose record cannot be written fails and is undone; an undo whose record cannot be
+written still runs, as do those after it; a journal that cannot begin an entry refuses
+the plan before anything changes (``JournalUnavailable``).
 
-Every operation that publishes a config document also takes the ``CONFIG``
-lock, so no publish, rollback or other operation changes the map between one
-operation's publishes (a hand rollback cannot lift a split's read-only window).
-A lock is checked again before each step: a ZooKeeper lock lost with its
-session stops the run before it changes anything more.
+Every operation that publishes a config document also takes the ``CONFIG`` lock, so
+no publish, rollback or other operation changes the map between its publishes (a hand
+rollback cannot lift a split's read-only window). A lock is checked again before each
+step: a ZooKeeper lock lost with its session stops the run before it changes more.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
-import threading
+import secrets
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..exceptions import ShardStoreError
-from .locks import CONFIG, HostsBusy, LockCheck, Locks
+from . import terms
+from .locks import CONFIG, HostsBusy, LockCheck, Locks, Mark, held_elsewhere, leave_mark, unmark_run
+from .signals import (
+    STOP_AFTER_STEP,
+    STOP_IN_STEP,
+    Interrupted,
+    signals_deferred,
+    signals_interrupt,
+    stop_here,
+)
 
 
 class StepFailed(ShardStoreError):
     """A step of a plan raised; the journal holds the steps done before it."""
 
 
-class Interrupted(BaseException):
-    """The operator's process was told to stop (SIGTERM): undo, then stop."""
+class JournalUnavailable(ShardStoreError):
+    """The journal could not begin an entry: the plan is refused, nothing changed."""
 
 
 @dataclass(frozen=True)
@@ -144,6 +154,9 @@ class OperationOpen(HostsBusy):
 class Journal(Protocol):
     """Where operations are written down (the console's journal; a list in tests)."""
 
+    #: Which journal this is, as an operator would look for it ("the journal file ...").
+    name: str
+
     def begin(self, plan: Plan, *, operator: str, dry_run: bool) -> Any:
         """A new entry for this plan (with its locks); returns its handle."""
         ...
@@ -157,10 +170,6 @@ class Journal(Protocol):
         ...
 
 
-#: The environment variable that stops a run after a step, for fault injection.
-STOP_AFTER_STEP = "SHARDSTORE_STOP_AFTER_STEP"
-
-
 def run(
     plan: Plan,
     *,
@@ -171,26 +180,42 @@ def run(
     progress: Callable[[int, int, str], None] | None = None,
 ) -> Outcome:
     """Journal the plan, and unless ``dry_run`` run it under its hosts' locks; a failed
-    or interrupted step is undone with those before it."""
-    entry = journal.begin(plan, operator=operator, dry_run=dry_run)
+    or interrupted step is undone with those before it, back to the commit point."""
+    if not dry_run:  # the key of the run's mark in the lock service (locks.Mark)
+        plan.params["mark"] = secrets.token_hex(8)
+    try:
+        entry = journal.begin(plan, operator=operator, dry_run=dry_run)
+    except JournalUnavailable:
+        raise
+    except Exception as exc:
+        raise JournalUnavailable(f"the journal cannot be written ({exc}): nothing was changed") from exc  # fmt: skip
     if dry_run:
         journal.finish(entry, ok=True, result="dry run: nothing changed", seconds=0.0)
         return Outcome(plan, True, True, [], entry=entry)
     started = time.monotonic()
     notes: list[str] = []
+    left_open = False
     try:
-        with locks.hold(plan.locks, owner=f"{operator}: {plan.operation}") as still_held:
+        owner = f"{operator}: {plan.operation}"
+        with locks.hold(plan.locks, owner=owner) as still_held:
             # Under the locks, an open run that shares one is dead: a live one holds them.
-            _refuse_open(journal, entry, plan.locks)
-            error = _run_steps(plan, still_held, journal, entry, notes, progress)
+            _refuse_open(journal, entry, plan, locks)
+            leave_mark(locks, Mark(plan.params["mark"], journal.name, plan.locks, f"{plan.summary} ({operator})"))  # fmt: skip
+            with terms.running(terms.Term(locks.next_term(), owner, still_held)):
+                error, left_open = _run_steps(plan, still_held, journal, entry, notes, progress)
     except HostsBusy as exc:
         error = str(exc)
     seconds = time.monotonic() - started
-    if error:
-        journal.finish(entry, ok=False, result=error, seconds=seconds)
+    if left_open:  # past its commit point: the entry stays open for ``resume``
         return Outcome(plan, False, False, notes, error, seconds, entry)
-    journal.finish(entry, ok=True, result=f"{len(notes)} steps done", seconds=seconds)
-    return Outcome(plan, False, True, notes, seconds=seconds, entry=entry)
+    result = error or f"{len(notes)} steps done"
+    try:
+        journal.finish(entry, ok=not error, result=result, seconds=seconds)
+    except Exception as exc:  # noqa: BLE001 - the steps are done; the entry stays open
+        error = f"{error or 'every step done'}; the journal could not record the end ({exc}): `resume` closes it"  # fmt: skip
+        return Outcome(plan, False, False, notes, error, seconds, entry)
+    unmark_run(locks, plan.params)
+    return Outcome(plan, False, not error, notes, error, seconds, entry)
 
 
 def _run_steps(
@@ -200,44 +225,77 @@ def _run_steps(
     entry: Any,
     notes: list[str],
     progress: Callable[[int, int, str], None] | None,
-) -> str:
-    """Run the steps; on a failure, undo what ran. The error, or "" if every step ran."""
-    with _signals_interrupt():
+) -> tuple[str, bool]:
+    """Run the steps; on a failure, undo what ran back to the commit point. The error (""
+    if every step ran), and whether the run is past its commit point (left open)."""
+    with signals_interrupt():
         for index, step in enumerate(plan.steps, 1):
             if progress:
                 progress(index, len(plan.steps), step.name)
             try:
                 still_held()
                 note = step.run() or "done"
+                stop_here(STOP_IN_STEP, index)
+                # A step whose record is lost fails like any other: it is undone.
+                journal.step(entry, index, step.name, note)
             except (Exception, KeyboardInterrupt, Interrupted) as exc:  # noqa: BLE001 - any failure is undone
                 reason = str(exc) or type(exc).__name__
                 if isinstance(exc, KeyboardInterrupt | Interrupted):
                     reason = "the operator's command was interrupted"
                 error = f"step {index} ({step.name}) failed: {reason}"
                 committed = max(
-                    (n for n, s in enumerate(plan.steps[:index], 1) if s.commits), default=0
+                    (n for n, s in enumerate(plan.steps[: index - 1], 1) if s.commits), default=0
                 )
-                if committed:
-                    error += f" (after step {committed}, which took effect: it stands)"
+                if step.commits and _may_be_in_force(step):
+                    committed = index
                 undone, failed = _undo(
                     plan.steps[committed:index], journal, entry, first=committed + 1
                 )
-                return error + (failed or (f"; {undone} steps undone" if undone else ""))
+                error += failed or (f"; {undone} steps undone" if undone else "")
+                if committed:
+                    error += (
+                        f" (after step {committed}, which took effect: it stands;"
+                        f" `resume` finishes the operation)"
+                    )
+                elif failed:  # a half-undone run is left for ``abort``, which undoes again
+                    error += "; `abort` undoes the rest"
+                return error, bool(committed or failed)
             notes.append(note)
-            journal.step(entry, index, step.name, note)
-            if os.environ.get(STOP_AFTER_STEP) == str(index):
-                os.kill(os.getpid(), signal.SIGSTOP)
-    return ""
+            stop_here(STOP_AFTER_STEP, index)
+    return "", False
 
 
-def _refuse_open(journal: Journal, entry: Any, locks: Sequence[str]) -> None:
-    for other in journal.open_operations():
-        if other.entry != entry and set(other.locks) & set(locks):
+def _may_be_in_force(step: Step) -> bool:
+    """Whether a committing step that failed may have taken effect (when it cannot tell,
+    or its check fails too, it may: the run is then left for ``resume`` or ``abort``)."""
+    if step.took_effect is None:
+        return True
+    try:
+        return step.took_effect()
+    except Exception:  # noqa: BLE001 - unknown is treated as in force
+        return True
+
+
+def _refuse_open(journal: Journal, entry: Any, plan: Plan, locks: Locks) -> None:
+    """OperationOpen if a dead run holds one of the plan's locks: open in this journal, or
+    marked open by another one. A mark of this journal's whose entry is closed was left by
+    an ending that could not remove it: removed now."""
+    here = journal.open_operations()
+    for other in here:
+        if other.entry != entry and set(other.locks) & set(plan.locks):
             raise OperationOpen(
                 f"operation {other.id} ({other.summary}) was left open after step"
                 f" {other.done} when its process died: `shardstore abort {other.id}` undoes"
                 f" it, `shardstore resume {other.id}` finishes it (`shardstore operations`)"
             )
+    mine = {other.params.get("mark") for other in here} | {plan.params.get("mark")}
+    found = held_elsewhere(locks, journal.name, mine, plan.locks)
+    if found is not None:
+        raise OperationOpen(
+            f"an operation is open in {found.journal}: {found.what}. End it there"
+            " (`shardstore operations`, then `abort` or `resume` given that journal, or"
+            " the console's Open operations page for the site's)"
+        )
 
 
 def undo_steps(plan: Plan, done: int, journal: Journal, entry: Any) -> int:
@@ -268,7 +326,7 @@ def _undo(done: Sequence[Step], journal: Journal, entry: Any, *, first: int) -> 
     """Undo ``done`` (steps ``first``...) newest first, signals held off: how many were
     undone, and what failed ("" if nothing did)."""
     undone, failed = 0, ""
-    with _signals_deferred():
+    with signals_deferred():
         for index in range(first + len(done) - 1, first - 1, -1):
             step = done[index - first]
             if step.undo is None:
@@ -278,48 +336,14 @@ def _undo(done: Sequence[Step], journal: Journal, entry: Any, *, first: int) -> 
             except Exception as exc:  # noqa: BLE001 - journaled; the earlier undos still run
                 # (a master left read-only because a later undo failed helps no one)
                 failed += f"; undoing step {index} ({step.name}) failed: {exc}"
-                journal.step(entry, index, f"undo: {step.name}", f"FAILED: {exc}")
-                continue
-            undone += 1
-            journal.step(entry, index, f"undo: {step.name}", note)
+                note = f"FAILED: {exc}"
+            else:
+                undone += 1
+            try:
+                journal.step(entry, index, f"undo: {step.name}", note)
+            except Exception as exc:  # noqa: BLE001 - a lost record stops no undo
+                failed += f"; the journal lost the undo of step {index} ({exc})"
     return undone, failed + ("; see the journal" if failed else "")
-
-
-def _raise_interrupted(signum: int, frame: Any) -> None:
-    raise Interrupted(signal.Signals(signum).name)
-
-
-@contextlib.contextmanager
-def _signals_interrupt() -> Iterator[None]:
-    """SIGTERM raises ``Interrupted`` in the steps (SIGINT raises KeyboardInterrupt), so a
-    stopped command undoes its work. Signals reach the main thread only: elsewhere (a
-    console action's worker thread) this does nothing."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGTERM, _raise_interrupted)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-@contextlib.contextmanager
-def _signals_deferred() -> Iterator[None]:
-    """While undoing: SIGINT and SIGTERM are noted, not obeyed, until the undo is done."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    received: list[int] = []
-    handlers = {
-        signum: signal.signal(signum, lambda signum, frame: received.append(signum))
-        for signum in (signal.SIGINT, signal.SIGTERM)
-    }
-    try:
-        yield
-    finally:
-        for signum, handler in handlers.items():
-            signal.signal(signum, handler)
 
 
 # -- journals ---------------------------------------------------------------------
@@ -342,6 +366,8 @@ class JournalEntry:
 
 class MemoryJournal:
     """A journal in a list: for scripts, drills and tests (the site keeps its own)."""
+
+    name = "a journal in memory"
 
     def __init__(self) -> None:
         self.entries: list[JournalEntry] = []

@@ -9,7 +9,7 @@ a new version (history only grows).
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import documents
@@ -22,6 +22,7 @@ from .config_source import (
     VersionConflict,
 )
 from .locks import CONFIG
+from .mysql_hosts import MySQLHost
 from .plans import Plan, Step, StepFailed
 
 #: How each document is called in plans and notes.
@@ -54,7 +55,7 @@ def publish_step(
         return f"{title} version {published.version} published"
 
     def unpublish() -> str:
-        if source.current(current.name).version != mine:
+        if source.current(current.name).version != mine or not published():
             return f"{title} v{mine} was not published: nothing to take back"
         back = source.publish(
             current.name,
@@ -84,8 +85,8 @@ def publish_step(
 
 
 #: How long every process is given to swap in a new version and report it: past a lease,
-#: so that one cut off from its source is waited out (it has stopped writing) rather
-#: than failing the operation.
+#: so that one cut off from its source is waited out rather than failing the operation
+#: (it has stopped writing to Redis; its MySQL writes meet the operation's MySQL fence).
 FOLLOW_SECONDS = LEASE_SECONDS + LEASE_MARGIN + 2.0
 
 
@@ -132,7 +133,11 @@ def plan_publish(
     author: str,
     reason: str,
     expect_version: int | None = None,
+    connect: Callable[[str], MySQLHost] | None = None,
 ) -> Plan:
+    """The plan to publish ``document`` by hand. With ``connect``, a shard map that names
+    master a host the map in force has as a replica first checks it: it answers and
+    replicates from no one (a rollback across a failover would name a read-only replica)."""
     try:
         current = source.current(name)
         base, old = current.version, current.document
@@ -149,19 +154,60 @@ def plan_publish(
         published = source.publish(name, new, author=author, reason=reason, expect_version=base)
         return f"{TITLES[name]} version {published.version} published"
 
-    return Plan(
-        "publish",
-        summary,
-        [Step(f"publish {TITLES[name]} v{base + 1}", (CONFIG,), publish)],
-        {"name": name, "version": base + 1, "diff": changes},
-    )
+    steps = [Step(f"publish {TITLES[name]} v{base + 1}", (CONFIG,), publish)]
+    masters = _new_masters(old, new) if name == documents.SHARDS and connect else {}
+    if masters and connect:
+        steps.insert(0, _check_masters_step(connect, masters))
+    return Plan("publish", summary, steps, {"name": name, "version": base + 1, "diff": changes})
+
+
+def _new_masters(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, str]:
+    """The MySQL hosts ``old`` names only as replicas that ``new`` names master, by name:
+    their addresses (a replica named master takes no write: what a rollback across a
+    failover would do). A host new to the map is not looked at: bring-up opens it."""
+    masters = {r["master"] for r in old.get("ranges", [])}
+    replicas = {r["replica"] for r in old.get("ranges", []) if r.get("replica")} - masters
+    return {
+        r["master"]: new["hosts"][r["master"]]
+        for r in new["ranges"]
+        if r["master"] in replicas and str(new["hosts"][r["master"]]).startswith("mysql://")
+    }
+
+
+def _check_masters_step(connect: Callable[[str], MySQLHost], masters: dict[str, str]) -> Step:
+    def check() -> str:
+        notes = []
+        for host, address in sorted(masters.items()):
+            with connect(address) as server:
+                status, read_only = server.replica_status(), server.read_only()
+            if status is not None:
+                raise StepFailed(
+                    f"{host} replicates from {status.source}: as master its shards would take"
+                    " no write. Fail over to it (`failover`) instead"
+                )
+            notes.append(f"{host} replicates from no one" + (", read_only" if read_only else ""))
+        return "; ".join(notes)
+
+    names = ", ".join(sorted(masters))
+    return Step(f"check that {names} can be master: answers, replicates from no one", tuple(sorted(masters)), check)  # fmt: skip
 
 
 def plan_rollback(
-    source: ConfigSource, name: str, version: int, *, author: str, reason: str
+    source: ConfigSource,
+    name: str,
+    version: int,
+    *,
+    author: str,
+    reason: str,
+    connect: Callable[[str], MySQLHost] | None = None,
 ) -> Plan:
     old = source.revision(name, version)
     plan = plan_publish(
-        source, name, old.document, author=author, reason=f"rollback to v{version}: {reason}"
+        source,
+        name,
+        old.document,
+        author=author,
+        reason=f"rollback to v{version}: {reason}",
+        connect=connect,
     )
     return Plan("rollback", plan.summary, plan.steps, {**plan.params, "from_version": version})

@@ -14,8 +14,10 @@ service. What the runbook did by hand, in steps:
    the snapshot's position;
 5. make it replicate from the master from there (GTID, the replication account);
 6. wait until it has applied everything the master had written by then;
-7. make the master wait for its acknowledgements (semi-sync), and see that it does;
-8. publish the map with the host as the replica of the master's ranges, back in service.
+7. compare the copy with the master, shard by shard at one GTID position (``diff``):
+   a copy that differs is refused, never put in service;
+8. make the master wait for its acknowledgements (semi-sync), and see that it does;
+9. publish the map with the host as the replica of the master's ranges, back in service.
 
 Which master: the one whose ranges name the host as replica; else, for a host out of
 service, the map's history says which ranges it last served (as master or replica), and
@@ -25,7 +27,7 @@ when that is ambiguous, and is checked the same way.
 Every step can run again from the start (a re-run wipes and copies from scratch), so a
 run whose process died is resumed from the step it died in (``shardstore resume OP``),
 or aborted: the host is then left out of service, wiped, replicating from no one, and
-the master as it was (``shardstore abort OP``). Until step 8 the host is out of service.
+the master as it was (``shardstore abort OP``). Until step 9 the host is out of service.
 
 The two publishes re-read the map in force and compare-and-set on it, rather than hold
 the ``CONFIG`` lock for the whole run: a copy takes minutes, and the other pairs'
@@ -38,9 +40,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..durability import of_master
 from ..exceptions import InvalidTopology
+from ..topology import Topology
 from . import documents
 from .config_source import ConfigSource, Revision, VersionConflict
+from .diff import diff_hosts
 from .failover import Connect
 from .mysql_hosts import HostError, MySQLHost
 from .plans import Plan, Step
@@ -133,6 +138,7 @@ def plan_rebuild(
     document = current.document
     addresses = document["hosts"]
     named = any(r.get("replica") == host for r in document["ranges"])
+    durability = of_master(document, master)
     in_service = host not in document.get("out_of_service", [])
     shards = _spans([r["range"] for r in document["ranges"] if r["master"] == master])
 
@@ -209,9 +215,16 @@ def plan_rebuild(
             raise HostError(f"{host} is {status.lag_seconds}s behind (at most {max_lag}s)")
         return f"{host} has applied {position}, {status.lag_seconds}s behind"
 
+    def compare() -> str:
+        mastered = Topology.from_json(source.current(documents.SHARDS).document).shards_of(master)
+        report = diff_hosts(connect, addresses[master], addresses[host], mastered, names=(master, host))  # fmt: skip
+        if not report.clean:
+            raise HostError(f"the copy differs: {report.text()}")
+        return report.text()
+
     def semi_sync() -> str:
         with connect(addresses[master]) as m, connect(addresses[host]) as h:
-            m.set_semi_sync(True)
+            m.set_semi_sync(True, durability)
             if not _acknowledged(m):
                 h.query("STOP SLAVE IO_THREAD")  # it asks for semi-sync as it connects
                 h.query("START SLAVE IO_THREAD")
@@ -224,9 +237,9 @@ def plan_rebuild(
     def semi_sync_back() -> str:
         with connect(addresses[master]) as m:
             if was_semi_sync == "armed":
-                m.arm_semi_sync()
+                m.arm_semi_sync(durability)
             else:
-                m.set_semi_sync(was_semi_sync == "kept")
+                m.set_semi_sync(was_semi_sync == "kept", durability)
         return f"{master}'s semi-sync {was_semi_sync} as before"
 
     def put_in() -> str:
@@ -279,6 +292,11 @@ def plan_rebuild(
             f"wait until {host} has caught up with {master} (at most {max_lag}s behind)",
             (host,),
             catch_up,
+        ),
+        Step(
+            f"compare {host} with {master}: rows and checksums of every shard",
+            (master, host),
+            compare,
         ),
         Step(
             f"{master} waits for {host}'s acknowledgements (semi-sync)",

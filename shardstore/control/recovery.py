@@ -7,37 +7,53 @@ locks until an operator ends it here, from the command line or the console.
 - ``abort OP``: undo what the run did, as a failure would have (``plans.undo_steps``):
   the steps the journal has and the one after it, which it may have begun, newest
   first; every undo is idempotent, so an abort cut short is run again;
-- ``resume OP``: finish a run that got past the step that commits it (a split's final
-  publish), or any run of an operation whose every step can run again (a rebuild): run
-  the steps after the last one the journal has (a committing step the journal lacks but
-  that is in force, the run having died in it, is not run again, and abort refuses to
-  undo it);
+- ``resume OP``: finish a run that got past the step that commits it (a planned
+  failover's or a split's final publish), or failed after it, or any run of an operation
+  whose every step can run again (a rebuild, a cleanup): run the steps after the last one the
+  journal has (a committing step the journal lacks but that is in force, the run having
+  died in it, is not run again, and abort refuses to undo it). So a committing step
+  does the one thing its ``took_effect`` checks, and what must follow it (an emergency
+  failover's promotion after its replication reset) is a step of its own after it,
+  which can run again and which resume runs. A run whose every step the journal has
+  (it died, or lost its journal, before its end was written) is closed as done;
 - ``abort OP --close``: close the entry and undo nothing, for an operation that cannot
   be planned again once the operator has put things right by hand (the journal says so).
 
 Both plan the operation again as it was planned (from the shard map it began with,
 ``base``): planned failover, split, revert, and emergency failover as it chose its
-replica. An emergency failover stands once it promoted the replica (its replication
-reset, it cannot follow the old master again): resume it. Before that there is nothing
-to undo: abort it, and run it again (a replica it stopped after it lost the master still
-counts as one that was replicating until the failure).
+replica. An emergency failover stands once it reset the replica's replication (it
+cannot follow the old master again), a run killed inside that step included: resume it,
+which arms the replica's semi-sync, clears its read_only and publishes. Before that
+there is nothing to undo: abort it, and run it again (a replica it stopped after it lost
+the master still counts as one that was replicating until the failure).
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 
 from ..exceptions import InvalidTopology
-from . import documents
+from . import documents, terms
 from .config_source import ConfigSource
+from .diff import plan_diff
+from .durability_change import plan_durability
 from .emergency import plan_emergency_again
 from .failover import Connect, plan_failover
 from .fencing import Fence
-from .locks import HostsBusy, Locks
-from .plans import Journal, OpenOperation, Plan, StepFailed, in_effect_unjournaled, undo_steps
+from .locks import HostsBusy, LockCheck, Locks, unmark_run
+from .plans import (
+    Journal,
+    OpenOperation,
+    Plan,
+    StepFailed,
+    in_effect_unjournaled,
+    undo_steps,
+)
 from .rebuild import plan_rebuild
 from .split import plan_split
+from .split_cleanup import plan_cleanup
 from .split_revert import plan_split_revert
 
 
@@ -60,6 +76,8 @@ def plan_again(
 ) -> Plan:
     """The plan of a dead run, made again from the shard map it began with."""
     params = operation.params
+    if operation.operation == "cleanup":  # it publishes nothing: planned again on the map in force
+        return plan_cleanup(source, split=int(params["split"]), author=author, connect=connect)
     if "base" not in params:
         raise InvalidTopology(
             f"operation {operation.id} ({operation.operation}) cannot be planned again: see its journal"
@@ -80,6 +98,17 @@ def plan_again(
         "rebuild": lambda: plan_rebuild(
             source, host=params["host"], author=author, connect=connect, base=base, params=params
         ),
+        "durability": lambda: plan_durability(
+            source,
+            shards=tuple(params["shards"]),
+            policy=params["policy"],
+            author=author,
+            connect=connect,
+            base=base,
+        ),
+        "diff": lambda: plan_diff(
+            source, a=params["a"], b=params["b"], shards=tuple(params["shards"]), connect=connect
+        ),
     }
     if operation.operation not in build:
         raise InvalidTopology(
@@ -94,17 +123,20 @@ def abort(
     """Undo a dead run and close its entry; what was done. Raises if an undo failed (the
     entry stays open: abort again) or if the run had taken effect (resume it)."""
     started = time.monotonic()
-    with locks.hold(operation.locks, owner=f"{operator}: abort {operation.id}"):
+    owner = f"{operator}: abort {operation.id}"
+    with locks.hold(operation.locks, owner=owner) as held, _term(locks, owner, held):
         undone = undo_steps(plan, operation.done, journal, operation.entry)
         result = f"aborted by {operator} after step {operation.done}: {undone} steps undone"
         journal.finish(operation.entry, ok=False, result=result, seconds=time.monotonic() - started)
+    unmark_run(locks, operation.params)
     return result
 
 
-def close(operation: OpenOperation, *, journal: Journal, operator: str) -> str:
+def close(operation: OpenOperation, *, journal: Journal, locks: Locks, operator: str) -> str:
     """Close a dead run's entry, undoing nothing: the operator says it is put right."""
     result = f"closed by {operator} after step {operation.done}, nothing undone"
     journal.finish(operation.entry, ok=False, result=result, seconds=0.0)
+    unmark_run(locks, operation.params)
     return result
 
 
@@ -115,12 +147,14 @@ def resume(
     done = operation.done
     in_effect = in_effect_unjournaled(plan, done)  # the run died in it, after it took effect
     rerunnable = bool(plan.params.get("rerunnable"))  # every step can run again
-    if not in_effect and not rerunnable and not any(step.commits for step in plan.steps[:done]):
+    finished = done >= len(plan.steps)  # it died, or lost its journal, after its last step
+    if not (in_effect or rerunnable or finished) and not any(s.commits for s in plan.steps[:done]):
         raise StepFailed(
             f"operation {operation.id} had not taken effect at step {done}: abort it instead"
         )
     started = time.monotonic()
-    with locks.hold(operation.locks, owner=f"{operator}: resume {operation.id}"):
+    owner = f"{operator}: resume {operation.id}"
+    with locks.hold(operation.locks, owner=owner) as held, _term(locks, owner, held):
         for index, step in enumerate(plan.steps[done:], done + 1):
             if index == in_effect:
                 note = "in effect already (its run died before journaling it)"
@@ -129,7 +163,13 @@ def resume(
             journal.step(operation.entry, index, step.name, note)
         result = f"resumed by {operator} after step {done}: {len(plan.steps)} steps done"
         journal.finish(operation.entry, ok=True, result=result, seconds=time.monotonic() - started)
+    unmark_run(locks, operation.params)
     return result
+
+
+def _term(locks: Locks, owner: str, held: LockCheck) -> contextlib.AbstractContextManager[None]:
+    """A new term for an ending: it claims the servers from the run it ends (terms.py)."""
+    return terms.running(terms.Term(locks.next_term(), owner, held))
 
 
 #: How an open operation may be ended: undone, finished, or closed as put right by hand.
@@ -158,7 +198,7 @@ def end(
     if state(found, locks) == "running":
         raise InvalidTopology(f"operation {found.id} is still running: its locks are held")
     if how == "close":
-        return close(found, journal=journal, operator=operator)
+        return close(found, journal=journal, locks=locks, operator=operator)
     plan = plan_again(found, source, author=operator, connect=connect, fence=fence)
     ending = abort if how == "abort" else resume
     return ending(found, plan, journal=journal, locks=locks, operator=operator)

@@ -11,7 +11,11 @@ Steps, in order:
    them to the target (DUMP/RESTORE, with their time to live);
 2. publish the Redis map with the range on the target; every process swaps
    within a second;
-3. wait for that, so no process still writes to the old instance;
+3. wait until every process reports it (``followed_step``), then ``settle_seconds``
+   for the requests and tasks begun on the old map, so no process still writes to the
+   old instance. Redis has no fence of its own: a process cut off from the config
+   source is waited on until its lease is over, and past it writes to no Redis
+   instance (``RedisShards``);
 4. ``repair`` the moved keys (writes that reached the old instance between the
    copy and the switch: the site's repairs its follower graph from MySQL);
 5. delete the moved keys from the old instances.
@@ -33,9 +37,10 @@ from ..redis_shards import VSHARDS, RedisShards, RedisTopology
 from . import documents
 from .config_source import ConfigSource
 from .plans import Plan, Step
-from .publish import publish_step
+from .publish import followed_step, publish_step
 
-#: How long processes are given to swap in the new map (they take at most a second).
+#: How long the requests and tasks begun on the old map are given to end, once every
+#: process has swapped in the new one (a swap does not wait for them).
 SETTLE_SECONDS = 2.0
 _BATCH = 500
 
@@ -146,7 +151,8 @@ def plan_redis_move(
             change=f"{where} on {instance}",
             hosts=(instance,),
         ),
-        Step(f"wait {settle_seconds:g}s for every process to switch", (), settle),
+        followed_step(source, documents.REDIS, current.version + 1, hosts=(instance,)),
+        Step(f"wait {settle_seconds:g}s for the work begun on the old map", (), settle),
         Step(keys.repair_step.format(where=where), (instance,), mend),
     ]
     steps += [Step(f"delete the keys of {where} from {d}", (d,), _bind(drop, d)) for d in donors]

@@ -10,13 +10,26 @@ source, beside any other):
   own writes only, never the old host's history back (a GTID start position would have
   the old host, which goes on writing the shards it keeps, ahead of the new master in
   that domain, which strict mode refuses);
-* the new master writes in a GTID domain of its own (``gtid_domain_id``, set when it
-  becomes writable), so the old host logs both streams in order, strict mode on, and the
+* the new master writes in a GTID domain of its own, the split's number (``split9``
+  writes in domain 9: a map version is never used twice, so no server has a GTID in it
+  yet), set when it becomes writable and recorded in the shard map the split publishes
+  (``domains``). So the old host logs both streams in order, strict mode on, and the
   revert waits for the new master's position in that domain (``MASTER_GTID_WAIT``): a
   write in the old host's domain breaks the stream, loudly, rather than be skipped;
 * it is filtered by table (``replicate_wild_do_table``, the moved databases as a few
   ``db0204_.%`` patterns): only the moved shards are written, whatever else the new
   master logs.
+
+MariaDB has no ``SET PERSIST``: a restarted new master comes back read-only (as every
+shard host starts) and in its server's default domain. ``shardstore reopen HOST``
+(reopen.py) sets the domain the map records before it clears ``read_only``, so nothing
+is written in the old host's domain.
+
+The stream is also what acknowledges the new master's commits (semi-sync: the old host
+acknowledges every stream it receives), and until a replica is rebuilt for the new
+master it is the only one: a stalled old host stalls the new master's commits, and a
+lost one leaves them on no other server. ``pairs`` and the fleet metrics report it
+(``stream``).
 
 MariaDB keeps a named connection's filters in memory only: after a restart of the old
 host the stream runs unfiltered, so ``check`` refuses it and the revert with it.
@@ -29,7 +42,7 @@ import time
 from typing import Any
 
 from ..topology import database_name
-from .mysql_hosts import REPLICATE_SECONDS, HostError, MySQLHost, gtid_domains
+from .mysql_hosts import REPLICATE_SECONDS, HostError, MySQLHost, ReplicaStatus, gtid_domains
 
 #: A split's connection on the old host: ``revert_split9`` for the map version it published.
 NAME = "revert_split{split}"
@@ -63,18 +76,14 @@ def patterns(shards: list[int]) -> str:
     return ",".join(out)
 
 
-def writing_domain(old: MySQLHost, new: MySQLHost) -> int:
-    """Make ``new`` write in a GTID domain other than ``old``'s (its server id), for the
-    sessions it opens from now on; the domain."""
+def writing_domain(old: MySQLHost, new: MySQLHost, domain: int) -> int:
+    """Make ``new`` write in GTID ``domain`` (the split's), for the sessions it opens from
+    now on; refused if ``old`` writes in it or has a GTID in it already."""
     theirs = int(old.value("SELECT @@global.gtid_domain_id"))
-    mine = int(new.value("SELECT @@global.gtid_domain_id"))
-    if mine != theirs:
-        return mine
-    mine = new.server_id()
-    if mine == theirs:
-        raise HostError(f"{new.host}:{new.port}: server id {mine} is {old.host}'s GTID domain")
-    new.query(f"SET GLOBAL gtid_domain_id = {mine}")
-    return mine
+    if domain == theirs or domain in gtid_domains(old.gtid_binlog_pos()):
+        raise HostError(f"{old.host}:{old.port} has written in GTID domain {domain} already")
+    new.query(f"SET GLOBAL gtid_domain_id = {int(domain)}")
+    return domain
 
 
 def start(old: MySQLHost, new: MySQLHost, split: int, shards: list[int]) -> str:
@@ -170,10 +179,36 @@ def check(old: MySQLHost, new: MySQLHost, split: int, shards: list[int]) -> str:
 
 
 def caught_up(old: MySQLHost, new: MySQLHost, timeout: float) -> str:
-    """Wait until ``old`` has applied all ``new`` wrote in its own domain; that position."""
-    domain = int(new.value("SELECT @@global.gtid_domain_id"))
-    written = gtid_domains(new.gtid_binlog_pos()).get(domain)
-    position = f"{domain}-{written[0]}-{written[1]}" if written else ""
+    """Wait until ``old`` has applied all ``new`` wrote itself: in each GTID domain where
+    ``new`` logged the last transaction (its own domain, even if a restart has reset
+    ``gtid_domain_id`` since); that position."""
+    server = new.server_id()
+    own = [
+        f"{domain}-{writer}-{sequence}"
+        for domain, (writer, sequence) in gtid_domains(new.gtid_binlog_pos()).items()
+        if writer == server
+    ]
+    position = ",".join(own)
     if not old.wait_for(position, timeout):
         raise HostError(f"{old.host}:{old.port} did not apply {position} in {timeout:g}s")
     return position
+
+
+def stream(row: dict[str, Any]) -> ReplicaStatus:
+    """One row of ``SHOW ALL SLAVES STATUS`` (any named connection) as a ``ReplicaStatus``."""
+    lag = row.get("Seconds_Behind_Master")
+    return ReplicaStatus(
+        source=f"{row.get('Master_Host')}:{row.get('Master_Port')}",
+        io_running=row.get("Slave_IO_Running") == "Yes",
+        sql_running=row.get("Slave_SQL_Running") == "Yes",
+        lag_seconds=None if lag is None else int(lag),
+        last_error=str(row.get("Last_SQL_Error") or row.get("Last_IO_Error") or ""),
+        io_state=str(row.get("Slave_IO_Running") or "No"),
+        received=str(row.get("Gtid_IO_Pos") or ""),
+        io_errno=int(row.get("Last_IO_Errno") or 0),
+    )
+
+
+def is_reverse(name: str) -> bool:
+    """Whether a named connection is a split's reverse stream."""
+    return re.fullmatch(NAME.replace("{split}", r"\d+"), name) is not None

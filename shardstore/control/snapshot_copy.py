@@ -199,7 +199,7 @@ class _Stream(threading.Thread):
         self.error: Exception | None = None
         self.source = _Text(master, "SET SESSION time_zone = '+00:00', net_write_timeout = 600", "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")  # fmt: skip
         try:
-            self.target = _Text(target, "SET SESSION sql_log_bin = 0, time_zone = '+00:00', sql_mode = 'NO_AUTO_VALUE_ON_ZERO', foreign_key_checks = 0, unique_checks = 0")  # fmt: skip
+            self.target = _Text(target, "SET SESSION sql_log_bin = 0, time_zone = '+00:00', sql_mode = 'STRICT_ALL_TABLES,NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION', foreign_key_checks = 0, unique_checks = 0")  # fmt: skip
         except HostError:
             self.source.close()
             raise

@@ -22,13 +22,15 @@ time (ten times a second).
 Each following process ``report``s the versions it has in force, and again every
 ``HEARTBEAT_SECONDS``, and ``followers()`` lists those that reported within their
 lease (``LEASE_SECONDS``): an operation that must know that no process still acts
-on an older map (a split's read-only window) waits on them. A process that has not
-reached its source for a lease stops writing by itself (``ConfigFollower.lease``),
-so one cut off from ZooKeeper is waited on until its lease is over, never
-forgotten while it may still write. In ZooKeeper a report is a node (not
-ephemeral: an expired session must not drop a process that still writes) aged by
-the server's time of its last write; in a directory, a file aged by its change
-time, ignored at once if its pid is gone (one machine).
+on an older map (a split's read-only window, a Redis move) waits on them. A process
+that has not reached its source for a lease stops writing to Redis by itself
+(``ConfigFollower.lease``), so one cut off from ZooKeeper is waited on until its
+lease is over, never forgotten while it may still write there. Its MySQL writes go
+on by its last map: an operation that moves a shard's master does not count on them
+stopping, it fences the old master in MySQL itself (``fence``). In ZooKeeper a
+report is a node (not ephemeral: an expired session must not drop a process that
+still writes) aged by the server's time of its last write; in a directory, a file
+aged by its change time, ignored at once if its pid is gone (one machine).
 """
 
 from __future__ import annotations

@@ -15,7 +15,8 @@ replica becomes responsible for some of the DBs"), and undo that, and clean up a
    stays: from now on only replication writes the host's copies of the moving shards;
 5. wait until the replica has applied all of the host's writes (GTID);
 6. stop replication between the two; the replica writes in a GTID domain of its own
-   and is writable;
+   (the split's number, recorded in the map the split publishes: ``domains``, which
+   ``reopen`` sets again after a restart) and is writable;
 7. start the reverse stream (``reverse_stream``): the host replicates the moving shards
    back from the replica, so that a revert is a cut-back of seconds;
 8. publish the new ranges: the moving shards mastered by the replica. The
@@ -45,6 +46,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from ..durability import of_master
 from ..exceptions import InvalidTopology
 from ..topology import database_name
 from . import documents, reverse_stream
@@ -106,16 +108,22 @@ def plan_split(
     host_address, replica_address = addresses[host], addresses[replica]
     staying, moving = halves(mastered)
     others = [r for r in document["ranges"] if r["master"] != host]
+    durability = of_master(document, host)  # both halves keep it
+    policy = durability.entry()
     split_ranges = sorted(
         [*others]
-        + [{"range": run, "master": host} for run in staying]
-        + [{"range": run, "master": replica} for run in moving],
+        + [{"range": run, "master": host, **policy} for run in staying]
+        + [{"range": run, "master": replica, **policy} for run in moving],
         key=lambda r: r["range"][0],
     )
     frozen = documents.validate(documents.SHARDS, {**document, "read_only": moving})
-    final = documents.validate(documents.SHARDS, {**document, "ranges": split_ranges})
-    final.pop("read_only", None)
     split_version = current.version + 2
+    # The replica writes in a GTID domain of its own, the split's number: never used before.
+    domains = {**document.get("domains", {}), replica: split_version}
+    final = documents.validate(
+        documents.SHARDS, {**document, "ranges": split_ranges, "domains": domains}
+    )
+    final.pop("read_only", None)
     suffix = f"_split{split_version}"
     reason = SPLIT.format(host=host, replica=replica)
     frozen_revision = Revision(documents.SHARDS, current.version + 1, frozen, author, "", reason)
@@ -156,11 +164,11 @@ def plan_split(
         # The host first: armed, it stops waiting when its replica leaves, else the commits
         # in flight then (and all after them) wait for that replica's ack for ever.
         with connect(replica_address) as r, connect(host_address) as m:
-            m.arm_semi_sync()
+            m.arm_semi_sync(durability)
             r.stop_replicating()
-            domain = reverse_stream.writing_domain(m, r)
+            domain = reverse_stream.writing_domain(m, r, split_version)
             r.kill_client_sessions()  # a session opened before writes in the host's domain
-            r.arm_semi_sync()
+            r.arm_semi_sync(durability)  # the new range has the parent's policy
             r.set_read_only(False)
         return (
             f"{replica} replicates from no one and is writable (GTID domain {domain});"
@@ -174,7 +182,7 @@ def plan_split(
             r.set_semi_sync(False)
             r.set_read_only(True)
             r.replicate_from(m)
-            m.set_semi_sync(True)
+            m.set_semi_sync(True, durability)
         return f"{replica} read_only, replicating from {host} again"
 
     def reverse() -> str:

@@ -51,7 +51,7 @@ def plan_cleanup(
             Step(f"stop and remove {reverse_stream.connection(split)} on {host}", (host,), unstream),
             *(Step(f"drop the copies split {split} left on {name}", (name,), drop(name)) for name in (host, replica)),
         ],
-        {"split": split},
+        {"split": split, "rerunnable": True},  # every drop can run again: resume finishes a killed run
     )  # fmt: skip
 
 
@@ -103,5 +103,6 @@ register(
         "Drop the shard copies a split (and its revert) renamed, after which it cannot be reverted",
         _cleanup_chunk,
         params={"split": "the shard-map version the split published"},
+        destructive=True,
     )
 )

@@ -8,10 +8,17 @@ stream, ``reverse_stream``). Steps:
 5. wait until the host has applied the replica's last write (GTID, the replica's domain);
 6. stop and remove the reverse stream; 7. give the site's writes on them back on the host;
 8. publish the old ranges (this commits the revert; the read-only window is 2 to 8);
-9. rename the replica's copies away (``db00042_reverted9``).
+9. take the site's reads on the replica's copies away too (``grant_fence.take_reads``):
+   nothing feeds them now, so a process on a stale map (cut off from ZooKeeper) gets an
+   error there, never a frozen value to serve or cache;
+10. rename the replica's copies away (``db00042_reverted9``).
 
 The replica has taken its own writes since the split, so it cannot simply follow the host
 again: it is left out of service until it is rebuilt as a replica (``rebuild``).
+
+With the replica lost (down, the reverse stream cut from it) the revert refuses, and names
+``split --revert SPLIT --emergency`` (split_emergency.py), which cuts back without it once
+it is down from every vantage point.
 """
 
 from __future__ import annotations
@@ -22,8 +29,8 @@ from ..exceptions import InvalidTopology
 from ..topology import database_name
 from . import documents, reverse_stream
 from .config_source import ConfigSource, Revision
-from .grant_fence import fence_step
-from .mysql_hosts import HostError, MySQLHost
+from .grant_fence import fence_step, read_fence_step
+from .mysql_hosts import NO_ANSWER, HostError, MySQLHost
 from .plans import Plan, Step
 from .publish import FOLLOW_SECONDS, followed_step, publish_step
 from .split import Connect, rename_shards, shards_in, spans, split_revision
@@ -65,13 +72,15 @@ def plan_split_revert(
         try:
             check()
         except HostError as exc:
-            raise InvalidTopology(f"split {split} cannot be reverted: {exc}") from None
+            lost = exc.errno in NO_ANSWER  # the new master (or the host) gives no answer
+            hint = f"; if {replica} is lost, `split --revert {split} --emergency` cuts back without it"  # fmt: skip
+            raise InvalidTopology(f"split {split} cannot be reverted: {exc}{hint if lost else ''}") from None  # fmt: skip
     frozen = documents.validate(documents.SHARDS, {**document, "read_only": moved})
     ranges = [
         ({**r, "master": host} if r["master"] == replica and r["range"] in moved else r)
         for r in document["ranges"]
     ]
-    merged = _merge(ranges)
+    merged = merge_ranges(ranges)
     out = sorted({*document.get("out_of_service", []), replica})
     restored = {k: v for k, v in document.items() if k != "read_only"}
     restored = documents.validate(
@@ -142,6 +151,7 @@ def plan_split_revert(
                 hosts=(host, replica),
                 commits=True,
             ),
+            read_fence_step(connect, replica, addresses[replica], moved_databases, spans(moved)),
             Step(f"rename {replica}'s copies of shards {spans(moved)} away", (replica,), set_aside),
         ],
         {"split": split, "host": host, "replica": replica, "base": current.version},
@@ -155,7 +165,7 @@ def _master_of(document: dict[str, Any], shard: int) -> str | None:
     return None
 
 
-def _merge(ranges: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def merge_ranges(ranges: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Adjacent ranges with the same master and replica as one range."""
     merged: list[dict[str, Any]] = []
     for entry in sorted(ranges, key=lambda r: r["range"][0]):

@@ -224,6 +224,31 @@ class ZooKeeperSource:
                         self._wait(self.client.delete_async(path, version=stat.version))
         return found
 
+    def _record_path(self, kind: str, key: str) -> str:
+        return f"{self.root}/records/{process_node_name(kind)}/{process_node_name(key)}"
+
+    def record(self, kind: str, key: str, data: Mapping[str, Any]) -> None:
+        from kazoo.exceptions import NodeExistsError, NoNodeError
+
+        path, encoded = self._record_path(kind, key), json.dumps(dict(data), sort_keys=True)
+        with self._errors():
+            try:
+                self._wait(self.client.set_async(path, encoded.encode()))
+            except NoNodeError:  # the first record of its key
+                with contextlib.suppress(NodeExistsError):
+                    self._wait(self.client.create_async(path, encoded.encode(), makepath=True))
+
+    def recorded(self, kind: str, key: str) -> dict[str, Any] | None:
+        from kazoo.exceptions import NoNodeError
+
+        with self._errors():
+            try:
+                data, _ = self._wait(self.client.get_async(self._record_path(kind, key)))
+            except NoNodeError:
+                return None
+        found: dict[str, Any] = json.loads(data)
+        return found
+
     def _errors(self) -> contextlib.AbstractContextManager[None]:
         return answered(self.client, self.description)
 

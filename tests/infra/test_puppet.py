@@ -131,6 +131,7 @@ REPLICATION_SETTINGS = (
     "rpl_semi_sync_master_wait_point",
     "rpl_semi_sync_master_timeout",
     "slave_net_timeout",
+    "skip_slave_start",
 )
 _BOOLEANS = {"on": "1", "true": "1", "1": "1", "off": "0", "false": "0", "0": "0"}
 

@@ -28,9 +28,10 @@ def root(address: str) -> MySQLHost:
     return MySQLHost(address, user="root", password="", replication=REPLICATION)
 
 
-#: As in production: binary logs on both (either can lead), GTIDs, semi-sync able, and
+#: As in production: binary logs on both (either can lead), GTIDs, semi-sync able,
 #: read_only from the start (a master is made writable once it is up, and one that crashes
-#: comes back read-only).
+#: comes back read-only), and a replica's threads stopped after a restart, its relay log
+#: kept (``shardstore/control/relay_log.py``).
 SERVER_OPTIONS = [
     "--innodb-buffer-pool-size=64M",
     "--log-slave-updates",
@@ -39,6 +40,7 @@ SERVER_OPTIONS = [
     "--read-only=1",
     "--rpl-semi-sync-slave-enabled=1",
     "--rpl-semi-sync-master-wait-point=AFTER_SYNC",
+    "--skip-slave-start",
 ]
 
 

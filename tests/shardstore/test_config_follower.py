@@ -12,14 +12,14 @@ import stat
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from shardstore import ShardReadOnly, Store, Topology, init_shards
+from shardstore import ShardMoving, Store, Topology
 from shardstore.control import config_source
 from shardstore.control import follower as follower_module
 from shardstore.control.config_source import ConfigSource, Revision
@@ -28,9 +28,11 @@ from shardstore.control.follower import ConfigFollower
 from shardstore.control.publish import followed_step
 from shardstore.control.sources import open_source
 from shardstore.exceptions import WritesInFlight
-from tests.config_documents import eventually, shard_map, sqlite_shard_map
+from shardstore.redis_shards import RedisShards, RedisTopology, RedisWritesRefused
+from tests.config_documents import eventually, shard_map
 
 from .catalog import CATALOG
+from .conftest import two_host_topology
 
 
 @pytest.fixture
@@ -91,11 +93,19 @@ def test_a_swap_with_writes_in_flight_is_not_reported(tmp_path: Path, closing: E
     process.close()
 
 
-def test_a_process_cut_off_from_zookeeper_past_its_lease_stops_writing(
-    private_zookeeper: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, closing: ExitStack
+def test_a_process_cut_off_from_zookeeper_past_its_lease_writes_mysql_but_not_redis(
+    private_zookeeper: Any,
+    mysql_schema: Any,
+    redis_db: Callable[[int], str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    closing: ExitStack,
 ) -> None:
-    """Its reports stop; it refuses writes once its lease is over, and reads go on by its
-    last map; the operator's wait counts it until then, and not after (it cannot write)."""
+    """Past its lease it may have missed a new map. Its MySQL writes go on by the last map
+    it saw (an operation that moves a shard fences the old master in MySQL itself), and
+    that map's read-only window still refuses; its Redis writes are refused (a Redis move
+    has no other fence) while reads go on, and resume once ZooKeeper answers. The
+    operator's wait counts it until its lease is over, and not after."""
     monkeypatch.setattr(follower_module, "LEASE_SECONDS", 1.5)
     monkeypatch.setattr(config_source, "LEASE_SECONDS", 1.5)
     monkeypatch.setattr(config_source, "LEASE_MARGIN", 0.5)
@@ -104,22 +114,42 @@ def test_a_process_cut_off_from_zookeeper_past_its_lease_stops_writing(
     operator.publish("shards", shard_map(1), author="ops", reason="first")
     process = follower(closing, spec, tmp_path / "m", process="web-1")
     process.start()
-    store = Store(Topology.from_json(sqlite_shard_map(tmp_path / "shards")), catalog=CATALOG)
-    init_shards(store)
-    store.refuse_writes_when(process.lease)
-    note = store.objects("note").create(0, {"n": 0})
-    assert process.lease() is None and "web-1" in operator.followers()
+    mysql_schema.clean()
+    address = mysql_schema.address
+    base = two_host_topology(address, address).as_json()
+    store = Store(Topology.from_json({**base, "read_only": [[3, 3]]}), catalog=CATALOG)
+    closing.callback(store.close)
+    store.hold_seconds = 0  # the window refuses at once
+    shards = RedisShards(RedisTopology.single(redis_db(1)), lease=process.lease)
+    closing.callback(shards.close)
+    client = shards.client("redis1")
+    unread = shards.register_read_script("redis1", "return redis.call('ZCARD', KEYS[1])")
+    client.zadd("k", {"a": 1})
+    assert process.lease() is None and process.status().cut_off is None
+    assert "web-1" in operator.followers()
     operator.close()
 
     private_zookeeper.halt()
     assert eventually(lambda: process.lease() is not None, 10)
-    assert "has not answered for" in (process.lease() or "")
-    with pytest.raises(ShardReadOnly, match="lease"):
-        store.objects("note").create(0, {"n": 1})
-    assert store.objects("note").get(note) == {"n": 0, "id": note}  # reads go on
+    assert "has not answered for" in (process.status().cut_off or "")
+    note = store.objects("note").create(0, {"n": 1})  # acknowledged, on MySQL
+    assert store.objects("note").get(note) == {"n": 1, "id": note}
+    with pytest.raises(ShardMoving):
+        store.objects("note").create(3, {"n": 2})
+    with pytest.raises(RedisWritesRefused, match="ZADD on Redis instance redis1 refused"):
+        client.zadd("k", {"b": 2})
+    with client.pipeline(transaction=True) as pipe:
+        pipe.zscore("k", "a")
+        with pytest.raises(RedisWritesRefused):
+            pipe.zadd("k", {"c": 3})  # as it is queued: nothing of the transaction is sent
+    with pytest.raises(RedisWritesRefused):  # a script that writes, sent as EVALSHA
+        client.register_script("return redis.call('DEL', KEYS[1])")(keys=["k"])
+    assert client.zrange("k", 0, -1) == [b"a"] and unread(keys=["k"]) == 1  # reads go on
 
     private_zookeeper.restart()
     assert eventually(lambda: process.lease() is None, 30)  # it reached ZooKeeper again
+    client.zadd("k", {"b": 2})
+    assert client.zrange("k", 0, -1) == [b"a", b"b"]
     operator = opened(closing, spec)
     assert "web-1" in operator.followers()
     process.close()
@@ -128,7 +158,6 @@ def test_a_process_cut_off_from_zookeeper_past_its_lease_stops_writing(
     assert "gone-silent" in operator.followers()
     assert eventually(lambda: "gone-silent" not in operator.followers(), 10)
     operator.close()
-    store.close()
 
 
 def test_the_local_copy_and_the_file_source_are_readable_by_their_user_alone(
@@ -172,6 +201,7 @@ def test_zookeeper_outage_keeps_serving_and_recovers(
     status = booted.start()
     assert status.from_mirror == ("shards",) and status.versions == {"shards": 1}
     assert not status.connected
+    assert "since this process started" in (status.cut_off or "")  # no Redis writes
 
     private_zookeeper.restart()
     assert eventually(lambda: running.status().connected and booted.status().connected, 30)

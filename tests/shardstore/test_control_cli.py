@@ -29,6 +29,14 @@ def spec(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return f"zk://{zookeeper.address}/cli-{next(_roots)}"
 
 
+@pytest.fixture(autouse=True)
+def journal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The journal file every command of a test shares (``SHARDSTORE_JOURNAL``)."""
+    path = tmp_path / "journal.sqlite3"
+    monkeypatch.setenv("SHARDSTORE_JOURNAL", str(path))
+    return path
+
+
 def cli(spec: str, *args: str) -> tuple[int, str]:
     """Exit status, and what was printed (standard output, then errors)."""
     out, err = io.StringIO(), io.StringIO()
@@ -175,3 +183,43 @@ def test_a_document_written_by_hand_becomes_the_first_version_of_the_history(
     assert now.version == 3 and now.document == {**shard_map(1), "version": 3}
     status, out = cli(spec, "topology", "publish", write(tmp_path, shard_map(2)), "--reason", "again")  # fmt: skip
     assert status == 0 and len(cli(spec, "topology", "history")[1].splitlines()) == 4  # kept once
+
+
+def test_an_operation_without_a_journal_shows_its_plan_and_refuses_to_run(
+    spec: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cli(spec, "topology", "publish", write(tmp_path, shard_map(1)), "--reason", "first")
+    monkeypatch.delenv("SHARDSTORE_JOURNAL")
+    status, out = cli(spec, "close-range", "0", "7", "--dry-run")
+    assert status == 0 and "1. publish shard map v2: open [[8, 15]]" in out
+    status, out = cli(spec, "close-range", "0", "7")
+    assert status == 1 and "close-range refused: no journal to record it in" in out
+    assert current(spec).version == 1
+
+
+def test_a_run_left_open_in_the_journal_file_is_listed_and_ended_by_a_later_command(
+    spec: str, tmp_path: Path, journal: Path
+) -> None:
+    """A command killed part way leaves its entry open in the file: another command sees
+    it, no operation takes its locks, and ``abort`` (here ``--close``) ends it."""
+    from shardstore.control.close_range import plan_close_range
+    from shardstore.control.journal_file import FileJournal
+
+    cli(spec, "topology", "publish", write(tmp_path, shard_map(1)), "--reason", "first")
+    source = open_source(spec)
+    try:
+        plan = plan_close_range(source, first=0, last=7, author="ada")
+    finally:
+        source.close()
+    dead = FileJournal(journal).begin(plan, operator="ada", dry_run=False)  # killed at once
+    status, out = cli(spec, "operations", "--json")
+    (row,) = json.loads(out[out.index("[") :])
+    assert status == 0 and row["id"] == dead and row["state"] == "left open"
+    status, out = cli(spec, "close-range", "0", "7")
+    assert status == 1 and f"operation {dead} (close shards 0..7" in out and "left open" in out
+    status, out = cli(spec, "abort", str(dead))  # a close cannot be planned again: closed
+    assert status == 1 and "cannot be planned again" in out
+    status, out = cli(spec, "abort", str(dead), "--close")
+    assert status == 0, out
+    assert cli(spec, "operations", "--json")[1].strip().endswith("[]")
+    assert cli(spec, "close-range", "0", "7")[0] == 0

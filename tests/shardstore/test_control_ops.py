@@ -128,42 +128,6 @@ def test_a_failure_undoes_the_steps_before_it_newest_first(tmp_path: Path) -> No
     assert done == ["one", "two", "three", "undo four", "undo three"]
 
 
-def test_an_undo_that_fails_leaves_the_earlier_ones_to_run(tmp_path: Path) -> None:
-    done: list[str] = []
-
-    def cannot() -> str:
-        raise RuntimeError("no replication account")
-
-    def fail() -> str:
-        raise RuntimeError("connection lost")
-
-    plan = Plan(
-        "demo",
-        "",
-        [
-            Step(
-                "freeze",
-                ("A",),
-                lambda: done.append("freeze") or "",
-                lambda: done.append("thaw") or "",
-            ),
-            Step("swap", ("A",), lambda: done.append("swap") or "", cannot),
-            Step("publish", ("A",), fail),
-        ],
-    )
-    journal = MemoryJournal()
-    outcome = run(plan, journal=journal, locks=FileLocks(tmp_path), operator="ada")
-    assert done == ["freeze", "swap", "thaw"]  # the master is thawed all the same
-    assert outcome.error == (
-        "step 3 (publish) failed: connection lost; undoing step 2 (swap) failed: no"
-        " replication account; see the journal"
-    )
-    assert journal.entries[0].steps[-2:] == [
-        (2, "undo: swap", "FAILED: no replication account"),
-        (1, "undo: freeze", "undone"),
-    ]
-
-
 def test_an_interrupted_operator_undoes_what_ran(tmp_path: Path) -> None:
     """Ctrl-C (KeyboardInterrupt) or SIGTERM in a step: the run undoes, then reports."""
     import os

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from shardstore.control.diff import diff_hosts
+from shardstore.control import recovery
+from shardstore.control.diff import diff_hosts, plan_diff
+from shardstore.control.locks import FileLocks
+from shardstore.control.plans import MemoryJournal
 from toolkit.servers.mariadb import MariaDBServer
 
 from .replication import root, sharded_pair, wait_caught_up
@@ -51,3 +54,24 @@ def test_rows_that_differ_only_where_a_weak_hash_is_blind_are_found(
         )
     assert report.position and report.tables == tables  # every table of every shard
     assert "db00001.t: A 1 rows" in report.text() and "B 1 rows" in report.text()
+
+
+def test_a_diff_killed_inside_a_chunk_is_aborted_and_the_replica_applies_again(
+    pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
+) -> None:
+    """Killed between stopping B's applier and starting it again: its entry stays open, and
+    ``abort`` starts the applier (B would otherwise fall behind for good)."""
+    master, replica = pair
+    source = sharded_pair(master, replica, tmp_path)
+    journal, locks = MemoryJournal(), FileLocks(tmp_path / "locks")
+    plan = plan_diff(source, a="A", b="B", connect=root)
+    journal.begin(plan, operator="ada", dry_run=False)  # killed in its first chunk:
+    with root(f"mysql://{replica.address}") as r:
+        r.query("STOP SLAVE SQL_THREAD")
+    (dead,) = journal.open_operations()
+    said = recovery.end(dead.id, "abort", source=source, journal=journal, locks=locks, operator="bob", connect=root)  # fmt: skip
+    assert said == "aborted by bob after step 0: 1 steps undone"
+    with root(f"mysql://{replica.address}") as r:
+        status = r.replica_status()
+        assert status is not None and status.healthy
+    assert journal.open_operations() == []

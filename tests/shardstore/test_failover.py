@@ -133,9 +133,9 @@ def test_emergency_failover_promotes_the_replica_with_every_acknowledged_write(
     with pytest.raises(InvalidTopology, match="no fence command"):
         plan_emergency_failover(source, host="A", author="ada", fence=None, connect=root)
     plan = plan_emergency_failover(source, host="A", author="ada", fence=killed, connect=root)
-    assert [line.split("  [")[0] for line in plan.lines()][0::4] == [
+    assert [line.split("  [")[0] for line in plan.lines()][0::5] == [
         "1. confirm A is down, from the operator and every replica",
-        "5. publish shard map v2: shards 0..3 mastered by B; A out of service",
+        "6. publish shard map v2: shards 0..3 mastered by B; A out of service",
     ]
     journal = MemoryJournal()
     outcome = run(plan, journal=journal, locks=FileLocks(tmp_path), operator="ada")

@@ -13,7 +13,8 @@ import pytest
 
 from shardstore import interface
 from shardstore.cache import CachedStore, LocalPool
-from shardstore.cache.tables import CachedLookup, CachedMapping, CachedObjects
+from shardstore.cache.lookups import CachedLookup
+from shardstore.cache.tables import CachedMapping, CachedObjects
 from shardstore.lookups import LookupTable
 from shardstore.mappings import MappingTable
 from shardstore.objects import ObjectTable

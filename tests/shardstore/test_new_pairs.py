@@ -155,7 +155,8 @@ def _bring_up(servers: list[MariaDBServer], tmp_path: Path, monkeypatch: pytest.
 
     def cli(*args: str) -> tuple[int, str]:
         out = io.StringIO()
-        return main(["--topology", spec, *args], out=out, err=out, catalog=CATALOG), out.getvalue()
+        journal = ["--journal", str(tmp_path / "journal.sqlite3")]
+        return main(["--topology", spec, *journal, *args], out=out, err=out, catalog=CATALOG), out.getvalue()  # fmt: skip
 
     status, out = cli("topology", "publish", str(tmp_path / "shards.json"), "--reason", "first map")  # fmt: skip
     assert status == 0, out

@@ -35,7 +35,7 @@ def document(**changes: Any) -> dict[str, Any]:
 
 def test_a_master_is_backed_up_only_with_every_condition_met() -> None:
     healthy = {"A": Look(semi_sync=KEPT), "B": Look(replication=FOLLOWING)}
-    assert [p.text() for p in judge(document(), healthy)] == ["A -> B: healthy"]
+    assert [p.text() for p in judge(document(), healthy)] == ["A -> B (strict): healthy"]
 
     def problems(doc: dict[str, Any], **looks: Look) -> tuple[str, ...]:
         [pair] = judge(doc, {**healthy, **looks})
@@ -88,8 +88,10 @@ def test_the_check_follows_a_real_pair_and_its_exit_status_says_so(
         {
             "master": "A",
             "replica": "B",
+            "durability": "strict",
             "healthy": False,
             "problems": ["B's replication is broken: stopped"],
+            "streams": [],
         }
     ]
 

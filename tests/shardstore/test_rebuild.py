@@ -16,6 +16,7 @@ from shardstore.control.emergency import plan_emergency_failover
 from shardstore.control.file_source import FileSource
 from shardstore.control.host_service import plan_host_service
 from shardstore.control.locks import FileLocks
+from shardstore.control.mysql_hosts import HostError
 from shardstore.control.plans import MemoryJournal, Plan, run
 from shardstore.control.rebuild import plan_rebuild
 from shardstore.control.snapshot_copy import Throttle, copy_databases, shard_databases
@@ -123,8 +124,9 @@ def test_an_empty_host_is_rebuilt_under_writes_and_loses_nothing(
         f"3. copy A's shard databases (shards 0..{SHARDS - 1}) onto B",
         "4. B replicates from A from the copy's GTID position",
         "5. wait until B has caught up with A (at most 10s behind)",
-        "6. A waits for B's acknowledgements (semi-sync)",
-        "7. publish the shard map",
+        "6. compare B with A",
+        "7. A waits for B's acknowledgements (semi-sync)",
+        "8. publish the shard map",
     ]
     outcome = run(plan, journal=MemoryJournal(), locks=FileLocks(tmp_path / "locks"), operator="ada")  # fmt: skip
     assert outcome.ok, outcome.error
@@ -244,7 +246,7 @@ def test_a_run_that_died_is_aborted_or_resumed_from_the_copy(
         b.query("CREATE DATABASE db00002")
         b.query("CREATE TABLE db00002.half (n INT)")
     more = [store.objects("note").create(n % SHARDS, {"n": n}) for n in range(12, 20)]
-    assert "resumed by bob after step 2: 7 steps done" in end("resume", source, journal, locks)
+    assert "resumed by bob after step 2: 8 steps done" in end("resume", source, journal, locks)
     assert journal.open_operations() == []
     assert_replica(source, master, empty, "B", "A")
     copy = reader(source, "B")
@@ -289,3 +291,25 @@ def test_the_copy_keeps_every_value_and_table_as_it_was(master_and_empty: Any) -
         assert (
             b.value("SELECT @@global.gtid_binlog_pos") == ""
         )  # nothing entered its own binary log
+
+
+def test_a_copy_that_differs_from_its_master_is_never_put_in_service(
+    master_and_empty: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
+) -> None:
+    """A row changed on the copy alone, after it caught up: the compare step finds it, the
+    run stops there, and the host stays out of service."""
+    master, empty = master_and_empty
+    source, store = shards_on_master(master, empty, tmp_path)
+    note = store.objects("note").create(1, {"n": "on A"})
+    replica_out_of_service(source, tmp_path)
+    journal, locks = MemoryJournal(), FileLocks(tmp_path / "locks")
+    plan = plan_rebuild(source, host="B", author="ada", connect=root)
+    compare = next(n for n, line in enumerate(plan.lines(), 1) if ". compare B with A" in line)
+    died_in(plan, compare, journal)
+    with root(f"mysql://{empty.address}") as b:
+        b.query("SET SESSION sql_log_bin = 0")
+        b.query('UPDATE db00001.notes SET data = \'{"n": "changed on B"}\'')
+    with pytest.raises(HostError, match=r"(?s)the copy differs: .*db00001\.notes: A 1 rows"):
+        end("resume", source, journal, locks)
+    assert "B" in Topology.from_json(source.current("shards").document).out_of_service
+    assert note

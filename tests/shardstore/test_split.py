@@ -127,7 +127,8 @@ def test_split_revert_and_cleanup(
         "6. stop and remove revert_split3 on A",
         "7. give the site's writes on shards 2..3 back on A",
         "8. publish shard map v5: shards 2..3 mastered by A; B out of service",
-        "9. rename B's copies of shards 2..3 away",
+        "9. take the site's reads on shards 2..3 away on B too (MySQL grants)",
+        "10. rename B's copies of shards 2..3 away",
     ]
     started: dict[int, float] = {}
     outcome = run(
@@ -187,6 +188,30 @@ def test_cleanup_of_a_split_that_stands_removes_the_stream_and_the_hosts_copies(
     assert not {db for db in databases(replica) if "_split" in db}
     with pytest.raises(InvalidTopology, match="no reverse stream revert_split3"):
         plan_split_revert(source, split=3, author="ada", connect=root)
+
+
+def test_a_cleanup_killed_inside_a_drop_is_resumed(
+    pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
+) -> None:
+    """``kill -9`` once A's copies are dropped but before the journal has it: resume plans
+    the cleanup again and runs the drops after the journal's last step (A's again, which
+    finds nothing left, then B's)."""
+    master, replica = pair
+    source = sharded_pair(master, replica, tmp_path)
+    execute(plan_split(source, host="A", author="ada", connect=root), tmp_path)
+    journal, locks = MemoryJournal(), FileLocks(tmp_path / "locks")
+    plan = plan_cleanup(source, split=3, author="ada", connect=root)
+    die_after(plan, 1, journal)
+    plan.steps[1].run()  # A's copies dropped; the journal never heard of it
+    (dead,) = journal.open_operations()
+    again = recovery.plan_again(dead, source, author="bob", connect=root)
+    assert recovery.resume(dead, again, journal=journal, locks=locks, operator="bob") == (
+        "resumed by bob after step 1: 3 steps done"
+    )
+    assert journal.open_operations() == []
+    assert [note for _, _, note in dead.entry.steps[1:]] == ["0 databases dropped on A", "2 databases dropped on B"]  # fmt: skip
+    assert not databases(master) & {"db00002", "db00003"}
+    assert not {db for db in databases(replica) if "_split" in db}
 
 
 def test_a_revert_is_refused_when_the_reverse_stream_is_broken(

@@ -1,22 +1,28 @@
 """A split's fence on real MariaDB replication: a process that missed the read-only map
 cannot write the moving shards on the old host, and a write in flight on a shard that
-stays is not failed by it."""
+stays is not failed by it; a process that missed a revert cannot read the copies it left
+frozen, so it neither serves nor caches them."""
 
 from __future__ import annotations
 
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from shardstore import ShardReadOnly, init_shards
+from shardstore import ShardReadOnly, ShardUnavailable, init_shards
+from shardstore.cache import CachedStore
+from shardstore.cache.readthrough import FILLING
 from shardstore.control.file_source import FileSource
 from shardstore.control.plans import Plan
 from shardstore.control.split import plan_split
+from shardstore.control.split_revert import plan_split_revert
 from toolkit.servers.mariadb import MariaDBServer
 
-from .replication import app_store, publish_pair, root, wait_caught_up
+from .catalog import CACHE_POOLS
+from .replication import app_store, publish_pair, root, sharded_pair, wait_caught_up
 from .test_split import execute
 
 
@@ -77,3 +83,41 @@ def test_a_process_on_the_old_map_cannot_write_the_moving_shards_once_they_are_f
     plan.steps[4].undo()
     assert stale.objects("note").create(3, {"n": "given back"})
     stale.close()
+
+
+def test_a_process_on_the_split_map_reads_no_frozen_copy_once_the_split_is_reverted(
+    pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path, memcached_pool: Any
+) -> None:
+    """A process that missed the revert (cut off from ZooKeeper, say) still reads the moved
+    shards on the split's new master, whose copies nothing feeds once the revert has given
+    them back: MySQL refuses it there from the revert's last publish on (a 503 to retry), so
+    it serves no frozen value and fills no cache with one; the process on the map in force
+    reads the newest value."""
+    master, replica = pair
+    source = sharded_pair(master, replica, tmp_path)
+    execute(plan_split(source, host="A", author="ada", connect=root), tmp_path)
+    pools = {name: memcached_pool(name) for name in CACHE_POOLS}
+    pools["notes"].clear()  # one server for every pool: IDs repeat from test to test
+    stale = CachedStore(app_store(source), pools)  # on the split's map, for good
+    note = stale.objects("note").create(3, {"n": "before"})  # on B, streamed back to A
+    assert stale.objects("note").get(note) == {"n": "before", "id": note}
+
+    revert = plan_split_revert(source, split=3, author="ada", connect=root)
+    *steps, rename = revert.steps  # the rename would hide the copies: the fence must not need it
+    execute(Plan("split-revert", "up to the rename", steps), tmp_path)
+    current = CachedStore(app_store(source), pools)  # on the map in force: A
+    current.objects("note").update(note, {"n": "after"})
+    with pytest.raises(ShardReadOnly, match="no longer serves it"):
+        stale.objects("note").get(note)
+    key = stale.objects("note").key(note)
+    assert pools["notes"].get_many([key]).get(key, FILLING).startswith(FILLING)  # no value
+    assert current.objects("note").get(note) == {"n": "after", "id": note}
+    with pytest.raises(ShardReadOnly, match="no longer serves it"):  # a write reads first
+        stale.objects("note").update(note, {"n": "stale"})
+
+    rename.run()
+    with pytest.raises(ShardUnavailable):
+        stale.objects("note").get(note)
+    assert current.objects("note").get(note) == {"n": "after", "id": note}
+    for store in (stale, current):
+        store.close()

@@ -252,11 +252,17 @@ def site_store(data_plane: DataPlane) -> Any:
 
 @pytest.fixture
 def make_user(site_store: Store) -> Callable[..., dict[str, Any]]:
-    """Sign up a pinner with a fresh name: ``make_user("ada")`` -> user dict (password "plum-orchard-42")."""
+    """Sign up a pinner with a fresh name: ``make_user("ada")`` -> user dict (password
+    "plum-orchard-42"); ``shard=`` places them there instead of on a random open shard."""
 
-    def make(name: str = "pinner") -> dict[str, Any]:
+    def make(name: str = "pinner", *, shard: int | None = None) -> dict[str, Any]:
         n = next(_names)
-        return sign_up(f"{name}_{n}", f"{name}_{n}@example.com", "plum-orchard-42")
+        if shard is None:
+            return sign_up(f"{name}_{n}", f"{name}_{n}@example.com", "plum-orchard-42")
+        # A test that needs pinners spread out says where.
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(cached_store().store, "new_user_shard", lambda: shard)
+            return sign_up(f"{name}_{n}", f"{name}_{n}@example.com", "plum-orchard-42")
 
     return make
 

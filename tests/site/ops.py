@@ -34,6 +34,7 @@ OPS_ROUTES = [
     ("ops_journal", {}),
     ("ops_jobs", {}),
     ("ops_actions", {}),
+    ("ops_confirm", {}),
     ("ops_action", {"action": "close-range"}),
     ("ops_action", {"action": "publish"}),
 ]

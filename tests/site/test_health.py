@@ -37,6 +37,15 @@ def test_readiness_says_the_config_versions_served(client: Client) -> None:
     assert set(report) == {"ok", "reason", "process", "config", "source"}
 
 
+def test_readiness_answers_no_request_the_load_balancer_forwarded(client: Client) -> None:
+    """Its rule matches ``/readyz`` as sent; the site sees the path decoded, so any other
+    spelling would pass it: a request that carries a client's X-Forwarded-For is a 404."""
+    for path in ("/readyz", "/read%79z", "/%72eadyz"):
+        response = client.get(path, headers={"X-Forwarded-For": "203.0.113.9"})
+        assert response.status_code == 404 and b"config" not in response.content, path
+    assert client.get("/read%79z").status_code == 200  # the health check's own: no header
+
+
 @pytest.fixture
 def on_hosts(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., None]]:
     """``on_hosts(address, ...)``: this process serves a map of one range per address (the

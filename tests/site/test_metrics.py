@@ -71,6 +71,16 @@ def test_a_page_and_a_fan_out_are_counted_by_route_host_pool_and_task(
     assert _grew(before, after, "pinboard_fanout_lag_seconds_count")
 
 
+def test_a_made_up_method_adds_no_label_value(client: Client) -> None:
+    before = in_process()
+    for method in ("BREW", "PROPFIND", "XYZZY1"):
+        client.generic(method, "/")
+    after = in_process()
+    assert _grew(before, after, "pinboard_http_requests_total", method="other")
+    methods = after.label_values("pinboard_http_requests_total", "method")
+    assert methods <= {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "other"}
+
+
 def test_a_statement_is_classed_by_the_kind_of_table_it_reads() -> None:
     meter = store_metrics.SqlMeter({"pins": "object", "board_has_pins": "mapping"})
     assert (

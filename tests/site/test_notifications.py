@@ -79,11 +79,18 @@ def test_five_acts_of_a_reach_b_in_order_and_reading_marks_them_read(make_user):
     assert all(words in html for words in said)
     positions = [html.index(w) for w in ("followed you", "followed your board", "liked your")]
     assert positions == sorted(positions)  # newest first
-    assert badge(page) is None  # the visit marked them read
+    assert badge(b_page.get("/")) == "5 unread"  # a visit changes nothing: a GET
+    up_to = re.search(r'name="up_to" value="(\d+)"', html)
+    assert up_to is not None
+    for bad in ("", "x", "0", "-1", "9" * 20):
+        assert b_page.post("/notifications/", {"up_to": bad}).status_code == 400, bad
+    marked = b_page.post("/notifications/", {"up_to": up_to[1]})
+    assert marked.status_code == 302 and marked["Location"] == "/notifications/"
     assert badge(b_page.get("/")) is None
     again = b_api.get("/notifications").json()
     assert again["unread_count"] == 0 and not any(item["unread"] for item in again["items"])
-    assert 'class="notification unread"' not in text(b_page.get("/notifications/"))
+    read = text(b_page.get("/notifications/"))
+    assert 'class="notification unread"' not in read and 'name="up_to"' not in read
 
     assert a_api.get("/notifications").json() == {"items": [], "next": None, "unread_count": 0}
     a_page = Client()

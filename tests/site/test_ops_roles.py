@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.cache import caches
 from django.test import Client
 from django.urls import reverse
@@ -89,6 +90,23 @@ def test_the_operator_runs_what_is_not_destructive_and_the_destructive_role_the_
     assert document["open"] == [[4, 7]] and document["version"] == 3
 
 
+def test_a_job_that_drops_data_is_started_and_resumed_by_the_destructive_role_only(
+    client: Client,
+) -> None:
+    job = Job.objects.create(kind="cleanup", params={"split": 3}, total=4, created_by="ops_ada")
+    operator = signed_in(client, "operator")
+    for response in (
+        operator.post(f"/ops/jobs/{job.pk}/resume/"),
+        operator.post("/ops/jobs/", {"kind": "cleanup", "first": "0", "last": "3"}),
+    ):
+        assert response.status_code == 403 and "destructive" in text(response)
+    assert Job.objects.count() == 1 and not job.chunks.exists()  # nothing queued, nothing started
+    destructive = signed_in(Client(), "destructive")
+    assert destructive.post(f"/ops/jobs/{job.pk}/resume/").status_code == 302
+    reconcile = operator.post("/ops/jobs/", {"kind": "reconcile", "first": "0", "last": "1", "check": "on"})  # fmt: skip
+    assert reconcile.status_code == 302  # a job that drops nothing: the operator's
+
+
 @pytest.mark.django_db
 def test_a_topology_change_asks_for_the_password_after_five_minutes(
     client: Client, config_dir: Path, clock: list[float]
@@ -118,7 +136,7 @@ def test_a_topology_change_asks_for_the_password_after_five_minutes(
 def test_password_guesses_in_sudo_mode_are_rate_limited(
     client: Client, config_dir: Path, clock: list[float], settings: Any
 ) -> None:
-    settings.RATE_LIMITS = {**settings.RATE_LIMITS, "login_account": (2, 300)}
+    settings.RATE_LIMITS = {**settings.RATE_LIMITS, "login_failures": (2, 300)}
     caches["ratelimit"].clear()
     staff = signed_in(client, "operator")
     clock[0] += 5 * 60 + 1
@@ -150,19 +168,52 @@ def test_a_staff_session_ends_hours_after_its_log_in(
 
 
 @pytest.mark.django_db
-def test_the_staff_log_in_is_rate_limited_per_address_and_per_account(
+def test_the_staff_log_in_locks_out_the_guessing_addresses_never_the_operator(
     client: Client, settings: Any
 ) -> None:
-    settings.RATE_LIMITS = {**settings.RATE_LIMITS, "login": (3, 60), "login_account": (4, 300)}
+    limits = {"login": (100, 60), "login_failures": (3, 300), "login_account": (4, 300)}
+    settings.RATE_LIMITS = {**settings.RATE_LIMITS, **limits}
+    settings.LOGIN_SLOWED_SECONDS = 60
     caches["ratelimit"].clear()
     staff_account("ops_target")
 
-    def attempt(username: str, address: str) -> int:
-        form = {"username": username, "password": "wrong", "next": "/ops/"}
-        return client.post("/admin/login/", form, REMOTE_ADDR=address).status_code
+    def attempt(username: str, address: str, password: str = "wrong") -> int:
+        form = {"username": username, "password": password, "next": "/ops/"}
+        return Client().post("/admin/login/", form, REMOTE_ADDR=address).status_code
 
     assert [attempt("ops_target", "10.5.0.1") for _ in range(4)] == [200, 200, 200, 429]
-    assert attempt("ops_target", "10.5.0.2") == 200  # another address: the account's 4th
-    assert attempt("ops_target", "10.5.0.3") == 429  # the account's own limit
+    assert attempt("ops_target", "10.5.0.2") == 200  # the account's 4th wrong: now slowed
+    assert attempt("ops_target", "10.5.0.2") == 200  # its one try a minute
+    assert attempt("ops_target", "10.5.0.2", PASSWORD) == 429  # an address that failed
+    assert attempt("ops_target", "10.5.0.3", PASSWORD) == 302  # the operator gets in
     assert attempt("someone_else", "10.5.0.4") == 200
     caches["ratelimit"].clear()
+
+
+@pytest.mark.django_db
+def test_a_staff_account_is_changed_in_the_admin_only_in_sudo_mode_and_journaled(
+    client: Client, clock: list[float]
+) -> None:
+    """A stolen session would set its own password (the admin's form asks for no current
+    one) or make a superuser, then pass the console's prompt: not without the password."""
+    boss = get_user_model().objects.create_superuser("ops_boss", password=PASSWORD)
+    target = staff_account("ops_target")
+    client.force_login(boss)
+    clock[0] += 5 * 60 + 1  # past the log-in's sudo mode
+    new_password = {"password1": "quince-harbour-81", "password2": "quince-harbour-81"}
+    where = f"/admin/auth/user/{target.pk}/password/"
+    refused = client.post(where, new_password)
+    assert refused.status_code == 403 and 'name="password"' in text(refused)
+    added = client.post("/admin/auth/user/add/", {"username": "ops_mole", **new_password})
+    assert added.status_code == 403 and not get_user_model().objects.filter(username="ops_mole").exists()  # fmt: skip
+    target.refresh_from_db()
+    assert target.check_password(PASSWORD)  # unchanged
+
+    assert client.post("/ops/confirm/", {"password": "not-mine", "next": where}).status_code == 403
+    confirmed = client.post("/ops/confirm/", {"password": PASSWORD, "next": where})
+    assert confirmed.status_code == 302 and confirmed["Location"] == where
+    assert client.post(where, new_password).status_code == 302
+    target.refresh_from_db()
+    assert target.check_password("quince-harbour-81")
+    entry = JournalEntry.objects.get(operation="staff-account")
+    assert entry.operator == "ops_boss" and "ops_target" in entry.summary and entry.ok

@@ -29,6 +29,7 @@ from pinboard.ops.queries import caches, workers
 from pinboard.ops.queries.probes import probe
 from shardstore import Store, Topology, init_shards
 from shardstore.control.file_source import FileSource
+from shardstore.durability import NO_FALLBACK_MS
 from shardstore.redis_shards import RedisShards, RedisTopology
 from tests.config_documents import sqlite_shard_map
 from tests.site.conftest import PLANE
@@ -189,6 +190,8 @@ def test_the_overview_shows_the_replica_its_state_and_lag(
 
     _sql(replica, "SET GLOBAL rpl_semi_sync_slave_enabled = 1", "STOP SLAVE IO_THREAD")
     _sql(replica, "START SLAVE IO_THREAD")
+    # As its durability (strict, the map's default) has it: no fallback to asynchronous.
+    _sql(source, f"SET GLOBAL rpl_semi_sync_master_timeout = {NO_FALLBACK_MS}")
     _sql(source, "SET GLOBAL rpl_semi_sync_master_enabled = 1")
     store.set_topology(topology)
     try:
@@ -198,11 +201,14 @@ def test_the_overview_shows_the_replica_its_state_and_lag(
     finally:
         store.set_topology(before)
         _sql(source, "SET GLOBAL rpl_semi_sync_master_enabled = 0")
+        _sql(source, "SET GLOBAL rpl_semi_sync_master_timeout = DEFAULT")
     assert "has no healthy replica" not in page
     assert backed_up[("pinboard_mysql_pair_healthy", "MySQL001A")] == 1
     assert backed_up[("pinboard_mysql_semi_sync_replicas", "MySQL001A")] == 1
+    assert backed_up[("pinboard_mysql_semi_sync_degraded", "MySQL001A")] == 0
     pair_row = re.search(r"<th>Backed up</th>.*?</tr>.*?</tr>", page, re.S)
     assert pair_row is not None and '<td class="ok">yes</td>' in pair_row.group()
+    assert ">strict</a></td>" in pair_row.group()
 
 
 def _fleet_metrics() -> dict[tuple[str, str], float]:

@@ -1,5 +1,6 @@
-"""Rate limits slide, and hold per address and per account: log-ins (a password tried at
-one account from many addresses), every write (comments, follows, likes...) and search.
+"""Rate limits slide, and hold per address and per account: passwords (wrong ones lock
+out the address that guessed, and slow an account guessed at from many, never its own
+pinner out), every write (comments, follows, likes...) and search.
 (Pins, avatars, sign-ups and Retry-After on every 429: test_rate_limits.py.)"""
 
 from __future__ import annotations
@@ -75,24 +76,33 @@ def test_a_refusal_says_when_one_more_will_pass(
     assert attempts_let_through(1) == 1
 
 
-def test_log_ins_at_one_account_are_limited_from_any_address(
+def test_guesses_at_an_account_lock_out_the_guessing_addresses_never_the_pinner(
     client: Client, limits: Callable[..., None], make_user: Callable[..., dict[str, Any]]
 ) -> None:
-    limits(login=(1000, 60), login_account=(3, 300))
-    ann, bob = make_user("ann"), make_user("bob")
-    statuses = []
-    for n, login in enumerate([ann["username"], ann["email"], ann["username"].upper(), ann["username"]]):  # fmt: skip
-        form = {"login": login, "password": "wrong-pass"}
-        statuses.append(client.post("/login/", form, REMOTE_ADDR=f"10.1.0.{n}").status_code)
-    assert statuses == [422, 422, 422, 429]  # by username or email, the same account
+    limits(login=(1000, 60), login_failures=(3, 300), login_account=(5, 300))
+    ann = make_user("ann")
+
+    def log_in_as(login: str, password: str, address: str) -> int:
+        form = {"login": login, "password": password}
+        return Client().post("/login/", form, REMOTE_ADDR=address).status_code
+
+    # Three wrong from one address: that address is refused at ann's name, her password too.
+    assert [log_in_as(ann["username"], "wrong-pass", "10.1.0.1") for _ in range(3)] == [422] * 3
+    assert log_in_as(ann["username"], "plum-orchard-42", "10.1.0.1") == 429
     body = {"username": ann["username"], "password": "plum-orchard-42"}
-    assert error_of(Api(client).post("/auth/token", body, REMOTE_ADDR="10.2.0.1"), 429)
-    # Another account, from an address that tried ann's, is let in.
-    form = {"login": bob["username"], "password": "plum-orchard-42"}
-    assert client.post("/login/", form, REMOTE_ADDR="10.1.0.1").status_code == 302
-    # An account that does not exist is counted alike: a 429 tells nothing.
-    nobody = {"login": "no_such_pinner", "password": "wrong-pass"}
-    answers = [client.post("/login/", nobody).status_code for _ in range(4)]
+    assert error_of(Api(client).post("/auth/token", body, REMOTE_ADDR="10.1.0.1"), 429)
+    # From an address that has not failed at it, her password lets her in.
+    assert log_in_as(ann["username"], "plum-orchard-42", "10.1.0.2") == 302
+    # Her email is counted apart from her username: its count tells nothing of whose it is.
+    assert log_in_as(ann["email"], "plum-orchard-42", "10.1.0.1") == 302
+    # Past five wrong from anywhere, the addresses that failed take one try at a time...
+    assert [log_in_as(ann["username"], "wrong-pass", f"10.1.1.{n}") for n in range(2)] == [422] * 2  # fmt: skip
+    assert log_in_as(ann["username"], "wrong-pass", "10.1.1.0") == 422  # the one try
+    assert log_in_as(ann["username"], "plum-orchard-42", "10.1.1.1") == 429  # slowed
+    # ...and a fresh address is never refused for the account's sake.
+    assert log_in_as(ann["username"], "plum-orchard-42", "10.1.2.9") == 302
+    # A name that is no account's is counted alike: a 429 tells nothing.
+    answers = [log_in_as("no_such_pinner", "wrong-pass", "10.1.3.1") for _ in range(4)]
     assert answers == [422, 422, 422, 429]
 
 

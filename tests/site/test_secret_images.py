@@ -5,6 +5,8 @@ secret moves its pins' files under private keys, and making it public moves them
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
@@ -13,6 +15,7 @@ import pytest
 from django.core.files.storage import default_storage
 from django.test import Client
 
+from pinboard.image_files import read
 from pinboard.pins.queries import get_pin
 from tests.site.api_client import Api
 from tests.site.page_helpers import log_in, text
@@ -73,6 +76,27 @@ def test_a_secret_pins_image_is_served_only_to_who_may_see_it(
     client.logout()
     assert client.get(f"/pin/{pin_id}/image/full/").status_code == 404
     assert client.get(f"/pin/{pin_id}/image/other/").status_code == 404
+
+
+def test_a_private_file_is_no_public_media_under_any_spelling_of_its_path(
+    client: Client, world: dict[str, Any]
+) -> None:
+    key = keys(world["secret_pin"]["id"])[0]
+    prefix = urlsplit(default_storage.url(key)).path.removesuffix(key)  # "/media/"
+    spellings = [f"./{key}", f"%2e/{key}", f"pins/../{key}", f"pins/%2e%2e/{key}", f"/{key}", f".//{key}"]  # fmt: skip
+    assert [status(client, prefix + spelled) for spelled in spellings] == [404] * len(spellings)
+    public = keys(world["public_pin"]["id"])[0]
+    assert (
+        status(client, f"{prefix}./{public}") == 200
+    )  # the same spellings of a public file serve it
+
+
+def test_a_private_files_name_owes_nothing_to_its_content(world: dict[str, Any]) -> None:
+    """Whoever holds the picture can hash it: a private name must be unguessable alone."""
+    digest = hashlib.sha256(read(keys(world["secret_pin"]["id"])[0])).hexdigest()
+    for key in keys(world["secret_pin"]["id"]):
+        name = key.rsplit("/", 1)[-1]
+        assert digest not in key and re.fullmatch(r"[0-9a-f]{32}(_\w+)?\.jpg", name), key
 
 
 def test_a_public_pins_image_stays_public_media(client: Client, world: dict[str, Any]) -> None:

@@ -351,9 +351,10 @@ class BringUp:
 
     def _open_masters(self) -> None:
         """Clear ``read_only`` on the servers this ``up`` started that the shard map in force
-        names as masters. Every server starts read-only, so a master that crashed and came
-        back stays fenced once another has taken its shards; a server left running is left
-        as it is (an operation may have made it read-only on purpose)."""
+        names as masters, in the GTID domain the map records for each (a split's new
+        master's). Every server starts read-only, so a master that crashed and came back
+        stays fenced once another has taken its shards; a server left running is left as
+        it is (an operation may have made it read-only on purpose)."""
         started = {n for n in self.started if n in MARIADB} - self._opened
         if not started:
             return
@@ -368,8 +369,9 @@ class BringUp:
             port = endpoint(shard_map["hosts"][entry["master"]])[1]
             name = ours.get(port)
             has_replica = entry.get("replica") is not None
+            domain = shard_map.get("domains", {}).get(entry["master"])
             if name in started and mysql.set_writable(
-                port, self.cluster.secrets["root"], semi_sync=has_replica
+                port, self.cluster.secrets["root"], semi_sync=has_replica, domain=domain
             ):
                 first, last = entry["range"]
                 self.out.write(f"  {name} writable: master of shards {first}-{last}\n")

@@ -5,12 +5,18 @@ Every server runs with a binary log, GTIDs in strict mode, ``log_slave_updates``
 can be promoted and be followed in turn) and semi-synchronous replication (``AFTER_SYNC``:
 a commit is acknowledged to the client once a replica has the transaction, so a master
 killed with SIGKILL loses no acknowledged write), with no fallback to asynchronous
-(``SEMI_SYNC_TIMEOUT_MS``: a master whose replica is gone stops acknowledging writes).
+(``NO_FALLBACK_MS``: a master whose replica is gone stops acknowledging writes).
 Every server can acknowledge; only a master with a replica waits for acknowledgements (a
 replica that waited would hold back its own applier: MariaDB waits for replicated commits
 too), so the cluster turns the wait on when it opens a master, and failover and split
 turn it on and off. Commits are not flushed to disk one by one (``sync_binlog=0``, ``innodb_flush_log_at_trx_commit=2``): a process crash
 loses nothing, and semi-sync covers the rest on one machine.
+
+A replica's threads do not start with its server (``skip_slave_start``): with GTID
+replication MariaDB deletes the relay log of a replica whose threads start while both are
+stopped, and what it had received and acknowledged but not applied would be gone if its
+master is down (``shardstore/control/relay_log.py``). ``resume`` starts them again once the
+kept relay log is applied.
 
 Every server *starts* read-only. That is the fence: a crashed master that comes back cannot
 take a write meant for the host that replaced it. The cluster then makes writable only the
@@ -28,7 +34,9 @@ from __future__ import annotations
 from contextlib import closing
 from typing import Any
 
-from shardstore.control.mysql_hosts import SEMI_SYNC_TIMEOUT_MS
+from shardstore.control import relay_log
+from shardstore.control.mysql_hosts import MySQLHost
+from shardstore.durability import NO_FALLBACK_MS
 from toolkit.processes import HOST
 
 REPLICATION_USER = "repl"
@@ -37,6 +45,8 @@ APP_GRANTS = "SELECT, INSERT, UPDATE, DELETE, CREATE, INDEX, ALTER, DROP"
 #: Seconds between a replica's attempts to reach its source (MariaDB's default is 60: a
 #: replica restarted before its source would stay cut off for a minute).
 CONNECT_RETRY = 1
+#: How long a restarted replica may take to apply its kept relay log.
+APPLY_SECONDS = 120.0
 _ACCESS_DENIED = 1045
 
 
@@ -71,9 +81,11 @@ def server_args(server_id: int, *, bulk_load: bool = False) -> list[str]:
         "--rpl-semi-sync-master-enabled=OFF",
         "--rpl-semi-sync-slave-enabled=ON",
         "--rpl-semi-sync-master-wait-point=AFTER_SYNC",
-        f"--rpl-semi-sync-master-timeout={SEMI_SYNC_TIMEOUT_MS}",
+        f"--rpl-semi-sync-master-timeout={NO_FALLBACK_MS}",
         # A replica notices a silent master within seconds, and reconnects every second.
         "--slave-net-timeout=10",
+        # A restart keeps a replica's relay log: its threads are started by ``resume``.
+        "--skip-slave-start=ON",
         # Every table definition of a host's shards stays parsed (2,048 shards of 30
         # tables each on a fresh cluster): a whole-host diff reads each of them.
         "--table-definition-cache=65536",
@@ -162,24 +174,34 @@ def replicating(status: dict[str, Any]) -> bool:
 
 
 def resume(port: int, password: str) -> dict[str, Any] | None:
-    """Start replication again on a replica where it does not run, retrying its source
-    every ``CONNECT_RETRY`` seconds (an operation may have left MariaDB's minute); the
-    status it had, if this did anything."""
+    """Start replication again on a replica where it does not run (restarted: its threads
+    do not start with it), its kept relay log applied first, retrying its source every
+    ``CONNECT_RETRY`` seconds (an operation may have left MariaDB's minute); the status it
+    had, if this did anything. For a replica whose master runs."""
     with closing(admin(port, password)) as db:
         rows = query(db, "SHOW SLAVE STATUS")
         if not rows or (replicating(rows[0]) and int(rows[0]["Connect_Retry"]) == CONNECT_RETRY):
             return None
+        with MySQLHost(f"mysql://{HOST}:{port}", user="root", password=password) as replica:
+            relay_log.apply_kept(replica, APPLY_SECONDS)  # if both threads are stopped
         query(db, "STOP SLAVE")
         query(db, "CHANGE MASTER TO MASTER_CONNECT_RETRY = %s", (CONNECT_RETRY,))
         query(db, "START SLAVE")
         return rows[0]
 
 
-def set_writable(port: int, password: str, *, semi_sync: bool) -> bool:
+def set_writable(port: int, password: str, *, semi_sync: bool, domain: int | None = None) -> bool:
     """Clear ``read_only``, and wait for a replica's acknowledgements if ``semi_sync`` (the
-    master has a replica); whether it was read-only."""
+    master has a replica; without one, semi-sync is armed as ``shardstore reopen`` arms
+    it: commits wait for the first replica that connects, a split's reverse stream
+    included); whether it was read-only. ``domain``: the GTID domain the shard map records
+    for the host (a split's new master's), set first: a restart loses it."""
     with closing(admin(port, password)) as db:
-        query(db, f"SET GLOBAL rpl_semi_sync_master_enabled = {1 if semi_sync else 0}")
+        if domain is not None:
+            query(db, f"SET GLOBAL gtid_domain_id = {int(domain)}")
+        if not semi_sync:
+            query(db, "SET GLOBAL rpl_semi_sync_master_wait_no_slave = OFF")
+        query(db, "SET GLOBAL rpl_semi_sync_master_enabled = 1")
         was = bool(query(db, "SELECT @@global.read_only AS ro")[0]["ro"])
         if was:
             query(db, "SET GLOBAL read_only = 0")

@@ -2,11 +2,12 @@
 run, and ``status`` shows each one's state and the health of each pair of the shard map in
 force (``shardstore.control.pairs``: a master without a healthy replica is reported).
 
-A replica restarted before its source (a stopped cluster started again, a crashed master
-brought back) reconnects by itself, but only after ``Connect_Retry`` seconds, a minute
-unless told otherwise, and a failover tried meanwhile is refused ("replication is
-broken"). So ``up`` starts replication again where it does not run, retrying every
-second, and waits for it.
+A restarted replica's threads do not start with it (``skip_slave_start``: a start with
+both stopped would delete its relay log, ``toolkit.cluster.mysql``), and one whose source
+was restarted reconnects only after ``Connect_Retry`` seconds, a minute unless told
+otherwise; a failover tried meanwhile is refused ("replication is broken"). So ``up``
+starts replication again where it does not run, the kept relay log applied first,
+retrying its source every second, and waits for it.
 """
 
 from __future__ import annotations
@@ -137,8 +138,8 @@ def pairs(cluster: Cluster) -> list[Pair]:
 
 
 def report_pairs(cluster: Cluster, out: TextIO) -> bool:
-    """Each master of the map with its replica (``BAD`` and why, if it is not backed up);
-    whether all are."""
+    """Each master of the map with its replica and named streams (``BAD`` and why, if it is
+    not backed up or a stream is broken); whether all are well."""
     out.write("\nPAIRS (shard map in force)\n")
     try:
         found = pairs(cluster)
@@ -146,5 +147,5 @@ def report_pairs(cluster: Cluster, out: TextIO) -> bool:
         out.write(f"BAD  the shard map cannot be read: {exc}\n")
         return False
     for pair in found:
-        out.write(f"{'ok ' if pair.healthy else 'BAD'}  {pair.text()}\n")
-    return all(pair.healthy for pair in found)
+        out.write(f"{'ok ' if pair.healthy and pair.streams_healthy else 'BAD'}  {pair.text()}\n")
+    return all(pair.healthy and pair.streams_healthy for pair in found)

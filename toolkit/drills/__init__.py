@@ -19,8 +19,9 @@ acknowledged, and prints its figures in one block.
                split again: diffs clean, read-only windows at most 2 s on the moving
                shards only, both splits and the revert, nothing lost, no write on a
                host that gave its shard up;
-``emergency``  a master killed (``kill -9``) and failed over: nothing acknowledged lost,
-               writable again within 15 s, the old master fenced when it comes back;
+``emergency``  a master killed (``kill -9``) with two guards running and no command
+               typed: failed over by the guard, nothing acknowledged lost, writable
+               again within 30 s, the old master fenced when it comes back;
 ``rebuild``    that old master wiped, rebuilt from empty as its new master's replica
                (``shardstore rebuild``), then failed back to as planned: nothing lost,
                the pair whole and semi-synchronous again.

@@ -11,7 +11,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -19,9 +19,11 @@ from typing import TextIO
 from pinboard.catalog import CATALOG
 from shardstore import Store, Topology
 from shardstore.control import documents
-from shardstore.control.config_source import ConfigSource
+from shardstore.control.config_source import ConfigSource, SourceUnavailable
 from shardstore.control.mysql_hosts import HostError, MySQLHost, endpoint
 from shardstore.control.sources import open_source
+from toolkit.cluster import mysql
+from toolkit.cluster.plan import MARIADB
 from toolkit.cluster.state import Cluster
 from toolkit.load.api import Site
 from toolkit.load.pinners import Pinner, ensure_pinners
@@ -143,7 +145,13 @@ class Drills:
         return self._source
 
     def topology(self) -> Topology:
-        """The shard map in force."""
+        """The shard map in force; the source is opened again once if it cannot answer (a
+        long ZooKeeper outage can leave a client closed for good)."""
+        try:
+            return Topology.from_json(self.source.current(documents.SHARDS).document)
+        except SourceUnavailable:
+            self.source.close()
+            self._source = None
         return Topology.from_json(self.source.current(documents.SHARDS).document)
 
     def document(self, name: str) -> dict[str, object]:
@@ -174,27 +182,43 @@ class Drills:
         user, _, password = self.env["PINBOARD_MYSQL_ADMIN"].partition(":")
         return MySQLHost(topology.hosts[host], user=user, password=password, timeout=10)
 
-    # -- the site's commands ----------------------------------------------------------------
-
     def manage(self, *args: str, timeout: float = 300, wrapper: Sequence[str] = ()) -> Ran:
         """``manage.py ARGS`` with the cluster's environment, as an operator runs it (under
         ``wrapper``: on one of the nemesis's test hosts)."""
         began = time.monotonic()
         try:
             done = subprocess.run(
-                [*wrapper, sys.executable, "manage.py", *args],
-                cwd=ROOT,
-                env=self.env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-                timeout=timeout,
+                [*wrapper, sys.executable, "manage.py", *args], cwd=ROOT, env=self.env,
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout,
                 check=False,
-            )
+            )  # fmt: skip
         except subprocess.TimeoutExpired as expired:
             output = expired.output if isinstance(expired.output, str) else ""
             return Ran(-1, f"{output}\n(timed out after {timeout:g} s)", time.monotonic() - began)
         return Ran(done.returncode, done.stdout, time.monotonic() - began)
+
+    @contextmanager
+    def guards(self, count: int = 2, *options: str) -> Iterator[list[subprocess.Popen[bytes]]]:
+        """``count`` guards (``guard run``) while the block runs, logging to ``guard-N.log``."""
+        logs = [open(self.dir / f"guard-{n}.log", "wb") for n in range(1, count + 1)]  # noqa: SIM115 - closed below
+        started = [
+            subprocess.Popen(
+                [sys.executable, "manage.py", "shardstore", "guard", "run", "--instance", f"drill-guard-{n}", *options],
+                cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+            )
+            for n, log in enumerate(logs, 1)
+        ]  # fmt: skip
+        try:
+            yield started
+        finally:
+            for process in started:
+                process.terminate()
+            for process, log in zip(started, logs, strict=True):
+                with suppress(subprocess.TimeoutExpired):
+                    process.wait(10)
+                process.kill()  # (nothing, if it has ended)
+                process.wait()
+                log.close()
 
     def django(self) -> None:
         """Set this process up as one of the site's (for drills that use the site's code
@@ -232,18 +256,23 @@ class Drills:
 
     def restore(self) -> list[str]:
         """Start again any process of the cluster that is not running (a drill that stopped
-        half-way may leave one down); what was restarted."""
+        half-way may leave one down), a replica's replication too (its threads do not start
+        with it: ``toolkit.cluster.mysql``); what was restarted."""
         restarted = []
         for row in self.cluster.status():
             if not row.alive:
                 self.say(f"restart {row.name}")
                 self.cluster[row.name].restart()
                 restarted.append(row.name)
+        for name in restarted:  # once its master may be back as well
+            if name in MARIADB:
+                mysql.resume(self.cluster.port(name), self.cluster.secrets["root"])
         return restarted
 
     def finish(self, result: Result, load: Load) -> LoadReport:
         """Stop ``load``, read back every acknowledged write on the map in force, add the
-        figures and the bound on lost writes."""
+        figures and the bounds: no acknowledged write lost, no request answered with a
+        crash page (a refusal is a 503 with Retry-After)."""
         load.stop()
         with self.store() as store:
             report = load.verify(store)
@@ -251,6 +280,13 @@ class Drills:
         result.bound(
             "acknowledged writes lost", report.lost == 0, f"{report.lost} of {report.acked}"
         )
+        crashed = sum(
+            count
+            for group in report.groups.values()
+            for status, count in group.tally.statuses.items()
+            if status >= 500 and status != 503
+        )
+        result.bound("requests answered with a crash page (a 5xx but 503)", crashed == 0, crashed)
         return report
 
 

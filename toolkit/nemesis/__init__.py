@@ -12,9 +12,18 @@ from collections.abc import Callable
 from toolkit.drills.base import Result
 
 from .base import Nemesis
-from .failover import master_isolated, operator_cut_off, replica_stalled, replica_stopped
-from .operator import operator_killed, slow_transaction
+from .failover import (
+    master_isolated,
+    operator_cut_off,
+    replica_restarted,
+    replica_stalled,
+    replica_stopped,
+)
+from .killed import operator_killed
+from .operator import control_database_away, operator_paused
 from .split import web_cut_off
+from .transactions import slow_transaction
+from .zookeeper import quorum_lost
 
 Case = Callable[[Nemesis, Result], None]
 
@@ -27,4 +36,8 @@ CASES: dict[str, Case] = {
     "e": operator_killed,
     "f": slow_transaction,
     "g": replica_stalled,
+    "h": operator_paused,
+    "i": control_database_away,
+    "j": quorum_lost,
+    "k": replica_restarted,
 }

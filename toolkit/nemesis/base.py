@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import TextIO
 
 from shardstore.control.mysql_hosts import HostError
+from toolkit.cluster import mysql
 from toolkit.cluster.commands import down, up
+from toolkit.cluster.plan import MARIADB
 from toolkit.cluster.state import Cluster
 from toolkit.drills.base import Drills, Ran
 from toolkit.load.traffic import Load
@@ -80,6 +82,8 @@ class Nemesis(Drills):
         for process in moves:
             namespace.run_in(self.cluster[process])
             self.cluster[process].restart()
+            if process in MARIADB:  # a replica's threads do not start with it (skip_slave_start)
+                mysql.resume(self.cluster.port(process), self.cluster.secrets["root"])
         return namespace
 
     def manage_in(self, namespace: Namespace, *args: str, timeout: float = 300) -> Ran:
@@ -88,12 +92,15 @@ class Nemesis(Drills):
 
     # -- the operator killed -------------------------------------------------------------------
 
-    def manage_until_step(self, step: int, *args: str, timeout: float = 300) -> Ran:
+    def manage_until_step(self, step: int, *args: str, inside: bool = False, timeout: float = 300) -> Ran:  # fmt: skip
         """``manage.py ARGS``, killed with SIGKILL right after it journals step ``step``
-        (it stops itself there: ``SHARDSTORE_STOP_AFTER_STEP``). Exit -9 if it was killed
-        so; else it ended first (the plan has fewer steps, or it failed before)."""
+        (it stops itself there: ``SHARDSTORE_STOP_AFTER_STEP``), or with ``inside`` once
+        the step has run but before it is journaled (``SHARDSTORE_STOP_IN_STEP``). Exit -9
+        if it was killed so; else it ended first (the plan has fewer steps, or it failed
+        before)."""
         began = time.monotonic()
-        env = {**self.env, "SHARDSTORE_STOP_AFTER_STEP": str(step)}
+        where = "SHARDSTORE_STOP_IN_STEP" if inside else "SHARDSTORE_STOP_AFTER_STEP"
+        env = {**self.env, where: str(step)}
         process = subprocess.Popen(
             [sys.executable, "manage.py", *args],
             cwd=ROOT,
@@ -113,6 +120,34 @@ class Nemesis(Drills):
                 process.kill()
         output, _ = process.communicate()
         return Ran(process.returncode, output, time.monotonic() - began)
+
+
+class Paused:
+    """``manage.py ARGS`` run until it stops itself right after step ``step`` (``wait``);
+    then ``finish`` continues it (SIGCONT) and waits for its end."""
+
+    def __init__(self, n: Nemesis, step: int, *args: str) -> None:
+        env = {**n.env, "SHARDSTORE_STOP_AFTER_STEP": str(step)}
+        self.began = time.monotonic()
+        self.process = subprocess.Popen([sys.executable, "manage.py", *args], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+
+    def wait(self, timeout: float = 300) -> bool:
+        deadline = time.monotonic() + timeout
+        while not stopped(self.process.pid) and self.process.poll() is None:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.02)
+        return self.process.poll() is None
+
+    def finish(self, timeout: float = 600) -> Ran:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGCONT)
+        try:
+            output = self.process.communicate(timeout=timeout)[0]
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            output = self.process.communicate()[0]
+        return Ran(self.process.returncode, output, time.monotonic() - self.began)
 
 
 def stopped(pid: int) -> bool:

@@ -1,8 +1,9 @@
 """Emergency failover in the incidents the emergency drill does not make: a replica that
 quietly stopped receiving (a), a master cut off from the operator only (b), a master cut
 off from its replica and the operator but still reached by the site (c), a replica
-stalled past what used to be the semi-sync timeout (g). Each under load, on a fresh
-cluster, every acknowledged write read back at the end."""
+stalled past what used to be the semi-sync timeout (g), a replica restarted after its
+master died, the failover then killed inside its commit point (k). Each under load, on a
+fresh cluster, every acknowledged write read back at the end."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from toolkit.drills.base import SETTLE, WARM_UP, DrillError, Ran, Result, health
 from toolkit.load.traffic import Load
 
 from .base import Nemesis, writable_within
+from .operator import PLAN_STEP, left_open
 
 #: The emergency drill's bound: the failed master's shards take writes again within it.
 WINDOW = 15.0
@@ -145,6 +147,50 @@ def replica_stalled(n: Nemesis, result: Result) -> None:
         os.kill(stalled.pid, signal.SIGCONT)
     n.say(f"kill -9 {master}; {replica} runs again: {wait_lost(n, topology, replica)}")
     ran = n.manage("shardstore", "failover", master, "--emergency")
+    _took_over(result, load, ran, master, time.monotonic())
+    load.wait(SETTLE)
+    n.finish(result, load)
+
+
+#: How long the replica applies nothing (its SQL thread stopped) while it acknowledges.
+BEHIND = 3.0
+
+
+def replica_restarted(n: Nemesis, result: Result) -> None:
+    """k. A replica that receives and acknowledges but applies nothing (its SQL thread
+    stopped), its master killed, then the replica killed and started again: its relay log
+    is kept (``skip_slave_start``). The failover refuses a restarted candidate; with
+    ``--accept-data-loss`` it applies the kept relay log first, and is killed inside its
+    commit point (the replica's replication reset), then resumed: nothing acknowledged
+    lost."""
+    topology, master, replica, load = _started(
+        n, result, "{replica} restarted after {master} died, its relay log not applied"
+    )
+    with n.admin(topology, replica) as r:
+        r.query("STOP SLAVE SQL_THREAD")
+    stopped = time.monotonic()
+    load.wait(BEHIND)
+    n.process(master).halt(kill=True)
+    behind = load.acked_since(stopped + 0.5, master)
+    n.process(replica).halt(kill=True)
+    n.cluster[replica].restart()
+    result.figure(f"{behind} writes acknowledged on {master}'s shards in {BEHIND:g} s while {replica} applied nothing; both killed, {replica} started again")  # fmt: skip
+    ran = n.manage("shardstore", "failover", master, "--emergency")
+    _refused(result, n, ran, topology, f"{replica} was restarted")
+
+    command = ["failover", master, "--emergency", "--accept-data-loss"]
+    plan = PLAN_STEP.findall(n.manage("shardstore", *command, "--dry-run").output)
+    reset = next((int(k) for k, name in plan if name.startswith("stop replication on")), 0)
+    if not reset:
+        raise DrillError(f"the emergency failover's plan has no replication reset: {plan}")
+    killed = n.manage_until_step(reset, "shardstore", *command, inside=True)
+    if killed.returncode != -signal.SIGKILL:
+        raise DrillError(f"the failover was not killed inside step {reset}: exit {killed.returncode}: {killed.tail(5)}")  # fmt: skip
+    operation = left_open(n, f"the failover killed inside step {reset}")
+    aborted = n.manage("shardstore", "abort", str(operation["id"]))
+    said = next((line.strip() for line in aborted.output.splitlines() if "resume the operation" in line), "")  # fmt: skip
+    result.bound("abort refuses: the replication reset took effect", aborted.returncode != 0 and bool(said), said or aborted.tail(1))  # fmt: skip
+    ran = n.manage("shardstore", "resume", str(operation["id"]))
     _took_over(result, load, ran, master, time.monotonic())
     load.wait(SETTLE)
     n.finish(result, load)

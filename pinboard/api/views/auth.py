@@ -10,7 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from msgspec import Meta
 
 from ... import ratelimit
-from ...errors import InvalidField, RateLimited, Unauthenticated
+from ...errors import InvalidField, RateLimited, Unauthenticated, WrongPassword
 from ...users.actions import authenticate
 from ...users.tokens import issue_token, revoke_token
 from ..http import endpoint, json_body, no_content, ok, token_of
@@ -43,15 +43,17 @@ def token_lifetime() -> str:
     body=Credentials,
 )
 def _issue(request: HttpRequest) -> HttpResponse:
-    ratelimit.check(request, "login")  # before the body is read
     data = json_body(request, Credentials)
     for name in ("username", "password"):
         if not isinstance(data[name], str):
             raise InvalidField(f"{name} must be a string", field=name)
-    ratelimit.count_attempt("login_account", ratelimit.account_key(data["username"]))
-    user = authenticate(data["username"], data["password"])
-    if user is None:
-        raise Unauthenticated("wrong username or password")
+    try:
+        with ratelimit.password_attempt(request, ratelimit.login_key(data["username"])):
+            user = authenticate(data["username"], data["password"])
+            if user is None:
+                raise WrongPassword("wrong username or password")
+    except WrongPassword as wrong:
+        raise Unauthenticated(str(wrong)) from None
     return ok(issue_token(user))
 
 

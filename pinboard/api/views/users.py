@@ -148,9 +148,11 @@ def _update_me(request: HttpRequest) -> HttpResponse:
 )
 def _delete_me(request: HttpRequest) -> HttpResponse:
     pinner = require_pinner(request)
-    ratelimit.check_login(request, pinner["id"])  # a stolen token must not buy password guesses
     data = json_body(request, AccountDeletion)
-    delete_account(pinner["id"], data["password"])
+    with ratelimit.password_attempt(
+        request, ratelimit.pinner_key(pinner["id"])
+    ):  # a stolen token buys no guesses
+        delete_account(pinner["id"], data["password"])
     return no_content()
 
 
@@ -163,9 +165,9 @@ def _delete_me(request: HttpRequest) -> HttpResponse:
 def _change_password(request: HttpRequest) -> HttpResponse:
     """Set a new password; every API token of the pinner (this one too) is revoked."""
     pinner = require_pinner(request)
-    ratelimit.check_login(request, pinner["id"])  # nor does a stolen token buy password guesses
     data = json_body(request, PasswordChange)
-    change_password(pinner["id"], data["old_password"], data["new_password"])
+    with ratelimit.password_attempt(request, ratelimit.pinner_key(pinner["id"])):
+        change_password(pinner["id"], data["old_password"], data["new_password"])
     return no_content()
 
 

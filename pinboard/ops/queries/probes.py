@@ -1,5 +1,6 @@
-"""A short look at one MySQL host: does it answer, is it read-only, is it replicating, do
-its commits wait for a replica (semi-sync).
+"""A short look at one MySQL host: does it answer, is it read-only, is it replicating (by
+its default connection and by every named one: MariaDB's multi-source replication, a
+split's reverse stream), do its commits wait for a replica (semi-sync), and how many wait.
 
 The console probes every host of the map on each overview, so a probe opens
 its own connection with a one-second timeout (the store's pooled connections
@@ -20,7 +21,7 @@ from urllib.parse import unquote, urlsplit
 from django.conf import settings
 
 from shardstore.control.mysql_hosts import ReplicaStatus, SemiSync
-from shardstore.control.pairs import Look
+from shardstore.control.pairs import Look, Stream
 
 #: Seconds a probe waits for a host to accept a connection (MySQL counts whole seconds).
 CONNECT_TIMEOUT = 1
@@ -36,6 +37,20 @@ class Replication:
     sql_running: str
     lag_seconds: int | None  # None while the SQL thread is stopped
     last_error: str
+    received: str = ""  # what its I/O thread has received (MariaDB's ``Gtid_IO_Pos``)
+    connection: str = ""  # "": the default connection; else a named one (multi-source)
+    filter: str = ""  # its replicate_wild_do_table (a reverse stream's shards)
+
+    def status(self) -> ReplicaStatus:
+        """As the pair health check (``shardstore.control.pairs``) reads it."""
+        return ReplicaStatus(
+            source=self.source,
+            io_running=self.io_running == "Yes",
+            sql_running=self.sql_running == "Yes",
+            lag_seconds=self.lag_seconds,
+            last_error=self.last_error,
+            io_state=self.io_running,
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -45,23 +60,24 @@ class Probe:
     error: str = ""
     read_only: bool | None = None
     replication: Replication | None = None  # None: not a replica
+    streams: tuple[Replication, ...] = ()  # its named connections
     semi_sync: SemiSync | None = None  # as a master
+    #: Sessions waiting for a replica's acknowledgement now, and commits acknowledged
+    #: since the server started (``Rpl_semi_sync_master_wait_sessions``, ``_yes_tx``).
+    semi_sync_waiting: int | None = None
+    semi_sync_acknowledged: int | None = None
 
     def look(self) -> Look:
         """What the pair health check (``shardstore.control.pairs``) judges."""
         if not self.reachable:
             return Look(error=self.error)
-        repl, status = self.replication, None
-        if repl is not None:
-            status = ReplicaStatus(
-                source=repl.source,
-                io_running=repl.io_running == "Yes",
-                sql_running=repl.sql_running == "Yes",
-                lag_seconds=repl.lag_seconds,
-                last_error=repl.last_error,
-                io_state=repl.io_running,
-            )
-        return Look(replication=status, semi_sync=self.semi_sync)
+        repl = self.replication
+        streams = tuple(Stream("", s.connection, s.status(), s.filter) for s in self.streams)
+        return Look(
+            replication=None if repl is None else repl.status(),
+            semi_sync=self.semi_sync,
+            streams=streams,
+        )
 
 
 def probe(address: str) -> Probe:
@@ -102,37 +118,62 @@ def _probe_mysql(address: str) -> Probe:
         cursor = connection.cursor()
         cursor.execute("SELECT @@read_only AS read_only")
         read_only = bool(cursor.fetchone()["read_only"])
-        try:
-            cursor.execute("SHOW REPLICA STATUS")  # MySQL 8.0.22+, MariaDB 10.5+
-        except MySQLdb.ProgrammingError:
-            cursor.execute("SHOW SLAVE STATUS")  # older servers
-        status = cursor.fetchone()
-        semi_sync = _semi_sync(cursor)
+        rows = _connections(cursor, MySQLdb.ProgrammingError)
+        semi_sync, counts = _semi_sync(cursor)
     except MySQLdb.Error as exc:
         return Probe(reachable=False, error=_message(exc))
     finally:
         connection.close()
+    found = [repl for repl in map(_replication, rows) if repl is not None]
     return Probe(
-        reachable=True, read_only=read_only, replication=_replication(status), semi_sync=semi_sync
+        reachable=True,
+        read_only=read_only,
+        replication=next((r for r in found if not r.connection), None),
+        streams=tuple(r for r in found if r.connection),
+        semi_sync=semi_sync,
+        semi_sync_waiting=counts.get("rpl_semi_sync_master_wait_sessions"),
+        semi_sync_acknowledged=counts.get("rpl_semi_sync_master_yes_tx"),
     )
 
 
-def _semi_sync(cursor: Any) -> SemiSync | None:
-    """The master side of semi-sync (None where the server has no such plugin)."""
-    cursor.execute("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_clients'")
-    clients = cursor.fetchone()
+def _connections(cursor: Any, unknown: type[Exception]) -> list[dict[str, Any]]:
+    """Every replication connection's status: MariaDB's default one and its named ones
+    (``SHOW ALL SLAVES STATUS``), or the one of a server without multi-source."""
+    for statement in ("SHOW ALL SLAVES STATUS", "SHOW REPLICA STATUS", "SHOW SLAVE STATUS"):
+        try:
+            cursor.execute(statement)  # MariaDB; MySQL 8.0.22+ and MariaDB 10.5+; older
+        except unknown:
+            continue
+        return list(cursor.fetchall() or [])
+    return []
+
+
+def _semi_sync(cursor: Any) -> tuple[SemiSync | None, dict[str, int]]:
+    """The master side of semi-sync (None where the server has no such plugin), and its
+    counts: clients, waiting sessions, acknowledged commits."""
     cursor.execute(
-        "SHOW GLOBAL VARIABLES WHERE Variable_name IN"
-        " ('rpl_semi_sync_master_enabled', 'rpl_semi_sync_master_wait_no_slave')"
+        "SHOW GLOBAL STATUS WHERE Variable_name IN ('Rpl_semi_sync_master_clients',"
+        " 'Rpl_semi_sync_master_wait_sessions', 'Rpl_semi_sync_master_yes_tx',"
+        " 'Rpl_semi_sync_master_status')"
+    )
+    status = {str(r["Variable_name"]).lower(): str(r["Value"]) for r in cursor.fetchall()}
+    counts = {k: int(v) for k, v in status.items() if v.isdigit()}
+    cursor.execute(
+        "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('rpl_semi_sync_master_enabled',"
+        " 'rpl_semi_sync_master_wait_no_slave', 'rpl_semi_sync_master_timeout')"
     )
     variables = {str(r["Variable_name"]).lower(): str(r["Value"]) for r in cursor.fetchall()}
-    if clients is None or len(variables) < 2:
-        return None
+    if "rpl_semi_sync_master_clients" not in counts or len(variables) < 3:
+        return None, counts
+    enabled = variables["rpl_semi_sync_master_enabled"] == "ON"
+    falls_back = variables["rpl_semi_sync_master_wait_no_slave"] == "OFF"
     return SemiSync(
-        enabled=variables["rpl_semi_sync_master_enabled"] == "ON",
-        falls_back=variables["rpl_semi_sync_master_wait_no_slave"] == "OFF",
-        replicas=int(clients["Value"]),
-    )
+        enabled=enabled,
+        falls_back=falls_back,
+        replicas=counts["rpl_semi_sync_master_clients"],
+        timeout_ms=int(variables["rpl_semi_sync_master_timeout"]),
+        degraded=enabled and not falls_back and status.get("rpl_semi_sync_master_status") == "OFF",
+    ), counts
 
 
 def _replication(status: dict[str, Any] | None) -> Replication | None:
@@ -150,7 +191,12 @@ def _replication(status: dict[str, Any] | None) -> Replication | None:
         io_running=str(field("Replica_IO_Running", "Slave_IO_Running")),
         sql_running=str(field("Replica_SQL_Running", "Slave_SQL_Running")),
         lag_seconds=None if lag is None else int(lag),
-        last_error=str(field("Last_Error", "Last_Error") or ""),
+        last_error=str(
+            field("Last_Error", "Last_Error") or field("Last_IO_Error", "Last_IO_Error") or ""
+        ),
+        connection=str(field("Connection_name", "Channel_Name") or ""),
+        received=str(field("Gtid_IO_Pos", "Gtid_IO_Pos") or ""),
+        filter=str(field("Replicate_Wild_Do_Table", "Replicate_Wild_Do_Table") or ""),
     )
 
 

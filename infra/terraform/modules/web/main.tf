@@ -85,7 +85,9 @@ resource "aws_lb_listener" "https" {
 
 # Readiness (/readyz: ready or not and why, and the config versions each instance serves)
 # is the health check's alone: the load balancer answers it from the internet with a 404
-# of its own, as the site answers a path it does not have.
+# of its own, as the site answers a path it does not have. The rule matches the path as
+# sent; another spelling (/read%79z) reaches the site, which answers a 404 to any request
+# carrying X-Forwarded-For (the health check's own carries none: pinboard/ops/health.py).
 resource "aws_lb_listener_rule" "readiness_is_internal" {
   listener_arn = aws_lb_listener.https.arn
   priority     = 1

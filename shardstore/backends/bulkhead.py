@@ -1,0 +1,44 @@
+"""How many of a process's threads one host may hold at once: a bulkhead.
+
+A host that hangs (a master whose commits wait for an acknowledgement that does not come,
+or one cut off, each statement waiting out the read timeout) keeps every thread that
+reaches it until then. Without a bound it soon holds them all, and pages that never touch
+it wait too. With one, a host holds at most ``limit`` sessions of the process; a thread
+that finds none free waits ``wait`` seconds for one, then gives up with the shard
+unavailable (a 503), and the other threads go on serving the other hosts.
+
+A thread counts once however many sessions it nests on the host (a read inside a write),
+so nesting never waits on itself.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from ..exceptions import ShardUnavailable
+
+#: Seconds a thread waits for a free session on a host before giving up on it: a session
+#: of a healthy host lasts milliseconds, so only a host that holds its share waits this.
+WAIT = 1.0
+
+
+class Bulkhead:
+    def __init__(self, host: str, limit: int, wait: float = WAIT) -> None:
+        self.host, self.limit, self.wait = host, limit, wait
+        self._free = threading.BoundedSemaphore(limit)
+        self._held = threading.local()
+
+    def enter(self, shard_id: int) -> None:
+        """Take a session on the host for this thread, or raise ShardUnavailable."""
+        depth = getattr(self._held, "depth", 0)
+        if depth == 0 and not self._free.acquire(timeout=self.wait):
+            raise ShardUnavailable(
+                shard_id, self.host,
+                f"busy: {self.limit} sessions of this process wait on the host already",
+            )  # fmt: skip
+        self._held.depth = depth + 1
+
+    def leave(self) -> None:
+        self._held.depth -= 1
+        if self._held.depth == 0:
+            self._free.release()

@@ -1,0 +1,275 @@
+"""``shardstore guard``: recovery with no person in the loop, for a master that died.
+
+Two or more guards run (two processes on the local cluster, one per operator host in the
+deploy); one is active, the one holding the ``guard`` lock (a ZooKeeper lock: it goes
+with its holder's session, so a guard that dies or is cut off from ZooKeeper hands over,
+and one cut off does nothing, since every pass checks it still holds the lock first).
+Each pass of the active guard (``Guard.tick``):
+
+1. resumes the failovers a guard began and did not finish (its process died part way):
+   the journal holds them open, and ``resume`` finishes them as the CLI's would;
+2. asks every MySQL master of the map whether it answers. One that has not answered for
+   ``confirm_seconds`` is looked at from its replicas too, the same two vantage points as
+   the emergency failover's: if a replica still receives from it, the guard is the one
+   cut off, and it does nothing but say so (``ambiguous``);
+3. otherwise runs the emergency failover the CLI runs (fence first, the candidate's
+   checks, refused when they fail), unless the guard is paused (a switch in the config
+   source, the console's and ``guard pause``'s) or this range was recovered less than
+   ``cool_down`` seconds ago: a master that dies twice in that time waits for a person.
+
+Every decision is kept with its evidence in the config source (``decisions``: the newest
+``KEPT`` of them, for the console and ``guard status``); a failover is journaled as any
+operation is. What the guard does not do yet: replace a dead replica.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ..exceptions import InvalidTopology, ShardStoreError
+from . import documents, recovery
+from .config_source import ConfigSource
+from .context import Control
+from .emergency import plan_emergency_failover
+from .emergency_checks import answers
+from .locks import HostsBusy
+from .mysql_hosts import HostError, endpoint
+from .plans import Plan, Step, run
+
+#: Who the guard's runs and decisions are by, in the journal.
+GUARD = "guard"
+#: The config source's records: ``pause``, ``recoveries``, ``decisions``.
+KIND = "guard"
+#: The lock the active guard holds.
+LEADER = "guard"
+#: How many decisions the record keeps.
+KEPT = 50
+#: Seconds a master goes unanswered before the guard looks at it from its replicas (a
+#: restart, a blip of the network, are not failures).
+CONFIRM_SECONDS = 5.0
+#: Seconds after an automatic recovery of a range in which a second one waits for a person.
+COOL_DOWN_SECONDS = 600.0
+#: Seconds before a failover the guard was refused (or that failed) is tried again.
+RETRY_SECONDS = 30.0
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the guard decided about a master, and why."""
+
+    master: str
+    kind: str  # "failover", "failed", "refused", "ambiguous", "paused", "cooling-down", "resumed"
+    evidence: str
+    at: float
+
+    @property
+    def when(self) -> str:
+        return time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(self.at))
+
+
+class Guard:
+    def __init__(
+        self,
+        control: Control,
+        *,
+        confirm_seconds: float = CONFIRM_SECONDS,
+        cool_down: float = COOL_DOWN_SECONDS,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.control = control
+        self.confirm_seconds = confirm_seconds
+        self.cool_down = cool_down
+        self.clock = clock
+        self._unanswered: dict[str, float] = {}  # master -> when it first did not answer
+        self._retry: dict[str, float] = {}  # master -> when a refused failover may be tried again
+
+    def tick(self) -> list[Decision]:
+        """One pass over the map (the caller holds the ``LEADER`` lock); what it decided."""
+        decisions = self._resume_left_open()
+        document = self.control.source.current(documents.SHARDS).document
+        for master in sorted({r["master"] for r in document["ranges"]}):
+            if str(document["hosts"][master]).startswith("mysql://"):
+                decision = self._watch(document, master)
+                if decision is not None:
+                    decisions.append(decision)
+        for decision in decisions:
+            self._keep(decision)
+        return decisions
+
+    def _watch(self, document: dict[str, Any], master: str) -> Decision | None:
+        connect, addresses = self.control.mysql, document["hosts"]
+        try:
+            if answers(connect, master, addresses[master]):
+                self._unanswered.pop(master, None)
+                return None
+        except HostError:
+            return None  # it answers with a refusal: alive
+        now = self.clock()
+        since = self._unanswered.setdefault(master, now)
+        if now - since < self.confirm_seconds:
+            return None
+        ranges = [r for r in document["ranges"] if r["master"] == master]
+        span = ", ".join(f"{r['range'][0]}-{r['range'][1]}" for r in ranges)
+        seeing = self._still_receiving(document, master, ranges)
+        if seeing:
+            return self._decide(master, "ambiguous", f"{master} has not answered the guard for {now - since:.0f}s, but {', '.join(seeing)} still receive from it: the guard may be the one cut off, so it does nothing")  # fmt: skip
+        if self.paused():
+            return self._decide(master, "paused", f"{master} ({span}) has not answered for {now - since:.0f}s; the guard is paused: fail it over by hand")  # fmt: skip
+        last = (self._recorded("recoveries") or {}).get(span)
+        if last is not None and now - float(last) < self.cool_down:
+            return self._decide(master, "cooling-down", f"{span} was recovered {now - float(last):.0f}s ago (cool-down {self.cool_down:.0f}s): {master} waits for a person")  # fmt: skip
+        if now < self._retry.get(master, 0.0):
+            return None  # refused lately: its decision stands until then
+        decision = self._fail_over(master, span, f"{master} has not answered for {now - since:.0f}s and no replica receives from it")  # fmt: skip
+        if decision.kind in ("refused", "failed"):
+            self._retry[master] = now + RETRY_SECONDS
+        return decision
+
+    def _still_receiving(
+        self, document: dict[str, Any], master: str, ranges: list[dict[str, Any]]
+    ) -> list[str]:
+        """The replicas of ``master`` whose I/O thread still receives from it."""
+        source = "{}:{}".format(*endpoint(document["hosts"][master]))
+        seeing = []
+        for name in sorted({r["replica"] for r in ranges if r.get("replica")}):
+            try:
+                with self.control.mysql(document["hosts"][name]) as replica:
+                    status = replica.replica_status()
+            except HostError:
+                continue  # silent too: the failover's checks judge it
+            if status is not None and status.source == source and status.io_state == "Yes":
+                seeing.append(name)
+        return seeing
+
+    def _fail_over(self, master: str, span: str, evidence: str) -> Decision:
+        control = self.control
+        try:
+            plan = plan_emergency_failover(
+                control.source, host=master, author=GUARD, fence=control.fence, connect=control.mysql
+            )  # fmt: skip
+        except ShardStoreError as exc:
+            return self._decide(master, "refused", f"{evidence}; the emergency failover refuses: {exc}")  # fmt: skip
+        recoveries = self._recorded("recoveries") or {}
+        control.source.record(KIND, "recoveries", {**recoveries, span: self.clock()})
+        outcome = run(plan, journal=control.journal, locks=control.locks, operator=GUARD)
+        self._unanswered.pop(master, None)
+        if not outcome.ok:
+            return self._decide(master, "failed", f"{evidence}; {plan.summary}: {outcome.error}")
+        return self._decide(master, "failover", f"{evidence}; {plan.summary} in {outcome.seconds:.1f}s")  # fmt: skip
+
+    def _resume_left_open(self) -> list[Decision]:
+        """Finish the guard's runs whose process died: another guard took over."""
+        control, decisions = self.control, []
+        for operation in control.journal.open_operations():
+            if operation.operator != GUARD or recovery.state(operation, control.locks) != "left open":  # fmt: skip
+                continue
+            master = str(operation.params.get("host", ""))
+            try:
+                done = recovery.end(
+                    operation.id, "resume", source=control.source, journal=control.journal,
+                    locks=control.locks, operator=GUARD, connect=control.mysql, fence=control.fence,
+                )  # fmt: skip
+            except ShardStoreError as exc:
+                decisions.append(self._decide(master, "failed", f"resuming operation {operation.id}: {exc}"))  # fmt: skip
+                continue
+            decisions.append(self._decide(master, "resumed", f"operation {operation.id} ({operation.summary}), left open by a guard that died: {done}"))  # fmt: skip
+        return decisions
+
+    # -- the switch and the records ---------------------------------------------------
+
+    def paused(self) -> bool:
+        return bool(status(self.control.source).pause.get("paused"))
+
+    def set_paused(self, paused: bool, *, by: str, reason: str) -> None:
+        record = {"paused": paused, "by": by, "reason": reason, "at": self.clock()}
+        self.control.source.record(KIND, "pause", record)
+
+    def decisions(self) -> list[Decision]:
+        """The kept decisions, newest first."""
+        return status(self.control.source).decisions
+
+    def _decide(self, master: str, kind: str, evidence: str) -> Decision:
+        return Decision(master, kind, evidence, self.clock())
+
+    def _keep(self, decision: Decision) -> None:
+        """Keep ``decision`` first; the same decision about the same master, made again at
+        each pass, takes the place of the one before rather than a place of its own."""
+        kept = self.decisions()
+        again = next((d for d in kept if d.master == decision.master), None)
+        if again is not None and again.kind == decision.kind:
+            kept.remove(again)
+        record = [asdict(d) for d in [decision, *kept][:KEPT]]
+        self.control.source.record(KIND, "decisions", {"decisions": record})
+
+    def beat(self, instance: str) -> None:
+        """Record that ``instance``, the active guard, has made a pass (its metric's age)."""
+        self.control.source.record(KIND, "leader", {"instance": instance, "at": self.clock()})
+
+    def _recorded(self, key: str) -> dict[str, Any] | None:
+        return self.control.source.recorded(KIND, key)
+
+
+@dataclass(frozen=True)
+class Status:
+    """What the console, the metrics and ``guard status`` show of the guard."""
+
+    pause: dict[str, Any]  # paused, by, reason, at ({} if never set)
+    decisions: list[Decision]  # newest first
+    leader: dict[str, Any]  # the active guard's last pass: instance, at ({} if none yet)
+
+
+def status(source: ConfigSource) -> Status:
+    kept = (source.recorded(KIND, "decisions") or {}).get("decisions", [])
+    return Status(
+        source.recorded(KIND, "pause") or {},
+        [Decision(**d) for d in kept],
+        source.recorded(KIND, "leader") or {},
+    )
+
+
+def plan_pause(guard: Guard, *, paused: bool, reason: str, author: str) -> Plan:
+    """Pause the guard (it then decides, and says so, but fails nothing over) or let it go
+    on: an operation of its own, so that it is planned, confirmed and journaled."""
+    what = "pause the guard" if paused else "let the guard fail dead masters over again"
+    if guard.paused() == paused:
+        raise InvalidTopology(f"the guard is {'paused' if paused else 'not paused'} already")
+
+    def switch() -> str:
+        guard.set_paused(paused, by=author, reason=reason)
+        return f"the guard is {'paused' if paused else 'watching'}: {reason}"
+
+    return Plan("guard-pause", f"{what}: {reason}", [Step(what, (), switch)], {"paused": paused})
+
+
+def keep_watch(
+    guard: Guard,
+    *,
+    instance: str,
+    interval: float,
+    passes: int | None = None,
+    say: Callable[[str], None] = lambda line: None,
+) -> None:
+    """Be one of the guards: pass after pass, every ``interval`` seconds, as the active one
+    while this process holds the ``LEADER`` lock, else waiting for it (``passes``: stop
+    after that many, for a test)."""
+    locks, done = guard.control.locks, 0
+    while passes is None or done < passes:
+        try:
+            with locks.hold([LEADER], owner=f"{GUARD} {instance}") as still_held:
+                say(f"{instance} is the active guard")
+                while passes is None or done < passes:
+                    still_held()  # cut off from ZooKeeper: LockLost, and nothing is done
+                    for decision in guard.tick():
+                        say(f"{decision.kind} {decision.master}: {decision.evidence}")
+                    guard.beat(instance)
+                    done += 1
+                    time.sleep(interval)
+        except HostsBusy:
+            done += 1  # another guard is active (or ZooKeeper cannot be reached)
+            time.sleep(interval)
+        except ShardStoreError as exc:
+            say(f"{instance} stood down: {exc}")
+            time.sleep(interval)

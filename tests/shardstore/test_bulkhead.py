@@ -1,0 +1,76 @@
+"""A MySQL host holds at most ``max_sessions`` of a process's threads (the bulkhead): a
+thread that finds the host's share taken gives up with the shard unavailable after a short
+wait, another host's sessions go on meanwhile, and a thread nesting sessions on one host
+counts once. (SQLite hosts have none: a file of this machine does not hang.)"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from shardstore import ShardUnavailable, Store, init_shards
+from shardstore.backends.bulkhead import WAIT
+from toolkit.servers.mariadb import MariaDBServer
+
+from .catalog import CATALOG
+from .conftest import two_host_topology
+from .replication import APP_LOGIN, root, start_servers
+
+
+@pytest.fixture
+def servers() -> Iterator[list[MariaDBServer]]:
+    """Two writable MariaDB servers, each a host of its own."""
+    started = start_servers(2)
+    try:
+        for server in started:
+            with root(f"mysql://{server.address}") as db:
+                db.set_read_only(False)
+        yield started
+    finally:
+        for server in started:
+            server.stop()
+
+
+def test_a_host_holds_its_share_of_threads_and_no_more(servers: list[MariaDBServer]) -> None:
+    a, b = (f"mysql://{server.address}" for server in servers)
+    topology = two_host_topology(a, b)
+    options = {**APP_LOGIN, "max_sessions": 1}
+    store = Store(topology, catalog=CATALOG, backend_options=options)
+    init_shards(store)
+    note_a, note_b = (store.objects("note").create(shard, {"n": shard}) for shard in (1, 9))
+    held, done = threading.Event(), threading.Event()
+
+    def hang_on_a() -> None:  # as a thread waiting on a hung host would
+        with store.backend(1).session(1):
+            held.set()
+            done.wait(30)
+
+    hanging = threading.Thread(target=hang_on_a)
+    hanging.start()
+    try:
+        assert held.wait(10)
+        began = time.monotonic()
+        with pytest.raises(ShardUnavailable, match="busy: 1 sessions of this process wait"):
+            store.objects("note").get(note_a)
+        assert WAIT * 0.9 < time.monotonic() - began < WAIT + 5  # waited, then gave up
+        assert store.objects("note").get(note_b)["n"] == 9  # the other host serves on
+    finally:
+        done.set()
+        hanging.join()
+    assert store.objects("note").get(note_a)["n"] == 1  # its place given back
+
+    # One thread nesting a read inside a write on the host takes one place, not two.
+    with store.backend(1).session(1, write=True), store.backend(1).session(1) as inner:
+        assert inner.query("SELECT 1") == [(1,)]
+    store.close()
+
+
+def test_a_sqlite_host_has_no_bulkhead(tmp_path: Path) -> None:
+    topology = two_host_topology(f"sqlite://{tmp_path / 'a'}", f"sqlite://{tmp_path / 'b'}")
+    store = Store(topology, catalog=CATALOG, backend_options={"max_sessions": 1})
+    assert store.backend(1).bulkhead is None
+    store.close()
