@@ -15,6 +15,7 @@ import fcntl
 import json
 import logging
 import os
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -226,13 +227,21 @@ class ZooKeeperLocks:
 
     def _check(self, acquired: list[Any]) -> None:
         """Each lock's node is still there, owned by this session (a session that expired
-        took its nodes with it, and another operator may hold the lock now)."""
-        session = self.client.client_id[0] if self.client.client_id else None
+        took its nodes with it, and another operator may hold the lock now). A connection
+        that dropped is waited for, at most ``timeout`` seconds: a process that was stalled
+        finds its session whole, or learns it is gone, rather than failing at the blip."""
+        deadline = time.monotonic() + self.timeout
         for lock in acquired:
-            try:
-                stat = self._ask(self.client.exists_async, f"{lock.path}/{lock.node}")
-            except SourceUnavailable as exc:
-                raise LockLost(f"lock {lock.path} cannot be checked: {exc}") from None
+            node = f"{lock.path}/{lock.node}"
+            while True:
+                _reconnected(self.client, deadline)
+                try:
+                    stat = self._ask(self.client.exists_async, node)
+                    break
+                except SourceUnavailable as exc:
+                    if time.monotonic() >= deadline:
+                        raise LockLost(f"lock {lock.path} cannot be checked: {exc}") from None
+            session = self.client.client_id[0] if self.client.client_id else None
             if stat is None or stat.ephemeralOwner != session:
                 raise LockLost(f"lock {lock.path} was lost with its ZooKeeper session")
 
@@ -287,6 +296,12 @@ def unmark_run(locks: Locks, params: dict[str, Any]) -> None:
         locks.unmark(str(params["mark"]))
     except Exception as exc:  # noqa: BLE001 - the run is closed either way
         log.warning("the mark of a closed run was not removed (%s): the next run removes it", exc)
+
+
+def _reconnected(client: Any, deadline: float) -> None:
+    """Until ``client`` is connected again, or ``deadline`` (monotonic) has passed."""
+    while not client.connected and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def _held_while_alive() -> None:

@@ -83,3 +83,29 @@ def test_an_operator_cut_off_from_zookeeper_stops_and_new_plans_are_refused(
     finally:
         again.stop()
         again.close()
+
+
+def test_a_connection_back_within_the_timeout_finds_the_lock_held(private_zookeeper: Any) -> None:
+    """ZooKeeper restarted between two steps (a stalled operator sees the same): the check
+    waits for the connection, finds the session whole, and the run goes on."""
+    from kazoo.client import KazooClient
+
+    client = KazooClient(hosts=private_zookeeper.address, timeout=10.0)
+    client.start()
+    try:
+        locks = ZooKeeperLocks(client, "/blip", timeout=20.0)
+        done: list[str] = []
+
+        def blip() -> str:
+            private_zookeeper.halt()
+            assert eventually(lambda: not client.connected, 10)
+            private_zookeeper.restart()
+            return "ZooKeeper restarted"
+
+        plan = Plan("demo", "", [Step("one", ("A",), blip), Step("two", ("A",), lambda: done.append("two") or "")])  # fmt: skip
+        outcome = within(60, lambda: run(plan, journal=MemoryJournal(), locks=locks, operator="ada"))  # fmt: skip
+        assert outcome.ok, outcome.error
+        assert done == ["two"]
+    finally:
+        client.stop()
+        client.close()

@@ -9,11 +9,14 @@ Then the same web, healed and on the split's map, is cut off again past its leas
 the split is reverted: it still reads the moved shards on the split's new master, whose
 copies are no longer fed. With memcached emptied (as evictions would), each of its answers
 must be a 503, never the older value, and it must leave nothing older in memcached
-(``grant_fence.take_reads``; a cut-off process fills no cache)."""
+(``grant_fence.take_reads``; a cut-off process fills no cache). The revert itself is
+stopped there past its ZooKeeper session: continued, it takes no step without its locks,
+and ``resume`` finishes it."""
 
 from __future__ import annotations
 
 import json
+import re
 import socket
 import time
 import urllib.error
@@ -34,7 +37,12 @@ from toolkit.site_processes import GunicornSite
 
 from .base import Nemesis, Paused
 from .network import Namespace
-from .operator import PLAN_STEP
+from .operator import PLAN_STEP, left_open
+
+#: How a run that lost its locks stops (plans.run, locks.LockLost).
+LOCK_LOST = re.compile(
+    r"step \d+ \([^)]*\) failed: lock \S+ (?:was lost with its ZooKeeper session|cannot be checked)"
+)
 
 #: The cut-off web's pinners are this many, all on shards that move.
 PER_GROUP = 3
@@ -141,15 +149,23 @@ def _revert_read_through(
     if not reads:
         raise DrillError(f"the revert's plan takes no reads away: {plan}")
     # Stopped once it took the reads away, before it renames the new master's copies: a
-    # revert run that far and no farther (killed there, its operator away) leaves them as is.
+    # revert run that far and no farther (stalled there, its operator away) leaves them as
+    # is. It stays stopped past its ZooKeeper session, so its locks go: continued, it must
+    # not take its last step without them, and `resume` must finish it.
     revert = Paused(n, reads, *command)
     try:
         if not revert.wait():
             raise DrillError(f"the revert did not stop after step {reads}: {revert.finish().tail(5)}")  # fmt: skip
         served, newest = _read_through(n, site, pinners)
+        operation = left_open(n, f"the revert stopped after step {reads}")
     finally:
-        ran = revert.finish()
-    if not result.bound(f"the revert of split {split}, the web cut off {past:.1f} s past its lease", ran.returncode == 0, f"exit {ran.returncode} in {ran.seconds:.1f} s"):  # fmt: skip
+        stalled = revert.finish()
+    lost = LOCK_LOST.search(stalled.output)
+    if not result.bound(f"the revert of split {split}, stalled past its ZooKeeper session, takes no step after it", stalled.returncode != 0 and lost is not None, lost[0] if lost else f"exit {stalled.returncode}"):  # fmt: skip
+        result.figures += [f"| {line}" for line in stalled.tail().splitlines()]
+        return
+    ran = n.manage("shardstore", "resume", str(operation["id"]))
+    if not result.bound(f"its resume, the web cut off {past:.1f} s past its lease", ran.returncode == 0, f"exit {ran.returncode} in {ran.seconds:.1f} s"):  # fmt: skip
         result.figures += [f"| {line}" for line in ran.tail().splitlines()]
         return
     result.bound(f"the cut-off web serves no stale profile once the revert took its reads (step {reads})", served["stale"] == 0 and served["503"] > 0, dict(served))  # fmt: skip
