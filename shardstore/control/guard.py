@@ -256,14 +256,18 @@ def keep_watch(
     while this process holds the ``LEADER`` lock, else waiting for it (``passes``: stop
     after that many, for a test)."""
     locks, done = guard.control.locks, 0
+    said: dict[str, str] = {}  # master -> the kind of the last pass's decision about it
     while passes is None or done < passes:
         try:
             with locks.hold([LEADER], owner=f"{GUARD} {instance}") as still_held:
                 say(f"{instance} is the active guard")
                 while passes is None or done < passes:
                     still_held()  # cut off from ZooKeeper: LockLost, and nothing is done
-                    for decision in guard.tick():
-                        say(f"{decision.kind} {decision.master}: {decision.evidence}")
+                    decisions = guard.tick()
+                    for decision in decisions:  # a decision made again is said once
+                        if said.get(decision.master) != decision.kind:
+                            say(f"{decision.kind} {decision.master}: {decision.evidence}")
+                    said = {d.master: d.kind for d in decisions}
                     guard.beat(instance)
                     done += 1
                     time.sleep(interval)

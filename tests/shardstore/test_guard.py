@@ -105,6 +105,9 @@ def test_a_paused_guard_and_one_cut_off_from_a_live_master_do_nothing(
     [paused] = guard.tick()
     assert paused.kind == "paused" and "fail it over by hand" in paused.evidence
     assert master_of(source) == "A"
+    lines: list[str] = []
+    keep_watch(guard, instance="g1", interval=0, passes=3, say=lines.append)
+    assert [line.split(":")[0] for line in lines] == ["g1 is the active guard", "paused A"]
     guard.set_paused(False, by="ada", reason="done")
     assert [d.kind for d in guard.tick()] == ["failover"] and master_of(source) == "B"
 
