@@ -236,3 +236,9 @@ def _signal_group(leader: int, sig: signal.Signals) -> None:
     """Signal the process group ``leader`` heads (it was started in a session of its own)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(leader, sig)
+
+
+def stopped(pid: int) -> bool:
+    """Whether process ``pid`` is stopped (SIGSTOP: state T)."""
+    stat = _stat(pid)
+    return stat is not None and stat[0] == "T"

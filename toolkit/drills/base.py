@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -189,8 +189,7 @@ class Drills:
         try:
             done = subprocess.run(
                 [*wrapper, sys.executable, "manage.py", *args], cwd=ROOT, env=self.env,
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout,
-                check=False,
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout, check=False,
             )  # fmt: skip
         except subprocess.TimeoutExpired as expired:
             output = expired.output if isinstance(expired.output, str) else ""
@@ -198,13 +197,14 @@ class Drills:
         return Ran(done.returncode, done.stdout, time.monotonic() - began)
 
     @contextmanager
-    def guards(self, count: int = 2, *options: str) -> Iterator[list[subprocess.Popen[bytes]]]:
-        """``count`` guards (``guard run``) while the block runs, logging to ``guard-N.log``."""
+    def guards(self, count: int, *options: str, env: Mapping[str, str] | None = None) -> Iterator[list[subprocess.Popen[bytes]]]:  # fmt: skip
+        """``count`` guards (``guard run``; ``env`` added to theirs) while the block runs,
+        logging to ``guard-N.log``."""
         logs = [open(self.dir / f"guard-{n}.log", "wb") for n in range(1, count + 1)]  # noqa: SIM115 - closed below
         started = [
             subprocess.Popen(
                 [sys.executable, "manage.py", "shardstore", "guard", "run", "--instance", f"drill-guard-{n}", *options],
-                cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                cwd=ROOT, env={**self.env, **(env or {})}, stdout=log, stderr=subprocess.STDOUT,
             )
             for n, log in enumerate(logs, 1)
         ]  # fmt: skip

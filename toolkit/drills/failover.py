@@ -11,13 +11,16 @@ one, until the rebuild drill (rebuild.py) makes it its new master's replica agai
 
 from __future__ import annotations
 
+import subprocess
 import time
 
 from shardstore import ShardReadOnly, ShardStoreError, Topology
 from shardstore.control import guard
 from shardstore.control.mysql_hosts import HostError, endpoint
+from shardstore.control.signals import STOP_AFTER_STEP
 from toolkit.load.report import LoadReport
 from toolkit.load.traffic import Load
+from toolkit.processes import stopped
 
 from .base import (
     SETTLE,
@@ -35,15 +38,18 @@ PLANNED_WINDOW = 3.0
 GUARD_WINDOW = 30.0
 #: Seconds the guard waits for a silent master to answer before it looks at its replicas.
 GUARD_CONFIRM = 3.0
+#: The emergency failover's step that promotes the replica (emergency.py: confirm, fence,
+#: apply what was received, stop replication, promote, publish): the active guard is
+#: killed after it, with the map still naming the dead master.
+PROMOTED = 5
 
 
-def _failed_over(d: Drills, master: str, bound: float) -> float | None:
-    """Seconds until the map in force names ``master`` master of nothing (at most
-    ``bound``), or None."""
-    began = time.monotonic()
-    while time.monotonic() - began < bound:
+def _failed_over(d: Drills, master: str, since: float, bound: float) -> float | None:
+    """Seconds from ``since`` until the map in force names ``master`` master of nothing
+    (at most ``bound``), or None."""
+    while time.monotonic() - since < bound:
         if all(r.master != master for r in d.topology().ranges):
-            return time.monotonic() - began
+            return time.monotonic() - since
         time.sleep(0.2)
     return None
 
@@ -127,12 +133,13 @@ def planned(d: Drills, result: Result) -> None:
 
 def emergency(d: Drills, result: Result) -> None:
     """``kill -9`` a master under load with two guards running (``shardstore guard``) and
-    no command typed: the active guard fails it over, nothing acknowledged is lost, its
-    shards are writable again within 30 s, the old master fenced when it comes back."""
+    no command typed: the active guard begins the failover and is killed once it has
+    promoted the replica, the other finishes it, nothing acknowledged is lost, the shards
+    are writable again within 30 s, the old master fenced when it comes back."""
     topology = d.topology()
     master, replica = healthy_pair(d, topology, prefer_last=True)
     process = d.process(master)
-    result.title = f"a master killed (kill -9), failed over to {replica} by the guard under load"
+    result.title = f"a master killed (kill -9), failed over to {replica} by the guards under load, the active one killed mid-failover"  # fmt: skip
     result.figure(f"shards {shards_of(topology, master)}: {master} -> {replica}")
 
     load = d.load(topology)
@@ -142,17 +149,21 @@ def emergency(d: Drills, result: Result) -> None:
     # its cool-down, and its decisions would be taken for this run's.
     d.source.record(guard.KIND, "recoveries", {})
     d.source.record(guard.KIND, "decisions", {"decisions": []})
-    with d.guards(2, "--interval", "0.5", "--confirm", str(GUARD_CONFIRM)):
+    # Whichever guard is active stops itself once it has promoted the replica, before it
+    # publishes the map: the drill kills it there, and the other must finish the failover.
+    stop = {STOP_AFTER_STEP: str(PROMOTED)}
+    with d.guards(2, "--interval", "0.5", "--confirm", str(GUARD_CONFIRM), env=stop) as guards:
         load.wait(WARM_UP)
         d.say(f"kill -9 {master} (pid {process.pid}); no command typed")
         killed = time.monotonic()
         process.halt(kill=True)
-        taken = _failed_over(d, master, GUARD_WINDOW)
-        result.figure(f"the guard's failover in force {taken:.1f} s after the kill" if taken else "no failover by the guard")  # fmt: skip
+        result.figure(_kill_the_active_guard(d, guards, killed))
+        taken = _failed_over(d, master, killed, GUARD_WINDOW)
+        result.figure(f"the other guard's failover in force {taken:.1f} s after the kill" if taken else "no failover by the guards")  # fmt: skip
         settle(load, master, killed, GUARD_WINDOW)
         report = d.finish(result, load)
         status = d.manage("shardstore", "guard", "status")
-        decided = next((x for x in status.output.splitlines() if f"failover {master}:" in x), "")
+        decided = next((x for x in status.output.splitlines() if f"resumed {master}:" in x), "")
         result.figures.append(f"| {decided or status.tail(1)}")
         result.bound(*_second_death(d, replica))
     moved = report.groups[master]
@@ -166,7 +177,7 @@ def emergency(d: Drills, result: Result) -> None:
         load.acked_since(killed, master) > 0,
         f"{load.acked_since(killed, master)} acknowledged",
     )
-    result.bound("the guard's decision: failover", bool(decided), decided or status.tail(1))
+    result.bound("the other guard's decision: resumed the failover left open", bool(decided), decided or status.tail(1))  # fmt: skip
 
     after = d.topology()
     result.bound(
@@ -186,6 +197,21 @@ def emergency(d: Drills, result: Result) -> None:
     result.notes.append(
         f"{master} runs again, read-only and out of service, until the rebuild drill makes"
         f" it {replica}'s replica again"
+    )
+
+
+def _kill_the_active_guard(d: Drills, guards: list[subprocess.Popen[bytes]], killed: float) -> str:  # fmt: skip
+    """Wait for the active guard to stop itself after the promotion, then ``kill -9`` it."""
+    deadline = killed + GUARD_WINDOW
+    while time.monotonic() < deadline:
+        active = next((g for g in guards if stopped(g.pid)), None)
+        if active is not None:
+            active.kill()
+            d.say(f"kill -9 the active guard (pid {active.pid}) after its step {PROMOTED}")
+            return f"the active guard killed {time.monotonic() - killed:.1f} s after the master, once it had promoted the replica"  # fmt: skip
+        time.sleep(0.1)
+    raise DrillError(
+        f"no guard stopped after step {PROMOTED} within {GUARD_WINDOW:g} s of the kill"
     )
 
 

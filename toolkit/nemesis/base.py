@@ -23,6 +23,7 @@ from toolkit.cluster.plan import MARIADB
 from toolkit.cluster.state import Cluster
 from toolkit.drills.base import Drills, Ran
 from toolkit.load.traffic import Load
+from toolkit.processes import stopped
 from toolkit.site_processes import ROOT
 
 from .network import Namespace, remove_stale
@@ -148,14 +149,6 @@ class Paused:
             self.process.kill()
             output = self.process.communicate()[0]
         return Ran(self.process.returncode, output, time.monotonic() - self.began)
-
-
-def stopped(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rpartition(")")[2].split()[0] == "T"
-    except OSError:
-        return False
 
 
 def _stop(directory: Path) -> None:
