@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from shardstore import InvalidTopology, Topology, init_shards
+from shardstore import InvalidTopology, Topology
 from shardstore.control.emergency import plan_emergency_failover
 from shardstore.control.failover import plan_failover
 from shardstore.control.file_source import FileSource
@@ -22,7 +22,7 @@ from shardstore.control.mysql_hosts import HostError, MySQLHost
 from shardstore.control.plans import MemoryJournal, run
 from toolkit.servers.mariadb import MariaDBServer
 
-from .replication import app_store, publish_pair, root, start_servers, wait_caught_up
+from .replication import app_store, root, sharded_pair, start_servers, wait_caught_up
 
 
 def cut_replica_off(master: MariaDBServer, replica: MariaDBServer) -> None:
@@ -85,10 +85,8 @@ def test_a_master_cut_off_from_its_replica_only_is_fenced_and_failed_over(
     pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
 ) -> None:
     master, replica = pair
-    source = FileSource(tmp_path / "config")
-    publish_pair(source, master, replica)
+    source = sharded_pair(master, replica, tmp_path, caught_up=False)
     store = app_store(source)
-    init_shards(store)
     acknowledged = [store.objects("note").create(n % 4, {"n": n}) for n in range(20)]
     store.close()
     wait_caught_up(master, replica)

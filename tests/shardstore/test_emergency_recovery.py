@@ -25,7 +25,6 @@ from toolkit.servers.mariadb import MariaDBServer
 from .replication import (
     app_store,
     kill_master,
-    publish_pair,
     root,
     sharded_pair,
     start_servers,
@@ -58,10 +57,8 @@ def test_killed_after_the_promotion_it_is_resumed_not_aborted(
     pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
 ) -> None:
     master, replica = pair
-    source = FileSource(tmp_path / "config")
-    publish_pair(source, master, replica)
+    source = sharded_pair(master, replica, tmp_path, caught_up=False)
     store = app_store(source)
-    init_shards(store)
     written = [store.objects("note").create(n % 4, {"n": n}) for n in range(10)]
     store.close()
     kill_master(master, replica)
@@ -132,10 +129,8 @@ def assert_promoted(source: FileSource, replica: MariaDBServer, written: list[in
 def written_then_killed(
     master: MariaDBServer, replica: MariaDBServer, tmp_path: Path
 ) -> tuple[FileSource, list[int]]:
-    source = FileSource(tmp_path / "config")
-    publish_pair(source, master, replica)
+    source = sharded_pair(master, replica, tmp_path, caught_up=False)
     store = app_store(source)
-    init_shards(store)
     written = [store.objects("note").create(n % 4, {"n": n}) for n in range(10)]
     store.close()
     kill_master(master, replica)

@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from shardstore import InvalidTopology, ShardReadOnly, Store, Topology, init_shards, jobs
+from shardstore import InvalidTopology, ShardReadOnly, Store, Topology, jobs
 from shardstore.control import recovery, reverse_stream
 from shardstore.control.diff import diff_hosts, plan_diff
-from shardstore.control.file_source import FileSource
 from shardstore.control.locks import FileLocks
 from shardstore.control.mysql_hosts import MySQLHost
 from shardstore.control.plans import MemoryJournal, Outcome, Plan, StepFailed, run
@@ -23,7 +22,7 @@ from shardstore.control.split_revert import plan_split_revert
 from toolkit.servers.mariadb import MariaDBServer
 
 from .catalog import CATALOG
-from .replication import APP_LOGIN, app_store, publish_pair, root, sharded_pair, wait_caught_up
+from .replication import APP_LOGIN, app_store, root, sharded_pair, wait_caught_up
 from .test_failover import die_after
 
 
@@ -65,10 +64,8 @@ def test_split_revert_and_cleanup(
     pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
 ) -> None:
     master, replica = pair
-    source = FileSource(tmp_path / "config")
-    publish_pair(source, master, replica)
+    source = sharded_pair(master, replica, tmp_path, caught_up=False)
     old = app_store(source)
-    init_shards(old)
     written = [old.objects("note").create(n % 4, {"n": n}) for n in range(40)]
     wait_caught_up(master, replica)
 
@@ -269,10 +266,8 @@ def test_a_split_whose_diff_is_not_clean_changes_nothing(
     pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
 ) -> None:
     master, replica = pair
-    source = FileSource(tmp_path / "config")
-    publish_pair(source, master, replica)
+    source = sharded_pair(master, replica, tmp_path, caught_up=False)
     store = app_store(source)
-    init_shards(store)
     store.objects("note").create(3, {"n": 1})
     wait_caught_up(master, replica)  # else the stray row could collide with a replayed one
     with root(f"mysql://{replica.address}") as r:

@@ -12,17 +12,16 @@ from typing import Any
 
 import pytest
 
-from shardstore import ShardReadOnly, ShardUnavailable, init_shards
+from shardstore import ShardReadOnly, ShardUnavailable
 from shardstore.cache import CachedStore
 from shardstore.cache.readthrough import FILLING
-from shardstore.control.file_source import FileSource
 from shardstore.control.plans import Plan
 from shardstore.control.split import plan_split
 from shardstore.control.split_revert import plan_split_revert
 from toolkit.servers.mariadb import MariaDBServer
 
 from .catalog import CACHE_POOLS
-from .replication import app_store, publish_pair, root, sharded_pair, wait_caught_up
+from .replication import app_store, root, sharded_pair, wait_caught_up
 from .test_split import execute
 
 
@@ -35,10 +34,8 @@ def test_a_process_on_the_old_map_cannot_write_the_moving_shards_once_they_are_f
     import MySQLdb
 
     master, replica = pair
-    source = FileSource(tmp_path / "config")
-    publish_pair(source, master, replica)
+    source = sharded_pair(master, replica, tmp_path, caught_up=False)
     stale = app_store(source)
-    init_shards(stale)
     wait_caught_up(master, replica)
     slow = MySQLdb.connect(  # a slow write, its transaction open across the cut-over
         host=master.host, port=master.port, user="app", password="app-password"
