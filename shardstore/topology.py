@@ -6,18 +6,16 @@ A topology is a JSON document, validated when loaded and never mutated after::
       "version": 3,
       "shard_count": 4096,
       "hosts": {"MySQL001A": "mysql://10.0.0.1:3306", "MySQL001B": "mysql://10.0.0.2:3306"},
-      "ranges": [{"range": [0, 4095], "master": "MySQL001A", "replica": "MySQL001B"}],
+      "ranges": [{"range": [0, 4095], "master": "MySQL001A", "replicas": ["MySQL001B"]}],
       "open": [[0, 4095]]
     }
 
 ``ranges`` must tile ``0 .. shard_count - 1`` with no gap and no overlap (the
 seeds' configuration table). ``open`` lists the ranges where new users land.
-Reads and writes go to the master only; the replica is a hot backup for failover.
-A range written by an older release names its replica ``slave``: such a document still
-loads, and ``with_replica_key`` gives it as this release writes it (a range naming two
-different replicas, one under each key, is refused).
-``out_of_service`` (optional) lists hosts kept in the map but neither master nor
-replica of any range (a spare, or a host being replaced). ``read_only`` (optional)
+Reads and writes go to the master only; its replicas are hot backups for failover, and
+its commits wait for one of them (``replicas.py``, which also reads older releases' single
+``replica`` or ``slave``). ``out_of_service`` (optional) lists hosts kept in the map but
+neither master nor replica of any range (a spare, or a host being replaced). ``read_only`` (optional)
 lists shard ranges whose writes every process refuses for now: the short window
 in which a split hands them to another host. ``domains`` (optional) names the MySQL GTID
 domain a host writes in when it is not its server's default: a split's new master writes
@@ -40,12 +38,12 @@ from typing import Any
 from .durability import STRICT, Durability
 from .exceptions import InvalidTopology, UnknownShard
 from .ids import MAX_SHARD_ID
+from .replicas import KEY as REPLICAS_KEY
+from .replicas import parse as parse_replicas
 
 #: The mod-shard hash space (md5 % 4096); buckets are spread over the first
 #: ``lookup_shards`` shards and never move, whatever ranges open later.
 MOD_BUCKETS = 4096
-#: The key of a range's replica, and the one older releases wrote instead (still read).
-REPLICA_KEY, OLD_REPLICA_KEY = "replica", "slave"
 _KEYS = {"version", "shard_count", "hosts", "ranges", "open", "lookup_shards"} | {
     "out_of_service", "read_only", "domains",
 }  # fmt: skip
@@ -58,12 +56,12 @@ def database_name(shard_id: int) -> str:
 
 @dataclass(frozen=True)
 class ShardRange:
-    """A contiguous run of logical shards served by one master (and its hot backup)."""
+    """A contiguous run of logical shards served by one master (and its hot backups)."""
 
     first: int
     last: int
     master: str
-    replica: str | None
+    replicas: tuple[str, ...] = ()
     #: What its master's commits wait for when no replica acknowledges (durability.py).
     durability: Durability = STRICT
 
@@ -72,8 +70,8 @@ class ShardRange:
 
     def as_json(self) -> dict[str, Any]:
         entry: dict[str, Any] = {"range": [self.first, self.last], "master": self.master}
-        if self.replica is not None:
-            entry[REPLICA_KEY] = self.replica
+        if self.replicas:
+            entry[REPLICAS_KEY] = list(self.replicas)
         entry.update(self.durability.entry())
         return entry
 
@@ -225,25 +223,6 @@ class Topology:
         raise AssertionError("unreachable")  # pragma: no cover
 
 
-def with_replica_key(document: Mapping[str, Any]) -> dict[str, Any]:
-    """A shard map document with each range's replica under ``replica``, as this release
-    writes it: an older release's ``slave`` renamed, so that an old version and a new one
-    compare (and diff) by what they say. A range naming two different replicas is left as
-    it is, for validation to refuse."""
-    ranges = document.get("ranges")
-    if not isinstance(ranges, list):
-        return dict(document)
-    return {**document, "ranges": [_renamed(entry) for entry in ranges]}
-
-
-def _renamed(entry: object) -> object:
-    if not isinstance(entry, Mapping) or OLD_REPLICA_KEY not in entry:
-        return entry
-    if entry.get(REPLICA_KEY, entry[OLD_REPLICA_KEY]) != entry[OLD_REPLICA_KEY]:
-        return entry
-    return {(REPLICA_KEY if key == OLD_REPLICA_KEY else key): v for key, v in entry.items()}
-
-
 # -- validation helpers -----------------------------------------------------
 
 
@@ -301,20 +280,17 @@ def _ranges(entries: object, hosts: Mapping[str, str], shard_count: int) -> tupl
     policies: dict[Any, Durability] = {}  # master -> its ranges' policy
     for entry in entries:
         if not isinstance(entry, Mapping):
-            raise InvalidTopology("each range must be an object with range, master and replica")
+            raise InvalidTopology("each range must be an object with range, master and replicas")
         first, last = _pair(entry.get("range"), "range")
         where = f"range [{first}, {last}]"
-        master, replica = entry.get("master"), _replica(entry, where)
+        master = entry.get("master")
         if master not in hosts:
             raise InvalidTopology(f"{where}: unknown master host {master!r}")
-        if replica is not None and replica not in hosts:
-            raise InvalidTopology(f"{where}: unknown replica host {replica!r}")
-        if replica == master:
-            raise InvalidTopology(f"{where}: master {master} is also its own replica")
+        replicas = tuple(parse_replicas(entry, where, hosts=hosts))
         durability = Durability.of_entry(entry)
         if policies.setdefault(master, durability) != durability:  # one master, one policy
             raise InvalidTopology(f"{where}: its master {master}'s ranges name two durabilities")
-        ranges.append(ShardRange(first, last, str(master), replica, durability))
+        ranges.append(ShardRange(first, last, str(master), replicas, durability))
     ranges.sort(key=lambda r: r.first)
     expected = 0
     for shard_range in ranges:
@@ -333,17 +309,6 @@ def _ranges(entries: object, hosts: Mapping[str, str], shard_count: int) -> tupl
     if expected != shard_count:
         raise InvalidTopology(f"gap: shards {expected}..{shard_count - 1} are in no range")
     return tuple(ranges)
-
-
-def _replica(entry: Mapping[str, Any], where: str) -> Any:
-    """The replica a range names, under ``replica`` or an older release's ``slave``."""
-    replica = entry.get(REPLICA_KEY, entry.get(OLD_REPLICA_KEY))
-    if OLD_REPLICA_KEY in entry and entry[OLD_REPLICA_KEY] != replica:
-        raise InvalidTopology(
-            f"{where}: replica {replica!r} and slave {entry[OLD_REPLICA_KEY]!r} differ"
-            " (slave is the older name of replica: name the replica once, as replica)"
-        )
-    return replica
 
 
 def _open_ranges(entries: object, shard_count: int) -> tuple[tuple[int, int], ...]:
@@ -368,7 +333,7 @@ def _out_of_service(
     for host in entries:
         if host not in hosts:
             raise InvalidTopology(f"out_of_service names unknown host {host!r}")
-        serving = [r for r in ranges if host in (r.master, r.replica)]
+        serving = [r for r in ranges if host == r.master or host in r.replicas]
         if serving:
             role = "master" if serving[0].master == host else "replica"
             raise InvalidTopology(

@@ -68,7 +68,7 @@ def shard_map(pairs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         master, replica = _members(pair, "master", "replica")
         hosts[master["name"]] = f"mysql://{master['address']}:{MYSQL_PORT}"
         hosts[replica["name"]] = f"mysql://{replica['address']}:{MYSQL_PORT}"
-        ranges.append({"range": [first, last], "master": master["name"], "replica": replica["name"]})  # fmt: skip
+        ranges.append({"range": [first, last], "master": master["name"], "replicas": [replica["name"]]})  # fmt: skip
     document = {
         "version": 0,
         "shard_count": SHARDS,

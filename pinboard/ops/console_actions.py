@@ -151,7 +151,7 @@ register(
         "open-range",
         "Open a new shard range",
         "Create the shard databases and tables of new shards at the end of the map on a new "
-        "master (on MySQL: its replica set to follow it first, then the master opened for "
+        "master (on MySQL: its replicas set to follow it first, then the master opened for "
         "writes), add the range to the shard map and send new sign-ups there. Existing "
         "users never move.",
         OpenRangeForm,
@@ -161,8 +161,7 @@ register(
             count=data["count"],
             master=data["master"],
             master_address=data["master_address"],
-            replica=data["replica"] or None,
-            replica_address=data["replica_address"] or None,
+            replicas=OpenRangeForm.replicas_of(data),
             keep_open=data["keep_open"],
             author=made.operator,
             mysql=made.mysql,

@@ -73,7 +73,12 @@ FAMILIES: dict[str, tuple[str, list[str]]] = {
         "1: the map names the host a master and it is read-only (0: writable).", ["host"],
     ),
     "pinboard_mysql_pair_healthy": (
-        "1: the master has a healthy replica (the console's pair check).", ["master", "replica"],
+        "1: the master and every replica it names are healthy (the console's pair check);"
+        " replicas: their names, comma-separated.", ["master", "replicas"],
+    ),
+    "pinboard_mysql_under_replicated": (
+        "1: the master has fewer healthy replicas than a range should have (replicas.WANTED).",
+        ["master"],
     ),
     "pinboard_guard_paused": ("1: the guard is paused (dead masters wait for a person).", []),
     "pinboard_guard_pass_age_seconds": (
@@ -164,14 +169,29 @@ def host_metrics(document: dict[str, Any], probes: dict[str, Probe]) -> list[Met
         if name in masters and found.read_only is not None:
             closed.add_metric([name], float(found.read_only))
     healthy = family("pinboard_mysql_pair_healthy")
+    short = family("pinboard_mysql_under_replicated")
     streams = family("pinboard_mysql_stream_healthy")
     looks = {name: found.look() for name, found in probes.items()}
     for pair in judge(document, looks):
-        healthy.add_metric([pair.master, pair.replica or ""], float(pair.healthy))
+        names = ",".join(replica.name for replica in pair.replicas)
+        healthy.add_metric([pair.master, names], float(pair.healthy))
+        short.add_metric([pair.master], float(pair.under_replicated))
         for stream in pair.streams:
             source = stream.source_name or stream.status.source
             streams.add_metric([stream.host, source, stream.name], float(stream.healthy))
-    return [up, running, lag, acks, degraded, waiting, acknowledged, closed, healthy, streams]
+    return [
+        up,
+        running,
+        lag,
+        acks,
+        degraded,
+        waiting,
+        acknowledged,
+        closed,
+        healthy,
+        short,
+        streams,
+    ]
 
 
 def _replication(

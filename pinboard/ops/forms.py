@@ -39,8 +39,10 @@ class OpenRangeForm(forms.Form):
     master_address = forms.CharField(
         max_length=500, help_text="mysql://host:port (sqlite:///directory on the embedded default)"
     )
-    replica = name_field(required=False, help_text="its replica's name (optional)")
+    replica = name_field(required=False, help_text="its first replica's name (optional)")
     replica_address = forms.CharField(max_length=500, required=False)
+    second_replica = name_field(required=False, help_text="its second replica's name (optional)")
+    second_replica_address = forms.CharField(max_length=500, required=False)
     keep_open = forms.BooleanField(
         required=False, label="Keep the open ranges open too", help_text="else only the new one is"
     )
@@ -50,6 +52,15 @@ class OpenRangeForm(forms.Form):
 
     def clean_replica_address(self) -> str:
         return self._no_password("replica_address")
+
+    def clean_second_replica_address(self) -> str:
+        return self._no_password("second_replica_address")
+
+    @staticmethod
+    def replicas_of(data: dict[str, Any]) -> dict[str, str]:
+        """The replicas a cleaned form names, by name: their addresses."""
+        named = [(data["replica"], data["replica_address"]), (data["second_replica"], data["second_replica_address"])]  # fmt: skip
+        return {name: address for name, address in named if name}
 
     def _no_password(self, name: str) -> str:
         """An address without a password (the form shown again shows it masked)."""

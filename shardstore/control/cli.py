@@ -6,12 +6,12 @@ and ``python manage.py shardstore`` alike).
                                                    [--doc D] [--expect-version N] [--dry-run]
     topology rollback N --reason TEXT [--doc D] [--dry-run]
     bring-up [--dry-run]                       (a new deployment's pairs: replicate, open)
-    open-range --count N --master H --master-address URL [--replica H --replica-address URL]
+    open-range --count N --master H --master-address URL [--replica H --replica-address URL]...
                [--keep-open] [--dry-run]
     close-range FIRST LAST [--dry-run]          host-service HOST (--out | --in) [--dry-run]
     cache-server POOL HOST:PORT (--add | --remove) [--dry-run]
     redis-move FIRST LAST INSTANCE [--url redis://...] [--dry-run]
-    failover HOST [--emergency [--accept-data-loss]] [--dry-run]
+    failover HOST [--to REPLICA | --emergency [--accept-data-loss]] [--dry-run]
     split HOST [--dry-run]       split --revert SPLIT [--emergency [--accept-data-loss]] [--dry-run]
     cleanup SPLIT [--dry-run]                   diff HOST_A HOST_B [--shards FIRST-LAST]
     rebuild HOST [--master M] [--max-threads-running N] [--parallel N] [--dry-run]
@@ -97,7 +97,7 @@ def add_parsers(commands: Any) -> None:
         "host-service": "take a MySQL host out of service, or put it back",
         "cache-server": "add a memcached server to a pool, or remove one",
         "redis-move": "move Redis virtual shards to another instance",
-        "failover": "hand a master's shards to its replica (planned, or --emergency)",
+        "failover": "hand a master's shards to a replica (planned, or --emergency)",
         "split": "hand half of a master's shards to its replica (or --revert a split)",
         "cleanup": "drop the shard copies a split left behind",
         "rebuild": "make a host a replica of its master again: copy, replicate, in service",
@@ -109,8 +109,8 @@ def add_parsers(commands: Any) -> None:
     p.add_argument("--count", type=int, required=True, help="how many new shards")
     p.add_argument("--master", required=True)
     p.add_argument("--master-address", required=True)
-    p.add_argument("--replica")
-    p.add_argument("--replica-address")
+    p.add_argument("--replica", action="append", default=[], help="a replica (once for each)")
+    p.add_argument("--replica-address", action="append", default=[], help="its address, in order")
     p.add_argument("--keep-open", action="store_true", help="old open ranges stay open too")
     p = parsers["close-range"]
     p.add_argument("first", type=int)
@@ -132,6 +132,7 @@ def add_parsers(commands: Any) -> None:
     p.add_argument("instance")
     p.add_argument("--url")
     parsers["failover"].add_argument("host")
+    parsers["failover"].add_argument("--to", metavar="REPLICA", help="the replica to promote (planned; default: the one that received the most)")  # fmt: skip
     parsers["reopen"].add_argument("host")
     parsers["durability"].add_argument("range", type=shard_span, help="FIRST-LAST, as in the map")
     parsers["durability"].add_argument("policy", nargs="+", help="strict, or degrade-after N (s)")
@@ -213,8 +214,7 @@ def plan_of(
             count=args.count,
             master=args.master,
             master_address=args.master_address,
-            replica=args.replica,
-            replica_address=args.replica_address,
+            replicas=_replicas(args.replica, args.replica_address),
             keep_open=args.keep_open,
             author=author,
             mysql=control.mysql,
@@ -228,6 +228,8 @@ def plan_of(
             source, pool=args.pool, server=args.server, add=args.add, author=author
         )
     if args.command == "failover":
+        if args.emergency and args.to:
+            raise ConfigError("--to goes with a planned failover: an emergency promotes the replica that received the most")  # fmt: skip
         if args.emergency:
             return plan_emergency_failover(
                 source,
@@ -239,7 +241,9 @@ def plan_of(
             )
         if args.accept_data_loss:
             raise ConfigError("--accept-data-loss goes with --emergency only")
-        return plan_failover(source, host=args.host, author=author, connect=control.mysql)
+        return plan_failover(
+            source, host=args.host, author=author, to=args.to, connect=control.mysql
+        )
     if args.command == "split":
         if args.accept_data_loss and not args.emergency:
             raise ConfigError("--accept-data-loss goes with --emergency only")
@@ -281,6 +285,13 @@ def plan_of(
         source, control.store(), first=args.first, last=args.last, instance=args.instance,
         url=args.url, author=author, keys=keys,
     )  # fmt: skip
+
+
+def _replicas(names: list[str], addresses: list[str]) -> dict[str, str]:
+    """``--replica`` and ``--replica-address``, given once for each replica, paired."""
+    if len(names) != len(addresses):
+        raise ConfigError("give --replica-address once for each --replica, in the same order")
+    return dict(zip(names, addresses, strict=True))
 
 
 def handle(args: argparse.Namespace, control: Control, out: TextIO) -> int:

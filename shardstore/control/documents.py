@@ -29,9 +29,10 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+from .. import replicas
 from ..exceptions import InvalidTopology
 from ..redis_shards import RedisTopology
-from ..topology import Topology, with_replica_key
+from ..topology import Topology
 
 SHARDS, REDIS, CACHES = "shards", "redis", "caches"
 NAMES = (SHARDS, REDIS, CACHES)
@@ -133,9 +134,10 @@ def validate(name: str, document: object) -> dict[str, Any]:
 
 
 def current_form(name: str, document: Mapping[str, Any]) -> dict[str, Any]:
-    """``document`` as this release writes it: a shard map's ranges name their replica
-    ``replica``, not ``slave`` as older releases wrote (both are read)."""
-    return with_replica_key(document) if name == SHARDS else dict(document)
+    """``document`` as this release writes it: a shard map's ranges name their
+    ``replicas`` in a list, not one ``replica`` or ``slave`` as older releases wrote (all
+    are read)."""
+    return replicas.current_form(document) if name == SHARDS else dict(document)
 
 
 def diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:

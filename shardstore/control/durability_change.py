@@ -23,6 +23,7 @@ from typing import Any
 
 from ..durability import KEY, Durability, of_master
 from ..exceptions import InvalidTopology
+from ..replicas import replicas_of
 from . import documents
 from .config_source import ConfigSource, Revision
 from .failover import Connect
@@ -50,7 +51,7 @@ def plan_durability(
     if not str(address).startswith("mysql://"):
         raise InvalidTopology(f"{master} is no MySQL host: its commits wait for no replica")
     ranges = [r for r in document["ranges"] if r["master"] == master]
-    if wanted.strict and any(not (r.get("replica") or r.get("slave")) for r in ranges):
+    if wanted.strict and any(not replicas_of(r) for r in ranges):
         raise InvalidTopology(
             f"range {_span(shards)} has no replica: strict, its master could take no write"
             " once it waited for one (rebuild a replica first, or degrade-after N)"

@@ -15,7 +15,9 @@ with its reason, unless it can show that promotion loses no acknowledged write
 - the candidate was replicating from the failed master until it failed (its
   I/O thread still trying to reconnect, not stopped by hand or on an error),
   its SQL thread runs, it has received every transaction any other replica
-  received, domain by domain, and it wrote nothing of its own (no errant GTID).
+  received, domain by domain, and it wrote nothing of its own (no errant GTID); and
+  every other replica answers (the master's commits waited for any one of them, so a
+  silent one may hold an acknowledged write alone).
 
 Masters of a ``strict`` range (``shardstore/durability.py``) run semi-synchronously with
 no fallback, so a write a client saw acknowledged is in a replica's relay log, and a
@@ -43,10 +45,16 @@ GTIDs that may be lost. Steps:
    ``took_effect``: the candidate replicates from no one), is resumed, never undone;
 5. arm its semi-sync (``arm_semi_sync``: commits wait for the first replica that
    connects, alone until then) and clear its ``read_only``; this step can run again, so
-   ``resume`` finishes a candidate left promoted in part; the pair health check
-   (``pairs``) reports it until a replica is rebuilt;
-6. publish the shard map with it as master, the old master out of service (a run that
-   died inside the publish is resumed past it: it says whether it is in force).
+   ``resume`` finishes a candidate left promoted in part;
+6. make the master's other replicas follow it (``MASTER_USE_GTID=slave_pos``: each
+   applied all it received, which the candidate holds too), and once one does, its
+   commits wait for their acknowledgements with no fallback: the range is fully
+   writable at once. One that cannot follow is noted and stays named, for the pair health
+   check (``pairs``) and the guard to see; with none, ``pairs`` reports the master until a
+   replica is rebuilt;
+7. publish the shard map with it as master, the others its replicas, the old master out
+   of service (a run that died inside the publish is resumed past it: it says whether it
+   is in force).
 
 A replica that replicates from no one (its replication reset: a run killed inside step 4
 whose entry was then closed, or a hand ``RESET SLAVE ALL``) is still weighed as a
@@ -76,17 +84,14 @@ from typing import Any
 
 from ..durability import of_master
 from ..exceptions import InvalidTopology
+from ..replicas import replicas_of, with_replicas
 from . import acknowledged, documents, relay_log, split_emergency
 from .config_source import ConfigSource, Revision
 from .emergency_checks import Connect, View, choose, cut_off
-from .fencing import Fence
-from .mysql_hosts import NO_ANSWER, HostError, MySQLHost
+from .fencing import Fence, freeze
+from .mysql_hosts import HostError, MySQLHost
 from .plans import Plan, Step
 from .publish import publish_step
-
-#: How often a fence tries ``read_only`` on a master that answers, ending its client
-#: sessions before each try (a commit that came in between holds the commit lock again).
-FREEZE_TRIES = 3
 
 
 def plan_emergency_failover(
@@ -113,11 +118,17 @@ def plan_emergency_failover(
             f"no fence command is set (PINBOARD_FENCE_COMMAND): {host} may be alive and"
             " reached by a process that missed the new map"
         )
-    candidates = sorted({r["replica"] for r in mastered if r.get("replica")})
+    candidates = sorted({name for r in mastered for name in replicas_of(r)})
     if not candidates:
         raise InvalidTopology(f"{host} has no replica to promote")
     views, alive = _weighed(source, current, connect, host, addresses, candidates, apply_seconds)
     replica, loss = choose(host, views, accept_data_loss=accept_data_loss)
+    if silent := [name for name in candidates if name not in views]:
+        # Its commits waited for any one replica: the silent one may hold some alone.
+        risk = f"{', '.join(silent)} does not answer, and may have acknowledged writes of {host} that {replica} lacks"  # fmt: skip
+        if not accept_data_loss:
+            raise HostError(f"{risk}; --accept-data-loss to promote {replica} anyway")
+        loss = "; ".join(filter(None, (loss, risk)))
     policy = of_master(document, host)
     if not policy.strict:  # what it acknowledged once degraded is on no replica
         risk = f"{host}'s durability is {policy}: once no replica acknowledged in time it committed alone, and may have acknowledged writes no replica has"  # fmt: skip
@@ -215,30 +226,6 @@ def plan_emergency_again(
     return _plan(source, base, params, author=author, fence=fence, connect=connect, apply_seconds=apply_seconds)  # fmt: skip
 
 
-def freeze(connect: Connect, host: str, address: str) -> str:
-    """If ``host`` answers: its ``read_only`` set and its client sessions ended, privileged
-    ones included. A commit waiting for a replica's acknowledgement holds the commit lock
-    that ``read_only`` waits for; ended with its session, it is never acknowledged (it
-    commits on ``host`` alone). A note, with ``host``'s binary log position."""
-    try:
-        master = connect(address)
-    except HostError as exc:  # the fence command is all there is to do
-        return f"{host} {'gives no answer' if exc.errno in NO_ANSWER else f'refuses the operator ({exc})'}"  # fmt: skip
-    with master:
-        ended = 0
-        for attempt in range(1, FREEZE_TRIES + 1):
-            ended += master.kill_client_sessions()
-            try:
-                master.set_read_only(True)
-                break
-            except HostError:
-                if attempt == FREEZE_TRIES:
-                    raise
-        ended += master.kill_client_sessions()
-        position = master.gtid_binlog_pos()
-    return f"{host} read_only, {ended} client sessions ended; its binary log at {position or 'nothing'}"  # fmt: skip
-
-
 def _plan(
     source: ConfigSource,
     current: Revision,
@@ -255,13 +242,14 @@ def _plan(
     addresses = document["hosts"]
     mastered = [r for r in document["ranges"] if r["master"] == host]
     durability = of_master(document, host)  # the promoted replica keeps it
+    # The promoted replica's fellows follow it; the old master is a replica of no one.
+    others = sorted({n for r in mastered for n in replicas_of(r)} - {replica})
     ranges = []
     for entry in document["ranges"]:
-        unpaired = {k: v for k, v in entry.items() if k not in ("replica", "slave")}
         if entry["master"] == host:
-            entry = {**unpaired, "master": replica}  # its durability policy kept
-        elif entry.get("replica") == host:
-            entry = unpaired
+            entry = with_replicas({**entry, "master": replica}, others)  # durability kept
+        else:
+            entry = with_replicas(entry, [n for n in replicas_of(entry) if n != host])
         ranges.append(entry)
     out = sorted({*document.get("out_of_service", []), host})
     new = documents.validate(
@@ -321,6 +309,21 @@ def _plan(
             " for the first replica that connects (`rebuild`)"
         )
 
+    def follow() -> str:
+        # Idempotent too. They applied all they received, which the candidate has as well.
+        notes = []
+        with connect(addresses[replica]) as r:
+            for name in others:
+                try:
+                    with connect(addresses[name]) as other:
+                        other.replicate_from(r, position="slave_pos")
+                    notes.append(f"{name} replicates from {replica}")
+                except HostError as exc:  # its replacement is the guard's, or a rebuild
+                    notes.append(f"{name} does not follow {replica}: {exc}")
+            if any(n.endswith(f"replicates from {replica}") for n in notes):
+                r.set_semi_sync(True, durability)  # no more falling back: one acknowledges
+        return "; ".join(notes) or f"{replica} has no other replica to follow it"
+
     shards = ", ".join(f"{r['range'][0]}..{r['range'][1]}" for r in mastered)
     return Plan(
         "failover",
@@ -359,6 +362,11 @@ def _plan(
                 took_effect=replication_reset,
             ),
             Step(f"arm semi-sync on {replica} and clear its read_only", (replica,), promote),
+            Step(
+                f"make {', '.join(others) or 'its other replicas'} replicate from {replica} (GTID)",
+                (replica, *others),
+                follow,
+            ),
             publish_step(
                 source,
                 current,

@@ -1,29 +1,31 @@
 """Failover: a master's replica takes over its shards (after pinterest/mysql_utils'
 ``mysql_failover``), planned or in an emergency.
 
-Planned (``plan_failover``: the master is retired, or needs maintenance). Steps:
+Planned (``plan_failover``: the master is retired, or needs maintenance). The replica
+promoted is the one named (``to``), or the named replica that received the most; the
+master's other replicas follow it afterwards. Steps:
 
-1. check the replica: it replicates from the master, both threads run, no error,
+1. check every replica: it replicates from the master, both threads run, no error,
    lag at most ``max_lag`` seconds;
 2. set ``read_only`` on the master (waiting at most ``FENCE_SECONDS`` for running
    commits), end every client session there, and confirm that no write lands for
    a short window (its GTID position stands still): from here, writes to these
    shards fail with a typed error the site turns into a retry, never a silent loss;
-3. wait until the replica has applied the master's last transaction (GTID);
-4. swap the pair's direction: the replica stops replicating, the old master
-   replicates from it, and it waits for the old master's acknowledgements;
-5. publish the shard map with the replica as master (and the old master as its
-   replica): every process switches within a second;
+3. wait until every replica has applied the master's last transaction (GTID);
+4. turn the range round: the replica stops replicating, the old master and the other
+   replicas replicate from it (GTID), and it waits for their acknowledgements;
+5. publish the shard map with the replica as master (the other replicas and the old
+   master its replicas): every process switches within a second;
 6. clear the new master's ``read_only``.
 
 Step 5 is the commit point: once the map names the replica, it stands. Any failure
 before it, and the operator's Ctrl-C or SIGTERM, undoes every step done so far
-(``plans.run``): the pair turned back, the master writable again. A run that
+(``plans.run``): the range turned back, the master writable again. A run that
 fails or dies after it (or inside it, once the map is published) is finished by
 ``resume`` and never undone by ``abort``: writes may have been acknowledged on the
-new master. Turning the pair back waits until the old master holds everything the
+new master. Turning the range back waits until the old master holds everything the
 replica's binary log holds (it may have taken writes), and refuses otherwise. The
-pair replicates in one direction or the other at every step, so "fail over again
+range replicates in one direction or the other at every step, so "fail over again
 the other way" works after a run too.
 
 Emergency failover, for a master that cannot be reached, is in emergency.py.
@@ -37,6 +39,7 @@ from typing import Any
 
 from ..durability import of_master
 from ..exceptions import InvalidTopology
+from ..replicas import replicas_of, with_replicas
 from . import documents
 from .config_source import ConfigSource, Revision
 from .mysql_hosts import HostError, MySQLHost, endpoint, gtid_domains
@@ -46,18 +49,36 @@ from .publish import publish_step
 Connect = Callable[[str], MySQLHost]
 
 
-def master_and_replica(document: dict[str, Any], host: str) -> tuple[list[dict[str, Any]], str]:
-    """The ranges ``host`` masters, and the one replica they all name (a planned failover
-    or a split hands them to it)."""
+def master_and_replicas(
+    document: dict[str, Any], host: str
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The ranges ``host`` masters, and the replicas they all name (a planned failover or
+    a split hands them to one of these)."""
     mastered = [r for r in document["ranges"] if r["master"] == host]
     if not mastered:
         raise InvalidTopology(f"host {host} is the master of no range")
-    replicas = {r.get("replica") for r in mastered}
-    if len(replicas) != 1 or None in replicas:
+    named = {tuple(replicas_of(r)) for r in mastered}
+    if len(named) != 1 or not next(iter(named)):
         raise InvalidTopology(
-            f"the ranges of {host} need one replica, not {sorted(map(str, replicas))}"
+            f"the ranges of {host} need the same replicas, and one at least, not {sorted(named)}"
         )
-    return mastered, str(replicas.pop())
+    return mastered, list(named.pop())
+
+
+def most_received(connect: Connect, document: dict[str, Any], replicas: list[str]) -> str:
+    """The replica that received the most from its master (by GTID, domain by domain; the
+    map's order breaks a tie); one that cannot be asked counts as having received nothing."""
+
+    def received(name: str) -> int:
+        try:
+            with connect(document["hosts"][name]) as r:
+                status = r.replica_status()
+        except HostError:
+            return -1
+        return sum(n for _, n in gtid_domains(status.received).values()) if status else -1
+
+    counts = {name: received(name) for name in replicas}
+    return max(replicas, key=lambda name: (counts[name], -replicas.index(name)))
 
 
 def check_replica_step(
@@ -96,23 +117,29 @@ def plan_failover(
     *,
     host: str,
     author: str,
+    to: str | None = None,
     connect: Connect = MySQLHost,
     max_lag: int = 10,
     quiet_seconds: float = 0.5,
     catch_up_seconds: float = 30.0,
     base: Revision | None = None,
 ) -> Plan:
-    """The plan to hand ``host``'s ranges to their replica. ``connect(address)`` opens an
-    operator's connection to a server. ``base``: the shard map to plan from (default: the
-    one in force; ``recovery.py`` plans a dead run again from the map it began with)."""
+    """The plan to hand ``host``'s ranges to a replica (``to``, else the one that received
+    the most). ``connect(address)`` opens an operator's connection to a server. ``base``:
+    the shard map to plan from (default: the one in force; ``recovery.py`` plans a dead
+    run again from the map it began with, and its ``replica``)."""
     current = base or source.current(documents.SHARDS)
     document = current.document
-    mastered, replica = master_and_replica(document, host)
+    mastered, named = master_and_replicas(document, host)
+    if to is not None and to not in named:
+        raise InvalidTopology(f"{to} is not a replica of {host} (its replicas: {', '.join(named)})")  # fmt: skip
+    replica = to or most_received(connect, document, named)
+    others = [name for name in named if name != replica]
     durability = of_master(document, host)  # the promoted replica keeps it
     addresses = document["hosts"]
     master_address, replica_address = addresses[host], addresses[replica]
     ranges = [
-        {**r, "master": replica, "replica": host} if r["master"] == host else r
+        with_replicas({**r, "master": replica}, [*others, host]) if r["master"] == host else r
         for r in document["ranges"]
     ]
     new = documents.validate(documents.SHARDS, {**document, "ranges": ranges})
@@ -139,19 +166,23 @@ def plan_failover(
         return f"{host} writable again"
 
     def catch_up() -> str:
-        with connect(replica_address) as r:
-            caught_up = r.wait_for(held["position"], catch_up_seconds)
-        if not caught_up:
-            raise HostError(f"{replica} did not apply {held['position']} in {catch_up_seconds:g}s")
-        return f"{replica} has applied {held['position'] or 'everything'}"
+        for name in named:
+            with connect(addresses[name]) as r:
+                caught_up = r.wait_for(held["position"], catch_up_seconds)
+            if not caught_up:
+                raise HostError(f"{name} did not apply {held['position']} in {catch_up_seconds:g}s")  # fmt: skip
+        return f"{', '.join(named)} applied {held['position'] or 'everything'}"
 
     def swap() -> str:
         with connect(master_address) as m, connect(replica_address) as r:
             r.stop_replicating()
             m.set_semi_sync(False)  # a replica that waited for acks would stall its applier
             m.replicate_from(r)
+            for name in others:
+                with connect(addresses[name]) as other:
+                    other.replicate_from(r, position="slave_pos")
             r.set_semi_sync(True, durability)
-        return f"{host} replicates from {replica}, which waits for its acknowledgements"
+        return f"{', '.join([*others, host])} replicate from {replica}, which waits for their acknowledgements"  # fmt: skip
 
     def swap_back() -> str:
         with connect(master_address) as m, connect(replica_address) as r:
@@ -162,13 +193,16 @@ def plan_failover(
             if m.replica_status() is not None and not _logged(m, position, catch_up_seconds):
                 raise HostError(
                     f"{host} has not applied {replica}'s {position} in {catch_up_seconds:g}s:"
-                    " the pair is left as it is, so as to lose nothing"
+                    " the range is left as it is, so as to lose nothing"
                 )
             r.set_semi_sync(False)
             m.stop_replicating()
             r.replicate_from(m)
+            for name in others:
+                with connect(addresses[name]) as other:
+                    other.replicate_from(m, position="slave_pos")
             m.set_semi_sync(True, durability)
-        return f"{replica} replicates from {host} again"
+        return f"{', '.join(named)} replicate from {host} again"
 
     def open_new() -> str:
         with connect(replica_address) as r:
@@ -182,11 +216,12 @@ def plan_failover(
 
     shards = ", ".join(f"{r['range'][0]}..{r['range'][1]}" for r in mastered)
     change = f"shards {shards} mastered by {replica}"
+    followers = ", ".join([*others, host])
     return Plan(
         "failover",
         f"fail over {host} to {replica} (shards {shards})",
         [
-            check_replica_step(connect, document, host, replica, max_lag=max_lag),
+            *(check_replica_step(connect, document, host, name, max_lag=max_lag) for name in named),
             Step(
                 f"set read_only on {host}, end its client sessions; no write lands for"
                 f" {quiet_seconds:g}s",
@@ -195,11 +230,11 @@ def plan_failover(
                 thaw,
             ),
             Step(
-                f"wait until {replica} has applied all of {host}'s writes (GTID)",
-                (replica,),
+                f"wait until {', '.join(named)} {'has' if len(named) == 1 else 'have'} applied all of {host}'s writes (GTID)",
+                tuple(named),
                 catch_up,
             ),
-            Step(f"make {host} replicate from {replica}", (host, replica), swap, swap_back),
+            Step(f"make {followers} replicate from {replica}", (host, *named), swap, swap_back),
             publish_step(
                 source,
                 current,
@@ -207,7 +242,7 @@ def plan_failover(
                 author=author,
                 reason=f"fail over {host} to {replica}",
                 change=change,
-                hosts=(host, replica),
+                hosts=(host, *named),
                 commits=True,
             ),
             Step(f"clear {replica}'s read_only", (replica,), open_new, close_new),

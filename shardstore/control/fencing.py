@@ -16,11 +16,14 @@ import shlex
 import subprocess
 from collections.abc import Callable
 
-from .mysql_hosts import HostError, endpoint
+from .mysql_hosts import NO_ANSWER, HostError, MySQLHost, endpoint
 
 #: Fences a host, given its name and its address in the shard map; returns a note.
 Fence = Callable[[str, str], str]
 FENCE_SECONDS = 60
+#: How often a fence tries ``read_only`` on a master that answers, ending its client
+#: sessions before each try (a commit that came in between holds the commit lock again).
+FREEZE_TRIES = 3
 
 
 def command_fence(command: str | None) -> Fence | None:
@@ -47,3 +50,27 @@ def command_fence(command: str | None) -> Fence | None:
         return f"{host} fenced: {said[0]}"
 
     return fence
+
+
+def freeze(connect: Callable[[str], MySQLHost], host: str, address: str) -> str:
+    """If ``host`` answers: its ``read_only`` set and its client sessions ended, privileged
+    ones included. A commit waiting for a replica's acknowledgement holds the commit lock
+    that ``read_only`` waits for; ended with its session, it is never acknowledged (it
+    commits on ``host`` alone). A note, with ``host``'s binary log position."""
+    try:
+        master = connect(address)
+    except HostError as exc:  # the fence command is all there is to do
+        return f"{host} {'gives no answer' if exc.errno in NO_ANSWER else f'refuses the operator ({exc})'}"  # fmt: skip
+    with master:
+        ended = 0
+        for attempt in range(1, FREEZE_TRIES + 1):
+            ended += master.kill_client_sessions()
+            try:
+                master.set_read_only(True)
+                break
+            except HostError:
+                if attempt == FREEZE_TRIES:
+                    raise
+        ended += master.kill_client_sessions()
+        position = master.gtid_binlog_pos()
+    return f"{host} read_only, {ended} client sessions ended; its binary log at {position or 'nothing'}"  # fmt: skip

@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..exceptions import InvalidTopology, ShardStoreError
+from ..replicas import replicas_of
 from . import documents, recovery
 from .config_source import ConfigSource
 from .context import Control
@@ -134,7 +135,7 @@ class Guard:
         """The replicas of ``master`` whose I/O thread still receives from it."""
         source = "{}:{}".format(*endpoint(document["hosts"][master]))
         seeing = []
-        for name in sorted({r["replica"] for r in ranges if r.get("replica")}):
+        for name in sorted({name for r in ranges for name in replicas_of(r)}):
             try:
                 with self.control.mysql(document["hosts"][name]) as replica:
                     status = replica.replica_status()

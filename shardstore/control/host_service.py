@@ -9,6 +9,7 @@ replica again with a failover or split, which set up its replication.
 from __future__ import annotations
 
 from ..exceptions import InvalidTopology
+from ..replicas import replicas_of, with_replicas
 from . import documents
 from .config_source import ConfigSource
 from .plans import Plan
@@ -30,8 +31,8 @@ def plan_host_service(source: ConfigSource, *, host: str, in_service: bool, auth
             raise InvalidTopology(
                 f"host {host} is the master of range {entry['range']}: fail it over first"
             )
-        if entry.get("replica") == host and not in_service:
-            entry = {k: v for k, v in entry.items() if k != "replica"}
+        if host in replicas_of(entry) and not in_service:
+            entry = with_replicas(entry, [r for r in replicas_of(entry) if r != host])
         ranges.append(entry)
     marked = marked - {host} if in_service else marked | {host}
     new = documents.validate(

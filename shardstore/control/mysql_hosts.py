@@ -322,6 +322,7 @@ class MySQLHost:
             )
         user, _, password = self.replication.partition(":")
         self.query("STOP SLAVE")
+        self.query("SET GLOBAL rpl_semi_sync_slave_enabled = 1")  # a replica acknowledges
         self.query(
             "CHANGE MASTER TO MASTER_HOST=%s, MASTER_PORT=%s, MASTER_USER=%s,"
             f" MASTER_PASSWORD=%s, MASTER_USE_GTID={position}, MASTER_CONNECT_RETRY=1",
@@ -331,9 +332,7 @@ class MySQLHost:
         deadline = time.monotonic() + REPLICATE_SECONDS
         while not ((status := self.replica_status()) and status.io_running and status.sql_running):
             if time.monotonic() > deadline:
-                state = (
-                    f"I/O {status.io_state}, SQL running: {status.sql_running}" if status else ""
-                )
+                state = f"I/O {status.io_state}, SQL running: {status.sql_running}" if status else ""  # fmt: skip
                 raise HostError(
                     f"{self.host}:{self.port} does not replicate from {source.host}:{source.port}"
                     f" after {REPLICATE_SECONDS:g}s ({state}; {status.last_error if status else ''})"
@@ -374,6 +373,11 @@ class MySQLHost:
         degraded = enabled and not falls_back and status.get("rpl_semi_sync_master_status") == "OFF"
         replicas = int(status.get("rpl_semi_sync_master_clients", 0))
         return SemiSync(enabled, falls_back, replicas, int(row["timeout"]), degraded)
+
+    def acknowledges(self) -> bool:
+        """Whether, as a replica, it is connected as one that acknowledges (semi-sync)."""
+        (row,) = self.query("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_slave_status'")
+        return str(row["Value"]).upper() == "ON"
 
     def stop_replicating(self) -> None:
         """Stop following anyone, and forget the source (a promoted replica)."""

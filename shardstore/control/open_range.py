@@ -10,22 +10,22 @@ Steps, in order (the publish last, so a failure before it changes nothing
 that any process reads):
 
 1. on MySQL: check the new hosts (reachable, holding none of the new shards,
-   the replica following no one else); start the replica following the master
+   the replicas following no one else); start each replica following the master
    (GTID); open the master for writes (every shard host starts ``read_only``,
-   the fence), waiting for its replica's acknowledgements if it has one;
+   the fence), waiting for a replica's acknowledgement if it has any;
 2. create databases dbNNNNN..dbMMMMM and their tables on the new master;
-3. on MySQL: wait until the replica has them too;
+3. on MySQL: wait until each replica has them too;
 4. publish the shard map: the new range, and where new users land.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
 
 from ..exceptions import InvalidTopology
 from ..ids import MAX_SHARD_ID
 from ..interface import StoreInterface
+from ..replicas import with_replicas
 from ..schema import init_shards
 from ..topology import Topology, database_name
 from . import documents
@@ -45,8 +45,7 @@ def plan_open_range(
     count: int,
     master: str,
     master_address: str,
-    replica: str | None = None,
-    replica_address: str | None = None,
+    replicas: Mapping[str, str] | None = None,
     keep_open: bool = False,
     author: str,
     mysql: Callable[[str], MySQLHost] = MySQLHost,
@@ -63,16 +62,17 @@ def plan_open_range(
     if count < 1 or last > MAX_SHARD_ID:
         raise InvalidTopology(f"a new range needs 1..{MAX_SHARD_ID - first + 1} shards")
     hosts = dict(document["hosts"])
-    for name in filter(None, (master, replica)):
+    replicas = dict(replicas or {})
+    for name in (master, *replicas):
         if name in hosts:
             raise InvalidTopology(f"host {name} is in the map already: a new range needs new hosts")
-    hosts[master] = master_address
-    entry: dict[str, Any] = {"range": [first, last], "master": master}
-    if replica is not None:
-        if not replica_address:
-            raise InvalidTopology(f"replica {replica} needs an address")
-        hosts[replica] = replica_address
-        entry["replica"] = replica
+    if master in replicas:
+        raise InvalidTopology(f"{master} cannot be its own replica")
+    for name, address in replicas.items():
+        if not address:
+            raise InvalidTopology(f"replica {name} needs an address")
+    hosts.update({master: master_address, **replicas})
+    entry = with_replicas({"range": [first, last], "master": master}, replicas)
     new_open = [*document["open"], [first, last]] if keep_open else [[first, last]]
     new = {
         **document,
@@ -92,14 +92,14 @@ def plan_open_range(
             store.close()
         return f"{done} shards ready on {master}"
 
-    where = f"{master}" + (f" (replica {replica})" if replica else "")
+    where = f"{master}" + (f" (replicas {', '.join(replicas)})" if replicas else "")
     landing = "as well as the open ranges" if keep_open else "only"
     databases = f"db{first:05d}..db{last:05d}"
     mapped = f"range [{first}, {last}] on {where}, open {new_open}"
     create_step = Step(f"create databases {databases} and their tables", (master,), create)
     if master_address.startswith("mysql://"):
         names = frozenset(database_name(shard) for shard in range(first, last + 1))
-        pair = NewPair(mysql, master, master_address, replica, replica_address, names)
+        pair = NewPair(mysql, master, master_address, replicas, names)
         steps = [*pair.prepare(), create_step, *pair.catch_up()]
     else:
         steps = [create_step]
@@ -116,5 +116,5 @@ def plan_open_range(
         "open-range",
         f"open shards {first}..{last} on {where}; new users land there {landing}",
         [*steps, publish],
-        {"first": first, "last": last, "master": master, "replica": replica},
+        {"first": first, "last": last, "master": master, "replicas": sorted(replicas)},
     )

@@ -1,11 +1,14 @@
 """Is every master backed up? The pair health check (``shardstore pairs``, the console's
-overview, ``make cluster-status``).
+overview, ``make cluster-status``). A "pair" is a master and its replicas, however many.
 
-A master is healthy when the shard map names one replica for its ranges, in service,
-which replicates from it (both threads running, no error) at most ``MAX_LAG`` seconds
-behind, and its commits wait for that replica's acknowledgement (semi-sync kept: on, no
-fallback, a replica connected). Anything less is a pair that a failure of its master
-would cost writes or shards, so it is reported with its reason, never averaged away.
+A master is healthy when its ranges name the same replicas, one at least, each in
+service and replicating from it (both threads running, no error) at most ``MAX_LAG``
+seconds behind, and its commits wait for a replica's acknowledgement (semi-sync kept: on,
+no fallback, a replica connected), from no more servers than the map names: any that
+acknowledges can release a commit. Anything less is a pair that a failure of its master
+(or of one more host) would cost writes or shards, so it is reported with its reason,
+never averaged away. A healthy pair with fewer replicas than ``replicas.WANTED`` is also
+reported ``under_replicated``: one more death and its range takes no write.
 
 Every other replication stream is reported too: the named connections of MariaDB's
 multi-source replication (``SHOW ALL SLAVES STATUS``), a split's reverse stream above all
@@ -25,6 +28,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..durability import STRICT, Durability, of_master
+from ..replicas import WANTED, replicas_of
 from . import reverse_stream
 from .mysql_hosts import HostError, MySQLHost, ReplicaStatus, SemiSync, endpoint
 
@@ -78,11 +82,31 @@ class Look:
 
 
 @dataclass(frozen=True)
+class Replica:
+    """A replica the map names for a master, and what is wrong with it."""
+
+    name: str
+    problems: tuple[str, ...] = ()
+    lag_seconds: int | None = None
+
+    @property
+    def healthy(self) -> bool:
+        return not self.problems
+
+    def as_json(self) -> dict[str, Any]:
+        return {"name": self.name, "healthy": self.healthy, "lag_seconds": self.lag_seconds, "problems": list(self.problems)}  # fmt: skip
+
+    def text(self) -> str:
+        return f"{self.name} " + (f"healthy, {self.lag_seconds}s behind" if self.healthy else "; ".join(self.problems))  # fmt: skip
+
+
+@dataclass(frozen=True)
 class Pair:
-    """A master, the replica the map names for it (if any), and what is wrong."""
+    """A master, the replicas the map names for it, and what is wrong (its own problems
+    and its replicas')."""
 
     master: str
-    replica: str | None
+    replicas: tuple[Replica, ...]
     problems: tuple[str, ...]
     streams: tuple[Stream, ...] = ()  # named streams from this master (or on it)
     durability: Durability = STRICT  # its ranges' policy, in the map
@@ -92,23 +116,32 @@ class Pair:
         return not self.problems
 
     @property
+    def under_replicated(self) -> bool:
+        """Fewer healthy replicas than a range should have (``replicas.WANTED``)."""
+        return sum(replica.healthy for replica in self.replicas) < WANTED
+
+    @property
     def streams_healthy(self) -> bool:
         return all(stream.healthy for stream in self.streams)
 
     def as_json(self) -> dict[str, Any]:
         return {
             "master": self.master,
-            "replica": self.replica,
+            "replicas": [replica.as_json() for replica in self.replicas],
             "durability": str(self.durability),
             "healthy": self.healthy,
+            "under_replicated": self.under_replicated,
             "problems": list(self.problems),
             "streams": [stream.as_json() for stream in self.streams],
         }
 
     def text(self) -> str:
-        pair = f"{self.master} -> {self.replica or '(no replica)'} ({self.durability})"
-        line = f"{pair}: " + ("healthy" if self.healthy else "; ".join(self.problems))
-        return "\n".join([line, *(f"  stream {s.text()}" for s in self.streams)])
+        names = ", ".join(replica.name for replica in self.replicas) or "(no replica)"
+        state = "healthy" if self.healthy else "; ".join(self.problems)
+        short = f" (under-replicated: {WANTED} wanted)" if self.healthy and self.under_replicated else ""  # fmt: skip
+        lines = [f"{self.master} -> {names} ({self.durability}): {state}{short}"]
+        lines += [f"  replica {replica.text()}" for replica in self.replicas]
+        return "\n".join([*lines, *(f"  stream {s.text()}" for s in self.streams)])
 
 
 def look(connect: Callable[[str], MySQLHost], address: str) -> Look:
@@ -131,27 +164,32 @@ def judge(
     """Every master of the map with its problems, from what each host said (``looks``)."""
     addresses = document["hosts"]
     out = set(document.get("out_of_service", []))
-    replicas: dict[str, set[str | None]] = {}
+    named: dict[str, set[tuple[str, ...]]] = {}
     for entry in document["ranges"]:
-        replicas.setdefault(entry["master"], set()).add(entry.get("replica"))
+        named.setdefault(entry["master"], set()).add(tuple(replicas_of(entry)))
     pairs = []
-    for master, named in sorted(replicas.items()):
+    for master, lists in sorted(named.items()):
         if not str(addresses[master]).startswith("mysql://"):
             continue  # the embedded default's directories: no replication
-        replica = next(iter(named)) if len(named) == 1 else None
+        names = sorted({name for names in lists for name in names})
         problems = []
-        if len(named) > 1:
-            problems.append(f"its ranges name several replicas: {sorted(map(str, named))}")
-        elif replica is None:
+        if len(lists) > 1:
+            problems.append(f"its ranges name different replicas: {sorted(lists)}")
+        if not names:
             problems.append("no replica in the shard map")
         durability = of_master(document, master)
-        problems += _master_problems(looks.get(master, Look(error="not looked at")), durability)
-        if replica is not None:
-            if replica in out:
-                problems.append(f"{replica} is out of service")
-            source = "{}:{}".format(*endpoint(addresses[master]))
-            problems += _replica_problems(replica, looks.get(replica), source, max_lag)
-        pairs.append(Pair(master, replica, tuple(problems), durability=durability))
+        seen = looks.get(master, Look(error="not looked at"))
+        problems += _master_problems(seen, durability, len(names))
+        source = "{}:{}".format(*endpoint(addresses[master]))
+        replicas = []
+        for name in names:
+            found = looks.get(name)
+            wrong = [f"{name} is out of service"] if name in out else []
+            wrong += _replica_problems(name, found, source, max_lag)
+            status = found.replication if found else None
+            replicas.append(Replica(name, tuple(wrong), status.lag_seconds if status else None))
+            problems += wrong
+        pairs.append(Pair(master, tuple(replicas), tuple(problems), durability=durability))
     return _with_streams(pairs, addresses, looks, max_lag)
 
 
@@ -221,7 +259,7 @@ def pair_health(
     return judge(document, looks, max_lag=max_lag)
 
 
-def _master_problems(master: Look, durability: Durability) -> list[str]:
+def _master_problems(master: Look, durability: Durability, named: int) -> list[str]:
     if master.error:
         return [f"master cannot be asked: {master.error}"]
     semi = master.semi_sync
@@ -238,6 +276,11 @@ def _master_problems(master: Look, durability: Durability) -> list[str]:
         return ["semi-sync falls back to asynchronous when no replica is connected"]
     if semi.replicas == 0:
         return ["no replica acknowledges its commits"]
+    if semi.replicas > named > 0:  # with none named, "no replica in the shard map" says it
+        return [
+            f"{semi.replicas} servers acknowledge its commits, more than the replicas the map"
+            f" names ({named}): one that is not a replica may release a commit alone"
+        ]
     return []
 
 

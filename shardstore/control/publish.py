@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..replicas import replicas_of
 from . import documents
 from .config_source import (
     LEASE_MARGIN,
@@ -166,7 +167,7 @@ def _new_masters(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, st
     their addresses (a replica named master takes no write: what a rollback across a
     failover would do). A host new to the map is not looked at: bring-up opens it."""
     masters = {r["master"] for r in old.get("ranges", [])}
-    replicas = {r["replica"] for r in old.get("ranges", []) if r.get("replica")} - masters
+    replicas = {name for r in old.get("ranges", []) for name in replicas_of(r)} - masters
     return {
         r["master"]: new["hosts"][r["master"]]
         for r in new["ranges"]

@@ -17,11 +17,12 @@ service. What the runbook did by hand, in steps:
 7. compare the copy with the master, shard by shard at one GTID position (``diff``):
    a copy that differs is refused, never put in service;
 8. make the master wait for its acknowledgements (semi-sync), and see that it does;
-9. publish the map with the host as the replica of the master's ranges, back in service.
+9. publish the map with the host a replica of the master's ranges, back in service.
 
 Which master: the one whose ranges name the host as replica; else, for a host out of
 service, the map's history says which ranges it last served (as master or replica), and
-the master that now holds those ranges with no replica is the one. ``master=`` names it
+the master that now holds those ranges with fewer replicas than it should have
+(``replicas.WANTED``) is the one. ``master=`` names it
 when that is ambiguous, and is checked the same way.
 
 Every step can run again from the start (a re-run wipes and copies from scratch), so a
@@ -42,6 +43,7 @@ from typing import Any
 
 from ..durability import of_master
 from ..exceptions import InvalidTopology
+from ..replicas import MOST, WANTED, replicas_of, with_replicas
 from ..topology import Topology
 from . import documents
 from .config_source import ConfigSource, Revision, VersionConflict
@@ -72,36 +74,37 @@ def paired_master(source: ConfigSource, host: str, master: str | None = None) ->
                 " a master is never rebuilt (fail it over first)"
             )
     if master is None:
-        named = sorted({r["master"] for r in ranges if r.get("replica") == host})
+        named = sorted({r["master"] for r in ranges if host in replicas_of(r)})
         if len(named) > 1:
             raise InvalidTopology(f"{host} is the replica of {', '.join(named)}: pass --master")
         master = named[0] if named else _former_master(source, document, host)
     mastered = [r for r in ranges if r["master"] == master]
     if not mastered:
         raise InvalidTopology(f"{master} is the master of no range")
-    others = sorted({r["replica"] for r in mastered if r.get("replica") not in (None, host)})
-    if others:
-        raise InvalidTopology(f"{master} has a replica already: {', '.join(others)}")
+    others = {name for r in mastered for name in replicas_of(r)} - {host}
+    if len(others) >= MOST:
+        raise InvalidTopology(f"{master} has {MOST} replicas already: {', '.join(sorted(others))}")
     if master in document.get("out_of_service", []):
         raise InvalidTopology(f"{master} is out of service")
     return str(master)
 
 
 def _former_master(source: ConfigSource, document: dict[str, Any], host: str) -> str:
-    """The master that now holds, with no replica, the shards ``host`` last served."""
+    """The master that now holds, with fewer replicas than it should have, the shards
+    ``host`` last served."""
     for revision in source.history(documents.SHARDS):
-        served = [r["range"] for r in revision.document["ranges"] if host in (r["master"], r.get("replica"))]  # fmt: skip
+        served = [r["range"] for r in revision.document["ranges"] if host in (r["master"], *replicas_of(r))]  # fmt: skip
         if not served:
             continue
         now = {
             r["master"]
             for r in document["ranges"]
-            if not r.get("replica")
+            if len(replicas_of(r)) < WANTED
             and any(r["range"][0] <= last and first <= r["range"][1] for first, last in served)
         }
         if len(now) == 1:
             return str(now.pop())
-        held = ", ".join(sorted(now)) or "no master without a replica"
+        held = ", ".join(sorted(now)) or f"no master with fewer than {WANTED} replicas"
         raise InvalidTopology(
             f"{host} last served shards {_spans(served)} (map v{revision.version}), now held"
             f" by {held}: name the master with --master"
@@ -137,7 +140,7 @@ def plan_rebuild(
     master, was_semi_sync = str(params["master"]), str(params["semi_sync"])
     document = current.document
     addresses = document["hosts"]
-    named = any(r.get("replica") == host for r in document["ranges"])
+    named = any(host in replicas_of(r) for r in document["ranges"])
     durability = of_master(document, master)
     in_service = host not in document.get("out_of_service", [])
     shards = _spans([r["range"] for r in document["ranges"] if r["master"] == master])
@@ -155,7 +158,7 @@ def plan_rebuild(
 
     def take_out() -> str:
         def change(doc: dict[str, Any]) -> dict[str, Any]:
-            ranges = [{k: v for k, v in r.items() if not (k == "replica" and v == host)} for r in doc["ranges"]]  # fmt: skip
+            ranges = [with_replicas(r, [n for n in replicas_of(r) if n != host]) for r in doc["ranges"]]  # fmt: skip
             out = sorted({*doc.get("out_of_service", []), host})
             return {**doc, "ranges": ranges, "out_of_service": out}
 
@@ -225,12 +228,12 @@ def plan_rebuild(
     def semi_sync() -> str:
         with connect(addresses[master]) as m, connect(addresses[host]) as h:
             m.set_semi_sync(True, durability)
-            if not _acknowledged(m):
+            if not _acknowledged(m, h):
                 h.query("STOP SLAVE IO_THREAD")  # it asks for semi-sync as it connects
                 h.query("START SLAVE IO_THREAD")
-                if not _acknowledged(m):
+                if not _acknowledged(m, h):
                     raise HostError(
-                        f"{master} has no semi-synchronous replica after {SEMI_SYNC_SECONDS:g}s"
+                        f"{host} does not acknowledge {master}'s commits after {SEMI_SYNC_SECONDS:g}s"
                     )
         return f"{master} waits for {host}'s acknowledgements"
 
@@ -244,7 +247,7 @@ def plan_rebuild(
 
     def put_in() -> str:
         def change(doc: dict[str, Any]) -> dict[str, Any]:
-            ranges = [{**r, "replica": host} if r["master"] == master else r for r in doc["ranges"]]
+            ranges = [with_replicas(r, [*replicas_of(r), host]) if r["master"] == master else r for r in doc["ranges"]]  # fmt: skip
             if not any(r["master"] == master for r in ranges):
                 raise InvalidTopology(f"{master} is the master of no range any more")
             out = [h for h in doc.get("out_of_service", []) if h != host]
@@ -257,7 +260,7 @@ def plan_rebuild(
         mine = [r for r in doc["ranges"] if r["master"] == master]
         return (
             bool(mine)
-            and all(r.get("replica") == host for r in mine)
+            and all(host in replicas_of(r) for r in mine)
             and host not in doc.get("out_of_service", [])
         )
 
@@ -322,7 +325,6 @@ def _wipe(connect: Connect, h: MySQLHost) -> int:
     h.stop_replicating()
     h.set_semi_sync(False)  # as a replica it must not wait for acknowledgements
     h.set_read_only(True)
-    h.query("SET GLOBAL rpl_semi_sync_slave_enabled = 1")  # it acknowledges its master's
     dropped = in_parallel(connect, h.address, shard_databases(h), _drop_unlogged)
     h.query("RESET MASTER")
     h.query("SET GLOBAL gtid_slave_pos = ''")
@@ -336,14 +338,12 @@ def _drop_unlogged(h: MySQLHost, databases: list[str]) -> int:
     return drop_databases(h, databases)
 
 
-def _acknowledged(m: MySQLHost) -> bool:
-    """Whether ``m`` has a semi-synchronous replica connected, within ``SEMI_SYNC_SECONDS``."""
+def _acknowledged(m: MySQLHost, h: MySQLHost) -> bool:
+    """Whether ``m`` waits for acknowledgements and ``h`` is connected to it as one that
+    sends them (its other replicas may send them too), within ``SEMI_SYNC_SECONDS``."""
     deadline = time.monotonic() + SEMI_SYNC_SECONDS
     while True:
-        rows = m.query("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_%'")
-        status = {str(r["Variable_name"]).lower(): str(r["Value"]) for r in rows}
-        clients = int(status.get("rpl_semi_sync_master_clients", "0"))
-        if clients > 0 and status.get("rpl_semi_sync_master_status") == "ON":
+        if m.semi_sync().kept and h.acknowledges():
             return True
         if time.monotonic() > deadline:
             return False

@@ -87,7 +87,12 @@ def plan_again(
     base = source.revision(documents.SHARDS, int(params["base"]))
     build: dict[str, Callable[[], Plan]] = {
         "failover": lambda: plan_failover(
-            source, host=params["host"], author=author, connect=connect, base=base
+            source,
+            host=params["host"],
+            author=author,
+            to=params.get("replica"),
+            connect=connect,
+            base=base,
         ),
         "split": lambda: plan_split(
             source, host=params["host"], author=author, connect=connect, base=base

@@ -37,6 +37,7 @@ from typing import Any
 
 from ..durability import of_master
 from ..exceptions import InvalidTopology
+from ..replicas import replicas_of
 from ..topology import database_name
 from . import documents, reverse_stream
 from .config_source import ConfigSource
@@ -54,7 +55,7 @@ def plan_reopen(source: ConfigSource, *, host: str, author: str, connect: Connec
     ranges = mastered(document, host)
     address = document["hosts"][host]
     domain = document.get("domains", {}).get(host)
-    replica = _replica(ranges)
+    replicas = sorted({name for r in ranges for name in replicas_of(r)})
     durability = of_master(document, host)
     with connect(address) as server:
         streams = check_host(server, host)
@@ -87,11 +88,11 @@ def plan_reopen(source: ConfigSource, *, host: str, author: str, connect: Connec
         return f"{host} writes in GTID domain {domain}; {ended} sessions opened before ended"
 
     def semi_sync() -> str:
-        following = replica is not None and _follows(connect, document, replica, address)
+        following = [r for r in replicas if _follows(connect, document, r, address)]
         with connect(address) as server:
             if following:
                 server.set_semi_sync(True, durability)
-                return f"{host}'s commits wait for {replica}'s acknowledgements (no fallback)"
+                return f"{host}'s commits wait for an acknowledgement of {', '.join(following)} (no fallback)"  # fmt: skip
             server.arm_semi_sync(durability)
         return f"{host}'s semi-sync armed: it commits alone until a replica connects, then waits for it"  # fmt: skip
 
@@ -100,9 +101,9 @@ def plan_reopen(source: ConfigSource, *, host: str, author: str, connect: Connec
             server.set_read_only(False)
         return f"{host} writable"
 
-    hosts = (host, replica) if replica else (host,)
+    hosts = (host, *replicas)
     kept = f" (its reverse streams {', '.join(streams)} kept)" if streams else ""
-    arm = f"arm {host}'s semi-sync" + (f" (kept if {replica} follows it)" if replica else "")
+    arm = f"arm {host}'s semi-sync" + (f" (kept if {' or '.join(replicas)} follows it)" if replicas else "")  # fmt: skip
     return Plan(
         "reopen",
         summary,
@@ -148,14 +149,12 @@ def check_host(server: MySQLHost, host: str) -> list[str]:
     return [n for n in names if n]
 
 
-def _replica(ranges: list[dict[str, Any]]) -> str | None:
-    named = {r.get("replica") for r in ranges}
-    return next(iter(named)) if len(named) == 1 else None
-
-
 def _follows(connect: Connect, document: dict[str, Any], replica: str, address: str) -> bool:
-    with connect(document["hosts"][replica]) as r:
-        status = r.replica_status()
+    try:
+        with connect(document["hosts"][replica]) as r:
+            status = r.replica_status()
+    except HostError:
+        return False  # a dead replica acknowledges nothing
     source = "{}:{}".format(*endpoint(address))
     return status is not None and status.source == source and status.io_state == "Yes"
 

@@ -25,11 +25,11 @@ shard host starts) and in its server's default domain. ``shardstore reopen HOST`
 (reopen.py) sets the domain the map records before it clears ``read_only``, so nothing
 is written in the old host's domain.
 
-The stream is also what acknowledges the new master's commits (semi-sync: the old host
-acknowledges every stream it receives), and until a replica is rebuilt for the new
-master it is the only one: a stalled old host stalls the new master's commits, and a
-lost one leaves them on no other server. ``pairs`` and the fleet metrics report it
-(``stream``).
+The stream never acknowledges the new master's commits: the old host is no replica the
+map names, and an acknowledgement releases a commit (semi-sync), so the old host runs with
+``rpl_semi_sync_slave_enabled`` off (a server-wide setting, read as an I/O thread starts;
+``replicate_from`` sets it again on a host made a replica). The new master's commits wait
+for its own replicas. ``pairs`` and the fleet metrics report the stream (``stream``).
 
 MariaDB keeps a named connection's filters in memory only: after a restart of the old
 host the stream runs unfiltered, so ``check`` refuses it and the revert with it.
@@ -98,6 +98,8 @@ def start(old: MySQLHost, new: MySQLHost, split: int, shards: list[int]) -> str:
     if not end:
         raise HostError(f"{new.host}:{new.port} has no binary log")
     stop(old, split)
+    # Not a replica of ``new``: its acknowledgement would release ``new``'s commits alone.
+    old.query("SET GLOBAL rpl_semi_sync_slave_enabled = 0")
     old.query(
         f"CHANGE MASTER '{name}' TO MASTER_HOST=%s, MASTER_PORT=%s, MASTER_USER=%s,"
         " MASTER_PASSWORD=%s, MASTER_USE_GTID=no, MASTER_LOG_FILE=%s, MASTER_LOG_POS=%s,"

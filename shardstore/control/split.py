@@ -48,11 +48,12 @@ from typing import Any, TypeVar
 
 from ..durability import of_master
 from ..exceptions import InvalidTopology
+from ..replicas import with_replicas
 from ..topology import database_name
 from . import documents, reverse_stream
 from .config_source import ConfigSource, NotPublished, Revision
 from .diff import diff_hosts
-from .failover import check_replica_step, master_and_replica
+from .failover import check_replica_step, master_and_replicas
 from .grant_fence import fence_step
 from .mysql_hosts import HostError, MySQLHost
 from .plans import Plan, Step
@@ -103,7 +104,8 @@ def plan_split(
     map to plan from, as in ``plan_failover``)."""
     current = base or source.current(documents.SHARDS)
     document = current.document
-    mastered, replica = master_and_replica(document, host)
+    mastered, named = master_and_replicas(document, host)
+    replica, kept = named[0], named[1:]  # the host keeps its other replicas
     addresses = document["hosts"]
     host_address, replica_address = addresses[host], addresses[replica]
     staying, moving = halves(mastered)
@@ -112,7 +114,7 @@ def plan_split(
     policy = durability.entry()
     split_ranges = sorted(
         [*others]
-        + [{"range": run, "master": host, **policy} for run in staying]
+        + [with_replicas({"range": run, "master": host, **policy}, kept) for run in staying]
         + [{"range": run, "master": replica, **policy} for run in moving],
         key=lambda r: r["range"][0],
     )
@@ -160,20 +162,20 @@ def plan_split(
         return f"{replica} has applied {position or 'everything'}"
 
     def separate() -> str:
-        # Each is a master with no replica now: semi-sync armed for the one rebuilt later.
-        # The host first: armed, it stops waiting when its replica leaves, else the commits
-        # in flight then (and all after them) wait for that replica's ack for ever.
+        # The replica is a master with no replica now: semi-sync armed for the one rebuilt
+        # later. So is the host if it has no other: armed first, it stops waiting when its
+        # replica leaves, else the commits in flight then (and all after them) wait for
+        # that replica's ack for ever. Its other replicas acknowledge them otherwise.
         with connect(replica_address) as r, connect(host_address) as m:
-            m.arm_semi_sync(durability)
+            if not kept:
+                m.arm_semi_sync(durability)
             r.stop_replicating()
             domain = reverse_stream.writing_domain(m, r, split_version)
             r.kill_client_sessions()  # a session opened before writes in the host's domain
             r.arm_semi_sync(durability)  # the new range has the parent's policy
             r.set_read_only(False)
-        return (
-            f"{replica} replicates from no one and is writable (GTID domain {domain});"
-            " semi-sync armed on both"
-        )
+        armed = "on both" if not kept else f"on {replica} ({host}'s acknowledged by {', '.join(kept)})"  # fmt: skip
+        return f"{replica} replicates from no one and is writable (GTID domain {domain}); semi-sync armed {armed}"  # fmt: skip
 
     def rejoin() -> str:
         """The pair as before ``separate``: no process wrote to the replica meanwhile (the

@@ -69,7 +69,7 @@ def drop_copies(
         given_up = [
             db
             for db, s in names.items()
-            if db in present and name not in (topology.range_of(s).master, topology.range_of(s).replica)
+            if db in present and name not in (topology.range_of(s).master, *topology.range_of(s).replicas)
         ]  # fmt: skip
         streamed = reverse_stream.streamed(h)
         wanted += [db for db in fenced(h, given_up) if not any(p.fullmatch(db) for p in streamed)]

@@ -1,11 +1,12 @@
 """A split's emergency cut-back (``plan_split_emergency``: ``split --revert V --emergency``):
-the split's new master is lost before ``cleanup``. It has no replica to fail over to (the
+the split's new master is lost before ``cleanup``, with no replica to fail over to (the
 host the shards left follows it through the split's reverse stream, ``reverse_stream``,
-which is no replica in the map), and the planned revert needs that stream running; but the
-old host holds what the new master acknowledged while the stream was connected to it, since
-the stream is semi-synchronous (the old host acknowledges the new master's commits once its
-relay log has them). So the shards go back to the old host, as an emergency failover hands
-a master's shards to its replica, and with the same checks (``emergency_checks``):
+which is no replica in the map), and the planned revert needs that stream running. The old
+host holds what the stream received, but the stream acknowledges nothing (only a replica the
+map names may release a commit), so the new master's last commits may be on no other
+server: the cut-back always needs ``accept_data_loss``, and the journal names what may be
+lost. So the shards go back to the old host, as an emergency failover hands a master's
+shards to its replica, and with the same checks (``emergency_checks``):
 
 - the new master is down from every vantage point: the operator's connections get no
   answer, and the reverse stream's I/O thread is not connected to it. One that answers is
@@ -14,8 +15,7 @@ a master's shards to its replica, and with the same checks (``emergency_checks``
   host lacks; revert as planned once the stream runs again;
 - the stream was receiving until the new master failed (its I/O thread lost its source,
   not stopped by hand or on an error), and it can apply what it received (its SQL thread
-  not stopped on an error; one stopped by hand is started again). Otherwise
-  ``accept_data_loss`` cuts back anyway, and the journal names the GTIDs that may be lost;
+  not stopped on an error; one stopped by hand is started again): the journal says so;
 - the new master masters the split's moved shards and nothing else, with no replica of its
   own (with one, fail it over instead: ``failover HOST --emergency``).
 
@@ -41,6 +41,7 @@ from typing import Any
 
 from ..durability import of_master
 from ..exceptions import InvalidTopology
+from ..replicas import replicas_of, with_replicas
 from ..topology import database_name
 from . import documents, reverse_stream
 from .config_source import ConfigSource, Revision
@@ -82,6 +83,9 @@ def plan_split_emergency(
         )
     row, status, applied = _lost(connect, current.document, split, host, replica)
     refusal = _refusal(row, status, split, host, replica)
+    # No server acknowledged its commits: the stream receives them after the fact.
+    unacknowledged = f"{replica} had no replica: its commits were acknowledged by no other server, and {host}'s stream received them asynchronously"  # fmt: skip
+    refusal = "; ".join(filter(None, (refusal, unacknowledged)))
     policy = of_master(current.document, replica)
     if not policy.strict:  # what it acknowledged once degraded is on no other server
         risk = f"{replica}'s durability is {policy}: once nothing acknowledged in time it committed alone"  # fmt: skip
@@ -130,7 +134,7 @@ def _check_map(
             f"{replica} does not master exactly the shards split {split} moved ({spans(moved)}):"
             " cannot cut back"
         )
-    theirs = sorted({str(r["replica"]) for r in ranges if r.get("replica")})
+    theirs = sorted({name for r in ranges for name in replicas_of(r)})
     if theirs:
         raise InvalidTopology(
             f"{replica} has a replica ({', '.join(theirs)}): fail it over instead"
@@ -240,7 +244,12 @@ def _plan(
     addresses = document["hosts"]
     shards = shards_in(moved)
     name = reverse_stream.connection(split)
-    ranges = [({**r, "master": host} if r["master"] == replica else r) for r in document["ranges"]]
+    # The host's replicas hold the moved shards too: the stream's writes are in its binary log.
+    kept = sorted({n for r in document["ranges"] if r["master"] == host for n in replicas_of(r)})
+    ranges = [
+        (with_replicas({**r, "master": host}, kept) if r["master"] == replica else r)
+        for r in document["ranges"]
+    ]
     out = sorted({*document.get("out_of_service", []), replica})
     restored = {k: v for k, v in document.items() if k != "read_only"}
     restored = documents.validate(

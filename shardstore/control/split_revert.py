@@ -14,7 +14,9 @@ stream, ``reverse_stream``). Steps:
 10. rename the replica's copies away (``db00042_reverted9``).
 
 The replica has taken its own writes since the split, so it cannot simply follow the host
-again: it is left out of service until it is rebuilt as a replica (``rebuild``).
+again: it is left out of service until it is rebuilt as a replica (``rebuild``), and so
+are its own replicas. The moved shards come back with the host's replicas, which hold
+them: the reverse stream's writes are in the host's binary log.
 
 With the replica lost (down, the reverse stream cut from it) the revert refuses, and names
 ``split --revert SPLIT --emergency`` (split_emergency.py), which cuts back without it once
@@ -26,6 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..exceptions import InvalidTopology
+from ..replicas import replicas_of, with_replicas
 from ..topology import database_name
 from . import documents, reverse_stream
 from .config_source import ConfigSource, Revision
@@ -76,12 +79,21 @@ def plan_split_revert(
             hint = f"; if {replica} is lost, `split --revert {split} --emergency` cuts back without it"  # fmt: skip
             raise InvalidTopology(f"split {split} cannot be reverted: {exc}{hint if lost else ''}") from None  # fmt: skip
     frozen = documents.validate(documents.SHARDS, {**document, "read_only": moved})
+    # The host's replicas have the moved shards too (the reverse stream's writes are in its
+    # binary log); the replica's own, which follow a host out of service, go out with it.
+    kept = sorted({n for r in document["ranges"] if r["master"] == host for n in replicas_of(r)})
+    orphans = {n for r in document["ranges"] if r["master"] == replica for n in replicas_of(r)}
     ranges = [
-        ({**r, "master": host} if r["master"] == replica and r["range"] in moved else r)
+        (
+            with_replicas({**r, "master": host}, kept)
+            if r["master"] == replica and r["range"] in moved
+            else r
+        )
         for r in document["ranges"]
     ]
     merged = merge_ranges(ranges)
-    out = sorted({*document.get("out_of_service", []), replica})
+    orphans -= {n for r in merged for n in replicas_of(r)}
+    out = sorted({*document.get("out_of_service", []), replica, *orphans})
     restored = {k: v for k, v in document.items() if k != "read_only"}
     restored = documents.validate(
         documents.SHARDS, {**restored, "ranges": merged, "out_of_service": out}
@@ -166,14 +178,14 @@ def _master_of(document: dict[str, Any], shard: int) -> str | None:
 
 
 def merge_ranges(ranges: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Adjacent ranges with the same master and replica as one range."""
+    """Adjacent ranges with the same master and replicas as one range."""
     merged: list[dict[str, Any]] = []
     for entry in sorted(ranges, key=lambda r: r["range"][0]):
         last = merged[-1] if merged else None
         if (
             last is not None
             and last["master"] == entry["master"]
-            and last.get("replica") == entry.get("replica")
+            and replicas_of(last) == replicas_of(entry)
             and last["range"][1] + 1 == entry["range"][0]
         ):
             last["range"] = [last["range"][0], entry["range"][1]]

@@ -77,10 +77,10 @@ def test_the_shards_are_spread_evenly_over_the_pairs_and_the_map_holds_no_secret
     files = build(outputs(mysql_pairs=3), RELEASE)
     topology = Topology.from_json(files["shards.json"])
     assert topology.shard_count == 4096
-    assert [(r.first, r.last, r.master, r.replica) for r in topology.ranges] == [
-        (0, 1365, "mysql001a", "mysql001b"),
-        (1366, 2730, "mysql002a", "mysql002b"),
-        (2731, 4095, "mysql003a", "mysql003b"),
+    assert [(r.first, r.last, r.master, r.replicas) for r in topology.ranges] == [
+        (0, 1365, "mysql001a", ("mysql001b",)),
+        (1366, 2730, "mysql002a", ("mysql002b",)),
+        (2731, 4095, "mysql003a", ("mysql003b",)),
     ]
     assert topology.hosts["mysql002b"] == "mysql://10.0.11.2:3306"  # no user, no password
     assert topology.open_ranges == ((0, 4095),)

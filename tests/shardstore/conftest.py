@@ -32,7 +32,7 @@ from shardstore.interface import StoreInterface
 from toolkit.processes import free_port
 
 from .catalog import CACHE_POOLS, CATALOG
-from .replication import pair  # noqa: F401 - the replicated pair, for the operations' tests
+from .replication import pair, trio  # noqa: F401 - replicated servers, for the operations' tests
 
 BACKENDS = ["sqlite", "mysql"]
 SHARD_COUNT = 16

@@ -1,4 +1,5 @@
-"""A replicated MariaDB pair for the operations' tests (failover, split, diff)."""
+"""A replicated MariaDB pair (a master and one replica, or two) for the operations' tests
+(failover, split, diff)."""
 
 from __future__ import annotations
 
@@ -84,11 +85,30 @@ def pair() -> Iterator[tuple[MariaDBServer, MariaDBServer]]:
         master.stop()
 
 
+@pytest.fixture
+def trio() -> Iterator[tuple[MariaDBServer, MariaDBServer, MariaDBServer]]:
+    """A master and two replicas following it by GTID, semi-synchronously: either
+    replica's acknowledgement releases a commit."""
+    master, *replicas = start_servers(3)
+    try:
+        with root(f"mysql://{master.address}") as m:
+            m.set_semi_sync(True)
+            m.set_read_only(False)
+            for replica in replicas:
+                with root(f"mysql://{replica.address}") as r:
+                    r.replicate_from(m)
+        yield master, replicas[0], replicas[1]
+    finally:
+        for server in (*replicas, master):
+            server.stop()
+
+
 def publish_pair(
-    source: FileSource, master: MariaDBServer, replica: MariaDBServer, *, shards: int = 4
+    source: FileSource, master: MariaDBServer, *replicas: MariaDBServer, shards: int = 4
 ) -> None:
-    """The shard map of the pair: every shard mastered by A, replicated to B (no password:
-    a store logs in with ``APP_LOGIN``)."""
+    """The shard map of the pair: every shard mastered by A, replicated to B (and C, for a
+    second replica) (no password: a store logs in with ``APP_LOGIN``)."""
+    names = "BCDE"[: len(replicas)]
     source.publish(
         "shards",
         {
@@ -96,9 +116,9 @@ def publish_pair(
             "shard_count": shards,
             "hosts": {
                 "A": f"mysql://{master.address}",
-                "B": f"mysql://{replica.address}",
+                **{name: f"mysql://{r.address}" for name, r in zip(names, replicas, strict=True)},
             },
-            "ranges": [{"range": [0, shards - 1], "master": "A", "replica": "B"}],
+            "ranges": [{"range": [0, shards - 1], "master": "A", "replicas": list(names)}],
             "open": [[0, shards - 1]],
             "lookup_shards": shards,
         },
@@ -108,17 +128,18 @@ def publish_pair(
 
 
 def sharded_pair(
-    master: MariaDBServer, replica: MariaDBServer, tmp_path: Path, *, caught_up: bool = True
+    master: MariaDBServer, *replicas: MariaDBServer, tmp_path: Path, caught_up: bool = True
 ) -> FileSource:
     """The pair's shard map in a file source under ``tmp_path``, its shards made on the
-    master (as the site's user) and, if ``caught_up``, applied on the replica."""
+    master (as the site's user) and, if ``caught_up``, applied on the replicas."""
     source = FileSource(tmp_path / "config")
-    publish_pair(source, master, replica)
+    publish_pair(source, master, *replicas)
     store = app_store(source)
     init_shards(store)
     store.close()
     if caught_up:
-        wait_caught_up(master, replica)
+        for replica in replicas:
+            wait_caught_up(master, replica)
     return source
 
 

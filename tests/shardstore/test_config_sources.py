@@ -220,7 +220,7 @@ def test_zookeeper_down_is_a_clear_error(tmp_path: Path) -> None:
 
 
 KEYS = ["version", "range", "ranges", "instance", "instances", "pools", "hosts", "open",
-        "master", "replica", "slave", "shard_count", "lookup_shards", "out_of_service"]  # fmt: skip
+        "master", "replicas", "replica", "slave", "shard_count", "lookup_shards", "out_of_service"]  # fmt: skip
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-5, 9000) | st.text(max_size=8),
     lambda children: (
@@ -278,17 +278,18 @@ def _stored(source: ConfigSource) -> str:
     return data.decode()
 
 
-def test_a_map_written_with_slave_reads_diffs_and_rolls_back_as_replica(
+def test_a_map_written_with_slave_reads_diffs_and_rolls_back_as_replicas(
     source: ConfigSource,
 ) -> None:
     old = {**shard_map(2), "version": 1}
     old["ranges"][0]["slave"] = "db2"
     _published_by_an_older_release(source, old)
-    pair = {"range": [0, 7], "master": "db1", "replica": "db2"}
+    pair = {"range": [0, 7], "master": "db1", "replicas": ["db2"]}
     assert source.current("shards").document["ranges"][0] == pair
     assert source.history("shards")[0].document["ranges"][0] == pair
     publish(source, {**source.current("shards").document, "open": [[0, 7]]}, expect_version=1)
-    assert '"slave"' not in _stored(source) and '"replica": "db2"' in _stored(source)
+    assert '"slave"' not in _stored(source)
+    assert json.loads(_stored(source))["ranges"][0]["replicas"] == ["db2"]
     rollback = plan_rollback(source, "shards", 1, author="ops", reason="reopen")
     assert "slave" not in rollback.params["diff"] and "replica" not in rollback.params["diff"]
     rollback.steps[0].run()

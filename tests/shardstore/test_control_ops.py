@@ -264,8 +264,7 @@ def test_open_range_creates_the_shards_and_sends_new_users_there(
         count=16,
         master="B",
         master_address=f"sqlite://{tmp_path / 'B'}",
-        replica="B2",
-        replica_address=f"sqlite://{tmp_path / 'B2'}",
+        replicas={"B2": f"sqlite://{tmp_path / 'B2'}"},
         author="ada",
     )
     assert plan.hosts == ("B",)
@@ -278,7 +277,7 @@ def test_open_range_creates_the_shards_and_sends_new_users_there(
     assert (current.version, current.author) == (2, "ada")
     topology = Topology.from_json(current.document)
     assert topology.shard_count == 32 and topology.lookup_shards == 16
-    assert topology.range_of(20).master == "B" and topology.range_of(20).replica == "B2"
+    assert topology.range_of(20).master == "B" and topology.range_of(20).replicas == ("B2",)
     assert topology.open_ranges == ((16, 31),)
     new = Store(topology, catalog=CATALOG)
     assert all(16 <= new.new_user_shard() <= 31 for _ in range(50))
@@ -323,7 +322,7 @@ def test_host_out_of_service_and_back(source: FileSource, tmp_path: Path) -> Non
         plan_host_service(source, host="A", in_service=False, author="ada")
     execute(plan_host_service(source, host="A2", in_service=False, author="ada"), tmp_path)
     topology = Topology.from_json(source.current("shards").document)
-    assert topology.out_of_service == ("A2",) and topology.range_of(0).replica is None
+    assert topology.out_of_service == ("A2",) and topology.range_of(0).replicas == ()
     with pytest.raises(InvalidTopology, match="out of service already"):
         plan_host_service(source, host="A2", in_service=False, author="ada")
     execute(plan_host_service(source, host="A2", in_service=True, author="ada"), tmp_path)

@@ -26,7 +26,7 @@ def test_rows_that_differ_only_where_a_weak_hash_is_blind_are_found(
     pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
 ) -> None:
     master, replica = pair
-    sharded_pair(master, replica, tmp_path, caught_up=False)
+    sharded_pair(master, replica, tmp_path=tmp_path, caught_up=False)
     a, b = f"mysql://{master.address}", f"mysql://{replica.address}"
     with root(a) as m:
         for db in ("db00001", "db00002", "db00003"):
@@ -62,7 +62,7 @@ def test_a_diff_killed_inside_a_chunk_is_aborted_and_the_replica_applies_again(
     """Killed between stopping B's applier and starting it again: its entry stays open, and
     ``abort`` starts the applier (B would otherwise fall behind for good)."""
     master, replica = pair
-    source = sharded_pair(master, replica, tmp_path)
+    source = sharded_pair(master, replica, tmp_path=tmp_path)
     journal, locks = MemoryJournal(), FileLocks(tmp_path / "locks")
     plan = plan_diff(source, a="A", b="B", connect=root)
     journal.begin(plan, operator="ada", dry_run=False)  # killed in its first chunk:

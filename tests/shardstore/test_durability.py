@@ -35,7 +35,7 @@ def test_degrade_after_keeps_a_range_writable_with_no_replica_and_says_so(
     pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     master, replica = pair
-    source = sharded_pair(master, replica, tmp_path)
+    source = sharded_pair(master, replica, tmp_path=tmp_path)
     assert timeout_of(master) == NO_FALLBACK_MS  # strict: the default
     [healthy] = pair_health(source.current("shards").document, root)
     assert healthy.healthy and str(healthy.durability) == "strict"
@@ -71,7 +71,7 @@ def test_a_failover_hands_the_policy_to_the_promoted_replica(
     pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
 ) -> None:
     master, replica = pair
-    source = sharded_pair(master, replica, tmp_path)
+    source = sharded_pair(master, replica, tmp_path=tmp_path)
     execute(plan_durability(source, shards=(0, 3), policy="degrade-after 3", author="ada", connect=root), tmp_path)  # fmt: skip
     execute(plan_failover(source, host="A", author="ada", connect=root), tmp_path)
     document = source.current("shards").document
@@ -106,7 +106,7 @@ def test_what_the_durability_command_refuses(
     pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
 ) -> None:
     master, replica = pair
-    source = sharded_pair(master, replica, tmp_path)
+    source = sharded_pair(master, replica, tmp_path=tmp_path)
     for shards, policy, reason in REFUSED:
         with pytest.raises(InvalidTopology) as refused:
             plan_durability(source, shards=shards, policy=policy, author="ada", connect=root)
@@ -125,7 +125,7 @@ def test_an_emergency_failover_of_a_degrading_range_needs_the_data_loss_accepted
     pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
 ) -> None:
     master, replica = pair
-    source = sharded_pair(master, replica, tmp_path)
+    source = sharded_pair(master, replica, tmp_path=tmp_path)
     execute(plan_durability(source, shards=(0, 3), policy="degrade-after 2", author="ada", connect=root), tmp_path)  # fmt: skip
     kill_master(master, replica)
     # The replica received everything it was sent, but a degraded master committed alone.

@@ -85,7 +85,7 @@ def test_a_master_cut_off_from_its_replica_only_is_fenced_and_failed_over(
     pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
 ) -> None:
     master, replica = pair
-    source = sharded_pair(master, replica, tmp_path, caught_up=False)
+    source = sharded_pair(master, replica, tmp_path=tmp_path, caught_up=False)
     store = app_store(source)
     acknowledged = [store.objects("note").create(n % 4, {"n": n}) for n in range(20)]
     store.close()

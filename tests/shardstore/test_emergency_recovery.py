@@ -57,7 +57,7 @@ def test_killed_after_the_promotion_it_is_resumed_not_aborted(
     pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
 ) -> None:
     master, replica = pair
-    source = sharded_pair(master, replica, tmp_path, caught_up=False)
+    source = sharded_pair(master, replica, tmp_path=tmp_path, caught_up=False)
     store = app_store(source)
     written = [store.objects("note").create(n % 4, {"n": n}) for n in range(10)]
     store.close()
@@ -85,7 +85,7 @@ def test_killed_before_the_promotion_it_is_aborted_and_run_again(
     pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
 ) -> None:
     master, replica = pair
-    source = sharded_pair(master, replica, tmp_path, caught_up=False)
+    source = sharded_pair(master, replica, tmp_path=tmp_path, caught_up=False)
     kill_master(master, replica)
     journal, locks = MemoryJournal(), FileLocks(tmp_path / "locks")
 
@@ -129,7 +129,7 @@ def assert_promoted(source: FileSource, replica: MariaDBServer, written: list[in
 def written_then_killed(
     master: MariaDBServer, replica: MariaDBServer, tmp_path: Path
 ) -> tuple[FileSource, list[int]]:
-    source = sharded_pair(master, replica, tmp_path, caught_up=False)
+    source = sharded_pair(master, replica, tmp_path=tmp_path, caught_up=False)
     store = app_store(source)
     written = [store.objects("note").create(n % 4, {"n": n}) for n in range(10)]
     store.close()

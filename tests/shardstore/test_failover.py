@@ -50,7 +50,7 @@ def test_planned_failover_moves_the_master_and_loses_nothing(
     assert len(journal.entries[0].steps) == 6
 
     topology = Topology.from_json(source.current("shards").document)
-    assert topology.range_of(0).master == "B" and topology.range_of(0).replica == "A"
+    assert topology.range_of(0).master == "B" and topology.range_of(0).replicas == ("A",)
     new = Store(topology, catalog=CATALOG, backend_options=APP_LOGIN)
     assert [p["n"] for p in new.objects("note").get_many(written)] == list(range(20))  # all there
     after = new.objects("note").create(2, {"n": "after"})
@@ -60,7 +60,7 @@ def test_planned_failover_moves_the_master_and_loses_nothing(
         status = m.replica_status()
         assert status is not None and status.healthy and status.source == replica.address
     [turned] = pair_health(source.current("shards").document, root)
-    assert (turned.master, turned.replica, turned.problems) == ("B", "A", ())
+    assert (turned.master, [r.name for r in turned.replicas], turned.problems) == ("B", ["A"], ())
     # A process still on the old map is fenced: its write is refused, typed, not lost silently.
     with pytest.raises(ShardReadOnly, match="read_only"):
         old.objects("note").create(2, {"n": "stale"})
@@ -133,9 +133,9 @@ def test_emergency_failover_promotes_the_replica_with_every_acknowledged_write(
     with pytest.raises(InvalidTopology, match="no fence command"):
         plan_emergency_failover(source, host="A", author="ada", fence=None, connect=root)
     plan = plan_emergency_failover(source, host="A", author="ada", fence=killed, connect=root)
-    assert [line.split("  [")[0] for line in plan.lines()][0::5] == [
+    assert [line.split("  [")[0] for line in plan.lines()][0::6] == [
         "1. confirm A is down, from the operator and every replica",
-        "6. publish shard map v2: shards 0..3 mastered by B; A out of service",
+        "7. publish shard map v2: shards 0..3 mastered by B; A out of service",
     ]
     journal = MemoryJournal()
     outcome = run(plan, journal=journal, locks=FileLocks(tmp_path), operator="ada")
@@ -143,7 +143,7 @@ def test_emergency_failover_promotes_the_replica_with_every_acknowledged_write(
     assert journal.entries[0].steps[1][2] == "A fenced" or "A was killed" in outcome.notes[1]
 
     topology = Topology.from_json(source.current("shards").document)
-    assert topology.range_of(0).master == "B" and topology.range_of(0).replica is None
+    assert topology.range_of(0).master == "B" and topology.range_of(0).replicas == ()
     assert topology.out_of_service == ("A",)
     with root(f"mysql://{replica.address}") as r:  # armed before its first write
         assert r.semi_sync() == SemiSync(enabled=True, falls_back=True, replicas=0)

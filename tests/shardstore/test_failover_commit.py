@@ -37,7 +37,7 @@ def test_a_planned_failover_killed_past_its_publish_is_resumed_never_undone(
     """Once the map names the replica, writes may be acknowledged there: abort refuses
     (it would hand the shards back to a master that lacks them), and resume finishes."""
     master, replica = pair
-    source = sharded_pair(master, replica, tmp_path, caught_up=False)
+    source = sharded_pair(master, replica, tmp_path=tmp_path, caught_up=False)
     journal, locks = MemoryJournal(), FileLocks(tmp_path / "locks")
     plan = plan_failover(source, host="A", author="ada", connect=root, quiet_seconds=0.1)
     (die_after if how == "after" else die_in)(plan, step, journal)
@@ -66,7 +66,7 @@ def test_turning_the_pair_back_waits_for_what_the_replica_wrote(
     received but not applied: abort refuses rather than reset replication (which would
     drop it with the relay log), then turns the pair back once it is applied."""
     master, replica = pair
-    source = sharded_pair(master, replica, tmp_path, caught_up=False)
+    source = sharded_pair(master, replica, tmp_path=tmp_path, caught_up=False)
     journal, locks = MemoryJournal(), FileLocks(tmp_path / "locks")
     plan = plan_failover(source, host="A", author="ada", connect=root, catch_up_seconds=1)
     die_after(plan, 4, journal)  # A replicates from B

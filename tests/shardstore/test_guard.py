@@ -55,7 +55,7 @@ def test_a_dead_master_is_failed_over_and_a_second_death_waits_for_a_person(
     pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
 ) -> None:
     master, replica = pair
-    source = sharded_pair(master, replica, tmp_path)
+    source = sharded_pair(master, replica, tmp_path=tmp_path)
     store = app_store(source)
     written = [store.objects("note").create(n % 4, {"n": n}) for n in range(8)]
     store.close()
@@ -87,7 +87,7 @@ def test_a_paused_guard_and_one_cut_off_from_a_live_master_do_nothing(
     pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
 ) -> None:
     master, replica = pair
-    source = sharded_pair(master, replica, tmp_path)
+    source = sharded_pair(master, replica, tmp_path=tmp_path)
     a = f"mysql://{master.address}"
 
     def cut_off_from_a(address: str) -> MySQLHost:  # the guard's side of a partition
@@ -116,7 +116,7 @@ def test_a_failover_left_open_by_a_guard_that_died_is_finished_by_the_next(
     pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
 ) -> None:
     master, replica = pair
-    source = sharded_pair(master, replica, tmp_path)
+    source = sharded_pair(master, replica, tmp_path=tmp_path)
     kill_master(master, replica)
     first = guard_on(source, tmp_path)
     plan = plan_emergency_failover(source, host="A", author=GUARD, fence=killed, connect=root)

@@ -62,8 +62,7 @@ def _plan(source: FileSource, master: MariaDBServer, replica: MariaDBServer) -> 
         count=4,
         master="mysql001a",
         master_address=f"mysql://{master.address}",
-        replica="mysql001b",
-        replica_address=f"mysql://{replica.address}",
+        replicas={"mysql001b": f"mysql://{replica.address}"},
         author="ada",
         mysql=root,
     )
@@ -81,7 +80,7 @@ def test_a_range_opens_on_a_new_read_only_pair(
         "3. open mysql001a for writes",
         "4. create databases db00004..db00007 and their tables",
         "5. wait until mysql001b has the new shards",
-        "6. publish shard map v2: range [4, 7] on mysql001a (replica mysql001b), open [[4, 7]]",
+        "6. publish shard map v2: range [4, 7] on mysql001a (replicas mysql001b), open [[4, 7]]",
     ]
     outcome = run(plan, journal=MemoryJournal(), locks=FileLocks(tmp_path / "locks"), operator="ada")  # fmt: skip
     assert outcome.ok, outcome.error

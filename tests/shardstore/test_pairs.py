@@ -35,7 +35,9 @@ def document(**changes: Any) -> dict[str, Any]:
 
 def test_a_master_is_backed_up_only_with_every_condition_met() -> None:
     healthy = {"A": Look(semi_sync=KEPT), "B": Look(replication=FOLLOWING)}
-    assert [p.text() for p in judge(document(), healthy)] == ["A -> B (strict): healthy"]
+    [pair] = judge(document(), healthy)
+    assert pair.healthy and pair.under_replicated  # one replica: it works, one short
+    assert pair.text() == "A -> B (strict): healthy (under-replicated: 2 wanted)\n  replica B healthy, 0s behind"  # fmt: skip
 
     def problems(doc: dict[str, Any], **looks: Look) -> tuple[str, ...]:
         [pair] = judge(doc, {**healthy, **looks})
@@ -59,6 +61,11 @@ def test_a_master_is_backed_up_only_with_every_condition_met() -> None:
     )
     alone = SemiSync(enabled=True, falls_back=False, replicas=0)
     assert problems(document(), A=Look(semi_sync=alone)) == ("no replica acknowledges its commits",)
+    shared = SemiSync(enabled=True, falls_back=False, replicas=2)  # a split's reverse stream, say
+    assert problems(document(), A=Look(semi_sync=shared)) == (
+        "2 servers acknowledge its commits, more than the replicas the map names (1): one"
+        " that is not a replica may release a commit alone",
+    )
     unpaired = document(ranges=[{"range": [0, 3], "master": "A"}])
     assert problems(unpaired) == ("no replica in the shard map",)
     embedded = document(hosts={"A": "sqlite:///tmp/a", "B": "sqlite:///tmp/b"})
@@ -87,9 +94,17 @@ def test_the_check_follows_a_real_pair_and_its_exit_status_says_so(
     assert json.loads(out.getvalue()) == [
         {
             "master": "A",
-            "replica": "B",
+            "replicas": [
+                {
+                    "name": "B",
+                    "healthy": False,
+                    "lag_seconds": None,
+                    "problems": ["B's replication is broken: stopped"],
+                }
+            ],
             "durability": "strict",
             "healthy": False,
+            "under_replicated": True,
             "problems": ["B's replication is broken: stopped"],
             "streams": [],
         }

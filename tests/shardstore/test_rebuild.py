@@ -20,6 +20,7 @@ from shardstore.control.mysql_hosts import HostError
 from shardstore.control.plans import MemoryJournal, Plan, run
 from shardstore.control.rebuild import plan_rebuild
 from shardstore.control.snapshot_copy import Throttle, copy_databases, shard_databases
+from shardstore.replicas import MOST
 from toolkit.servers.mariadb import MariaDBServer
 
 from .catalog import CATALOG
@@ -102,7 +103,7 @@ def assert_replica(source: FileSource, master: MariaDBServer, replica: MariaDBSe
         assert semi["Rpl_semi_sync_master_status"] == "ON"
         assert int(semi["Rpl_semi_sync_master_clients"]) == 1
     topology = Topology.from_json(source.current("shards").document)
-    assert topology.range_of(0).master == of and topology.range_of(0).replica == name
+    assert topology.range_of(0).master == of and topology.range_of(0).replicas == (name,)
     assert name not in topology.out_of_service
 
 
@@ -199,13 +200,17 @@ def test_a_master_or_a_host_with_no_master_is_refused(tmp_path: Path) -> None:
 
     refused("A", "A is the master of shards 0..3: a master is never rebuilt")
     refused("D", "D never served a range: name its master with --master")
-    refused("D", "A has a replica already: B", master="A")
+    many = [f"R{n}" for n in range(1, MOST)]  # with B: as many replicas as a range may have
+    crowded = [{"range": [0, 3], "master": "A", "replicas": ["B", *many]}, {"range": [4, 7], "master": "C"}]  # fmt: skip
+    source.publish("shards", shards_document(["A", "B", "C", "D", *many], crowded, ["D"]), author="t", reason="map")  # fmt: skip
+    refused("D", f"A has {MOST} replicas already: B, R1", master="A")
+    source.publish("shards", shards_document(["A", "B", "C", "D"], halves, ["D"]), author="t", reason="map")  # fmt: skip
     refused("D", "B is the master of no range", master="B")
     refused("E", "no host E in the shard map")
     # D served shards 0..7 under A and C; both hold some of them now: ambiguous.
     source.publish("shards", shards_document(["A", "B", "C", "D"], [{"range": [0, 7], "master": "D"}], []), author="t", reason="D")  # fmt: skip
     source.publish("shards", shards_document(["A", "B", "C", "D"], [{"range": [0, 3], "master": "A"}, {"range": [4, 7], "master": "C"}], ["D"]), author="t", reason="split")  # fmt: skip
-    refused("D", r"D last served shards 0..7 \(map v2\), now held by A, C: name the master")
+    refused("D", r"D last served shards 0..7 \(map v4\), now held by A, C: name the master")
 
 
 def died_in(plan: Plan, step: int, journal: MemoryJournal) -> None:

@@ -36,7 +36,7 @@ def received_unapplied(
 ) -> tuple[FileSource, list[int], list[int]]:
     """The pair's shards with notes the replica applied, then notes its I/O thread
     received (and so acknowledged) while its SQL thread was stopped: applied, unapplied."""
-    source = sharded_pair(master, replica, tmp_path)
+    source = sharded_pair(master, replica, tmp_path=tmp_path)
     store = app_store(source)
     applied = [store.objects("note").create(n % 4, {"n": n}) for n in range(4)]
     with root(f"mysql://{replica.address}") as r, root(f"mysql://{master.address}") as m:
@@ -145,7 +145,7 @@ def test_a_replica_killed_while_applying_starts_from_what_it_applied(
     crash it may name a transaction applied already, which strict mode would refuse to
     apply again. The kept relay log is applied from the first GTID not applied."""
     master, replica = pair
-    source = sharded_pair(master, replica, tmp_path)
+    source = sharded_pair(master, replica, tmp_path=tmp_path)
     store = app_store(source)
     written = [store.objects("note").create(n % 4, {"n": n}) for n in range(20)]
     with root(f"mysql://{replica.address}") as r, root(f"mysql://{master.address}") as m:

@@ -23,7 +23,7 @@ from .replication import APP_LOGIN, root, sharded_pair, wait_caught_up
 
 def impatient_store(master: MariaDBServer, replica: MariaDBServer, tmp_path: Path) -> Store:
     """A store on the pair's shard map whose statements wait 2 s for an answer."""
-    source = sharded_pair(master, replica, tmp_path)
+    source = sharded_pair(master, replica, tmp_path=tmp_path)
     topology = Topology.from_json(source.current("shards").document)
     return Store(topology, catalog=CATALOG, backend_options={**APP_LOGIN, "read_timeout": 2})
 

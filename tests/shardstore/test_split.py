@@ -64,7 +64,7 @@ def test_split_revert_and_cleanup(
     pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
 ) -> None:
     master, replica = pair
-    source = sharded_pair(master, replica, tmp_path, caught_up=False)
+    source = sharded_pair(master, replica, tmp_path=tmp_path, caught_up=False)
     old = app_store(source)
     written = [old.objects("note").create(n % 4, {"n": n}) for n in range(40)]
     wait_caught_up(master, replica)
@@ -86,9 +86,9 @@ def test_split_revert_and_cleanup(
     assert "identical" in outcome.notes[1] and "50 tables" in outcome.notes[1]
 
     split = Topology.from_json(source.current("shards").document)
-    assert [(r.first, r.last, r.master, r.replica) for r in split.ranges] == [
-        (0, 1, "A", None),
-        (2, 3, "B", None),
+    assert [(r.first, r.last, r.master, r.replicas) for r in split.ranges] == [
+        (0, 1, "A", ()),
+        (2, 3, "B", ()),
     ]
     assert split.read_only == ()
     assert databases(master) >= {"db00000", "db00001", "db00002", "db00003"}  # A keeps them
@@ -174,7 +174,7 @@ def test_cleanup_of_a_split_that_stands_removes_the_stream_and_the_hosts_copies(
     pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
 ) -> None:
     master, replica = pair
-    source = sharded_pair(master, replica, tmp_path)
+    source = sharded_pair(master, replica, tmp_path=tmp_path)
     execute(plan_split(source, host="A", author="ada", connect=root), tmp_path)
     execute(plan_cleanup(source, split=3, author="ada", connect=root), tmp_path)
     with root(f"mysql://{master.address}") as m:
@@ -194,7 +194,7 @@ def test_a_cleanup_killed_inside_a_drop_is_resumed(
     the cleanup again and runs the drops after the journal's last step (A's again, which
     finds nothing left, then B's)."""
     master, replica = pair
-    source = sharded_pair(master, replica, tmp_path)
+    source = sharded_pair(master, replica, tmp_path=tmp_path)
     execute(plan_split(source, host="A", author="ada", connect=root), tmp_path)
     journal, locks = MemoryJournal(), FileLocks(tmp_path / "locks")
     plan = plan_cleanup(source, split=3, author="ada", connect=root)
@@ -215,7 +215,7 @@ def test_a_revert_is_refused_when_the_reverse_stream_is_broken(
     pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
 ) -> None:
     master, replica = pair
-    source = sharded_pair(master, replica, tmp_path)
+    source = sharded_pair(master, replica, tmp_path=tmp_path)
     execute(plan_split(source, host="A", author="ada", connect=root), tmp_path)
     with root(f"mysql://{master.address}") as m:
         m.query("STOP SLAVE 'revert_split3' SQL_THREAD")
@@ -238,7 +238,7 @@ def test_a_split_that_died_after_its_final_publish_is_resumed_never_undone(
     step a dead run may have begun) would hand the shards back to A without those writes:
     abort refuses, and resume carries on after the publish."""
     master, replica = pair
-    source = sharded_pair(master, replica, tmp_path, caught_up=False)
+    source = sharded_pair(master, replica, tmp_path=tmp_path, caught_up=False)
     journal, locks = MemoryJournal(), FileLocks(tmp_path / "locks")
     plan = plan_split(source, host="A", author="ada", connect=root)
     die_after(plan, 8, journal)
@@ -266,7 +266,7 @@ def test_a_split_whose_diff_is_not_clean_changes_nothing(
     pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
 ) -> None:
     master, replica = pair
-    source = sharded_pair(master, replica, tmp_path, caught_up=False)
+    source = sharded_pair(master, replica, tmp_path=tmp_path, caught_up=False)
     store = app_store(source)
     store.objects("note").create(3, {"n": 1})
     wait_caught_up(master, replica)  # else the stray row could collide with a replayed one
@@ -305,7 +305,7 @@ def test_a_process_that_does_not_follow_the_read_only_map_abandons_the_split(
     pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
 ) -> None:
     master, replica = pair
-    source = sharded_pair(master, replica, tmp_path)
+    source = sharded_pair(master, replica, tmp_path=tmp_path)
     source.report("stuck-process", {"shards": 1})  # alive (our pid), and never swaps
 
     plan = plan_split(source, host="A", author="ada", connect=root, follow_seconds=0.5)
@@ -317,7 +317,9 @@ def test_a_process_that_does_not_follow_the_read_only_map_abandons_the_split(
     assert revision.version == 3 and revision.reason == "undo: split A onto B: read-only window"
     topology = Topology.from_json(revision.document)
     assert topology.read_only == ()  # the window is closed again
-    assert [(r.first, r.last, r.master, r.replica) for r in topology.ranges] == [(0, 3, "A", "B")]
+    assert [(r.first, r.last, r.master, r.replicas) for r in topology.ranges] == [
+        (0, 3, "A", ("B",))
+    ]
     with root(f"mysql://{replica.address}") as r:
         status = r.replica_status()
         assert status is not None and status.healthy  # still A's replica: nothing moved

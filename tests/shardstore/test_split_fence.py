@@ -34,7 +34,7 @@ def test_a_process_on_the_old_map_cannot_write_the_moving_shards_once_they_are_f
     import MySQLdb
 
     master, replica = pair
-    source = sharded_pair(master, replica, tmp_path, caught_up=False)
+    source = sharded_pair(master, replica, tmp_path=tmp_path, caught_up=False)
     stale = app_store(source)
     wait_caught_up(master, replica)
     slow = MySQLdb.connect(  # a slow write, its transaction open across the cut-over
@@ -91,7 +91,7 @@ def test_a_process_on_the_split_map_reads_no_frozen_copy_once_the_split_is_rever
     it serves no frozen value and fills no cache with one; the process on the map in force
     reads the newest value."""
     master, replica = pair
-    source = sharded_pair(master, replica, tmp_path)
+    source = sharded_pair(master, replica, tmp_path=tmp_path)
     execute(plan_split(source, host="A", author="ada", connect=root), tmp_path)
     pools = {name: memcached_pool(name) for name in CACHE_POOLS}
     pools["notes"].clear()  # one server for every pool: IDs repeat from test to test

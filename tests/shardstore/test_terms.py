@@ -92,7 +92,7 @@ def test_a_paused_operators_undo_changes_nothing_a_newer_operation_claimed(
     """Paused after freezing A, its session expires, a newer failover hands A's shards to
     B; resumed, the paused run fails and would thaw A: it is refused, A stays read-only."""
     master, replica = pair
-    source = sharded_pair(*pair, tmp_path, caught_up=False)
+    source = sharded_pair(*pair, tmp_path=tmp_path, caught_up=False)
     cell: dict[str, Any] = {}
 
     def pause() -> str:
@@ -116,7 +116,7 @@ def test_a_paused_operators_open_session_is_ended_by_a_newer_claim(
     newer run's first connection to the server (here one that only looks) ends that
     session, so the statement never lands; a new session of the old run is refused."""
     master, _ = pair
-    source = sharded_pair(*pair, tmp_path, caught_up=False)
+    source = sharded_pair(*pair, tmp_path=tmp_path, caught_up=False)
     cell: dict[str, Any] = {}
     address = f"mysql://{master.address}"
 

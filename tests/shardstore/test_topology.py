@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import random
+import re
 from typing import Any
 
 import pytest
@@ -12,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from shardstore import InvalidTopology, ShardRange, Topology, UnknownShard
-from shardstore.topology import with_replica_key
+from shardstore.replicas import MOST, current_form
 
 
 def document(**changes: Any) -> dict[str, Any]:
@@ -27,9 +28,9 @@ def document(**changes: Any) -> dict[str, Any]:
             "MySQL002B": "mysql://10.0.0.4:3306",
         },
         "ranges": [
-            {"range": [0, 3], "master": "MySQL001A", "replica": "MySQL001B"},
-            {"range": [4, 7], "master": "MySQL001B", "replica": "MySQL001A"},
-            {"range": [8, 15], "master": "MySQL002A", "replica": "MySQL002B"},
+            {"range": [0, 3], "master": "MySQL001A", "replicas": ["MySQL001B"]},
+            {"range": [4, 7], "master": "MySQL001B", "replicas": ["MySQL001A"]},
+            {"range": [8, 15], "master": "MySQL002A", "replicas": ["MySQL002B"]},
         ],
         "open": [[0, 3], [8, 9]],
         "lookup_shards": 16,
@@ -43,7 +44,7 @@ def with_ranges(*ranges: tuple[int, int, str, str | None], **changes: Any) -> di
     for first, last, master, replica in ranges:
         entry: dict[str, Any] = {"range": [first, last], "master": master}
         if replica is not None:
-            entry["replica"] = replica
+            entry["replicas"] = [replica]
         entries.append(entry)
     return document(ranges=entries, **changes)
 
@@ -52,10 +53,10 @@ def test_valid_document_loads() -> None:
     topology = Topology.from_json(document())
     assert topology.version == 7
     assert topology.shard_count == 16
-    assert [(r.first, r.last, r.master, r.replica) for r in topology.ranges] == [
-        (0, 3, "MySQL001A", "MySQL001B"),
-        (4, 7, "MySQL001B", "MySQL001A"),
-        (8, 15, "MySQL002A", "MySQL002B"),
+    assert [(r.first, r.last, r.master, r.replicas) for r in topology.ranges] == [
+        (0, 3, "MySQL001A", ("MySQL001B",)),
+        (4, 7, "MySQL001B", ("MySQL001A",)),
+        (8, 15, "MySQL002A", ("MySQL002B",)),
     ]
     assert topology.open_ranges == ((0, 3), (8, 9))
 
@@ -179,9 +180,9 @@ def test_load_file(tmp_path: Any) -> None:
 
 def test_routing() -> None:
     topology = Topology.from_json(document())
-    assert topology.range_of(0) == ShardRange(0, 3, "MySQL001A", "MySQL001B")
+    assert topology.range_of(0) == ShardRange(0, 3, "MySQL001A", ("MySQL001B",))
     assert topology.range_of(3).master == "MySQL001A"
-    assert topology.range_of(4) == ShardRange(4, 7, "MySQL001B", "MySQL001A")
+    assert topology.range_of(4) == ShardRange(4, 7, "MySQL001B", ("MySQL001A",))
     assert topology.master_of(7) == "MySQL001B"
     assert topology.master_of(8) == "MySQL002A"
     assert topology.master_of(15) == "MySQL002A"
@@ -217,7 +218,7 @@ def test_as_json_round_trip() -> None:
     assert Topology.from_json(doc) == topology
     assert Topology.from_json(json.dumps(doc)) == topology
     assert Topology.from_json(json.dumps(doc)).as_json() == doc
-    assert doc["ranges"][0] == {"range": [0, 3], "master": "MySQL001A", "replica": "MySQL001B"}
+    assert doc["ranges"][0] == {"range": [0, 3], "master": "MySQL001A", "replicas": ["MySQL001B"]}
     # Routing works on the reloaded copy too.
     assert Topology.from_json(doc).master_of(9) == "MySQL002A"
 
@@ -314,24 +315,53 @@ def test_out_of_service_hosts() -> None:
             Topology.from_json(document(hosts=spare, out_of_service=[host]))
 
 
-def test_a_range_an_older_release_wrote_with_slave_loads_and_is_written_with_replica() -> None:
-    old = document()
-    for entry in old["ranges"]:
-        entry["slave"] = entry.pop("replica")
-    assert Topology.from_json(old) == Topology.from_json(document())
-    assert Topology.from_json(json.dumps(old)).as_json() == Topology.from_json(document()).as_json()
-    assert with_replica_key(old) == document()
-    both = document()
-    both["ranges"][0]["slave"] = "MySQL001B"  # the same host under both keys: one replica
+def test_a_range_names_its_replicas_in_a_list_and_the_map_keeps_their_order() -> None:
+    hosts = {**document()["hosts"], "MySQL001C": "mysql://10.0.0.5:3306"}
+    doc = document(hosts=hosts)
+    doc["ranges"][0]["replicas"] = ["MySQL001C", "MySQL001B"]
+    topology = Topology.from_json(doc)
+    assert topology.ranges[0].replicas == ("MySQL001C", "MySQL001B")
+    assert topology.as_json()["ranges"][0]["replicas"] == ["MySQL001C", "MySQL001B"]
+    doc["ranges"][2].pop("replicas")  # none: the key is left out
+    assert "replicas" not in Topology.from_json(doc).as_json()["ranges"][2]
+    with pytest.raises(InvalidTopology, match="out of service but replica of range"):
+        Topology.from_json({**doc, "out_of_service": ["MySQL001C"]})
+
+
+@pytest.mark.parametrize("old", ["replica", "slave"])
+def test_a_range_an_older_release_wrote_with_one_replica_loads_as_a_list_of_one(old: str) -> None:
+    written = document()
+    for entry in written["ranges"]:
+        entry[old] = entry.pop("replicas")[0]
+    assert Topology.from_json(written) == Topology.from_json(document())
+    reloaded = Topology.from_json(json.dumps(written)).as_json()
+    assert reloaded == Topology.from_json(document()).as_json()
+    assert current_form(written) == document()
+    both = copy.deepcopy(written)
+    both["ranges"][0]["slave" if old == "replica" else "replica"] = "MySQL001B"  # the same host
     assert Topology.from_json(both) == Topology.from_json(document())
-    assert with_replica_key(both) == document()
+    assert current_form(both) == document()
 
 
-def test_a_range_naming_a_different_replica_under_each_key_is_refused() -> None:
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({"replica": "MySQL001B", "slave": "MySQL002B"}, "replica 'MySQL001B' and slave 'MySQL002B' differ"),
+        ({"replicas": ["MySQL001B"], "replica": "MySQL001B"}, "replicas named under replicas and replica"),
+        ({"replicas": "MySQL001B"}, "replicas must be a list of host names"),
+        ({"replicas": ["MySQL001B", 7]}, "replicas must be a list of host names"),
+        ({"replicas": ["MySQL001B", "MySQL001B"]}, "a replica is named twice"),
+        ({"replicas": ["MySQL001B", "MySQL001A"]}, "master MySQL001A is also its own replica"),
+        ({"replicas": ["MySQL001B", "MySQL009B"]}, "unknown replica host 'MySQL009B'"),
+        ({"replicas": [f"H{n}" for n in range(MOST + 1)]}, f"at most {MOST} replicas"),
+    ],
+)  # fmt: skip
+def test_a_range_naming_its_replicas_wrongly_is_refused(
+    entry: dict[str, Any], message: str
+) -> None:
     doc = document()
-    doc["ranges"][0]["slave"] = "MySQL002B"
-    with pytest.raises(
-        InvalidTopology, match=r"range \[0, 3\]: replica 'MySQL001B' and slave 'MySQL002B' differ"
-    ):
+    doc["ranges"][0] = {"range": [0, 3], "master": "MySQL001A", **entry}
+    with pytest.raises(InvalidTopology, match=r"range \[0, 3\]: " + re.escape(message)):
         Topology.from_json(doc)
-    assert with_replica_key(doc) == doc  # left as it is, for validation to refuse
+    if "replicas" not in entry:
+        assert current_form(doc) == doc  # left as it is, for validation to refuse

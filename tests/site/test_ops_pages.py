@@ -179,7 +179,7 @@ def test_topology_page_diffs_a_map_written_with_slave_by_what_changed(
     compared = text(staff.get("/ops/topology/", {"a": "1", "b": "2"}))
     marked = re.findall(r'<span class="(?:add|remove)">([^<]*)</span>', compared)
     assert marked and not [line for line in marked if "slave" in line or "replica" in line]
-    assert '"replica": "spare"' in html.unescape(compared)
+    assert '"replicas": [' in html.unescape(compared) and '"spare"' in html.unescape(compared)
 
 
 def test_cache_and_celery_pages_describe_the_embedded_default(staff: Client) -> None:

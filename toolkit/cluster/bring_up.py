@@ -28,6 +28,7 @@ from shardstore.control.config_source import NotPublished
 from shardstore.control.mysql_hosts import endpoint
 from shardstore.control.sources import open_source
 from shardstore.redis_shards import VSHARDS
+from shardstore.replicas import replicas_of
 from toolkit.cluster import migrate, monitoring, mysql, replication
 from toolkit.cluster.files import write_json, write_text
 from toolkit.cluster.plan import (
@@ -368,7 +369,7 @@ class BringUp:
         for entry in shard_map["ranges"]:
             port = endpoint(shard_map["hosts"][entry["master"]])[1]
             name = ours.get(port)
-            has_replica = entry.get("replica") is not None
+            has_replica = bool(replicas_of(entry))
             domain = shard_map.get("domains", {}).get(entry["master"])
             if name in started and mysql.set_writable(
                 port, self.cluster.secrets["root"], semi_sync=has_replica, domain=domain

@@ -291,14 +291,11 @@ class Drills:
 
 
 def replica_in_service(topology: Topology, master: str) -> str | None:
-    """The one replica every range of ``master`` names, if it is in service."""
-    replicas = {r.replica for r in topology.ranges if r.master == master}
-    if len(replicas) != 1:
+    """The first replica every range of ``master`` names that is in service."""
+    named = {r.replicas for r in topology.ranges if r.master == master}
+    if len(named) != 1:
         return None
-    replica = replicas.pop()
-    if replica is None or replica in topology.out_of_service:
-        return None
-    return replica
+    return next((r for r in named.pop() if r not in topology.out_of_service), None)
 
 
 def masters_with_replicas(topology: Topology) -> list[tuple[str, str]]:

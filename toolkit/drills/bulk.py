@@ -39,7 +39,7 @@ def load_pins(d: Drills, topology: Topology, host: str, shards: list[int], total
     caught up with them; a line saying how many and how long."""
     began = time.monotonic()
     each, extra = divmod(total, len(shards))
-    replica = next(r.replica for r in topology.ranges if r.master == host and r.replica)
+    replica = next(r.replicas[0] for r in topology.ranges if r.master == host and r.replicas)
     with d.admin(topology, host) as m:
         for start in range(0, len(shards), SHARDS_PER_COMMIT):
             m.query("BEGIN")

@@ -117,8 +117,8 @@ def planned(d: Drills, result: Result) -> None:
     handed = [r for r in after.ranges if r.first in {x.first for x in topology.ranges if x.master == master}]  # fmt: skip
     result.bound(
         f"map v{after.version} names {replica} master, {master} its replica",
-        bool(handed) and all(r.master == replica and r.replica == master for r in handed),
-        ", ".join(f"{r.first}..{r.last}: {r.master}/{r.replica}" for r in handed),
+        bool(handed) and all(r.master == replica and master in r.replicas for r in handed),
+        ", ".join(f"{r.first}..{r.last}: {r.master}/{','.join(r.replicas)}" for r in handed),
     )
     try:
         with d.admin(after, master) as m:

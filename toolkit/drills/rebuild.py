@@ -104,9 +104,10 @@ def rebuild(d: Drills, result: Result) -> None:
     result.bound(
         f"map v{after.version} names {host} master, {master} its replica, both in service",
         bool(moved)
-        and all(r.replica == master for r in moved)
+        and all(master in r.replicas for r in moved)
         and not {host, master} & set(after.out_of_service),
-        ", ".join(f"{r.first}..{r.last}: {r.master}/{r.replica}" for r in moved) or "none",
+        ", ".join(f"{r.first}..{r.last}: {r.master}/{','.join(r.replicas)}" for r in moved)
+        or "none",
     )
     result.bound(*_semi_sync_pair(d, after, host, master))
 

@@ -69,7 +69,7 @@ class Decoded:
     database: str
     type_name: str | None = None
     host: str | None = None
-    replica: str | None = None
+    replicas: list[str] = field(default_factory=list)
     body: str | None = None  # pretty JSON, secrets dropped
     hidden: list[str] = field(default_factory=list)  # the secret fields dropped
     active: bool = True
@@ -151,7 +151,7 @@ def describe(object_id: int, how: str, store: Store) -> Decoded:
     except UnknownShard as exc:
         decoded.problem = str(exc)
         return decoded
-    decoded.host, decoded.replica = shard_range.master, shard_range.replica
+    decoded.host, decoded.replicas = shard_range.master, list(shard_range.replicas)
     try:
         data = store.objects(object_type.name).get(object_id, include_inactive=True)
         mappings = _mappings(object_type, object_id, store) if data is not None else []

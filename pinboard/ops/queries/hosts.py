@@ -68,7 +68,7 @@ def host_row(store: Store, name: str, found: Probe | None = None) -> HostRow:
         name=name,
         address=masked(topology.hosts[name]),
         masters=masters,
-        replica_of=[(r.first, r.last) for r in topology.ranges if r.replica == name],
+        replica_of=[(r.first, r.last) for r in topology.ranges if name in r.replicas],
         out_of_service=name in topology.out_of_service,
         shards=len(shards),
         probe=found,

@@ -18,6 +18,7 @@ from shardstore.control.context import Control
 from shardstore.control.emergency_checks import answers
 from shardstore.control.mysql_hosts import HostError
 from shardstore.exceptions import ShardStoreError
+from shardstore.replicas import replicas_of
 
 #: How long the replica may take to apply its kept relay log.
 APPLY_SECONDS = 300.0
@@ -34,7 +35,7 @@ class Command(BaseCommand):
         made = control(f"{getpass.getuser()} (shell)")
         try:
             document = made.source.current(documents.SHARDS).document
-            masters = {r["master"] for r in document["ranges"] if r.get("replica") == host}
+            masters = {r["master"] for r in document["ranges"] if host in replicas_of(r)}
             if not masters:
                 raise CommandError(f"the shard map in force names {host} the replica of nothing")
             addresses = document["hosts"]
