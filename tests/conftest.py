@@ -4,7 +4,8 @@ Real servers
 ------------
 ``mariadb_server``, ``redis_server``, ``memcached_server`` and
 ``zookeeper_server`` each start one private server (see toolkit/servers/) on
-127.0.0.1, on a free port, with its data in a temporary directory.  A server is
+127.0.0.1, on a free port, with its data in a temporary directory; ``aws_server``
+starts an S3 API server (moto's, tests/aws_server.py).  A server is
 started the first time a test asks for its fixture, is shared by every test of
 the session, and is stopped at the end.  Tests must therefore not rely on a
 server being empty: use names of their own and clean up after themselves.
@@ -39,6 +40,7 @@ import pytest
 from hypothesis import settings
 
 from shardstore.cache.health import forget
+from tests.aws_server import AwsServer
 from toolkit.servers.base import Server
 from toolkit.servers.mariadb import MariaDBServer
 from toolkit.servers.memcached import MemcachedServer
@@ -135,6 +137,12 @@ def site_memcached_server() -> Iterator[MemcachedServer]:
 def zookeeper_server() -> Iterator[ZooKeeperServer]:
     """A private standalone ZooKeeper; ``zookeeper_server.address`` for kazoo."""
     yield from _serve(ZooKeeperServer)
+
+
+@pytest.fixture(scope="session")
+def aws_server() -> Iterator[AwsServer]:
+    """A private S3 API server (moto's); ``aws_server.url`` for clients' ``endpoint_url``."""
+    yield from _serve(AwsServer)
 
 
 @pytest.fixture

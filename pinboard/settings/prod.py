@@ -8,6 +8,7 @@ from pinboard.logs import logging_config
 from . import environment
 from .base import *  # noqa: F403
 from .base import CONTENT_SECURITY_POLICY
+from .s3 import s3_storages
 from .secret import production_key
 
 SECRET_KEY = production_key(environment.SECRET_KEY)  # refuses a weak or published key
@@ -37,35 +38,7 @@ if environment.S3_BUCKET:
     _bucket = environment.S3_BUCKET
     _region = environment.S3_REGION
     _media_domain = environment.MEDIA_DOMAIN  # e.g. CloudFront
-    STORAGES = {
-        "default": {
-            "BACKEND": "storages.backends.s3.S3Storage",
-            "OPTIONS": {
-                "bucket_name": _bucket,
-                "region_name": _region,
-                "custom_domain": _media_domain,
-                "querystring_auth": False,  # pin images are public
-                "file_overwrite": False,
-                # Each file is named by its content and never rewritten: cached for good.
-                "object_parameters": {"CacheControl": "public, max-age=31536000, immutable"},
-            },
-        },
-        # A secret board's pins' files (image_files.PRIVATE): in the same bucket, which the
-        # media domain does not serve (infra/terraform/modules/media), through URLs signed for
-        # minutes, never cached by the public.
-        "private": {
-            "BACKEND": "storages.backends.s3.S3Storage",
-            "OPTIONS": {
-                "bucket_name": _bucket,
-                "region_name": _region,
-                "querystring_auth": True,
-                "querystring_expire": 300,
-                "file_overwrite": False,
-                "object_parameters": {"CacheControl": "private, max-age=300"},
-            },
-        },
-        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    }
+    STORAGES = s3_storages(_bucket, _region, _media_domain)
     # Pin images come from the media domain, or from the bucket's own S3 host names; a
     # secret board's, signed, always from the bucket's.
     _media_origins = ([f"https://{_media_domain}"] if _media_domain else []) + [

@@ -1,6 +1,7 @@
 # Instance roles, least privilege. Every host: Session Manager (no SSH), its
 # environment's artifacts, and only the SSM parameters it needs. Only web
-# hosts may write the image bucket.
+# hosts upload images; workers move them between private/ and the public prefixes and
+# delete those no pin or pinner shows any more.
 #
 #   web     images (write), artifacts, the site's parameters (secret key,
 #           MySQL and control database logins): never the operators' password
@@ -109,13 +110,21 @@ data "aws_iam_policy_document" "this" {
     }
   }
 
+  # Uploads, under the prefixes the site names files with (pinboard/image_files.py), and
+  # the deletes that undo one cut short (image_files.save_all). Each file is one
+  # conditional PutObject: no role may list the bucket, so asking S3 whether a name is taken
+  # would be answered 403 (pinboard/s3_images.py).
   dynamic "statement" {
     for_each = each.key == "web" ? [1] : []
 
     content {
-      sid       = "WriteImages"
-      actions   = ["s3:PutObject"]
-      resources = ["${var.media_bucket_arn}/*"]
+      sid     = "WriteImages"
+      actions = ["s3:PutObject", "s3:DeleteObject"]
+      resources = [
+        "${var.media_bucket_arn}/pins/*",
+        "${var.media_bucket_arn}/avatars/*",
+        "${var.media_bucket_arn}/private/*",
+      ]
     }
   }
 
@@ -139,6 +148,17 @@ data "aws_iam_policy_document" "this" {
       sid       = "MoveImages"
       actions   = ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"]
       resources = ["${var.media_bucket_arn}/pins/*", "${var.media_bucket_arn}/private/*"]
+    }
+  }
+
+  # A replaced avatar's files, and a deleted account's (users.tasks).
+  dynamic "statement" {
+    for_each = each.key == "worker" ? [1] : []
+
+    content {
+      sid       = "DeleteAvatars"
+      actions   = ["s3:DeleteObject"]
+      resources = ["${var.media_bucket_arn}/avatars/*"]
     }
   }
 

@@ -14,7 +14,7 @@ variable "ssm_prefix" {
 }
 
 variable "media_bucket_arn" {
-  description = "ARN of the image bucket (web hosts write to it)."
+  description = "ARN of the image bucket (web hosts upload to it, workers move and delete its files)."
   type        = string
 }
 

@@ -1,7 +1,8 @@
 # Uploaded images in a private, KMS-encrypted, versioned bucket, served only
 # through CloudFront (origin access control); and the artifacts bucket that
 # instances bootstrap from (s3://<artifacts>/<environment>/puppet.tar.gz,
-# deploy.yaml). Only the web role may write images (see modules/iam).
+# deploy.yaml). Only the web role uploads images; workers move and delete them
+# (see modules/iam).
 
 data "aws_caller_identity" "current" {}
 

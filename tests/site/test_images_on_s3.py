@@ -1,0 +1,133 @@
+"""Every storage call the site makes, on an S3 API server that enforces the instance roles'
+policies as Terraform writes them: uploads of pin images and avatars as the web role, a
+board's images moved to private keys and back, deleted pins', replaced avatars' and
+deleted accounts' files deleted, each as the worker role; an upload cut short undoes
+itself as the web role. No call may be refused (tests/site/s3_roles.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+from django.conf import settings
+
+from pinboard import image_files
+from pinboard.boards.actions import create_board, update_board
+from pinboard.pins.actions import create_pin, delete_pin
+from pinboard.pins.queries import get_pin
+from pinboard.users.actions import delete_account, set_avatar
+from pinboard.users.queries import get_user
+from tests.aws_server import AwsServer
+from tests.site.s3_roles import Bucket, on_s3
+from toolkit.images import image_upload
+
+User = dict[str, Any]
+
+
+@pytest.fixture
+def bucket(aws_server: AwsServer) -> Iterator[Bucket]:
+    with on_s3(aws_server) as bucket:
+        yield bucket
+
+
+def files(pin_id: int) -> set[str]:
+    pin = get_pin(pin_id)
+    assert pin is not None
+    image = pin["image"]
+    return {image[f] for f in ("key", "thumbnail_key", "thumbnail_2x_key") if image.get(f)}
+
+
+def avatar_files(user_id: int) -> set[str]:
+    user = get_user(user_id)
+    assert user is not None and user.get("avatar")
+    return set(user["avatar"].values())
+
+
+def test_pin_images_and_avatars_are_uploaded_as_the_web_role(
+    bucket: Bucket, make_user: Callable[..., User]
+) -> None:
+    ann = make_user("ann")
+    garden = create_board(ann["id"], "Garden")
+    diary = create_board(ann["id"], "Diary", secret=True)
+    public = create_pin(ann["id"], garden["id"], image_upload(size=(600, 400)))
+    secret = create_pin(ann["id"], diary["id"], image_upload(size=(600, 400)))
+    set_avatar(ann["id"], image_upload(size=(200, 200)))
+    assert all(key.startswith("pins/") for key in files(public["id"]))
+    assert all(key.startswith("private/pins/") for key in files(secret["id"]))
+    assert all(key.startswith("avatars/") for key in avatar_files(ann["id"]))
+    assert files(public["id"]) | files(secret["id"]) | avatar_files(ann["id"]) <= bucket.keys()
+    stored_by = {"default": min(files(public["id"])), "private": min(files(secret["id"]))}
+    for storage, key in stored_by.items():
+        stored = bucket.admin.head_object(Bucket=bucket.name, Key=key)
+        asked = settings.STORAGES[storage]["OPTIONS"]["object_parameters"]["CacheControl"]
+        assert (stored["ContentType"], stored["CacheControl"]) == ("image/jpeg", asked)
+    assert bucket.refused() == []
+
+
+def test_a_board_made_secret_moves_its_images_as_the_worker_role_and_back(
+    bucket: Bucket, make_user: Callable[..., User]
+) -> None:
+    ann = make_user("ann")
+    garden = create_board(ann["id"], "Garden")
+    pin = create_pin(ann["id"], garden["id"], image_upload(size=(600, 400)))
+    public = files(pin["id"])
+    update_board(ann["id"], garden["id"], {"secret": True})
+    private = files(pin["id"])
+    assert all(key.startswith("private/pins/") for key in private)
+    assert private <= bucket.keys() and not public & bucket.keys()  # the public URLs end
+    update_board(ann["id"], garden["id"], {"secret": False})
+    again = files(pin["id"])
+    assert all(key.startswith("pins/") for key in again)
+    assert again <= bucket.keys() and not private & bucket.keys()
+    assert bucket.refused() == []
+
+
+def test_a_deleted_pins_files_go_as_the_worker_role(
+    bucket: Bucket, make_user: Callable[..., User]
+) -> None:
+    ann = make_user("ann")
+    garden = create_board(ann["id"], "Garden")
+    diary = create_board(ann["id"], "Diary", secret=True)
+    pins = [create_pin(ann["id"], board["id"], image_upload()) for board in (garden, diary)]
+    stored = set().union(*(files(pin["id"]) for pin in pins))
+    for pin in pins:
+        delete_pin(ann["id"], pin["id"])
+    assert not stored & bucket.keys()
+    assert bucket.refused() == []
+
+
+def test_replaced_and_deleted_accounts_avatars_go_as_the_worker_role(
+    bucket: Bucket, make_user: Callable[..., User]
+) -> None:
+    ann = make_user("ann")
+    set_avatar(ann["id"], image_upload(size=(200, 200)))
+    first = avatar_files(ann["id"])
+    set_avatar(ann["id"], image_upload(size=(300, 300)))
+    second = avatar_files(ann["id"])
+    assert second <= bucket.keys() and not first & bucket.keys()
+    garden = create_board(ann["id"], "Garden")
+    pin_files = files(create_pin(ann["id"], garden["id"], image_upload())["id"])
+    delete_account(ann["id"], "plum-orchard-42")
+    assert not (second | pin_files) & bucket.keys()
+    assert bucket.refused() == []
+
+
+def test_an_upload_cut_short_deletes_what_it_stored_as_the_web_role(bucket: Bucket) -> None:
+    # The second file is one no role may write: the first, stored, is deleted again.
+    with pytest.raises(ClientError, match="AccessDenied"):
+        image_files.save_all({"pins/ab/cut-short.jpg": b"one", "elsewhere/two.jpg": b"two"})
+    assert bucket.keys() == set()
+    refused = bucket.refused()
+    assert [(a.method, a.path, a.status) for a in refused] == [
+        ("PUT", f"/{bucket.name}/elsewhere/two.jpg", 403)
+    ]
+
+
+def test_a_name_already_taken_is_never_written_over(bucket: Bucket) -> None:
+    first = image_files.save("pins/ab/same.jpg", b"first")
+    second = image_files.save("pins/ab/same.jpg", b"second")
+    assert first == "pins/ab/same.jpg" and second != first and second.startswith("pins/ab/")
+    assert bucket.body(first) == b"first" and bucket.body(second) == b"second"
+    assert [a.status for a in bucket.refused()] == [412]  # S3 refused the name, not the role
