@@ -4,9 +4,10 @@ that checks who asks, ``pins.images.image_urls``), and back when it is made publ
 
 Files are never rewritten: a move copies them to new keys, points every pin showing the
 image (the pin and its saves: ``pin_image_used_by_pins``) at the copies, then deletes the
-old ones, so a public URL of a board made secret stops answering. An image a pin on a
-public board still shows stays public (it is shown there anyway); one uploaded before
-images recorded their pin is shared by content and stays where it is.
+old ones, so a public URL of a board made secret stops answering (on S3 within the
+5 minutes CloudFront may keep it: pinboard/settings/s3.py). An image a pin on a public
+board still shows stays public (it is shown there anyway); one uploaded before images
+recorded their pin is shared by content and stays where it is.
 """
 
 from __future__ import annotations

@@ -6,6 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+#: How long a signed URL to a secret board's image lives, and a shared cache keeps a public
+#: one: the longest an image answers once the site has stopped showing it (docs/deploy.md).
+SIGNED_SECONDS = 300
+
 
 def s3_storages(
     bucket: str, region: str | None, media_domain: str | None, **connection: Any
@@ -20,8 +24,12 @@ def s3_storages(
                 "region_name": region,
                 "custom_domain": media_domain,
                 "querystring_auth": False,  # pin images are public
-                # Each file is named by its content and never rewritten: cached for good.
-                "object_parameters": {"CacheControl": "public, max-age=31536000, immutable"},
+                # Never rewritten: a browser keeps a file for good. A shared cache (CloudFront,
+                # whose policy caps it too: infra/terraform/modules/media) for as long as a
+                # signed URL lives, so that a file deleted stops answering within that.
+                "object_parameters": {
+                    "CacheControl": f"public, max-age=31536000, s-maxage={SIGNED_SECONDS}, immutable"
+                },
                 **connection,
             },
         },
@@ -34,7 +42,7 @@ def s3_storages(
                 "bucket_name": bucket,
                 "region_name": region,
                 "querystring_auth": True,
-                "querystring_expire": 300,
+                "querystring_expire": SIGNED_SECONDS,
                 "object_parameters": {"CacheControl": "private, max-age=300"},
                 **connection,
             },

@@ -224,6 +224,37 @@ resource "aws_cloudfront_response_headers_policy" "media" {
   }
 }
 
+# Images at the edge for 5 minutes at most, whatever a file's Cache-Control asks (those
+# stored before asked a year): a file the site deletes (a pin deleted, a board made
+# secret, an avatar replaced, an account deleted) stops answering within the life of a
+# signed URL, with no invalidation to send, pay for or lose (docs/deploy.md, "Images on
+# S3 and CloudFront"). An expired image is asked of S3 again with its ETag: a 304 while
+# it is there.
+resource "aws_cloudfront_cache_policy" "media" {
+  name        = "${var.name_prefix}-media"
+  comment     = "Images: 5 minutes at the edge at most"
+  min_ttl     = 0
+  default_ttl = 300
+  max_ttl     = 300
+
+  parameters_in_cache_key_and_forwarded_to_origin {
+    enable_accept_encoding_brotli = true
+    enable_accept_encoding_gzip   = true
+
+    cookies_config {
+      cookie_behavior = "none"
+    }
+
+    headers_config {
+      header_behavior = "none"
+    }
+
+    query_strings_config {
+      query_string_behavior = "none"
+    }
+  }
+}
+
 resource "aws_cloudfront_distribution" "media" {
   #checkov:skip=CKV_AWS_174:The distribution uses its cloudfront.net name and certificate (TLS 1.2 needs a custom certificate).
   #checkov:skip=CKV2_AWS_42:Images are served from the cloudfront.net name (media_domain), no custom certificate.
@@ -241,13 +272,12 @@ resource "aws_cloudfront_distribution" "media" {
   }
 
   default_cache_behavior {
-    target_origin_id       = "media"
-    viewer_protocol_policy = "redirect-to-https"
-    allowed_methods        = ["GET", "HEAD"]
-    cached_methods         = ["GET", "HEAD"]
-    compress               = true
-    # The managed CachingOptimized policy: images never change under a key.
-    cache_policy_id            = "658327ea-f89d-4fab-a63d-7e88639e58f6"
+    target_origin_id           = "media"
+    viewer_protocol_policy     = "redirect-to-https"
+    allowed_methods            = ["GET", "HEAD"]
+    cached_methods             = ["GET", "HEAD"]
+    compress                   = true
+    cache_policy_id            = aws_cloudfront_cache_policy.media.id
     response_headers_policy_id = aws_cloudfront_response_headers_policy.media.id
   }
 
