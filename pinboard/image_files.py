@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import hashlib
 import io
+import posixpath
+import re
 import secrets
 import warnings
 from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
+from urllib.parse import unquote
 
 from django.conf import settings
 from django.core.files.base import ContentFile
@@ -131,6 +134,19 @@ def content_name(folder: str, data: bytes, *, private: bool = False) -> str:
 
 def is_private(key: str) -> bool:
     return key.startswith(PRIVATE)
+
+
+# A private file's name (``content_name``) wherever a URL holds it: its path on S3 or the
+# media domain, a signed URL's, a proxy's query that carries it.
+_PRIVATE_NAME = re.compile(PRIVATE + r"[a-z]+/[0-9a-f]{2}/[0-9a-f]{32}", re.IGNORECASE)
+
+
+def names_private_file(url: str) -> bool:
+    """Whether ``url`` names one of the site's private files, however spelled (percent-encoded
+    once or twice, with dot segments or doubled slashes): a pin from a URL copies no secret
+    board's image out of it (``social.rules.may_copy_to`` says where a save may)."""
+    decoded = unquote(unquote(url)).replace("\\", "/")
+    return any(_PRIVATE_NAME.search(text) for text in (decoded, posixpath.normpath(decoded)))
 
 
 def storage_for(key: str) -> Storage:

@@ -5,9 +5,15 @@ a page and the feed that leads to it cannot disagree.
 
 A board is its owner's, shared with the collaborators the owner invites (a group board).
 A secret board is seen by its members alone, and by the pinners invited to it (to decide):
-to anyone else it and its pins do not exist. Its pins reach no home feed and not the site's
-newest pins; a save of one of its pins does not show where it came from. Saves reach
-followers' feeds but not the newest pins: they show an image the site has shown already.
+to anyone else it and its pins do not exist. An invitee who has not accepted sees it and
+does nothing else: no save, like or comment on its pins, no follow. What leaves a secret
+board stays where its owner decides who sees it: its pins are saved by its owner anywhere
+(they may make the board public anyway) and by its collaborators only to the owner's
+secret boards (``may_copy_to``); its images are not pinned from their addresses (the
+site's fetch refuses them). Its pins reach no home feed and not the
+site's newest pins; a save of one of its pins does not show where it came from. Saves
+reach followers' feeds but not the newest pins: they show an image the site has shown
+already.
 """
 
 from __future__ import annotations
@@ -44,6 +50,24 @@ def is_invited(user_id: int | None, board: Mapping[str, Any]) -> bool:
 def may_see(viewer_id: int | None, board: Mapping[str, Any]) -> bool:
     """A public board, or one the viewer is a member of or invited to (to decide)."""
     return not is_secret(board) or is_member(viewer_id, board) or is_invited(viewer_id, board)
+
+
+def may_act_on(user_id: int | None, board: Mapping[str, Any]) -> bool:
+    """Whether a pinner may do more than look at a board: save, like or comment on its pins,
+    follow it. A public board's, or a secret one's members'; not an invitee's, who sees it
+    only to decide."""
+    return not is_secret(board) or is_member(user_id, board)
+
+
+def may_copy_to(actor_id: int, source_board: Mapping[str, Any], board: Mapping[str, Any]) -> bool:
+    """Whether a pin of ``source_board`` may be saved to ``board`` (one ``actor_id`` may pin
+    to): a public board's anywhere; a secret one's by its owner anywhere, who may make it
+    public anyway, and by anyone else only to that owner's secret boards. A copy a member
+    kept on a board of their own would outlive their membership, beyond its owner's reach,
+    and go public with that board."""
+    if not is_secret(source_board) or actor_id == source_board["owner_id"]:
+        return True
+    return is_secret(board) and board["owner_id"] == source_board["owner_id"]
 
 
 def is_save(pin: Mapping[str, Any]) -> bool:

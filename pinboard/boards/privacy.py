@@ -7,11 +7,11 @@ would say that they exist).
 
 The board object decides, at every read, by the rules of ``social.rules``: its flag, its
 ``collaborators`` and the pinners ``invited`` to be (the IDs, kept in the object so that
-this check costs no query: an invitee sees the board, to decide, and pins to it once they
-accept). Lists built ahead (home
-feeds, the newest pins, a pinner's likes) may still hold a pin whose board became secret
-a moment ago, until the board's privacy task has run (``boards.tasks``), and are
-filtered here.
+this check costs no query: an invitee sees the board, to decide, and nothing more until
+they accept: ``actionable_pin``). What a member may copy out of a secret board is
+``savable_to``'s. Lists built ahead (home feeds, the newest pins, a pinner's likes) may
+still hold a pin whose board became secret a moment ago, until the board's privacy task
+has run (``boards.tasks``), and are filtered here.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from social.rules import is_member, is_secret, may_see
+from social.rules import is_member, is_secret, may_act_on, may_copy_to, may_see
 
 from ..entities import Board, Pin
 from ..errors import Forbidden, NotFoundError
@@ -55,6 +55,19 @@ def pinnable_board(actor_id: int, board_id: int) -> Board:
     return board
 
 
+def followable_board(actor_id: int, board_id: int) -> Board:
+    """The board, if ``actor_id`` may follow it: NotFoundError if they may not see it,
+    Forbidden if they see it only to decide on an invitation."""
+    board = visible_board(actor_id, board_id)
+    _may_act(actor_id, board)
+    return board
+
+
+def _may_act(actor_id: int, board: Board) -> None:
+    if not may_act_on(actor_id, board):
+        raise Forbidden("accept the invitation to this board first")
+
+
 def editable_pin(actor_id: int, pin_id: int) -> tuple[Pin, Board]:
     """The pin and its board, if ``actor_id`` may edit the pin: its pinner, while they may
     still pin to its board (a removed collaborator's pins stay, theirs no longer)."""
@@ -85,6 +98,15 @@ def movable_to(actor_id: int, board: Board, new_board_id: int) -> Board:
     return new_board
 
 
+def savable_to(actor_id: int, source_board: Board, board_id: int) -> Board:
+    """The board a pin of ``source_board`` may be saved to: one ``actor_id`` may pin to,
+    where the copy stays as secret as its source (``social.rules.may_copy_to``)."""
+    board = pinnable_board(actor_id, board_id)
+    if not may_copy_to(actor_id, source_board, board):
+        raise Forbidden("a pin on a secret board is saved only to its owner's secret boards")
+    return board
+
+
 def visible_pin(viewer_id: int | None, pin_id: int) -> tuple[Pin, Board]:
     """The pin and its board, if the viewer may see them; NotFoundError otherwise."""
     pin = get_pin(pin_id)
@@ -96,6 +118,14 @@ def shown_pin(viewer_id: int | None, pin: Pin | None, board: Board | None) -> tu
     """``visible_pin`` of a pin and its board read already (None: there is none)."""
     if pin is None or board is None or not may_see(viewer_id, board):
         raise NotFoundError("no such pin")
+    return pin, board
+
+
+def actionable_pin(actor_id: int, pin_id: int) -> tuple[Pin, Board]:
+    """The pin and its board, if ``actor_id`` may save, like or comment on it: NotFoundError
+    if they may not see it, Forbidden if they see it only to decide on an invitation."""
+    pin, board = visible_pin(actor_id, pin_id)
+    _may_act(actor_id, board)
     return pin, board
 
 

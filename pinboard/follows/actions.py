@@ -27,7 +27,7 @@ from shardstore.mappings import now_sequence
 from social.feed_sync import FeedReport, sync_feeds
 from social.graph_sync import SyncReport, sync_graph
 
-from ..boards.privacy import visible_board
+from ..boards.privacy import followable_board, visible_board
 from ..boards.queries import all_board_ids
 from ..data_plane import cached_store, get_feeds, get_graph
 from ..entities import Board
@@ -77,7 +77,7 @@ def unfollow_user(actor_id: int, user_id: int) -> None:
 
 
 def follow_board(actor_id: int, board_id: int) -> None:
-    board = visible_board(actor_id, board_id)
+    board = followable_board(actor_id, board_id)
     owner = board["owner_id"]
     if owner == actor_id:
         raise InvalidField("you cannot follow your own board", field="board_id")

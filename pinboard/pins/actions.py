@@ -30,7 +30,15 @@ from shardstore import shard_of
 from shardstore.mappings import now_sequence
 from social.rules import announces_save, is_save, is_secret, pin_list, pin_list_on, save_fields
 
-from ..boards.privacy import deletable_pin, editable_pin, movable_to, pinnable_board, visible_pin
+from ..boards.privacy import (
+    actionable_pin,
+    deletable_pin,
+    editable_pin,
+    movable_to,
+    pinnable_board,
+    savable_to,
+    visible_pin,
+)
 from ..data_plane import cached_store, get_feeds
 from ..entities import Board, Comment, Pin, PinImage
 from ..errors import CouldNotFetch, Forbidden, InvalidField, NotFoundError, TooLarge
@@ -145,9 +153,10 @@ def _link_or_nothing(url: str) -> str:
 
 
 def save_pin(actor_id: int, pin_id: int, board_id: int, description: object = None) -> Pin:
-    """Repin: a new pin on one of the actor's boards that records where it came from."""
-    source, source_board = visible_pin(actor_id, pin_id)
-    board = pinnable_board(actor_id, board_id)
+    """Repin: a new pin on one of the actor's boards that records where it came from (a
+    secret board's pin only where the copy stays secret: ``boards.privacy.savable_to``)."""
+    source, source_board = actionable_pin(actor_id, pin_id)
+    board = savable_to(actor_id, source_board, board_id)
     data: NewPin = {
         "description": source["description"]
         if description is None
@@ -250,7 +259,7 @@ def clean_comment(text: object) -> str:
 
 def add_comment(actor_id: int, pin_id: int, text: object) -> Comment:
     text = clean_comment(text)
-    pin, _ = visible_pin(actor_id, pin_id)
+    pin, _ = actionable_pin(actor_id, pin_id)
     author = get_user(actor_id, counts=False)
     if author is None:
         raise NotFoundError("no such user")

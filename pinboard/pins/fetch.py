@@ -9,9 +9,10 @@ Everything is bounded: one deadline for the whole fetch (redirects and a page's
 image included; a watchdog cuts the connection when it passes, so a server that
 trickles bytes cannot stretch it), an image at most ``image_files.MAX_BYTES`` (streamed,
 read no further), a page at most ``MAX_PAGE_BYTES`` (its start holds the sharing
-metadata). A page's image is chosen by page_image.py. Every failure is a
-``CouldNotFetch`` (an address refused says only that: ``AddressNotAllowed``); what was
-fetched is checked as an upload is, by the caller.
+metadata). A page's image is chosen by page_image.py. No URL that names one of the
+site's private files is fetched, at any step (``image_files.names_private_file``). Every
+failure is a ``CouldNotFetch`` (an address refused says only that:
+``AddressNotAllowed``); what was fetched is checked as an upload is, by the caller.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 from urllib.parse import quote, urljoin, urlsplit
 
 from ..errors import CouldNotFetch
-from ..image_files import MAX_BYTES
+from ..image_files import MAX_BYTES, names_private_file
 from . import page_image
 from .public_addresses import Address, parse, refusal
 
@@ -177,6 +178,8 @@ class _Fetch:
         """GET ``url``, following redirects."""
         for _ in range(MAX_REDIRECTS + 1):
             target = _target(url)
+            if names_private_file(target.url):  # a secret board's image: saved, if at all
+                raise CouldNotFetch("the address is of a private image")
             connection = self._connect(target, self._public_addresses(target))
             # Past the deadline the watchdog shuts the socket: a blocked read returns at once.
             watchdog = threading.Timer(self.deadline.left(), _cut, (connection.pinned,))

@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.views.decorators.http import require_POST
 
-from social.rules import is_member, shown_saved_from
+from social.rules import is_member, may_act_on, may_copy_to, shown_saved_from
 
 from .. import ratelimit
 from ..boards.privacy import editable_pin, visible_pin
@@ -49,6 +49,13 @@ def _my_boards(pinner: User | None) -> list[Board]:
     return get_boards(pinnable_board_ids(pinner["id"], limit=BOARD_CHOICES)) if pinner else []
 
 
+def _save_choices(pinner: User | None, board: Board) -> list[Board]:
+    """The boards the pinner may save a pin of ``board`` to (``social.rules.may_copy_to``)."""
+    if pinner is None or not may_act_on(pinner["id"], board):
+        return []
+    return [b for b in _my_boards(pinner) if may_copy_to(pinner["id"], board, b)]
+
+
 def _form_errors(error: DomainError) -> dict[str, str]:
     """Errors on the pin form's fields: a board that is not yours, an image too large, ..."""
     if error.field:
@@ -74,7 +81,9 @@ def detail(request: HttpRequest, pin_id: str) -> HttpResponse:
         "comments": found.comments,
         "comments_cursor": found.comments_cursor,
         "liked": likes_pin(pinner["id"], pin["id"]) if pinner else False,
-        "my_boards": _my_boards(pinner),
+        "my_boards": _save_choices(pinner, board),
+        # An invitee sees a secret board's pins, to decide, and does nothing with them.
+        "may_act": pinner is not None and may_act_on(viewer, board),
         "is_owner": pinner is not None and pinner["id"] == owner["id"],
         "may_edit": viewer == owner["id"] and is_member(viewer, board),
         "owns_board": viewer == board["owner_id"],  # may delete a collaborator's pin
@@ -184,9 +193,11 @@ def save(request: HttpRequest, pin_id: str) -> HttpResponse:
         board = _board_choice(request.POST.get("board"))
         try:
             saved = save_pin(me, pin, board)
-        except (NotFoundError, Forbidden):
+        except NotFoundError:
             visible_pin(me, pin)  # a pin the pinner may not see is a 404, as a missing one
             raise InvalidField("choose one of your boards", field="board") from None
+        except Forbidden as refused:  # raised once the pin is known to be seen: flashed
+            raise InvalidField(refused.message, field="board") from None
         url = reverse("pin", args=[saved["id"]])
         messages.success(request, format_html('Saved. <a href="{}">See your pin</a>', url))
 

@@ -130,9 +130,12 @@ def test_save_to_board(client, cast):
     assert "<strong>1</strong> save</span>" in text(response)
     copy = board_pins_page(cast["bobs"]["id"]).ids[0]
     assert f'Saved from <a href="/pin/{pin}/">' in text(client.get(f"/pin/{copy}/"))
-    for board in ("garbage", cast["recipes"]["id"]):  # not a board; not bob's
+    for board, why in (
+        ("garbage", "choose one of your boards"),  # not a board
+        (cast["recipes"]["id"], "you can pin only to your boards"),  # not bob's
+    ):
         response = client.post(f"/pin/{pin}/save/", {"board": board}, follow=True)
-        assert response.status_code == 200 and "choose one of your boards" in text(response)
+        assert response.status_code == 200 and why in text(response)
     assert client.post("/pin/abc/save/", {"board": cast["bobs"]["id"]}).status_code == 404
 
 

@@ -120,7 +120,7 @@ def _pins(request: HttpRequest, board_id: Id) -> HttpResponse:
     return page([serializers.pin(p) for p in found.pins], found.next_cursor)
 
 
-@operation("Follow the board", errors=(NotFoundError, InvalidField), auth=True)
+@operation("Follow the board", errors=(Forbidden, NotFoundError, InvalidField), auth=True)
 def _follow(request: HttpRequest, board_id: Id) -> HttpResponse:
     pinner = require_pinner(request)
     follow_actions.follow_board(pinner["id"], parse_id(board_id, "board"))

@@ -190,7 +190,8 @@ def _delete(request: HttpRequest, pin_id: Id) -> HttpResponse:
 
 
 @operation(
-    "Save (repin) the pin to one of your boards: a new pin with `saved_from`",
+    "Save (repin) the pin to one of your boards: a new pin with `saved_from` (a secret"
+    " board's pin: by its owner anywhere, by a collaborator to the owner's secret boards)",
     ok=Pin,
     status=201,
     errors=(Forbidden, NotFoundError, InvalidField, RateLimited),
@@ -207,7 +208,7 @@ def _save(request: HttpRequest, pin_id: Id) -> HttpResponse:
     return created(serializers.pin(pin))
 
 
-@operation("Like the pin", errors=(NotFoundError,), auth=True)
+@operation("Like the pin", errors=(Forbidden, NotFoundError), auth=True)
 def _like(request: HttpRequest, pin_id: Id) -> HttpResponse:
     pinner = require_pinner(request)
     like_actions.like(pinner["id"], parse_id(pin_id, "pin"))
@@ -235,7 +236,7 @@ def _likes(request: HttpRequest, pin_id: Id) -> HttpResponse:
     "Comment on the pin",
     ok=Comment,
     status=201,
-    errors=(NotFoundError, InvalidField),
+    errors=(Forbidden, NotFoundError, InvalidField),
     auth=True,
     body=NewComment,
 )
