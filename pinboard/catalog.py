@@ -23,6 +23,9 @@ CATALOG = Catalog(
         # The social model's tables: follows, and a pinner's and a board's lists.
         *social.catalog.RELATIONS,
         *inverse_pair("user_likes_pins", "pin_liked_by_users", "user", "pin"),
+        # Those of a pinner's likes that are of pins on secret boards, which the count others
+        # see leaves out (pinboard/likes/actions.py).
+        Relation("user_likes_secret_pins", "user", "pin"),
         # A group board's collaborators (also kept in the board object, for access checks)
         # and the boards a pinner collaborates on (their profile lists them).
         *inverse_pair("board_has_collaborators", "user_collaborates_on_boards", "board", "user"),

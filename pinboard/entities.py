@@ -19,6 +19,7 @@ class UserCounts(TypedDict):
     user_has_boards: int
     user_has_pins: int
     user_likes_pins: int
+    user_likes_secret_pins: int  # a part of user_likes_pins
 
 
 class BoardCounts(TypedDict):
@@ -146,7 +147,8 @@ def pinner_stats(user: User) -> PinnerStats:
         following=counts["user_follows_users"],
         boards=counts["user_has_boards"],
         pins=counts["user_has_pins"],
-        likes=counts["user_likes_pins"],
+        # Likes of pins on secret boards are left out, as secret pins are from ``pins``.
+        likes=max(0, counts["user_likes_pins"] - counts["user_likes_secret_pins"]),
     )
 
 

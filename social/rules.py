@@ -11,9 +11,9 @@ board stays where its owner decides who sees it: its pins are saved by its owner
 (they may make the board public anyway) and by its collaborators only to the owner's
 secret boards (``may_copy_to``); its images are not pinned from their addresses (the
 site's fetch refuses them). Its pins reach no home feed and not the
-site's newest pins; a save of one of its pins does not show where it came from. Saves
-reach followers' feeds but not the newest pins: they show an image the site has shown
-already.
+site's newest pins; a save of one of its pins does not show where it came from, and a
+like of one is left out of its liker's count. Saves reach followers' feeds but not the
+newest pins: they show an image the site has shown already.
 """
 
 from __future__ import annotations

@@ -7,8 +7,9 @@ their sequences, and the home feeds of the board's followers drop them or merge 
 a batch of followers per task. A secret board's pins also leave the site's newest pins;
 made public again, they are not put back there (they are not new). The search index
 takes the board's and its pins' new secrecy too (``search.tasks``), the pins' saves show
-where they came from, or not (``social.rules.shown_saved_from``), and the pins' image files
-move under private keys, or back (``pins.image_privacy``).
+where they came from, or not (``social.rules.shown_saved_from``), the pins' image files
+move under private keys, or back (``pins.image_privacy``), and their likes leave their
+likers' counts, or join them (``likes.actions.follow_board``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ..data_plane import cached_store, get_feeds, get_graph
 from ..entities import Board
 from ..feeds.actions import drop_board, merge_board, rebuild
 from ..ledger import TRANSIENT_ERRORS, ledgered_task
+from ..likes import actions as likes
 from ..pins import image_privacy
 from ..pins.queries import get_pins
 from ..search.index import IndexUnavailable
@@ -52,6 +54,7 @@ def sync_board_privacy(board_id: int) -> int:
         pinners = {pin["id"]: pin["owner_id"] for pin in pins}  # a group board's: several
         for pin in pins:
             image_privacy.follow_board(pin, secret)
+            likes.follow_board(pin["id"], secret)
         for pin_id, sequence in rows:
             pinner = pinners.get(pin_id)
             if pinner is not None:  # else deleted: off every list already

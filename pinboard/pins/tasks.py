@@ -2,12 +2,12 @@
 
 ``delete_pin`` soft-deletes the pin and takes it off its board's and owner's
 lists at once; ``purge_pin`` then removes what still points at it: every like
-(``user_likes_pins`` with its inverse), its saves list (the saved pins are other
-pinners' and stay), its comments, its place among the site's newest pins, its
-owner's notifications of it, and its image files once no live pin shows them. Each
-mapping is removed through ``remove`` (forward, then inverse), so a purge cut short
-leaves only pairs ``shardstore reconcile`` completes; the task is idempotent, acks_late
-and retried, like the fan-out tasks.
+(``user_likes_pins`` with its inverse, and ``likes.actions.SECRET_LIKES``), its saves
+list (the saved pins are other pinners' and stay), its comments, its place among the
+site's newest pins, its owner's notifications of it, and its image files once no live
+pin shows them. Each mapping is removed through ``remove`` (forward, then inverse), so a
+purge cut short leaves only pairs ``shardstore reconcile`` completes; the task is
+idempotent, acks_late and retried, like the fan-out tasks.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from shardstore.mappings import pages_of
 from ..data_plane import cached_store, get_feeds, get_notifications
 from ..entities import Pin
 from ..ledger import TRANSIENT_ERRORS, ledgered_task
+from ..likes.actions import forget_likes
 from .images import delete_image
 
 BATCH = 500
@@ -33,10 +34,7 @@ def purge_pin(pin_id: int) -> None:
     pin = cast("Pin | None", store.objects("pin").get(pin_id, include_inactive=True))
     if pin is None or pin.get("active", True) is not False:  # gone, or not deleted
         return
-    likes = store.mapping("user_likes_pins")
-    for user_ids in _pages("pin_liked_by_users", pin_id):
-        for user_id in user_ids:
-            likes.remove(user_id, pin_id)
+    forget_likes(pin_id)
     saves = store.mapping("pin_saved_as_pins")
     for saved_ids in _pages("pin_saved_as_pins", pin_id):
         for saved_id in saved_ids:

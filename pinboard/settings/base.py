@@ -317,7 +317,12 @@ CELERY_TASK_ROUTES = {"pinboard.ops.tasks.run_job_chunk": {"queue": "jobs"}}
 # Modules that register more kinds of long job (shardstore/jobs.py): the social model's
 # (graph and feed rebuilds), the site's own, and those named in the environment,
 # comma-separated.
-JOB_KIND_MODULES = ["social.jobs", "pinboard.pins.backfill", *environment.JOB_MODULES]
+JOB_KIND_MODULES = [
+    "social.jobs",
+    "pinboard.pins.backfill",
+    "pinboard.likes.backfill",
+    *environment.JOB_MODULES,
+]
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -12,6 +12,7 @@ from django.test import Client
 
 from pinboard.data_plane import cached_store, get_feeds, get_notifications
 from pinboard.notifications.rebuild import expected_notifications
+from pinboard.ops import jobs
 from social.feed_sync import expected_feeds
 from tests.site.api_client import Api, error_of
 from tests.site.page_helpers import log_in, text
@@ -232,3 +233,47 @@ def test_a_save_does_not_show_the_id_of_a_secret_source(
     assert f"/pin/{secret_id}/" in text(client.get(f"/pin/{from_secret['id']}/"))
     assert ann.patch(f"/boards/{garden['id']}", {"secret": True}).status_code == 200
     assert bob.get(f"/pins/{from_public['id']}").json()["saved_from"] is None
+
+
+def test_a_pinners_like_count_leaves_out_likes_of_secret_pins(
+    client: Client, world: dict[str, Any]
+) -> None:
+    """As their pin count does: a like of a pin on a secret board is counted by no one, its
+    board made public counts it, and the likes page agrees with the count."""
+    ann, bob, anon = world["ann"], world["bob"], world["anon"]
+    secret_id, public_id = world["secret_pin"]["id"], world["public_pin"]["id"]
+    diary, garden = world["diary"]["id"], world["garden"]["id"]
+
+    def like_counts() -> tuple[int, int]:
+        shown = {api.get(f"/users/{ann.id}").json()["like_count"] for api in (ann, bob, anon)}
+        assert len(shown) == 1  # everyone, ann too, is shown the same
+        return shown.pop(), bob.get(f"/users/{bob.id}").json()["like_count"]
+
+    assert like_counts() == (0, 0)  # ann likes her secret pin alone
+    assert ann.put(f"/pins/{public_id}/like").status_code == 204
+    assert bob.put(f"/pins/{public_id}/like").status_code == 204
+    assert like_counts() == (1, 1)
+    log_in(client, world["bob_user"])
+    likes_page = text(client.get(f"/{world['ann_user']['username']}/likes/"))
+    assert "<strong>1</strong> like<" in likes_page and "dear diary" not in likes_page
+    assert ann.patch(f"/boards/{diary}", {"secret": False}).status_code == 200
+    assert like_counts() == (2, 1)
+    assert ann.patch(f"/boards/{diary}", {"secret": True}).status_code == 200
+    assert ann.patch(f"/boards/{garden}", {"secret": True}).status_code == 200
+    assert like_counts() == (0, 0)  # bob's like of a pin now secret too
+    assert ann.delete(f"/pins/{secret_id}/like").status_code == 204
+    assert ann.patch(f"/boards/{garden}", {"secret": False}).status_code == 200
+    assert like_counts() == (1, 1)
+    assert ann.delete(f"/pins/{public_id}").status_code == 204  # its purge takes its likes
+    assert like_counts() == (0, 0)
+
+
+def test_likes_of_secret_pins_from_before_their_list_leave_the_count_after_its_backfill(
+    world: dict[str, Any],
+) -> None:
+    ann, bob, secret_id = world["ann"], world["bob"], int(world["secret_pin"]["id"])
+    cached_store().mapping("user_likes_secret_pins").remove(int(ann.id), secret_id)  # as then
+    assert bob.get(f"/users/{ann.id}").json()["like_count"] == 1
+    assert jobs.totals(jobs.start("secret-likes", {}, created_by="t"))["added"] >= 1
+    assert bob.get(f"/users/{ann.id}").json()["like_count"] == 0
+    assert jobs.totals(jobs.start("secret-likes", {}, created_by="t"))["added"] == 0
