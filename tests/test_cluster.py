@@ -28,7 +28,7 @@ from tests.conftest import unavailable
 from toolkit.cluster import mysql
 from toolkit.cluster.commands import down, up
 from toolkit.cluster.files import read_env
-from toolkit.cluster.plan import MARIADB, PAIRS, PROCESSES
+from toolkit.cluster.plan import PROCESSES
 from toolkit.cluster.state import Cluster
 from toolkit.processes import Pid
 from toolkit.servers.mariadb import MariaDBServer
@@ -158,13 +158,12 @@ def test_local_cluster_up_again_repaired_and_down(directory: Path) -> None:
     assert all(f"{name} " in status.stdout for name in PROCESSES)
     replication, pairs = status.stdout.split("\nREPLICA ", 1)[1].split("\n\nPAIRS ", 1)
     assert [line.split()[:4] for line in replication.splitlines()[1:]] == [
-        ["db1b", "db1a", "Yes", "Yes"],
-        ["db2b", "db2a", "Yes", "Yes"],
+        [replica, master, "Yes", "Yes"] for master, replica in Cluster.load(directory).pairs
     ]
     assert all(line.split()[4].endswith("s") for line in replication.splitlines()[1:])
-    assert pairs.splitlines()[1:] == [
-        "ok   db1a -> db1b (strict): healthy",
-        "ok   db2a -> db2b (strict): healthy",
+    assert [line for line in pairs.splitlines()[1:] if not line.startswith("  ")] == [
+        "ok   db1a -> db1b, db1c (strict): healthy",
+        "ok   db2a -> db2b, db2c (strict): healthy",
     ]
     pids = _pids(directory)
     assert len(pids) == len(PROCESSES)
@@ -184,7 +183,7 @@ def _prometheus_scrapes_every_target_and_loads_the_rules(cluster: Cluster) -> No
 
     assert eventually(lambda: all(t["health"] == "up" for t in targets()), 30), targets()
     assert {t["labels"]["job"] for t in targets()} == jobs
-    assert sum(t["labels"]["job"] == "mysqld" for t in targets()) == len(MARIADB)
+    assert sum(t["labels"]["job"] == "mysqld" for t in targets()) == len(cluster.mysql_servers) == 6
     with urllib.request.urlopen(f"{prometheus}/api/v1/rules", timeout=5) as reply:
         groups = json.loads(reply.read())["data"]["groups"]
     rules = [rule for group in groups for rule in group["rules"]]
@@ -197,7 +196,7 @@ def _every_process_answers(cluster: Cluster) -> None:
     from kazoo.client import KazooClient
     from pymemcache.client.base import Client
 
-    for name in MARIADB:
+    for name in cluster.mysql_servers:
         assert _sql(cluster, name, "SELECT 1 AS one") == [{"one": 1}]
     for name in ("redis", "broker"):
         client = redis.Redis(port=cluster.port(name))
@@ -236,14 +235,16 @@ def _every_process_answers(cluster: Cluster) -> None:
 
 
 def _replicas_follow_with_gtid_and_semi_sync(cluster: Cluster) -> None:
-    for master, replica in PAIRS:
+    for master, replica in cluster.pairs:
         (status,) = _sql(cluster, replica, "SHOW SLAVE STATUS")
         assert (status["Slave_IO_Running"], status["Slave_SQL_Running"]) == ("Yes", "Yes")
         assert status["Using_Gtid"] == "Current_Pos"
         assert status["Connect_Retry"] == mysql.CONNECT_RETRY
         assert status["Master_Port"] == cluster.port(master)
         assert _status(cluster, master, "Rpl_semi_sync_master_status") == "ON"
-        assert _status(cluster, master, "Rpl_semi_sync_master_clients") == "1"
+        assert (
+            _status(cluster, master, "Rpl_semi_sync_master_clients") == "2"
+        )  # either acknowledges
         assert _status(cluster, replica, "Rpl_semi_sync_slave_status") == "ON"
         # Only the master waits for acknowledgements: a replica that did would stall its
         # own applier (it has no replica to acknowledge).
@@ -282,7 +283,7 @@ def _write_replicates(cluster: Cluster, master: str, replica: str, *, shard: int
 def _the_site_user_is_fenced_by_read_only(cluster: Cluster) -> None:
     import MySQLdb
 
-    for master, replica in PAIRS:
+    for master, replica in cluster.pairs:
         assert _sql(cluster, master, "SELECT @@read_only AS ro")[0]["ro"] == 0
         assert _sql(cluster, replica, "SELECT @@read_only AS ro")[0]["ro"] == 1
     write = "INSERT INTO db00000.mapping_counts (from_id, relation, n) VALUES (1, 'fenced', 1)"

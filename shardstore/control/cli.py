@@ -132,12 +132,13 @@ def add_parsers(commands: Any) -> None:
     p.add_argument("instance")
     p.add_argument("--url")
     parsers["failover"].add_argument("host")
-    parsers["failover"].add_argument("--to", metavar="REPLICA", help="the replica to promote (planned; default: the one that received the most)")  # fmt: skip
     parsers["reopen"].add_argument("host")
     parsers["durability"].add_argument("range", type=shard_span, help="FIRST-LAST, as in the map")
     parsers["durability"].add_argument("policy", nargs="+", help="strict, or degrade-after N (s)")
     p = parsers["split"]
     p.add_argument("host", nargs="?")
+    for name, to in (("failover", "promote (planned; default: the one that received the most)"), ("split", "hand the shards to (default: the first the map names)")):  # fmt: skip
+        parsers[name].add_argument("--to", metavar="REPLICA", help=f"the replica to {to}")
     p.add_argument("--revert", type=int, metavar="SPLIT", help="undo split SPLIT (its map version)")
     for name, emergency in (
         ("failover", "the master is down, or no replica receives from it: fence it, promote one"),
@@ -260,7 +261,7 @@ def plan_of(
             raise ConfigError("--emergency goes with --revert SPLIT only")
         if not args.host:
             raise ConfigError("split needs a HOST (or --revert SPLIT)")
-        return plan_split(source, host=args.host, author=author, connect=control.mysql)
+        return plan_split(source, host=args.host, author=author, to=args.to, connect=control.mysql)  # fmt: skip
     if args.command == "reopen":
         return plan_reopen(source, host=args.host, author=author, connect=control.mysql)
     if args.command == "guard":

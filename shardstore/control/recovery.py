@@ -95,7 +95,12 @@ def plan_again(
             base=base,
         ),
         "split": lambda: plan_split(
-            source, host=params["host"], author=author, connect=connect, base=base
+            source,
+            host=params["host"],
+            author=author,
+            to=params.get("replica"),
+            connect=connect,
+            base=base,
         ),
         "split-revert": lambda: plan_split_revert(
             source, split=int(params["split"]), author=author, connect=connect, base=base

@@ -146,6 +146,10 @@ def _status(replica: MySQLHost) -> dict[str, Any] | None:
     return rows[0] if rows else None
 
 
+#: Events read from the relay log at a time.
+PAGE = 1000
+
+
 def _first_unapplied(replica: MySQLHost, file: str, pos: int) -> tuple[str, int] | None:
     """Where in the relay log the first transaction the replica has not applied begins
     (None: it applied all). Read from the SQL thread's position (``relay-log.info``, which
@@ -180,10 +184,12 @@ def _events(replica: MySQLHost, file: str, pos: int) -> Iterator[dict[str, Any]]
     thousand at a time; HostError if ``file`` is not there."""
     stem, _, number = file.rpartition(".")
     while True:
-        rows = replica.query(f"SHOW RELAYLOG EVENTS IN %s FROM {int(pos)} LIMIT 1000", (file,))
-        yield from rows
-        if len(rows) == 1000:
-            pos = int(rows[-1]["End_log_pos"])
+        rows = replica.query(f"SHOW RELAYLOG EVENTS IN %s FROM {int(pos)} LIMIT {PAGE + 1}", (file,))  # fmt: skip
+        yield from rows[:PAGE]
+        if len(rows) > PAGE:
+            # The next page from where its first event begins: an event's End_log_pos is
+            # in its master's binary log, not in this relay log.
+            pos = int(rows[PAGE]["Pos"])
             continue
         file = f"{stem}.{int(number) + 1:0{len(number)}d}"
         number, pos = file.rpartition(".")[2], 4

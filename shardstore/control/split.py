@@ -55,7 +55,7 @@ from .config_source import ConfigSource, NotPublished, Revision
 from .diff import diff_hosts
 from .failover import check_replica_step, master_and_replicas
 from .grant_fence import fence_step
-from .mysql_hosts import HostError, MySQLHost
+from .mysql_hosts import HostError, MySQLHost, endpoint
 from .plans import Plan, Step
 from .publish import FOLLOW_SECONDS, followed_step, publish_step
 
@@ -94,18 +94,22 @@ def plan_split(
     *,
     host: str,
     author: str,
+    to: str | None = None,
     connect: Connect = MySQLHost,
     max_lag: int = 10,
     catch_up_seconds: float = 30.0,
     follow_seconds: float = FOLLOW_SECONDS,
     base: Revision | None = None,
 ) -> Plan:
-    """The plan to hand the second half of ``host``'s shards to its replica (``base``: the
-    map to plan from, as in ``plan_failover``)."""
+    """The plan to hand the second half of ``host``'s shards to a replica (``to``, else the
+    first the map names; ``base``: the map to plan from, as in ``plan_failover``)."""
     current = base or source.current(documents.SHARDS)
     document = current.document
     mastered, named = master_and_replicas(document, host)
-    replica, kept = named[0], named[1:]  # the host keeps its other replicas
+    if to is not None and to not in named:
+        raise InvalidTopology(f"{to} is not a replica of {host} (its replicas: {', '.join(named)})")  # fmt: skip
+    replica = to or named[0]
+    kept = [name for name in named if name != replica]  # the host keeps its other replicas
     addresses = document["hosts"]
     host_address, replica_address = addresses[host], addresses[replica]
     staying, moving = halves(mastered)
@@ -163,18 +167,19 @@ def plan_split(
 
     def separate() -> str:
         # The replica is a master with no replica now: semi-sync armed for the one rebuilt
-        # later. So is the host if it has no other: armed first, it stops waiting when its
-        # replica leaves, else the commits in flight then (and all after them) wait for
-        # that replica's ack for ever. Its other replicas acknowledge them otherwise.
+        # later. So is the host unless another replica of it acknowledges: armed first, it
+        # stops waiting when its replica leaves, else the commits in flight then (and all
+        # after them, its reverse stream's included) wait for that replica's ack for ever.
+        acknowledging = [name for name in kept if _acknowledges(connect, addresses[name], host_address)]  # fmt: skip
         with connect(replica_address) as r, connect(host_address) as m:
-            if not kept:
+            if not acknowledging:
                 m.arm_semi_sync(durability)
             r.stop_replicating()
             domain = reverse_stream.writing_domain(m, r, split_version)
             r.kill_client_sessions()  # a session opened before writes in the host's domain
             r.arm_semi_sync(durability)  # the new range has the parent's policy
             r.set_read_only(False)
-        armed = "on both" if not kept else f"on {replica} ({host}'s acknowledged by {', '.join(kept)})"  # fmt: skip
+        armed = f"on {replica} ({host}'s acknowledged by {', '.join(acknowledging)})" if acknowledging else "on both"  # fmt: skip
         return f"{replica} replicates from no one and is writable (GTID domain {domain}); semi-sync armed {armed}"  # fmt: skip
 
     def rejoin() -> str:
@@ -256,6 +261,18 @@ def plan_split(
             "base": current.version,
         },
     )
+
+
+def _acknowledges(connect: Connect, address: str, master_address: str) -> bool:
+    """Whether the server at ``address`` replicates from ``master_address``, healthy, and
+    acknowledges its commits."""
+    try:
+        with connect(address) as server:
+            status = server.replica_status()
+            source = "{}:{}".format(*endpoint(master_address))
+            return status is not None and status.healthy and status.source == source and server.acknowledges()  # fmt: skip
+    except HostError:
+        return False
 
 
 #: Connections a step that makes, renames or drops thousands of databases spreads them

@@ -42,6 +42,9 @@ SERVER_OPTIONS = [
     "--rpl-semi-sync-slave-enabled=1",
     "--rpl-semi-sync-master-wait-point=AFTER_SYNC",
     "--skip-slave-start",
+    # A replica notices a silent master, and a master a replica gone, within seconds (the
+    # heartbeat is half of it).
+    "--slave-net-timeout=10",
 ]
 
 

@@ -209,3 +209,28 @@ def test_a_complete_candidate_is_not_refused_by_the_record(
     new = app_store(source)
     assert found(new, applied + unapplied) == list(range(9))
     new.close()
+
+
+def test_the_relay_log_is_read_page_by_page_from_where_each_event_begins(
+    pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a crash the SQL thread's recorded position may lag what it applied by
+    thousands of events, read a page at a time: each page from where its first event
+    begins in the relay log (an event's End_log_pos is in its master's binary log, a
+    wrong offset there). Read from the relay log's start, two events a page, the first
+    unapplied transaction is found where the SQL thread's position says it is."""
+    master, replica = pair
+    source, applied, unapplied = received_unapplied(master, replica, tmp_path)
+    with root(f"mysql://{replica.address}") as r:
+        r.query("STOP SLAVE IO_THREAD")
+        (row,) = r.query("SHOW SLAVE STATUS")
+        at = (str(row["Relay_Log_File"]), int(row["Relay_Log_Pos"]))
+        expected = relay_log._first_unapplied(r, *at)
+        monkeypatch.setattr(relay_log, "PAGE", 2)
+        assert expected is not None
+        assert relay_log._first_unapplied(r, at[0], 4) == expected
+        kept = relay_log.apply_kept(r, 30)
+    assert kept is not None and kept.after != kept.before
+    store = app_store(source)
+    assert found(store, applied + unapplied) == list(range(9))
+    store.close()

@@ -21,6 +21,7 @@ from shardstore.control.pairs import pair_health
 from shardstore.control.plans import MemoryJournal, Plan, run
 from shardstore.control.rebuild import plan_rebuild
 from shardstore.control.split import plan_split
+from tests.config_documents import eventually
 from toolkit.servers.mariadb import MariaDBServer
 
 from .catalog import CATALOG
@@ -217,4 +218,25 @@ def test_a_rebuild_beside_an_acknowledging_replica_never_holds_the_master(
         assert r.acknowledges()
     [health] = pair_health(source.current("shards").document, root)
     assert health.healthy and not health.under_replicated, health.problems
+    store.close()
+
+
+def test_a_split_whose_host_keeps_only_a_dead_replica_leaves_the_host_writable(
+    trio: Trio, tmp_path: Path
+) -> None:
+    """With C dead, only B acknowledged A's commits: once B is split off, A's semi-sync is
+    armed (it commits alone until a replica connects), not left waiting for C for ever."""
+    master, b, c = trio
+    source = sharded_pair(master, b, c, tmp_path=tmp_path)
+    c.halt(kill=True)
+    with root(address(master)) as m:  # once its heartbeat finds C gone
+        assert eventually(lambda: m.semi_sync().replicas == 1, 30)
+    ran(plan_split(source, host="A", author="ada", connect=root), tmp_path)
+    assert topology_of(source).range_of(0).replicas == ("C",)  # named still, for pairs to see
+    with root(address(master)) as m:
+        assert m.semi_sync().falls_back
+    store = app_store(source)
+    started = time.monotonic()
+    store.objects("note").create(0, {"n": "on A, C dead"})
+    assert time.monotonic() - started < 5
     store.close()

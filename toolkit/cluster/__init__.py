@@ -9,8 +9,9 @@ What runs, each on a loopback port chosen free at the first ``up`` and kept afte
 
 * ZooKeeper, holding the config documents (``shards``, ``redis``, ``caches``) under
   ``/pinboard``;
-* four MariaDB servers: ``db1a``, master of shards 0-2047, replicated to ``db1b``, and
-  ``db2a``, master of 2048-4095, replicated to ``db2b`` (GTID, semi-synchronous; every
+* six MariaDB servers: ``db1a``, master of shards 0-2047, replicated to ``db1b`` and
+  ``db1c``, and ``db2a``, master of 2048-4095, replicated to ``db2b`` and ``db2c`` (GTID,
+  semi-synchronous: either replica's acknowledgement releases a commit; every
   server starts read-only and only the masters the shard map names are made writable:
   ``mysql``);
 * Redis for the follower graph and home feeds, with a replica; a second Redis as the

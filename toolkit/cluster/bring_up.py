@@ -33,9 +33,8 @@ from toolkit.cluster import migrate, monitoring, mysql, replication
 from toolkit.cluster.files import write_json, write_text
 from toolkit.cluster.plan import (
     BROKER_VISIBILITY_TIMEOUT,
-    MARIADB,
     MONITORING,
-    PAIRS,
+    REPLICAS,
     SERVERS,
     SHARDS,
     SITE,
@@ -60,7 +59,9 @@ class BringUp:
         self.started: list[str] = []
         self._opened: set[str] = set()
 
-    def run(self, *, shards: int | None, seed: bool, monitoring: bool = True) -> None:
+    def run(
+        self, *, shards: int | None, seed: bool, monitoring: bool = True, replicas: int = REPLICAS
+    ) -> None:
         began = time.monotonic()
         recorded = self.cluster.state.get("shards")
         if shards is not None and recorded is not None and shards != recorded:
@@ -71,17 +72,18 @@ class BringUp:
         self.cluster.state.setdefault("shards", shards or SHARDS)
         self.cluster.state.setdefault("seed", seed)
         self.cluster.state.setdefault("monitoring", monitoring)
+        self.cluster.state.setdefault("replicas", replicas)
         self._ensure_secrets()
 
         # MariaDB's data directories are made in parallel: the slow part of a first start.
-        fresh = [self.cluster.server(n) for n in MARIADB if not self.cluster.running(n)]
+        fresh = [self.cluster.server(n) for n in self.cluster.mysql_servers if not self.cluster.running(n)]  # fmt: skip
         with ThreadPoolExecutor(len(fresh) or 1) as pool:
             list(pool.map(Server.prepare, fresh))
         for name in SERVERS:
             if not self.cluster.running(name):
                 self._start(name)
 
-        for name in MARIADB:
+        for name in self.cluster.mysql_servers:
             self._once(
                 f"users:{name}", mysql.create_users, self.cluster.port(name), self.cluster.secrets
             )
@@ -246,11 +248,11 @@ class BringUp:
         everything after replicate as in production.
         """
         done = self.cluster.state["done"]
-        pending = [(m, r) for m, r in PAIRS if f"replication:{r}" not in done]
+        pending = [(m, r) for m, r in self.cluster.pairs if f"replication:{r}" not in done]
         to_copy = [(m, r) for m, r in pending if f"copied:{r}" not in done]
         if to_copy:
             began = time.monotonic()
-            servers = [self.cluster.server(n) for pair in to_copy for n in pair]
+            servers = [self.cluster.server(n) for n in dict.fromkeys(n for pair in to_copy for n in pair)]  # fmt: skip
             with ThreadPoolExecutor(len(servers)) as pool:
                 list(pool.map(lambda server: server.halt(), servers))
             halted = time.monotonic()
@@ -265,7 +267,7 @@ class BringUp:
                 f"  replicas copied from their masters: stop {halted - began:.1f}s,"
                 f" copy {copied - halted:.1f}s, sync {time.monotonic() - copied:.1f}s\n"
             )
-        for name in MARIADB:
+        for name in self.cluster.mysql_servers:
             if not self.cluster.running(name):
                 self._start(name)
         for master, replica in pending:
@@ -296,7 +298,7 @@ class BringUp:
             self._manage("seed_demo", "--if-empty")
             timings.append(f"seed_demo {time.monotonic() - began:.1f}s")
         began = time.monotonic()
-        for master, replica in PAIRS:
+        for master, replica in self.cluster.pairs:
             mysql.wait_caught_up(
                 self.cluster.port(master),
                 self.cluster.port(replica),
@@ -317,10 +319,14 @@ class BringUp:
                 "version": 0,
                 "shard_count": shards,
                 "lookup_shards": shards,
-                "hosts": {n: f"mysql://{HOST}:{port(n)}" for n in MARIADB},
+                "hosts": {n: f"mysql://{HOST}:{port(n)}" for n in self.cluster.mysql_servers},
                 "ranges": [
-                    {"range": [0, half - 1], "master": "db1a", "replica": "db1b"},
-                    {"range": [half, shards - 1], "master": "db2a", "replica": "db2b"},
+                    {"range": span, "master": master, "replicas": list(replicas)}
+                    for span, (master, replicas) in zip(
+                        ([0, half - 1], [half, shards - 1]),
+                        self.cluster.ranges.items(),
+                        strict=True,
+                    )
                 ],
                 "open": [[0, shards - 1]],
             },
@@ -356,7 +362,7 @@ class BringUp:
         master's). Every server starts read-only, so a master that crashed and came back
         stays fenced once another has taken its shards; a server left running is left as
         it is (an operation may have made it read-only on purpose)."""
-        started = {n for n in self.started if n in MARIADB} - self._opened
+        started = {n for n in self.started if n in self.cluster.mysql_servers} - self._opened
         if not started:
             return
         self._opened |= started
@@ -365,7 +371,7 @@ class BringUp:
             shard_map = source.current(documents.SHARDS).document
         finally:
             source.close()
-        ours = {self.cluster.port(n): n for n in MARIADB}
+        ours = {self.cluster.port(n): n for n in self.cluster.mysql_servers}
         for entry in shard_map["ranges"]:
             port = endpoint(shard_map["hosts"][entry["master"]])[1]
             name = ours.get(port)

@@ -12,7 +12,7 @@ from typing import TextIO
 from toolkit.cluster import replication
 from toolkit.cluster.bring_up import BringUp
 from toolkit.cluster.files import locked
-from toolkit.cluster.plan import DEFAULT_DIR, SHARDS
+from toolkit.cluster.plan import DEFAULT_DIR, REPLICAS, SHARDS
 from toolkit.cluster.state import Cluster
 from toolkit.processes import HOST
 
@@ -23,16 +23,18 @@ def up(
     shards: int | None = None,
     seed: bool = True,
     monitoring: bool = True,
+    replicas: int = REPLICAS,
     detached: bool = True,
     out: TextIO = sys.stdout,
 ) -> Cluster:
     """Start what is not running, set up what is not set up; the cluster (with Prometheus and
-    its exporters unless ``monitoring`` is false at its first ``up``)."""
+    its exporters unless ``monitoring`` is false, and ``replicas`` replicas per master, at
+    its first ``up``)."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     with locked(directory):
         cluster = Cluster(directory, detached=detached)
-        BringUp(cluster, out).run(shards=shards, seed=seed, monitoring=monitoring)
+        BringUp(cluster, out).run(shards=shards, seed=seed, monitoring=monitoring, replicas=replicas)  # fmt: skip
         return cluster
 
 
@@ -46,10 +48,8 @@ def fence(directory: Path, host: str, target: str, *, out: TextIO = sys.stdout) 
     """Stop the MariaDB server ``host`` of the cluster at once (``kill -9``), so that it takes
     no write: exit status 0 once it does not run. ``target`` (its ``host:port`` in the shard
     map) must be the one the cluster gave it: the fence never stops anything else."""
-    from toolkit.cluster.plan import MARIADB
-
     cluster = Cluster.load(directory)
-    if host not in MARIADB or target != f"{HOST}:{cluster.port(host)}":
+    if host not in cluster.mysql_servers or target != f"{HOST}:{cluster.port(host)}":
         out.write(f"{host} at {target} is not a MariaDB server of the cluster\n")
         return 2
     if not cluster.running(host):
@@ -75,9 +75,12 @@ def main(argv: list[str] | None = None) -> int:
         "--shards", type=int, default=None, help=f"shards of a new cluster (default {SHARDS})"
     )
     parser.add_argument("--no-seed", action="store_true", help="no demo pinners")
+    parser.add_argument(
+        "--replicas", type=int, default=REPLICAS, help=f"per master, of a new cluster (1 or {REPLICAS}, the default)"
+    )  # fmt: skip
     args = parser.parse_args(argv)
     if args.command == "up":
-        up(args.dir, shards=args.shards, seed=not args.no_seed)
+        up(args.dir, shards=args.shards, seed=not args.no_seed, replicas=args.replicas)
         return 0
     if not (args.dir / "cluster.json").is_file():
         print(f"no cluster in {args.dir}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Protocol
 
-from toolkit.cluster.plan import MARIADB, PROCESSES, SITE
+from toolkit.cluster.plan import PROCESSES, SITE
 from toolkit.processes import HOST, free_port
 from toolkit.servers.base import Server
 from toolkit.servers.prometheus import MysqldExporter, NodeExporter, PrometheusServer
@@ -23,6 +23,9 @@ class Cluster(Protocol):
     directory: Path
     state: dict[str, Any]
     secrets: dict[str, str]
+
+    @property
+    def mysql_servers(self) -> list[str]: ...
 
     def save(self) -> None: ...
     def port(self, name: str) -> int: ...
@@ -66,7 +69,9 @@ def jobs(cluster: Cluster) -> dict[str, list[str]]:
     return {
         **{name: [f"{HOST}:{metrics_port(cluster, name)}"] for name in SITE},
         "node": [f"{HOST}:{cluster.port('node-exporter')}"],
-        "mysqld": [f"{HOST}:{cluster.port(f'{server}-exporter')}" for server in MARIADB],
+        "mysqld": [
+            f"{HOST}:{cluster.port(f'{server}-exporter')}" for server in cluster.mysql_servers
+        ],
     }
 
 

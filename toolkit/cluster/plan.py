@@ -1,5 +1,5 @@
 """What the local cluster runs: its processes by name and kind, in the order ``up`` starts
-them, the MariaDB pairs, where it lives by default and the figures it is made with."""
+them, the MariaDB masters and their replicas, where it lives by default and the figures it is made with."""
 
 from __future__ import annotations
 
@@ -17,8 +17,10 @@ PROCESSES: dict[str, str] = {
     "zookeeper": "zookeeper",
     "db1a": "mariadb",
     "db1b": "mariadb",
+    "db1c": "mariadb",
     "db2a": "mariadb",
     "db2b": "mariadb",
+    "db2c": "mariadb",
     "redis": "redis",
     "redis-replica": "redis",
     "broker": "redis",
@@ -29,13 +31,26 @@ PROCESSES: dict[str, str] = {
     "node-exporter": "node_exporter",
     "db1a-exporter": "mysqld_exporter",
     "db1b-exporter": "mysqld_exporter",
+    "db1c-exporter": "mysqld_exporter",
     "db2a-exporter": "mysqld_exporter",
     "db2b-exporter": "mysqld_exporter",
+    "db2c-exporter": "mysqld_exporter",
     "prometheus": "prometheus",
 }
-MARIADB = ("db1a", "db1b", "db2a", "db2b")
-#: Each master with the replica that follows it when the cluster is made.
-PAIRS = (("db1a", "db1b"), ("db2a", "db2b"))
+MARIADB = tuple(name for name, kind in PROCESSES.items() if kind == "mariadb")
+#: Each master with the replicas that follow it when the cluster is made: two by default
+#: (one may die and the other still acknowledges its commits), or the first alone.
+RANGES = {"db1a": ("db1b", "db1c"), "db2a": ("db2b", "db2c")}
+REPLICAS = 2
+
+
+def ranges(replicas: int) -> dict[str, tuple[str, ...]]:
+    """Each master with its first ``replicas`` replicas of ``RANGES``."""
+    if not 1 <= replicas <= REPLICAS:
+        raise ValueError(f"a cluster's masters have 1 to {REPLICAS} replicas, not {replicas}")
+    return {master: names[:replicas] for master, names in RANGES.items()}
+
+
 SITE = ("worker", "web")
 #: Prometheus and the exporters it scrapes besides the site's processes (toolkit/cluster/
 #: monitoring.py): started last, when every port they name is known.

@@ -22,7 +22,6 @@ from shardstore.control.mysql_hosts import admin
 from shardstore.control.pairs import Pair, pair_health
 from shardstore.control.sources import open_source
 from toolkit.cluster import mysql
-from toolkit.cluster.plan import MARIADB
 from toolkit.cluster.state import Cluster
 
 #: How long ``up`` waits for every replica's threads to run.
@@ -53,7 +52,7 @@ class Replica:
 
 
 def _replica(cluster: Cluster, name: str, status: dict[str, Any]) -> Replica:
-    servers = {cluster.port(n): n for n in MARIADB}
+    servers = {cluster.port(n): n for n in cluster.mysql_servers}
     port = int(status["Master_Port"])
     lag = status["Seconds_Behind_Master"]
     return Replica(
@@ -72,7 +71,7 @@ def replicas(cluster: Cluster) -> list[Replica]:
     import MySQLdb
 
     found = []
-    for name in MARIADB:
+    for name in cluster.mysql_servers:
         if not cluster.running(name):
             continue
         try:
@@ -88,7 +87,7 @@ def replicas(cluster: Cluster) -> list[Replica]:
 def resume(cluster: Cluster, out: TextIO) -> None:
     """Start replication again on each replica where it does not run (or retries its
     source only every minute)."""
-    for name in MARIADB:
+    for name in cluster.mysql_servers:
         if cluster.running(name):
             was = mysql.resume(cluster.port(name), cluster.secrets["root"])
             if was is not None:

@@ -16,12 +16,13 @@ from toolkit.cluster.plan import (
     DEFAULT_DIR,
     MARIADB,
     MONITORING,
-    PAIRS,
     PROCESSES,
+    REPLICAS,
     SERVERS,
     SITE,
     ZK_ROOT,
     address,
+    ranges,
 )
 from toolkit.processes import HOST, Launched
 from toolkit.servers.base import Server
@@ -65,9 +66,32 @@ class Cluster:
     @property
     def names(self) -> list[str]:
         """The processes this cluster runs: every one of ``PROCESSES``, but Prometheus and
-        its exporters where it was made without them."""
+        its exporters where it was made without them, and the MariaDB servers (and their
+        exporters) of replicas it was made without."""
         monitored = self.state.get("monitoring", True)
-        return [name for name in PROCESSES if monitored or name not in MONITORING]
+        unused = set(MARIADB) - set(self.mysql_servers)
+        return [
+            name
+            for name in PROCESSES
+            if (monitored or name not in MONITORING)
+            and name.removesuffix("-exporter") not in unused
+        ]
+
+    @property
+    def ranges(self) -> dict[str, tuple[str, ...]]:
+        """Each master with the replicas it was made with (``plan.ranges``)."""
+        return ranges(int(self.state.get("replicas", REPLICAS)))
+
+    @property
+    def pairs(self) -> list[tuple[str, str]]:
+        """Each (master, replica) of ``ranges``."""
+        return [(master, replica) for master, names in self.ranges.items() for replica in names]
+
+    @property
+    def mysql_servers(self) -> list[str]:
+        """The cluster's MariaDB servers, in ``MARIADB``'s order."""
+        used = {*self.ranges, *(name for names in self.ranges.values() for name in names)}
+        return [name for name in MARIADB if name in used]
 
     @classmethod
     def load(cls, directory: Path = DEFAULT_DIR, *, detached: bool = True) -> Cluster:
@@ -146,8 +170,9 @@ class Cluster:
         if kind == "zookeeper":
             process = ZooKeeperServer(**common)
         elif kind == "mariadb":
-            replica = dict(PAIRS).get(name)  # a master loads in bulk until its replica is a copy
-            bulk = replica is not None and f"copied:{replica}" not in self.state["done"]
+            # A master loads in bulk until its replicas are copies of it.
+            replicas = self.ranges.get(name, ())
+            bulk = any(f"copied:{replica}" not in self.state["done"] for replica in replicas)
             args = mysql.server_args(MARIADB.index(name) + 1, bulk_load=bulk)
             process = MariaDBServer(args, **common)
         elif kind == "memcached":

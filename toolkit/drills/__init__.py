@@ -11,6 +11,10 @@ acknowledged, and prints its figures in one block.
 ``redis``      the follower graph's Redis killed and wiped: graph and home feeds rebuilt
                to exactly the MySQL state;
 ``celery``     the Celery worker killed mid fan-out: no feed entry lost, none twice;
+``replica``    one of a master's two replicas killed (``kill -9``): its shards keep
+               taking writes (the other replica acknowledges), nothing lost, the other
+               master and the reads undisturbed, the replica following again once
+               restarted;
 ``planned``    a planned failover: nothing lost, the other master untouched, the moved
                shards writable again within 3 s, the old master a replica;
 ``split``      on 200,000 bulk-loaded pins, a host's replica takes half of its shards,
@@ -28,8 +32,9 @@ acknowledged, and prints its figures in one block.
 
 Drills pick their targets from the shard map in force and restore what they broke when
 they can (a killed process is started again), so they run in any order and again, with
-one limit: the split drill ends with its pair split in two (two masters, neither with a
-replica), so it uses up one of the cluster's two master/replica pairs. The emergency
+one limit: the split drill ends with its master split in two (the host keeps one replica,
+the new master has none), so it uses up one of the cluster's two masters with two
+replicas. The emergency
 drill's pair is made whole by the rebuild drill after it.
 """
 
@@ -43,6 +48,7 @@ from .failover import emergency, planned
 from .fanout import fanout
 from .graph import redis_wipe
 from .rebuild import rebuild
+from .replica import replica_killed
 from .split import split
 
 Drill = Callable[[Drills, Result], None]
@@ -52,6 +58,7 @@ DRILLS: dict[str, Drill] = {
     "memcached": memcached,
     "redis": redis_wipe,
     "celery": fanout,
+    "replica": replica_killed,
     "planned": planned,
     "split": split,
     "emergency": emergency,

@@ -93,8 +93,8 @@ def planned(d: Drills, result: Result) -> None:
     if master not in load.groups:
         raise DrillError(f"the load has no pinner on {master}")
     load.wait(WARM_UP)
-    d.say(f"manage.py shardstore failover {master}")
-    ran = d.manage("shardstore", "failover", master)
+    d.say(f"manage.py shardstore failover {master} --to {replica}")
+    ran = d.manage("shardstore", "failover", master, "--to", replica)
     switched = time.monotonic()
     result.figure(f"failover command: exit {ran.returncode} in {ran.seconds:.1f} s")
     settle(load, master, switched, PLANNED_WINDOW)

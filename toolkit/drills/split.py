@@ -113,7 +113,7 @@ def split(d: Drills, result: Result) -> None:
     load.wait(WARM_UP)
 
     d.say(f"manage.py shardstore split {host}")
-    ran = d.manage("shardstore", "split", host, timeout=1800)
+    ran = d.manage("shardstore", "split", host, "--to", replica, timeout=1800)
     split_done = time.monotonic()
     result.figure(f"split: exit {ran.returncode} in {ran.seconds:.1f} s")
     diff = _DIFF.search(ran.output)
@@ -192,7 +192,7 @@ def split_again(d: Drills, result: Result, host: str, replica: str, moving_group
     load.wait(WARM_UP)
     d.say(f"manage.py shardstore split {host}, again")
     began = time.monotonic()
-    ran = d.manage("shardstore", "split", host, timeout=1800)
+    ran = d.manage("shardstore", "split", host, "--to", replica, timeout=1800)
     result.figure(f"split again: exit {ran.returncode} in {ran.seconds:.1f} s")
     result.figure(f"its read-only window: {steps_window(ran.output)}")
     diff = _DIFF.search(ran.output)

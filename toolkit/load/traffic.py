@@ -47,6 +47,7 @@ class Load:
         #: The groups this load writes for: those with some of its pinners.
         self.groups = sorted(self.pinners)
         self.acks: list[Ack] = []
+        self.read_times: list[tuple[float, float]] = []  # (when it began, seconds) of each read
         self.tallies = {g: Tally() for g in self.groups}
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -97,6 +98,12 @@ class Load:
     def acks_after(self, moment: float) -> list[Ack]:
         with self._lock:
             return [a for a in self.acks if a.at > moment]
+
+    def read_p99(self, start: float, end: float) -> float:
+        """The 99th percentile of the seconds a read took, of those begun in [start, end)."""
+        with self._lock:
+            took = sorted(s for at, s in self.read_times if start <= at < end)
+        return took[min(len(took) - 1, int(len(took) * 0.99))] if took else 0.0
 
     def times(self, group: str) -> list[float]:
         """When each of the group's writes was acknowledged."""
@@ -156,11 +163,13 @@ class Load:
                     else f"/users/{pinner.user_id}"
                 )
                 turn += 1
+                began = time.monotonic()
                 reply = self.site.call("GET", path)
                 tally = self.tallies[group]
                 with self._lock:
                     if reply.status == 200:
                         tally.reads += 1
+                        self.read_times.append((began, time.monotonic() - began))
                     else:
                         tally.statuses[reply.status] += 1
                         if reply.status in (0, 503):

@@ -52,7 +52,8 @@ class Nemesis(Drills):
         began = time.monotonic()
         try:
             # No Prometheus: the cases measure seconds, and count on nothing it would show.
-            cluster = up(directory, shards=SHARDS, seed=False, monitoring=False, out=log)
+            # One replica per master: each case is a single replica's failure mode.
+            cluster = up(directory, shards=SHARDS, seed=False, monitoring=False, replicas=1, out=log)  # fmt: skip
         except Exception:
             out.write(log.getvalue())
             raise
