@@ -91,8 +91,8 @@ def rebuild(d: Drills, result: Result) -> None:
         d.finish(result, load)
         return
 
-    d.say(f"manage.py shardstore failover {master}")
-    back = d.manage("shardstore", "failover", master)
+    d.say(f"manage.py shardstore failover {master} --to {host}")
+    back = d.manage("shardstore", "failover", master, "--to", host)
     switched = time.monotonic()
     result.figure(f"failover back: exit {back.returncode} in {back.seconds:.1f} s")
     settle(load, master, switched, PLANNED_WINDOW)
