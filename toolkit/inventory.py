@@ -65,10 +65,10 @@ def shard_map(pairs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     hosts: dict[str, str] = {}
     ranges = []
     for pair, (first, last) in zip(pairs, split_evenly(SHARDS, len(pairs)), strict=True):
-        master, replica = _members(pair, "master", "replica")
-        hosts[master["name"]] = f"mysql://{master['address']}:{MYSQL_PORT}"
-        hosts[replica["name"]] = f"mysql://{replica['address']}:{MYSQL_PORT}"
-        ranges.append({"range": [first, last], "master": master["name"], "replicas": [replica["name"]]})  # fmt: skip
+        master, replicas = _mysql_members(pair)
+        for member in (master, *replicas):
+            hosts[member["name"]] = f"mysql://{member['address']}:{MYSQL_PORT}"
+        ranges.append({"range": [first, last], "master": master["name"], "replicas": [r["name"] for r in replicas]})  # fmt: skip
     document = {
         "version": 0,
         "shard_count": SHARDS,
@@ -106,7 +106,8 @@ def hiera(outputs: Mapping[str, Any], release: str) -> dict[str, Any]:
     """The generated Hiera level: what Puppet needs to know of the rest of the fleet."""
     hosts: dict[str, str] = {}
     for pair in outputs["mysql_pairs"]:
-        for member in _members(pair, "master", "replica"):
+        master, replicas = _mysql_members(pair)
+        for member in (master, *replicas):
             hosts[member["name"]] = member["address"]
     for pair in outputs["redis_pairs"]:
         for member in _members(pair, "primary", "replica"):
@@ -140,7 +141,7 @@ def hiera(outputs: Mapping[str, Any], release: str) -> dict[str, Any]:
             for n in outputs["zookeeper"]
         ],
         "pinboard::mysql_pairs": [
-            {"master": p["master"]["name"], "replica": p["replica"]["name"]}
+            {"master": p["master"]["name"], "replicas": [r["name"] for r in p["replicas"]]}
             for p in outputs["mysql_pairs"]
         ],
         "pinboard::redis_pairs": [
@@ -187,6 +188,20 @@ def _members(pair: Mapping[str, Any], lead: str, follower: str) -> tuple[dict[st
             " the two members of a pair must be in different zones"
         )
     return first, second
+
+
+def _mysql_members(pair: Mapping[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A MySQL range's master and replicas: the first replica in another zone than the
+    master, and no two replicas in one zone, so a zone's loss leaves a replica."""
+    master, replicas = dict(pair["master"]), [dict(r) for r in pair["replicas"]]
+    if not replicas:
+        raise InventoryError(f"{master['name']} has no replica")
+    _members({"master": master, "replica": replicas[0]}, "master", "replica")
+    zones = [r.get("zone") for r in replicas]
+    if len(set(zones)) != len(zones):
+        shared = next(zone for zone in zones if zones.count(zone) > 1)
+        raise InventoryError(f"the replicas of {master['name']} share a zone, {shared}")
+    return master, replicas
 
 
 def _domain(url: str) -> str:

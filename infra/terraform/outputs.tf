@@ -42,7 +42,7 @@ output "ssm_prefix" {
 }
 
 output "mysql_pairs" {
-  description = "MySQL pairs: [{name, master = {name, address, zone}, replica = {name, address, zone}}]."
+  description = "MySQL pairs: [{name, master = {name, address, zone}, replicas = [{name, address, zone}, ...]}]."
   value       = module.mysql.pairs
 }
 

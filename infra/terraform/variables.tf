@@ -57,7 +57,7 @@ variable "ami_id" {
 }
 
 variable "mysql_pair_count" {
-  description = "Number of MySQL master/replica pairs (mysql001a/b, mysql002a/b, ...)."
+  description = "Number of MySQL masters, each with two replicas (mysql001a/b/c, mysql002a/b/c, ...)."
   type        = number
   default     = 2
 

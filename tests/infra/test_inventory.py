@@ -38,7 +38,10 @@ def outputs(mysql_pairs: int = 3) -> dict[str, Any]:
             {
                 "name": f"mysql{n:03d}",
                 "master": _member(f"mysql{n:03d}a", f"10.0.10.{n}", "eu-west-1a"),
-                "replica": _member(f"mysql{n:03d}b", f"10.0.11.{n}", "eu-west-1b"),
+                "replicas": [
+                    _member(f"mysql{n:03d}b", f"10.0.11.{n}", "eu-west-1b"),
+                    _member(f"mysql{n:03d}c", f"10.0.10.{100 + n}", "eu-west-1a"),
+                ],
             }
             for n in range(1, mysql_pairs + 1)
         ],
@@ -78,9 +81,9 @@ def test_the_shards_are_spread_evenly_over_the_pairs_and_the_map_holds_no_secret
     topology = Topology.from_json(files["shards.json"])
     assert topology.shard_count == 4096
     assert [(r.first, r.last, r.master, r.replicas) for r in topology.ranges] == [
-        (0, 1365, "mysql001a", ("mysql001b",)),
-        (1366, 2730, "mysql002a", ("mysql002b",)),
-        (2731, 4095, "mysql003a", ("mysql003b",)),
+        (0, 1365, "mysql001a", ("mysql001b", "mysql001c")),
+        (1366, 2730, "mysql002a", ("mysql002b", "mysql002c")),
+        (2731, 4095, "mysql003a", ("mysql003b", "mysql003c")),
     ]
     assert topology.hosts["mysql002b"] == "mysql://10.0.11.2:3306"  # no user, no password
     assert topology.open_ranges == ((0, 4095),)
@@ -103,7 +106,7 @@ def test_the_written_hiera_level_is_yaml_that_puppet_reads(tmp_path: Path) -> No
     assert data["pinboard::hosts"]["mysql001b"] == "10.0.11.1"
     assert data["pinboard::hosts"]["memcached-pins-2"] == "10.0.11.72"
     assert data["pinboard::zookeeper"][2] == {"name": "zk3", "id": 3, "address": "10.0.11.93"}
-    assert data["pinboard::mysql_pairs"][0] == {"master": "mysql001a", "replica": "mysql001b"}
+    assert data["pinboard::mysql_pairs"][0] == {"master": "mysql001a", "replicas": ["mysql001b", "mysql001c"]}  # fmt: skip
     assert data["pinboard::release"] == RELEASE
     assert data["pinboard::fenced_security_group"] == "sg-0f1e2d3c4b5a69788"
     assert data["pinboard::control_database"] == {  # no secret: the site has its own login
@@ -123,8 +126,16 @@ def test_the_written_hiera_level_is_yaml_that_puppet_reads(tmp_path: Path) -> No
     ("break_it", "message"),
     [
         (
-            lambda o: o["mysql_pairs"]["value"][1]["replica"].update(zone="eu-west-1a"),
+            lambda o: o["mysql_pairs"]["value"][1]["replicas"][0].update(zone="eu-west-1a"),
             "mysql002a and mysql002b are both in eu-west-1a",
+        ),
+        (
+            lambda o: o["mysql_pairs"]["value"][1]["replicas"][1].update(zone="eu-west-1b"),
+            "the replicas of mysql002a share a zone, eu-west-1b",
+        ),
+        (
+            lambda o: o["mysql_pairs"]["value"][0].update(replicas=[]),
+            "mysql001a has no replica",
         ),
         (
             lambda o: o["redis_pairs"]["value"][0]["replica"].update(zone="eu-west-1a"),

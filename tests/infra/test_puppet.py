@@ -175,7 +175,7 @@ def _my_cnf(host: str, memory_bytes: int = 16 * 2**30) -> dict[str, str]:
     return _mysqld(checks.render(TEMPLATES / "my.cnf.epp", values))
 
 
-@pytest.mark.parametrize("host", ["mysql001a", "mysql001b"])
+@pytest.mark.parametrize("host", ["mysql001a", "mysql001b", "mysql001c"])
 def test_shard_host_replicates_as_the_local_cluster_does(host: str) -> None:
     rendered = _my_cnf(host)
     cluster = _cluster_settings()
@@ -184,7 +184,7 @@ def test_shard_host_replicates_as_the_local_cluster_does(host: str) -> None:
     }
 
 
-@pytest.mark.parametrize("host", ["mysql001a", "mysql001b"])
+@pytest.mark.parametrize("host", ["mysql001a", "mysql001b", "mysql001c"])
 def test_shard_host_has_production_durability(host: str) -> None:
     rendered = _my_cnf(host)
     assert rendered["sync_binlog"] == "1"
@@ -293,7 +293,7 @@ def test_example_deploy_names_an_address_for_every_host_it_mentions() -> None:
     data = yaml.safe_load(EXAMPLE_DEPLOY.read_text())
     hosts = data["pinboard::hosts"]
     for pair in data["pinboard::mysql_pairs"]:
-        assert {pair["master"], pair["replica"]} <= set(hosts)
+        assert {pair["master"], *pair["replicas"]} <= set(hosts)
     for member in data["pinboard::zookeeper"]:
         assert hosts[member["name"]] == member["address"]
 

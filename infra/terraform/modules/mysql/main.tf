@@ -1,6 +1,8 @@
-# MySQL (MariaDB) shard pairs: mysql001a in the first zone, mysql001b in the
-# second, so a pair never shares a zone. Which member is master is the shard
-# map's business; the first layout makes "a" the master.
+# MySQL (MariaDB) shard hosts, three per range: mysql001a in the first zone,
+# mysql001b in the second and mysql001c in the first again, so the two replicas
+# never share a zone and a zone's loss leaves a replica that has every
+# acknowledged write. Which member is master is the shard map's business; the
+# first layout makes "a" the master, "b" and "c" its replicas.
 
 locals {
   pairs = [for i in range(1, var.pair_count + 1) : format("mysql%03d", i)]
@@ -9,6 +11,7 @@ locals {
     for pair in local.pairs : {
       "${pair}a" = var.private_subnet_ids[0]
       "${pair}b" = var.private_subnet_ids[1]
+      "${pair}c" = var.private_subnet_ids[0]
     }
   ]...)
 }

@@ -1,5 +1,5 @@
 output "pairs" {
-  description = "[{name, master = {name, address, zone}, replica = {name, address, zone}}], in pair order."
+  description = "[{name, master = {name, address, zone}, replicas = [{name, address, zone}, ...]}], in pair order."
   value = [
     for pair in local.pairs : {
       name = pair
@@ -8,11 +8,13 @@ output "pairs" {
         address = module.host["${pair}a"].address
         zone    = module.host["${pair}a"].zone
       }
-      replica = {
-        name    = module.host["${pair}b"].name
-        address = module.host["${pair}b"].address
-        zone    = module.host["${pair}b"].zone
-      }
+      replicas = [
+        for member in ["b", "c"] : {
+          name    = module.host["${pair}${member}"].name
+          address = module.host["${pair}${member}"].address
+          zone    = module.host["${pair}${member}"].zone
+        }
+      ]
     }
   ]
 }

@@ -10,7 +10,7 @@ variable "bootstrap" {
 }
 
 variable "pair_count" {
-  description = "Number of master/replica pairs."
+  description = "Number of masters, each with two replicas."
   type        = number
 }
 

@@ -41,11 +41,11 @@ class profile::mysql_shard (
   String[1] $region = lookup('pinboard::region'),
   Pattern[/\A\/.*\/\z/] $ssm_prefix = lookup('pinboard::ssm_prefix'),
   String[1] $host = $facts['pinboard_host'],
-  Array[Struct[{ master => String[1], replica => String[1] }], 1] $mysql_pairs = lookup('pinboard::mysql_pairs'),
+  Array[Struct[{ master => String[1], replicas => Array[String[1], 1] }], 1] $mysql_pairs = lookup('pinboard::mysql_pairs'),
 ) {
   include profile::base
 
-  $pair = $mysql_pairs.filter |$p| { $host in [$p['master'], $p['replica']] }
+  $pair = $mysql_pairs.filter |$p| { $host == $p['master'] or $host in $p['replicas'] }
   if $pair.empty {
     fail("${host} is in no MySQL pair of pinboard::mysql_pairs")
   }
