@@ -17,6 +17,7 @@ No Django is needed here (run with ``-p no:django``).
 
 from __future__ import annotations
 
+import itertools
 import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -28,6 +29,9 @@ import pytest
 from shardstore import Catalog, Store, Topology, init_shards
 from shardstore.cache import CachedStore, LocalPool
 from shardstore.control import documents
+from shardstore.control.config_source import ConfigSource
+from shardstore.control.file_source import FileSource
+from shardstore.control.sources import open_source
 from shardstore.interface import StoreInterface
 from toolkit.processes import free_port
 
@@ -290,3 +294,18 @@ def memcached_pool(memcached_server: Any) -> Iterator[Callable[[str], Any]]:
     yield make
     for pool in made:
         pool.close()
+
+
+_roots = itertools.count(1)
+
+
+@pytest.fixture(params=["files", "zookeeper"])
+def source(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ConfigSource]:
+    """A config source of each kind: a directory of files, and a ZooKeeper root of its own."""
+    if request.param == "files":
+        made: ConfigSource = FileSource(tmp_path / "config")
+    else:
+        zookeeper = request.getfixturevalue("zookeeper_server")
+        made = open_source(f"zk://{zookeeper.address}/test-source-{next(_roots)}")
+    yield made
+    made.close()

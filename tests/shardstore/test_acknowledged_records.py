@@ -5,31 +5,11 @@ a record set aside once a map since names its host master of nothing."""
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
-
-import pytest
 
 from shardstore.control import acknowledged
 from shardstore.control.config_source import ConfigSource
-from shardstore.control.file_source import FileSource
 from shardstore.control.mysql_hosts import ReplicaStatus
-from shardstore.control.sources import open_source
-
-_roots = itertools.count(1)
-
-
-@pytest.fixture(params=["files", "zookeeper"])
-def source(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ConfigSource]:
-    if request.param == "files":
-        made: ConfigSource = FileSource(tmp_path / "config")
-    else:
-        zookeeper = request.getfixturevalue("zookeeper_server")
-        made = open_source(f"zk://{zookeeper.address}/test-acknowledged-{next(_roots)}")
-    yield made
-    made.close()
 
 
 def shard_map(master: str, replica: str) -> dict[str, Any]:

@@ -4,11 +4,10 @@ written, and watches that see every new version."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,24 +27,10 @@ from shardstore.control.config_source import (
 )
 from shardstore.control.file_source import FileSource
 from shardstore.control.publish import plan_rollback
-from shardstore.control.sources import open_source
 from shardstore.control.zookeeper_source import ZooKeeperSource
 from tests.config_documents import shard_map
 
 from .conftest import CACHE_POOLS
-
-_roots = itertools.count(1)
-
-
-@pytest.fixture(params=["files", "zookeeper"])
-def source(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ConfigSource]:
-    if request.param == "files":
-        made: ConfigSource = FileSource(tmp_path / "config")
-    else:
-        zookeeper = request.getfixturevalue("zookeeper_server")
-        made = open_source(f"zk://{zookeeper.address}/test-config-{next(_roots)}")
-    yield made
-    made.close()
 
 
 def publish(source: ConfigSource, document: dict[str, Any], **options: Any) -> Revision:
