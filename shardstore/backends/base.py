@@ -66,6 +66,7 @@ class Session:
 
     def __enter__(self) -> Session:
         if self.write:
+            self._backend.admit_write(self.shard_id)
             self._admit()
         try:
             self._acquire()
@@ -109,6 +110,7 @@ class Session:
                     started = time.perf_counter()
                     try:
                         self._connection.commit()
+                        backend.committed()
                     except Exception as commit_error:
                         self.broken = True
                         backend.abandon(
@@ -233,9 +235,13 @@ class Session:
         return int(self._cursor.rowcount)
 
     def _run(self, method: str, sql: str, params: Any) -> None:
-        if self._ticket is None and self._fence is not None and not _is_read(sql):
+        read = _is_read(sql)
+        if self._ticket is None and self._fence is not None and not read:
             self._admit()
         backend = self._backend  # (the admission may have moved the session to a new host)
+        committing = not (read or self.write)  # a write outside a transaction commits alone
+        if committing:
+            backend.admit_write(self.shard_id)
         self._sent = True
         rendered = backend.render(sql, self.shard_id)
         started = time.perf_counter()
@@ -243,6 +249,8 @@ class Session:
             self._send(method, rendered, params, started)
         finally:
             backend.on_query(self.shard_id, rendered, time.perf_counter() - started)
+        if committing:
+            backend.committed()
 
     def _send(self, method: str, rendered: str, params: Any, started: float) -> None:
         may_retry, self._may_retry = self._may_retry, False
@@ -332,6 +340,15 @@ class Backend(ABC):
         """A statement (or commit) on ``connection`` failed with ``exc`` after ``seconds``:
         if this process gave up waiting, end what the server still runs for it. SQLite
         runs in this process: nothing goes on without it."""
+        return
+
+    def admit_write(self, shard_id: int) -> None:
+        """Raise ShardUnavailable if the host's writes are refused now (a master whose
+        commits wait for an acknowledgement no replica sends: ``acknowledgements.py``)."""
+        return
+
+    def committed(self) -> None:
+        """A write session committed on the host."""
         return
 
     @abstractmethod

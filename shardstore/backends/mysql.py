@@ -12,8 +12,9 @@ import select
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from ..exceptions import ShardReadOnly, ShardStoreError, WriteConflict
+from ..exceptions import ShardReadOnly, ShardStoreError, ShardUnavailable, WriteConflict
 from ..topology import database_name
+from .acknowledgements import AcknowledgementWatch
 from .base import Backend
 from .sql import Dialect, TableSet, UniqueViolation
 
@@ -89,6 +90,7 @@ class MySQLBackend(Backend):
         }
         options.setdefault("max_idle", 32)
         super().__init__(host, address, **options)
+        self.acknowledgements = AcknowledgementWatch(trying=self._read_timeout + KILL_TIMEOUT)
 
     def database(self, shard_id: int) -> str:
         return database_name(shard_id)
@@ -166,15 +168,32 @@ class MySQLBackend(Backend):
         if _code(exc) != _LOST_DURING_QUERY or seconds < self._read_timeout:
             return
         try:
-            thread = connection.thread_id()
-            limits = {"connect_timeout": KILL_TIMEOUT, "read_timeout": KILL_TIMEOUT}
-            killer = MySQLdb.connect(**{**self._params, **limits})
+            thread = int(connection.thread_id())
+            killer = self._short_connection()
             try:
-                killer.cursor().execute(f"KILL {int(thread)}")
+                cursor = killer.cursor()
+                cursor.execute("SELECT state FROM information_schema.processlist WHERE id = %s", (thread,))  # fmt: skip
+                if "semi-sync" in str((cursor.fetchone() or ("",))[0] or "").lower():
+                    self.acknowledgements.given_up()  # its writes refused until a replica is back
+                cursor.execute(f"KILL {thread}")
             finally:
                 killer.close()
         except MySQLdb.Error:
             pass  # unreachable, or the session had already ended (unknown thread)
+
+    def admit_write(self, shard_id: int) -> None:
+        if self.acknowledgements.refuses():
+            raise ShardUnavailable(
+                shard_id, self.host,
+                "its commits wait for an acknowledgement no replica sends: writes refused for now",
+            )  # fmt: skip
+
+    def committed(self) -> None:
+        self.acknowledgements.committed()
+
+    def _short_connection(self) -> Any:
+        """A connection of its own that waits at most ``KILL_TIMEOUT`` s for anything."""
+        return MySQLdb.connect(**{**self._params, "connect_timeout": KILL_TIMEOUT, "read_timeout": KILL_TIMEOUT})  # fmt: skip
 
     def create_shard(self, shard_id: int, tables: TableSet) -> None:
         db = self.database(shard_id)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from shardstore import ShardUnavailable, Store, Topology
+from shardstore.backends import acknowledgements
 from shardstore.cache import CachedStore, LocalPool
 from shardstore.cache.local_pool import LocalMemory
 from shardstore.control.mysql_hosts import MySQLHost
@@ -48,7 +49,38 @@ def test_a_write_the_replica_cannot_acknowledge_fails_after_the_read_timeout(
     with root(f"mysql://{replica.address}") as r:
         r.query("START SLAVE IO_THREAD")
     wait_caught_up(master, replica)
+    time.sleep(acknowledgements.HOLD)  # its writes refused meanwhile (the next test)
     store.objects("note").create(1, {"n": "after"})
+    store.close()
+
+
+def test_once_a_write_waited_in_vain_the_hosts_writes_are_refused_at_once_until_a_replica_is_back(
+    pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path
+) -> None:
+    """Each write would hold its thread for the read timeout: after the first, they are
+    refused at once for a while, and the host's reads go on; once the replica acknowledges
+    again, the write let through to try commits, and the host takes writes again."""
+    master, replica = pair
+    store = impatient_store(master, replica, tmp_path)
+    note = store.objects("note").create(1, {"n": "before"})
+    with root(f"mysql://{replica.address}") as r:
+        r.stop_receiving()
+    with pytest.raises(ShardUnavailable):
+        store.objects("note").create(1, {"n": "waited in vain"})
+    for attempt in range(5):
+        began = time.monotonic()
+        with pytest.raises(ShardUnavailable, match="no replica sends: writes refused"):
+            store.objects("note").create(1, {"n": f"refused {attempt}"})
+        assert time.monotonic() - began < 0.5
+        assert store.objects("note").get(note)["n"] == "before"  # reads go on
+    with root(f"mysql://{replica.address}") as r:
+        r.query("START SLAVE IO_THREAD")
+    wait_caught_up(master, replica)
+    time.sleep(acknowledgements.HOLD)  # then one write is let through to try: it commits
+    store.objects("note").create(1, {"n": "acknowledged again"})
+    store.objects("note").create(1, {"n": "and the next"})
+    with root(f"mysql://{master.address}") as m:
+        assert waiting_sessions(m) == []
     store.close()
 
 
