@@ -86,7 +86,7 @@ class Session:
         backend = self._backend
         self._key = backend._pool_key(self.shard_id)
         if backend.bulkhead is not None:
-            backend.bulkhead.enter(self.shard_id)
+            backend.bulkhead.enter(self.shard_id, write=self.write)
             self._slot = backend.bulkhead
         try:
             self._connection, reused = backend._pool.acquire(self._key)

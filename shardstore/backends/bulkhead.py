@@ -5,7 +5,9 @@ or one cut off, each statement waiting out the read timeout) keeps every thread 
 reaches it until then. Without a bound it soon holds them all, and pages that never touch
 it wait too. With one, a host holds at most ``limit`` sessions of the process; a thread
 that finds none free waits ``wait`` seconds for one, then gives up with the shard
-unavailable (a 503), and the other threads go on serving the other hosts.
+unavailable (a 503), and the other threads go on serving the other hosts. Writes take at
+most ``limit - 1`` of them: a master whose commits hang leaves one to the reads of its
+shards, which do not wait for an acknowledgement.
 
 A thread counts once however many sessions it nests on the host (a read inside a write),
 so nesting never waits on itself.
@@ -26,19 +28,31 @@ class Bulkhead:
     def __init__(self, host: str, limit: int, wait: float = WAIT) -> None:
         self.host, self.limit, self.wait = host, limit, wait
         self._free = threading.BoundedSemaphore(limit)
+        self._writes = threading.BoundedSemaphore(max(1, limit - 1))
         self._held = threading.local()
 
-    def enter(self, shard_id: int) -> None:
+    def enter(self, shard_id: int, *, write: bool = False) -> None:
         """Take a session on the host for this thread, or raise ShardUnavailable."""
         depth = getattr(self._held, "depth", 0)
-        if depth == 0 and not self._free.acquire(timeout=self.wait):
-            raise ShardUnavailable(
-                shard_id, self.host,
-                f"busy: {self.limit} sessions of this process wait on the host already",
-            )  # fmt: skip
+        if depth == 0:
+            if write and not self._writes.acquire(timeout=self.wait):
+                raise self._busy(shard_id, "writes")
+            if not self._free.acquire(timeout=self.wait):
+                if write:
+                    self._writes.release()
+                raise self._busy(shard_id, "sessions")
+            self._held.writing = write
         self._held.depth = depth + 1
 
     def leave(self) -> None:
         self._held.depth -= 1
         if self._held.depth == 0:
             self._free.release()
+            if self._held.writing:
+                self._writes.release()
+
+    def _busy(self, shard_id: int, what: str) -> ShardUnavailable:
+        limit = self.limit if what == "sessions" else max(1, self.limit - 1)
+        return ShardUnavailable(
+            shard_id, self.host, f"busy: {limit} {what} of this process wait on the host already"
+        )

@@ -69,6 +69,35 @@ def test_a_host_holds_its_share_of_threads_and_no_more(servers: list[MariaDBServ
     store.close()
 
 
+def test_writes_leave_one_session_of_the_host_to_its_reads(servers: list[MariaDBServer]) -> None:
+    """A master whose commits hang holds at most its share less one of the process's
+    threads: the reads of its shards, which wait for no acknowledgement, keep one."""
+    a, b = (f"mysql://{server.address}" for server in servers)
+    store = Store(two_host_topology(a, b), catalog=CATALOG, backend_options={**APP_LOGIN, "max_sessions": 2})  # fmt: skip
+    init_shards(store)
+    note = store.objects("note").create(1, {"n": 1})
+    held, done = threading.Event(), threading.Event()
+
+    def hang_writing_on_a() -> None:  # as a commit waiting for an acknowledgement would
+        with store.backend(1).session(1, write=True):
+            held.set()
+            done.wait(30)
+
+    hanging = threading.Thread(target=hang_writing_on_a)
+    hanging.start()
+    try:
+        assert held.wait(10)
+        with pytest.raises(ShardUnavailable, match="busy: 1 writes of this process wait"):
+            store.objects("note").update(note, {"n": 2})
+        assert store.objects("note").get(note)["n"] == 1  # the host's reads go on
+    finally:
+        done.set()
+        hanging.join()
+    store.objects("note").update(note, {"n": 3})  # its place given back
+    assert store.objects("note").get(note)["n"] == 3
+    store.close()
+
+
 def test_a_sqlite_host_has_no_bulkhead(tmp_path: Path) -> None:
     topology = two_host_topology(f"sqlite://{tmp_path / 'a'}", f"sqlite://{tmp_path / 'b'}")
     store = Store(topology, catalog=CATALOG, backend_options={"max_sessions": 1})

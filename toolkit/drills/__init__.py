@@ -15,6 +15,9 @@ acknowledged, and prints its figures in one block.
                taking writes (the other replica acknowledges), nothing lost, the other
                master and the reads undisturbed, the replica following again once
                restarted;
+``strict``     both replicas of a strict range killed: its shards take no write, each
+               refused within the read timeout and soon at once, every other write and
+               every read undisturbed, nothing lost; writable again once they are back;
 ``planned``    a planned failover: nothing lost, the other master untouched, the moved
                shards writable again within 3 s, the old master a replica;
 ``split``      on 200,000 bulk-loaded pins, a host's replica takes half of its shards,
@@ -48,7 +51,7 @@ from .failover import emergency, planned
 from .fanout import fanout
 from .graph import redis_wipe
 from .rebuild import rebuild
-from .replica import replica_killed
+from .replica import both_replicas_killed, replica_killed
 from .split import split
 
 Drill = Callable[[Drills, Result], None]
@@ -59,6 +62,7 @@ DRILLS: dict[str, Drill] = {
     "redis": redis_wipe,
     "celery": fanout,
     "replica": replica_killed,
+    "strict": both_replicas_killed,
     "planned": planned,
     "split": split,
     "emergency": emergency,

@@ -1,17 +1,27 @@
-"""The replica drill: one of a master's two replicas killed (``kill -9``) under load. The
-other replica acknowledges the master's commits, so its shards keep taking writes; the
-other master's writes and every read go on as before. The killed replica is then started
-again and follows its master, acknowledging again.
+"""The replica drills, under load:
 
-Its target is the last replica in service of the first master with two (the planned drill
-fails over to the first), so it runs in any order and again.
+- ``replica``: one of a master's two replicas killed (``kill -9``). The other replica
+  acknowledges the master's commits, so its shards keep taking writes; the other master's
+  writes and every read go on as before. The killed replica is then started again and
+  follows its master, acknowledging again. Its target is the last replica in service of
+  the first master with two (the planned drill fails over to the first).
+- ``strict``: both replicas of the last master with two killed, its range ``strict``. No
+  server acknowledges its commits, so its shards take no write, and each write is refused
+  within the site's read timeout (the first ones wait it out; then the host's writes are
+  refused at once: ``shardstore/backends/acknowledgements.py``); the other master's writes
+  and every read, the dead range's included, go on. Both started again, the range takes
+  writes again.
+
+Each restores what it broke, so they run in any order and again.
 """
 
 from __future__ import annotations
 
 import time
 
+from shardstore.backends.mysql import READ_TIMEOUT
 from shardstore.control.mysql_hosts import HostError
+from shardstore.topology import Topology
 
 from .base import SETTLE, WARM_UP, DrillError, Drills, Result, shards_of
 
@@ -23,20 +33,32 @@ SLOWER = 3.0
 DEAD = 10.0
 
 
+#: Seconds both replicas stay dead, and the bound on taking writes again once they are back.
+BOTH_DEAD = 15.0
+BACK = 30.0
+
+
+def _with_two(topology: Topology, *, last: bool = False) -> tuple[str, list[str], list[str]]:
+    """A master with two replicas in service (the first by name, or the last), those
+    replicas, and the other masters."""
+    out = set(topology.out_of_service)
+    served = {r.master: [n for n in r.replicas if n not in out] for r in topology.ranges}
+    masters = [m for m, names in sorted(served.items()) if len(names) >= 2]
+    if not masters:
+        raise DrillError("no master has two replicas in service (start a fresh cluster)")
+    master = masters[-1] if last else masters[0]
+    return master, served[master], sorted(set(served) - {master})
+
+
 def replica_killed(d: Drills, result: Result) -> None:
     """``kill -9`` a replica under load: nothing lost, its master's shards acknowledged
     throughout (the longest gap at most 5 s), the other master's writes and every read
     undisturbed (no error, p99 at most 3x), then the replica started again and following."""
     topology = d.topology()
-    out = set(topology.out_of_service)
-    served = {r.master: [n for n in r.replicas if n not in out] for r in topology.ranges}
-    master = next((m for m, names in sorted(served.items()) if len(names) >= 2), None)
-    if master is None:
-        raise DrillError("no master has two replicas in service (start a fresh cluster)")
-    replica = served[master][-1]
-    others = sorted(set(served) - {master})
+    master, replicas, others = _with_two(topology)
+    replica = replicas[-1]
     result.title = f"a replica of {master} killed (kill -9) under load"
-    result.figure(f"shards {shards_of(topology, master)}: {master} -> {', '.join(served[master])}; {replica} killed")  # fmt: skip
+    result.figure(f"shards {shards_of(topology, master)}: {master} -> {', '.join(replicas)}; {replica} killed")  # fmt: skip
 
     load = d.load(topology)
     load.wait(WARM_UP)
@@ -63,6 +85,51 @@ def replica_killed(d: Drills, result: Result) -> None:
     d.restore()  # started again; its replication resumed, its kept relay log applied first
     waiting = _acknowledges(d, replica, SETTLE * 5)
     result.bound(f"{replica} follows {master} again, acknowledging its commits", waiting is None, waiting or "yes")  # fmt: skip
+
+
+def both_replicas_killed(d: Drills, result: Result) -> None:
+    """``kill -9`` both replicas of a ``strict`` range under load: its shards take no write,
+    each refused within the read timeout and soon at once; the other master's writes and
+    every read undisturbed; nothing lost; both started again, the range writable again."""
+    topology = d.topology()
+    master, replicas, others = _with_two(topology, last=True)
+    policy = next(r.durability for r in topology.ranges if r.master == master)
+    if not policy.strict:
+        raise DrillError(f"{master}'s range is {policy}, not strict")
+    result.title = f"both replicas of {master} killed (kill -9) under load, its range strict"
+    result.figure(f"shards {shards_of(topology, master)}: {master} -> {', '.join(replicas)}, both killed")  # fmt: skip
+
+    load = d.load(topology)
+    load.wait(WARM_UP)
+    killed = time.monotonic()
+    for replica in replicas:
+        d.cluster[replica].halt(kill=True)
+    d.say(f"{', '.join(replicas)} killed")
+    load.wait(BOTH_DEAD)
+    back = time.monotonic()
+    d.restore()  # both started again, their replication resumed
+    d.say(f"{', '.join(replicas)} started again")
+    deadline = time.monotonic() + BACK
+    while load.acked_since(back, master) == 0 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    again = time.monotonic() - back
+    load.wait(SETTLE)
+    writes = load.writes_between(master, killed + 1, back)
+    acked = sum(1 for a in load.acks_after(killed + 1) if a.group == master and a.at < back)
+    report = d.finish(result, load)
+
+    longest = max((seconds for seconds, _ in writes), default=0.0)
+    quick = sum(1 for seconds, status in writes if status == 503 and seconds < 1.5)
+    result.figure(f"{master}'s writes with no replica: {len(writes)}, {quick} refused within 1.5 s, the longest {longest:.1f} s")  # fmt: skip
+    result.bound(f"writes acknowledged on {master}'s shards with no replica", acked == 0, acked)
+    bound = READ_TIMEOUT + 2
+    result.bound(f"no write on {master}'s shards held past {bound:g} s", longest <= bound, f"{longest:.1f} s")  # fmt: skip
+    result.bound(f"{master}'s writes refused at once once the first waited", quick > 0, f"{quick} of {len(writes)}")  # fmt: skip
+    errors = report.errors(*others)
+    result.bound(f"errors on the other master's shards ({', '.join(others)})", errors == 0, errors)
+    tally = report.groups[master].tally
+    result.bound(f"reads of {master}'s shards refused or failed", tally.reads_refused + tally.reads_failed == 0, f"{tally.reads} ok, {tally.reads_refused} refused, {tally.reads_failed} failed")  # fmt: skip
+    result.bound(f"{master}'s shards take writes again within {BACK:g} s of the replicas' restart", again < BACK, f"{again:.1f} s")  # fmt: skip
 
 
 def _acknowledges(d: Drills, replica: str, timeout: float) -> str | None:

@@ -48,6 +48,8 @@ class Load:
         self.groups = sorted(self.pinners)
         self.acks: list[Ack] = []
         self.read_times: list[tuple[float, float]] = []  # (when it began, seconds) of each read
+        #: (group, when it began, seconds, status) of each write, answered or not.
+        self.write_times: list[tuple[str, float, float, int]] = []
         self.tallies = {g: Tally() for g in self.groups}
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -105,6 +107,11 @@ class Load:
             took = sorted(s for at, s in self.read_times if start <= at < end)
         return took[min(len(took) - 1, int(len(took) * 0.99))] if took else 0.0
 
+    def writes_between(self, group: str, start: float, end: float) -> list[tuple[float, int]]:
+        """(seconds, status) of the group's writes begun in [start, end)."""
+        with self._lock:
+            return [(s, status) for g, at, s, status in self.write_times if g == group and start <= at < end]  # fmt: skip
+
     def times(self, group: str) -> list[float]:
         """When each of the group's writes was acknowledged."""
         with self._lock:
@@ -128,9 +135,12 @@ class Load:
                 with self._lock:
                     self._n += 1
                     n = self._n
+                began = time.monotonic()
                 reply = self.site.call(
                     "POST", f"/pins/{pinner.pin_id}/comments", {"text": f"c{n}"}, token=pinner.token
                 )
+                with self._lock:
+                    self.write_times.append((group, began, time.monotonic() - began, reply.status))
                 if 200 <= reply.status < 300:
                     comment_id = int(reply.json()["id"])
                     ack = Ack(comment_id, pinner.pin_id, shard_of(comment_id), group, time.monotonic())  # fmt: skip
