@@ -116,7 +116,7 @@ class Guard:
         span = ", ".join(f"{r['range'][0]}-{r['range'][1]}" for r in ranges)
         seeing = self._still_receiving(document, master, ranges)
         if seeing:
-            return self._decide(master, "ambiguous", f"{master} has not answered the guard for {now - since:.0f}s, but {', '.join(seeing)} still receive from it: the guard may be the one cut off, so it does nothing")  # fmt: skip
+            return self._decide(master, "ambiguous", f"{master} has not answered the guard for {now - since:.0f}s, but {' and '.join(seeing)} still {'receives' if len(seeing) == 1 else 'receive'} from it: the guard may be the one cut off, so it does nothing")  # fmt: skip
         if self.paused():
             return self._decide(master, "paused", f"{master} ({span}) has not answered for {now - since:.0f}s; the guard is paused: fail it over by hand")  # fmt: skip
         last = (self._recorded("recoveries") or {}).get(span)

@@ -96,7 +96,7 @@ def test_a_paused_guard_and_one_cut_off_from_a_live_master_do_nothing(
         return root(address)
 
     [ambiguous] = guard_on(source, tmp_path, cut_off_from_a).tick()
-    assert ambiguous.kind == "ambiguous" and "B still receive from it" in ambiguous.evidence
+    assert ambiguous.kind == "ambiguous" and "B still receives from it" in ambiguous.evidence
     assert master_of(source) == "A"
 
     kill_master(master, replica)

@@ -13,6 +13,7 @@ from toolkit.drills.base import Result
 
 from .base import Nemesis
 from .failover import (
+    guard_cut_off,
     master_isolated,
     operator_cut_off,
     replica_restarted,
@@ -40,4 +41,5 @@ CASES: dict[str, Case] = {
     "i": control_database_away,
     "j": quorum_lost,
     "k": replica_restarted,
+    "l": guard_cut_off,
 }

@@ -2,8 +2,9 @@
 quietly stopped receiving (a), a master cut off from the operator only (b), a master cut
 off from its replica and the operator but still reached by the site (c), a replica
 stalled past what used to be the semi-sync timeout (g), a replica restarted after its
-master died, the failover then killed inside its commit point (k). Each under load, on a
-fresh cluster, every acknowledged write read back at the end."""
+master died, the failover then killed inside its commit point (k), and the guard cut off
+from a master that lives on (l). Each under load, on a fresh cluster, every acknowledged
+write read back at the end."""
 
 from __future__ import annotations
 
@@ -192,5 +193,33 @@ def replica_restarted(n: Nemesis, result: Result) -> None:
     result.bound("abort refuses: the replication reset took effect", aborted.returncode != 0 and bool(said), said or aborted.tail(1))  # fmt: skip
     ran = n.manage("shardstore", "resume", str(operation["id"]))
     _took_over(result, load, ran, master, time.monotonic())
+    load.wait(SETTLE)
+    n.finish(result, load)
+
+
+#: How long the guard cut off from a master runs: past its confirmation, a few passes more.
+GUARD_WATCH = 15.0
+
+
+def guard_cut_off(n: Nemesis, result: Result) -> None:
+    """l. A guard cut off from a master that is alive (its replica still sees it): no
+    failover, and its decision is ``ambiguous`` (which ``MasterWaitsForAPerson`` pages on);
+    the master's shards take writes all along."""
+    topology, master, _, load = _started(
+        n, result, "the guard cut off from {master}, which lives on ({replica} still sees it)"
+    )
+    host = n.namespace("guard")
+    host.cut([n.cluster.port(master)], f"the guard loses {master}")
+    cut = time.monotonic()
+    n.say(f"{host.cuts[-1]}; guard run there for {GUARD_WATCH:g} s")
+    n.manage_in(host, "shardstore", "guard", "run", "--instance", "cut-off-guard", "--confirm", "3", timeout=GUARD_WATCH)  # fmt: skip
+    said = n.manage("shardstore", "guard", "status").output
+    decided = [line.strip() for line in said.splitlines() if f" {master}: " in line]
+    result.bound(f"the guard's decision on {master}: ambiguous", any(f"ambiguous {master}:" in line for line in decided), decided[0] if decided else said.strip()[-200:])  # fmt: skip
+    after = n.topology()
+    result.bound("no failover: the shard map unchanged", after.version == topology.version, f"v{topology.version} -> v{after.version}")  # fmt: skip
+    acked = load.acked_since(cut, master)
+    result.bound(f"{master}'s shards take writes all along", acked > 0, f"{acked} acknowledged since the cut")  # fmt: skip
+    host.heal()
     load.wait(SETTLE)
     n.finish(result, load)
