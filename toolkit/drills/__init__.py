@@ -18,6 +18,8 @@ acknowledged, and prints its figures in one block.
 ``strict``     both replicas of a strict range killed: its shards take no write, each
                refused within the read timeout and soon at once, every other write and
                every read undisturbed, nothing lost; writable again once they are back;
+``degrade``    the same under ``degrade-after 2``: its shards wait at most 2 s, then its
+               master commits alone (degraded) until both are back; nothing lost;
 ``planned``    a planned failover: nothing lost, the other master untouched, the moved
                shards writable again within 3 s, the old master a replica;
 ``split``      on 200,000 bulk-loaded pins, a host's replica takes half of its shards,
@@ -51,7 +53,7 @@ from .failover import emergency, planned
 from .fanout import fanout
 from .graph import redis_wipe
 from .rebuild import rebuild
-from .replica import both_replicas_killed, replica_killed
+from .replica import both_replicas_killed, degraded, replica_killed
 from .split import split
 
 Drill = Callable[[Drills, Result], None]
@@ -63,6 +65,7 @@ DRILLS: dict[str, Drill] = {
     "celery": fanout,
     "replica": replica_killed,
     "strict": both_replicas_killed,
+    "degrade": degraded,
     "planned": planned,
     "split": split,
     "emergency": emergency,

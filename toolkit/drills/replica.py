@@ -11,6 +11,9 @@
   refused at once: ``shardstore/backends/acknowledgements.py``); the other master's writes
   and every read, the dead range's included, go on. Both started again, the range takes
   writes again.
+- ``degrade``: the same under ``degrade-after 2``: the range stops taking writes for at
+  most the policy's wait, then its master commits alone (reported degraded); both
+  replicas back, its commits wait for them again; the range set back to ``strict``.
 
 Each restores what it broke, so they run in any order and again.
 """
@@ -114,7 +117,7 @@ def both_replicas_killed(d: Drills, result: Result) -> None:
         time.sleep(0.2)
     again = time.monotonic() - back
     load.wait(SETTLE)
-    writes = load.writes_between(master, killed + 1, back)
+    writes = load.writes_between(master, killed, back)  # those in flight at the kill too
     acked = sum(1 for a in load.acks_after(killed + 1) if a.group == master and a.at < back)
     report = d.finish(result, load)
 
@@ -130,6 +133,65 @@ def both_replicas_killed(d: Drills, result: Result) -> None:
     tally = report.groups[master].tally
     result.bound(f"reads of {master}'s shards refused or failed", tally.reads_refused + tally.reads_failed == 0, f"{tally.reads} ok, {tally.reads_refused} refused, {tally.reads_failed} failed")  # fmt: skip
     result.bound(f"{master}'s shards take writes again within {BACK:g} s of the replicas' restart", again < BACK, f"{again:.1f} s")  # fmt: skip
+
+
+#: The degrading policy the drill sets, and the bound on the range's gap under it.
+DEGRADE_AFTER = 2
+DEGRADED_GAP = DEGRADE_AFTER + 2.0
+
+
+def degraded(d: Drills, result: Result) -> None:
+    """``kill -9`` both replicas of a ``degrade-after 2`` range under load: its shards wait
+    at most the policy's 2 s, then take writes again, its master committing alone (and
+    saying so); nothing lost; both replicas back, its commits wait for them again."""
+    topology = d.topology()
+    master, replicas, others = _with_two(topology, last=True)
+    first, last = next((r.first, r.last) for r in topology.ranges if r.master == master)
+    span = f"{first}-{last}"
+    result.title = f"both replicas of {master} killed (kill -9) under load, its range degrade-after {DEGRADE_AFTER}"  # fmt: skip
+    set_policy = d.manage("shardstore", "durability", span, "degrade-after", str(DEGRADE_AFTER))
+    if not result.bound(f"durability {span} degrade-after {DEGRADE_AFTER}", set_policy.returncode == 0, f"exit {set_policy.returncode}"):  # fmt: skip
+        result.figures += [f"| {line}" for line in set_policy.tail().splitlines()]
+        return
+    try:
+        load = d.load(d.topology())
+        load.wait(WARM_UP)
+        for replica in replicas:
+            d.cluster[replica].halt(kill=True)
+        d.say(f"{', '.join(replicas)} killed")
+        load.wait(BOTH_DEAD / 2)
+        with d.admin(d.topology(), master) as m:
+            alone = m.semi_sync().degraded
+        d.restore()
+        d.say(f"{', '.join(replicas)} started again")
+        waiting = _waits_again(d, master, BACK)
+        load.wait(SETTLE)
+        report = d.finish(result, load)
+    finally:
+        back = d.manage("shardstore", "durability", span, "strict")
+        result.bound(f"durability {span} strict again", back.returncode == 0, f"exit {back.returncode}")  # fmt: skip
+    gap = report.groups[master].longest_gap
+    result.bound(f"shards of {master}: longest gap at most {DEGRADED_GAP:g} s", gap <= DEGRADED_GAP, f"{gap:.2f} s")  # fmt: skip
+    result.bound(f"{master} committed alone with no replica (degraded)", alone, "degraded" if alone else "not degraded")  # fmt: skip
+    result.bound(f"errors on the other master's shards ({', '.join(others)})", report.errors(*others) == 0, report.errors(*others))  # fmt: skip
+    result.bound(f"{master}'s commits wait for a replica again once both are back", waiting is None, waiting or "yes")  # fmt: skip
+
+
+def _waits_again(d: Drills, master: str, timeout: float) -> str | None:
+    """None once ``master``'s commits wait for a replica's acknowledgement again (a replica
+    caught up: MariaDB leaves the degraded state by itself), else its state."""
+    deadline, state = time.monotonic() + timeout, "not asked"
+    while time.monotonic() < deadline:
+        try:
+            with d.admin(d.topology(), master) as m:
+                semi = m.semi_sync()
+            if semi.kept and not semi.degraded:
+                return None
+            state = f"{semi.replicas} acknowledging, degraded: {semi.degraded}"
+        except HostError as error:
+            state = str(error)
+        time.sleep(0.5)
+    return state
 
 
 def _acknowledges(d: Drills, replica: str, timeout: float) -> str | None:
