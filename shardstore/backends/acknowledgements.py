@@ -51,6 +51,8 @@ class AcknowledgementWatch:
 
     def refuses(self) -> bool:
         """Whether a write is refused now (if not while writes wait, it is the one to try)."""
+        if not self._waiting:  # every write asks: no lock while the host acknowledges
+            return False
         with self._lock:
             if not self._waiting:
                 return False

@@ -28,7 +28,8 @@ class Bulkhead:
     def __init__(self, host: str, limit: int, wait: float = WAIT) -> None:
         self.host, self.limit, self.wait = host, limit, wait
         self._free = threading.BoundedSemaphore(limit)
-        self._writes = threading.BoundedSemaphore(max(1, limit - 1))
+        self.write_limit = max(1, limit - 1)
+        self._writes = threading.BoundedSemaphore(self.write_limit)
         self._held = threading.local()
 
     def enter(self, shard_id: int, *, write: bool = False) -> None:
@@ -52,7 +53,7 @@ class Bulkhead:
                 self._writes.release()
 
     def _busy(self, shard_id: int, what: str) -> ShardUnavailable:
-        limit = self.limit if what == "sessions" else max(1, self.limit - 1)
+        limit = self.limit if what == "sessions" else self.write_limit
         return ShardUnavailable(
             shard_id, self.host, f"busy: {limit} {what} of this process wait on the host already"
         )

@@ -50,10 +50,10 @@ Connect = Callable[[str], MySQLHost]
 
 
 def master_and_replicas(
-    document: dict[str, Any], host: str
+    document: dict[str, Any], host: str, to: str | None = None
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """The ranges ``host`` masters, and the replicas they all name (a planned failover or
-    a split hands them to one of these)."""
+    a split hands them to one of these: ``to``, if named, must be one)."""
     mastered = [r for r in document["ranges"] if r["master"] == host]
     if not mastered:
         raise InvalidTopology(f"host {host} is the master of no range")
@@ -62,7 +62,10 @@ def master_and_replicas(
         raise InvalidTopology(
             f"the ranges of {host} need the same replicas, and one at least, not {sorted(named)}"
         )
-    return mastered, list(named.pop())
+    replicas = list(named.pop())
+    if to is not None and to not in replicas:
+        raise InvalidTopology(f"{to} is not a replica of {host} (its replicas: {', '.join(replicas)})")  # fmt: skip
+    return mastered, replicas
 
 
 def most_received(connect: Connect, document: dict[str, Any], replicas: list[str]) -> str:
@@ -130,9 +133,7 @@ def plan_failover(
     run again from the map it began with, and its ``replica``)."""
     current = base or source.current(documents.SHARDS)
     document = current.document
-    mastered, named = master_and_replicas(document, host)
-    if to is not None and to not in named:
-        raise InvalidTopology(f"{to} is not a replica of {host} (its replicas: {', '.join(named)})")  # fmt: skip
+    mastered, named = master_and_replicas(document, host, to)
     replica = to or most_received(connect, document, named)
     others = [name for name in named if name != replica]
     durability = of_master(document, host)  # the promoted replica keeps it

@@ -85,23 +85,11 @@ def plan_again(
     if params.get("emergency"):
         return plan_emergency_again(source, params, author=author, fence=fence, connect=connect)
     base = source.revision(documents.SHARDS, int(params["base"]))
+    # A failover or a split planned again hands the shards to the replica it chose.
+    handed = {"host": params.get("host", ""), "to": params.get("replica"), "author": author}
     build: dict[str, Callable[[], Plan]] = {
-        "failover": lambda: plan_failover(
-            source,
-            host=params["host"],
-            author=author,
-            to=params.get("replica"),
-            connect=connect,
-            base=base,
-        ),
-        "split": lambda: plan_split(
-            source,
-            host=params["host"],
-            author=author,
-            to=params.get("replica"),
-            connect=connect,
-            base=base,
-        ),
+        "failover": lambda: plan_failover(source, **handed, connect=connect, base=base),
+        "split": lambda: plan_split(source, **handed, connect=connect, base=base),
         "split-revert": lambda: plan_split_revert(
             source, split=int(params["split"]), author=author, connect=connect, base=base
         ),

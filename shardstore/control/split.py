@@ -105,9 +105,7 @@ def plan_split(
     first the map names; ``base``: the map to plan from, as in ``plan_failover``)."""
     current = base or source.current(documents.SHARDS)
     document = current.document
-    mastered, named = master_and_replicas(document, host)
-    if to is not None and to not in named:
-        raise InvalidTopology(f"{to} is not a replica of {host} (its replicas: {', '.join(named)})")  # fmt: skip
+    mastered, named = master_and_replicas(document, host, to)
     replica = to or named[0]
     kept = [name for name in named if name != replica]  # the host keeps its other replicas
     addresses = document["hosts"]
