@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 from ..exceptions import ShardMoving, ShardStoreError, ShardUnavailable
@@ -242,13 +243,15 @@ class Session:
         committing = not (read or self.write)  # a write outside a transaction commits alone
         if committing:
             backend.admit_write(self.shard_id)
-        self._sent = True
-        rendered = backend.render(sql, self.shard_id)
-        started = time.perf_counter()
-        try:
-            self._send(method, rendered, params, started)
-        finally:
-            backend.on_query(self.shard_id, rendered, time.perf_counter() - started)
+        slot = self._slot if committing else None
+        with slot.writing(self.shard_id) if slot is not None else nullcontext():
+            self._sent = True
+            rendered = backend.render(sql, self.shard_id)
+            started = time.perf_counter()
+            try:
+                self._send(method, rendered, params, started)
+            finally:
+                backend.on_query(self.shard_id, rendered, time.perf_counter() - started)
         if committing:
             backend.committed()
 

@@ -7,7 +7,8 @@ it wait too. With one, a host holds at most ``limit`` sessions of the process; a
 that finds none free waits ``wait`` seconds for one, then gives up with the shard
 unavailable (a 503), and the other threads go on serving the other hosts. Writes take at
 most ``limit - 1`` of them: a master whose commits hang leaves one to the reads of its
-shards, which do not wait for an acknowledgement.
+shards, which do not wait for an acknowledgement. A write is a session taken for one, or
+an autocommit write statement in a session taken for reads, for as long as it runs.
 
 A thread counts once however many sessions it nests on the host (a read inside a write),
 so nesting never waits on itself.
@@ -16,6 +17,8 @@ so nesting never waits on itself.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from ..exceptions import ShardUnavailable
 
@@ -51,6 +54,23 @@ class Bulkhead:
             self._free.release()
             if self._held.writing:
                 self._writes.release()
+
+    @contextmanager
+    def writing(self, shard_id: int) -> Iterator[None]:
+        """One autocommit write statement in a session this thread took for reads: it
+        holds one of the host's write places while it runs (its commit may wait as long
+        as a transaction's)."""
+        if self._held.writing:  # already a write's place
+            yield
+            return
+        if not self._writes.acquire(timeout=self.wait):
+            raise self._busy(shard_id, "writes")
+        self._held.writing = True
+        try:
+            yield
+        finally:
+            self._held.writing = False
+            self._writes.release()
 
     def _busy(self, shard_id: int, what: str) -> ShardUnavailable:
         limit = self.limit if what == "sessions" else self.write_limit

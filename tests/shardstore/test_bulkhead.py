@@ -89,6 +89,8 @@ def test_writes_leave_one_session_of_the_host_to_its_reads(servers: list[MariaDB
         assert held.wait(10)
         with pytest.raises(ShardUnavailable, match="busy: 1 writes of this process wait"):
             store.objects("note").update(note, {"n": 2})
+        with pytest.raises(ShardUnavailable, match="busy: 1 writes of this process wait"):
+            store.objects("note").create(1, {"n": 4})  # one autocommit INSERT is a write too
         assert store.objects("note").get(note)["n"] == 1  # the host's reads go on
     finally:
         done.set()
