@@ -45,6 +45,7 @@ from .control.locks import locks_for
 from .control.mysql_hosts import admin
 from .control.plans import Journal
 from .control.redis_move import RedisKeys
+from .control.replacement import command_provision
 from .control.sources import open_source
 from .exceptions import ShardStoreError
 from .ids import decompose
@@ -240,4 +241,5 @@ def _standalone(
         ),
         command_fence(os.environ.get("SHARDSTORE_FENCE_COMMAND")),
         redis_keys,
+        command_provision(os.environ.get("SHARDSTORE_PROVISION_COMMAND")),
     )

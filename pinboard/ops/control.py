@@ -14,6 +14,7 @@ from shardstore.control.fencing import command_fence
 from shardstore.control.locks import locks_for
 from shardstore.control.mysql_hosts import admin
 from shardstore.control.plans import OpenOperation, Plan
+from shardstore.control.replacement import command_provision
 from social.redis_keys import REDIS_KEYS
 
 from ..catalog import CATALOG
@@ -90,4 +91,5 @@ def control(operator: str | None = None) -> Control:
         admin(settings.SHARDSTORE.get("MYSQL_ADMIN"), settings.SHARDSTORE.get("MYSQL_REPLICATION")),
         command_fence(settings.SHARDSTORE.get("FENCE_COMMAND")),
         REDIS_KEYS,
+        command_provision(settings.SHARDSTORE.get("PROVISION_COMMAND")),
     )

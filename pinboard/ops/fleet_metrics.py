@@ -85,9 +85,11 @@ FAMILIES: dict[str, tuple[str, list[str]]] = {
         "Seconds since the active guard's last pass over the map (absent: none ever ran).", [],
     ),
     "pinboard_guard_decision_age_seconds": (
-        "Seconds since the guard's newest decision about each master, by its kind"
-        " (failover, refused, ambiguous, paused, cooling-down, failed, resumed).",
-        ["master", "kind"],
+        "Seconds since the guard's newest decision about each host, by its kind: a master's"
+        " (failover, refused, ambiguous, paused, cooling-down, failed, resumed) or a"
+        " replica's (replacing, replaced, replace-refused, replace-failed, replace-paused,"
+        " replace-cooling-down).",
+        ["host", "kind"],
     ),
     "pinboard_open_operations": ("Operations running or left open, by kind.", ["operation"]),
     "pinboard_open_operation_age_seconds": (
@@ -239,7 +241,7 @@ def the_guard() -> list[Metric]:
         age.add_metric([], now - float(watch.leader["at"]))
     newest: dict[str, guard.Decision] = {}
     for decision in watch.decisions:  # newest first
-        newest.setdefault(decision.master, decision)
-    for master, decision in sorted(newest.items()):
-        decided.add_metric([master, decision.kind], now - decision.at)
+        newest.setdefault(decision.host, decision)
+    for host, decision in sorted(newest.items()):
+        decided.add_metric([host, decision.kind], now - decision.at)
     return [paused, age, decided]

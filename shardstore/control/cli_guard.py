@@ -11,17 +11,26 @@ from dataclasses import asdict
 from typing import Any, TextIO
 
 from .context import Control
-from .guard import CONFIRM_SECONDS, COOL_DOWN_SECONDS, LEADER, Guard, keep_watch, status
+from .guard import (
+    CONFIRM_SECONDS,
+    COOL_DOWN_SECONDS,
+    LEADER,
+    REPLACE_AFTER_SECONDS,
+    Guard,
+    keep_watch,
+    status,
+)
 
 
 def add_parser(commands: Any) -> None:
-    guard = commands.add_parser("guard", help="fail dead masters over with no person (or pause it)")
+    guard = commands.add_parser("guard", help="fail dead masters over, replace dead replicas, with no person (or pause it)")  # fmt: skip
     verbs = guard.add_subparsers(dest="verb", required=True)
     run = verbs.add_parser("run", help="be one of the guards: the one holding its lock acts")
     run.add_argument("--instance", default=socket.gethostname(), help="this guard's name")
     run.add_argument("--interval", type=float, default=1.0, help="seconds between passes")
     run.add_argument("--confirm", type=float, default=CONFIRM_SECONDS, help="seconds a master goes unanswered first")  # fmt: skip
     run.add_argument("--cool-down", type=float, default=COOL_DOWN_SECONDS, help="seconds after a range's recovery in which another waits for a person")  # fmt: skip
+    run.add_argument("--replace-after", type=float, default=REPLACE_AFTER_SECONDS, help="seconds a replica is dead or broken before a spare replaces it")  # fmt: skip
     status = verbs.add_parser("status", help="paused or not, and its last decisions")
     status.add_argument("--json", action="store_true")
     for verb, text in (("pause", "the guard decides but fails nothing over"), ("unpause", "it acts again")):  # fmt: skip
@@ -33,7 +42,8 @@ def add_parser(commands: Any) -> None:
 def guard_of(args: argparse.Namespace, control: Control) -> Guard:
     confirm = getattr(args, "confirm", CONFIRM_SECONDS)
     cool_down = getattr(args, "cool_down", COOL_DOWN_SECONDS)
-    return Guard(control, confirm_seconds=confirm, cool_down=cool_down)
+    replace_after = getattr(args, "replace_after", REPLACE_AFTER_SECONDS)
+    return Guard(control, confirm_seconds=confirm, cool_down=cool_down, replace_after=replace_after)
 
 
 def handle(args: argparse.Namespace, control: Control, out: TextIO) -> int:
@@ -58,5 +68,5 @@ def handle(args: argparse.Namespace, control: Control, out: TextIO) -> int:
         ago = time.time() - float(watch.leader["at"])
         out.write(f"active guard: {watch.leader['instance']}, its last pass {ago:.0f}s ago\n")
     for d in watch.decisions:
-        out.write(f"{d.when}  {d.kind} {d.master}: {d.evidence}\n")
+        out.write(f"{d.when}  {d.kind} {d.host}: {d.evidence}\n")
     return 0

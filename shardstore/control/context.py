@@ -15,6 +15,7 @@ from .locks import Locks
 from .mysql_hosts import MySQLHost
 from .plans import Journal
 from .redis_move import RedisKeys
+from .replacement import Provision
 
 
 @dataclass
@@ -33,3 +34,5 @@ class Control:
     fence: Fence | None = None
     #: What the site keeps in Redis, for ``redis-move`` (``redis_move.RedisKeys``).
     redis_keys: RedisKeys | None = None
+    #: How the guard gets a new MySQL server when the map has no spare (``replacement.py``).
+    provision: Provision | None = None

@@ -1,4 +1,5 @@
-"""``shardstore guard``: recovery with no person in the loop, for a master that died.
+"""``shardstore guard``: recovery with no person in the loop, for a master or a replica
+that died.
 
 Two or more guards run (two processes on the local cluster, one per operator host in the
 deploy); one is active, the one holding the ``guard`` lock (a ZooKeeper lock: it goes
@@ -15,15 +16,21 @@ Each pass of the active guard (``Guard.tick``):
 3. otherwise runs the emergency failover the CLI runs (fence first, the candidate's
    checks, refused when they fail), unless the guard is paused (a switch in the config
    source, the console's and ``guard pause``'s) or this range was recovered less than
-   ``cool_down`` seconds ago: a master that dies twice in that time waits for a person.
+   ``cool_down`` seconds ago: a master that dies twice in that time waits for a person;
+4. asks each replica of a master that answers whether it is well; one dead or broken for
+   ``replace_after`` seconds is replaced by a spare host (``replacement.py``), in a thread
+   of its own (a copy takes minutes; the passes go on meanwhile), under the same pause
+   and a cool-down of its own: a range's replica replaced twice in that time waits for a
+   person. With no spare, the replacement is refused with the reason.
 
 Every decision is kept with its evidence in the config source (``decisions``: the newest
-``KEPT`` of them, for the console and ``guard status``); a failover is journaled as any
-operation is. What the guard does not do yet: replace a dead replica.
+``KEPT`` of them, for the console and ``guard status``); a failover or a replacement is
+journaled as any operation is.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -39,6 +46,8 @@ from .emergency_checks import answers
 from .locks import HostsBusy
 from .mysql_hosts import HostError, endpoint
 from .plans import Plan, Step, run
+from .rebuild import plan_rebuild
+from .replacement import find_spare, trouble
 
 #: Who the guard's runs and decisions are by, in the journal.
 GUARD = "guard"
@@ -55,14 +64,19 @@ CONFIRM_SECONDS = 5.0
 COOL_DOWN_SECONDS = 600.0
 #: Seconds before a failover the guard was refused (or that failed) is tried again.
 RETRY_SECONDS = 30.0
+#: Seconds a replica is dead or broken before the guard replaces it (a restart is not).
+REPLACE_AFTER_SECONDS = 120.0
 
 
 @dataclass(frozen=True)
 class Decision:
-    """What the guard decided about a master, and why."""
+    """What the guard decided about a host, and why: a master (``failover``, ``failed``,
+    ``refused``, ``ambiguous``, ``paused``, ``cooling-down``, ``resumed``) or a replica
+    (``replacing``, ``replaced``, and ``replace-`` ``failed``, ``refused``, ``paused`` or
+    ``cooling-down``)."""
 
-    master: str
-    kind: str  # "failover", "failed", "refused", "ambiguous", "paused", "cooling-down", "resumed"
+    host: str
+    kind: str
     evidence: str
     at: float
 
@@ -78,22 +92,34 @@ class Guard:
         *,
         confirm_seconds: float = CONFIRM_SECONDS,
         cool_down: float = COOL_DOWN_SECONDS,
+        replace_after: float = REPLACE_AFTER_SECONDS,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.control = control
         self.confirm_seconds = confirm_seconds
         self.cool_down = cool_down
+        self.replace_after = replace_after
         self.clock = clock
         self._unanswered: dict[str, float] = {}  # master -> when it first did not answer
-        self._retry: dict[str, float] = {}  # master -> when a refused failover may be tried again
+        self._retry: dict[str, float] = {}  # host -> when a refused recovery may be tried again
+        self._troubled: dict[str, float] = {}  # replica -> since when it is dead or broken
+        self._replacing: dict[str, threading.Thread] = {}  # master -> its replacement running
+        self._keeping = threading.Lock()  # the passes and the replacements keep decisions
 
     def tick(self) -> list[Decision]:
         """One pass over the map (the caller holds the ``LEADER`` lock); what it decided."""
         decisions = self._resume_left_open()
         document = self.control.source.current(documents.SHARDS).document
-        for master in sorted({r["master"] for r in document["ranges"]}):
-            if str(document["hosts"][master]).startswith("mysql://"):
-                decision = self._watch(document, master)
+        masters = [m for m in sorted({r["master"] for r in document["ranges"]}) if str(document["hosts"][m]).startswith("mysql://")]  # fmt: skip
+        for master in masters:
+            decision = self._watch(document, master)
+            if decision is not None:
+                decisions.append(decision)
+        for master in masters:
+            if master in self._unanswered:
+                continue  # its replicas are the failover's to judge
+            for replica in sorted({n for r in document["ranges"] if r["master"] == master for n in replicas_of(r)}):  # fmt: skip
+                decision = self._watch_replica(document, master, replica)
                 if decision is not None:
                     decisions.append(decision)
         for decision in decisions:
@@ -145,6 +171,58 @@ class Guard:
                 seeing.append(name)
         return seeing
 
+    def _watch_replica(self, document: dict[str, Any], master: str, replica: str) -> Decision | None:  # fmt: skip
+        try:
+            wrong = trouble(self.control.mysql, document, replica)
+        except HostError:
+            wrong = None  # it answers with a refusal: alive
+        now = self.clock()
+        if wrong is None:
+            self._troubled.pop(replica, None)
+            return None
+        since = self._troubled.setdefault(replica, now)
+        running = self._replacing.get(master)
+        if now - since < self.replace_after or (running is not None and running.is_alive()):
+            return None
+        span = ", ".join(f"{r['range'][0]}-{r['range'][1]}" for r in document["ranges"] if r["master"] == master)  # fmt: skip
+        evidence = f"{replica}, a replica of {master} ({span}), {wrong} for {now - since:.0f}s"
+        if self.paused():
+            return self._decide(replica, "replace-paused", f"{evidence}; the guard is paused: replace it by hand (shardstore rebuild SPARE --master {master})")  # fmt: skip
+        recoveries, key = self._recorded("recoveries") or {}, f"{span} replica"
+        last = recoveries.get(key)
+        if last is not None and now - float(last) < self.cool_down:
+            return self._decide(replica, "replace-cooling-down", f"{evidence}; a replica of {span} was replaced {now - float(last):.0f}s ago (cool-down {self.cool_down:.0f}s): it waits for a person")  # fmt: skip
+        if now < self._retry.get(replica, 0.0):
+            return None  # refused lately: its decision stands until then
+        control = self.control
+        try:
+            spare, found = find_spare(control.source, control.mysql, control.provision, author=GUARD)  # fmt: skip
+            plan = plan_rebuild(control.source, host=spare, master=master, replaces=replica, author=GUARD, connect=control.mysql)  # fmt: skip
+        except ShardStoreError as exc:
+            self._retry[replica] = now + RETRY_SECONDS
+            return self._decide(replica, "replace-refused", f"{evidence}; not replaced: {exc}")
+        control.source.record(KIND, "recoveries", {**recoveries, key: now})
+        self._troubled.pop(replica, None)
+        thread = threading.Thread(target=self._replace, args=(plan, replica, evidence), name=f"replace {replica}", daemon=True)  # fmt: skip
+        self._replacing[master] = thread
+        thread.start()
+        return self._decide(replica, "replacing", f"{evidence}; {plan.summary}: {found}")
+
+    def _replace(self, plan: Plan, replica: str, evidence: str) -> None:
+        """Run a replacement (in its own thread) and keep what came of it."""
+        try:
+            outcome = run(plan, journal=self.control.journal, locks=self.control.locks, operator=GUARD)  # fmt: skip
+            done = f"in {outcome.seconds:.1f}s" if outcome.ok else str(outcome.error)
+            kind = "replaced" if outcome.ok else "replace-failed"
+        except ShardStoreError as exc:
+            done, kind = str(exc), "replace-failed"
+        self._keep(self._decide(replica, kind, f"{evidence}; {plan.summary}: {done}"))
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait for the replacements running (a test's, or a guard's that stops)."""
+        for thread in list(self._replacing.values()):
+            thread.join(timeout)
+
     def _fail_over(self, master: str, span: str, evidence: str) -> Decision:
         control = self.control
         try:
@@ -155,7 +233,10 @@ class Guard:
             return self._decide(master, "refused", f"{evidence}; the emergency failover refuses: {exc}")  # fmt: skip
         recoveries = self._recorded("recoveries") or {}
         control.source.record(KIND, "recoveries", {**recoveries, span: self.clock()})
-        outcome = run(plan, journal=control.journal, locks=control.locks, operator=GUARD)
+        try:
+            outcome = run(plan, journal=control.journal, locks=control.locks, operator=GUARD)
+        except HostsBusy as exc:  # a replacement of one of its replicas, say
+            return self._decide(master, "refused", f"{evidence}; {exc}")
         self._unanswered.pop(master, None)
         if not outcome.ok:
             return self._decide(master, "failed", f"{evidence}; {plan.summary}: {outcome.error}")
@@ -192,18 +273,19 @@ class Guard:
         """The kept decisions, newest first."""
         return status(self.control.source).decisions
 
-    def _decide(self, master: str, kind: str, evidence: str) -> Decision:
-        return Decision(master, kind, evidence, self.clock())
+    def _decide(self, host: str, kind: str, evidence: str) -> Decision:
+        return Decision(host, kind, evidence, self.clock())
 
     def _keep(self, decision: Decision) -> None:
-        """Keep ``decision`` first; the same decision about the same master, made again at
+        """Keep ``decision`` first; the same decision about the same host, made again at
         each pass, takes the place of the one before rather than a place of its own."""
-        kept = self.decisions()
-        again = next((d for d in kept if d.master == decision.master), None)
-        if again is not None and again.kind == decision.kind:
-            kept.remove(again)
-        record = [asdict(d) for d in [decision, *kept][:KEPT]]
-        self.control.source.record(KIND, "decisions", {"decisions": record})
+        with self._keeping:
+            kept = self.decisions()
+            again = next((d for d in kept if d.host == decision.host), None)
+            if again is not None and again.kind == decision.kind:
+                kept.remove(again)
+            record = [asdict(d) for d in [decision, *kept][:KEPT]]
+            self.control.source.record(KIND, "decisions", {"decisions": record})
 
     def beat(self, instance: str) -> None:
         """Record that ``instance``, the active guard, has made a pass (its metric's age)."""
@@ -224,11 +306,9 @@ class Status:
 
 def status(source: ConfigSource) -> Status:
     kept = (source.recorded(KIND, "decisions") or {}).get("decisions", [])
-    return Status(
-        source.recorded(KIND, "pause") or {},
-        [Decision(**d) for d in kept],
-        source.recorded(KIND, "leader") or {},
-    )
+    # (Records of earlier releases name the host ``master``.)
+    decisions = [Decision(d.get("host", d.get("master", "")), d["kind"], d["evidence"], d["at"]) for d in kept]  # fmt: skip
+    return Status(source.recorded(KIND, "pause") or {}, decisions, source.recorded(KIND, "leader") or {})  # fmt: skip
 
 
 def plan_pause(guard: Guard, *, paused: bool, reason: str, author: str) -> Plan:
@@ -266,9 +346,9 @@ def keep_watch(
                     still_held()  # cut off from ZooKeeper: LockLost, and nothing is done
                     decisions = guard.tick()
                     for decision in decisions:  # a decision made again is said once
-                        if said.get(decision.master) != decision.kind:
-                            say(f"{decision.kind} {decision.master}: {decision.evidence}")
-                    said = {d.master: d.kind for d in decisions}
+                        if said.get(decision.host) != decision.kind:
+                            say(f"{decision.kind} {decision.host}: {decision.evidence}")
+                    said = {d.host: d.kind for d in decisions}
                     guard.beat(instance)
                     done += 1
                     time.sleep(interval)

@@ -119,6 +119,7 @@ def plan_rebuild(
     author: str,
     connect: Connect = MySQLHost,
     master: str | None = None,
+    replaces: str | None = None,
     max_lag: int = 10,
     max_threads_running: int = 32,
     parallel: int = COPY_STREAMS,
@@ -126,8 +127,10 @@ def plan_rebuild(
     base: Revision | None = None,
     params: dict[str, Any] | None = None,
 ) -> Plan:
-    """The plan to make ``host`` the replica of its master (``paired_master``). ``base`` and
-    ``params``: a dead run's, to plan it again as it was (``recovery.py``)."""
+    """The plan to make ``host`` the replica of its master (``paired_master``); with
+    ``replaces``, in the place of that replica of the master, taken out of service with
+    ``host`` (the guard's replacement of a dead one). ``base`` and ``params``: a dead
+    run's, to plan it again as it was (``recovery.py``)."""
     current = base or source.current(documents.SHARDS)
     if params is None:
         master = paired_master(source, host, master)
@@ -137,12 +140,16 @@ def plan_rebuild(
         # first replica that connects, alone until then), or kept.
         waits = "off" if not state.enabled else "armed" if state.falls_back else "kept"
         params = {"host": host, "master": master, "semi_sync": waits, "base": current.version, "rerunnable": True}  # fmt: skip
+        if replaces is not None:
+            params["replaces"] = replaced(current.document, master, replaces)
     master, was_semi_sync = str(params["master"]), str(params["semi_sync"])
+    leaving = {host, *([params["replaces"]] if params.get("replaces") else [])}
     document = current.document
     addresses = document["hosts"]
     named = any(host in replicas_of(r) for r in document["ranges"])
     durability = of_master(document, master)
     in_service = host not in document.get("out_of_service", [])
+    instead = f", in the place of {params['replaces']}" if params.get("replaces") else ""
     shards = _spans([r["range"] for r in document["ranges"] if r["master"] == master])
 
     def check() -> str:
@@ -158,11 +165,11 @@ def plan_rebuild(
 
     def take_out() -> str:
         def change(doc: dict[str, Any]) -> dict[str, Any]:
-            ranges = [with_replicas(r, [n for n in replicas_of(r) if n != host]) for r in doc["ranges"]]  # fmt: skip
-            out = sorted({*doc.get("out_of_service", []), host})
+            ranges = [with_replicas(r, [n for n in replicas_of(r) if n not in leaving]) for r in doc["ranges"]]  # fmt: skip
+            out = sorted({*doc.get("out_of_service", []), *leaving})
             return {**doc, "ranges": ranges, "out_of_service": out}
 
-        return _publish(source, change, author, f"rebuild {host}: out of service while rebuilt")
+        return _publish(source, change, author, f"rebuild {host}: out of service while rebuilt{instead}")  # fmt: skip
 
     def wipe() -> str:
         for entry in source.current(documents.SHARDS).document["ranges"]:
@@ -265,11 +272,12 @@ def plan_rebuild(
         )
 
     steps = [Step(f"check {master} takes writes and {host} answers", (master, host), check)]
-    if named or in_service:
+    if named or in_service or instead:
         steps.append(
             Step(
-                f"publish the shard map: {host} out of service while it is rebuilt",
-                (host,),
+                f"publish the shard map: {' and '.join(sorted(leaving))} out of service"
+                f" while {host} is rebuilt",
+                tuple(sorted(leaving)),
                 take_out,
             )
         )
@@ -315,8 +323,15 @@ def plan_rebuild(
             took_effect=in_force,
         ),
     ]
-    summary = f"rebuild {host} as the replica of {master} (shards {shards})"
+    summary = f"rebuild {host} as the replica of {master} (shards {shards}){instead}"
     return Plan("rebuild", summary, steps, params)
+
+
+def replaced(document: dict[str, Any], master: str, replica: str) -> str:
+    """``replica``, if the map names it a replica of ``master``; InvalidTopology if not."""
+    if not any(r["master"] == master and replica in replicas_of(r) for r in document["ranges"]):
+        raise InvalidTopology(f"{replica} is not a replica of {master} in the shard map")
+    return replica
 
 
 def _wipe(connect: Connect, h: MySQLHost) -> int:

@@ -41,21 +41,22 @@ def test_the_guard_is_paused_from_the_console_and_the_overview_says_so(
         staff, "guard-pause", {"state": "pause", "reason": "again"}, status=400
     )
 
+    # (A record an earlier release kept names the host "master".)
     decision = {"master": "MySQL001A", "kind": "cooling-down", "evidence": "0-7 was recovered 60s ago", "at": 0.0}  # fmt: skip
     FileSource(config_dir).record(KIND, "decisions", {"decisions": [decision]})
     overview = text(staff.get("/ops/"))
     assert "<td>1970-01-01 00:00:00Z</td><td>MySQL001A</td><td>cooling-down</td>" in overview
 
 
-def test_the_guard_metrics_say_paused_its_last_pass_and_its_newest_decision_per_master(
+def test_the_guard_metrics_say_paused_its_last_pass_and_its_newest_decision_per_host(
     config_dir: Path,
 ) -> None:
     source = FileSource(config_dir)
     now = time.time()
     source.record(KIND, "pause", {"paused": True, "by": "ada", "reason": "racks", "at": now})
     source.record(KIND, "leader", {"instance": "g1", "at": now - 90})
-    older = {"master": "A", "kind": "failover", "evidence": "...", "at": now - 600}
-    newer = {"master": "A", "kind": "paused", "evidence": "...", "at": now - 1}
+    older = {"host": "A", "kind": "failover", "evidence": "...", "at": now - 600}
+    newer = {"host": "A", "kind": "paused", "evidence": "...", "at": now - 1}
     source.record(KIND, "decisions", {"decisions": [newer, older]})
     samples = {
         (sample.name, tuple(sorted(sample.labels.items()))): sample.value
@@ -65,4 +66,4 @@ def test_the_guard_metrics_say_paused_its_last_pass_and_its_newest_decision_per_
     assert samples[("pinboard_guard_paused", ())] == 1
     assert 90 <= samples[("pinboard_guard_pass_age_seconds", ())] < 120
     [(key, age)] = [(k, v) for k, v in samples.items() if k[0] == "pinboard_guard_decision_age_seconds"]  # fmt: skip
-    assert key[1] == (("kind", "paused"), ("master", "A")) and 1 <= age < 30
+    assert key[1] == (("host", "A"), ("kind", "paused")) and 1 <= age < 30

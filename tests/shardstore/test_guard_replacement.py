@@ -1,0 +1,130 @@
+"""The guard replaces a dead replica by a spare host, on real MariaDB replication: the
+dead one out of service, the spare a copy of the master that acknowledges its commits;
+a second death in the range within the cool-down waits for a person; with no spare and
+no provision command the replacement is refused with the reason, and a provision
+command's new server is added to the map and used."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shardstore.control.context import Control
+from shardstore.control.file_source import FileSource
+from shardstore.control.guard import GUARD, Guard
+from shardstore.control.locks import FileLocks
+from shardstore.control.plans import MemoryJournal
+from shardstore.control.replacement import Provision, command_provision
+from shardstore.replicas import replicas_of
+from toolkit.servers.mariadb import MariaDBServer
+
+from .replication import app_store, root, sharded_pair, start_servers
+from .test_emergency_recovery import killed
+
+Servers = tuple[MariaDBServer, MariaDBServer, MariaDBServer]
+
+
+@pytest.fixture
+def servers() -> Iterator[Servers]:
+    """A master, its replica, and a third server that replicates from no one (a spare)."""
+    master, replica, spare = start_servers(3)
+    try:
+        with root(f"mysql://{master.address}") as m:
+            m.set_semi_sync(True)
+            m.set_read_only(False)
+            with root(f"mysql://{replica.address}") as r:
+                r.replicate_from(m)
+        yield master, replica, spare
+    finally:
+        for server in (spare, replica, master):
+            server.stop()
+
+
+def guard_on(source: FileSource, tmp_path: Path, provision: Provision | None = None) -> Guard:
+    def no_store(*_: Any) -> Any:
+        raise AssertionError("the guard opens no store")
+
+    control = Control(
+        source, no_store, no_store, MemoryJournal(), FileLocks(tmp_path / "locks"), GUARD,
+        mysql=root, fence=killed, provision=provision,
+    )  # fmt: skip
+    return Guard(control, confirm_seconds=0, replace_after=0)
+
+
+def with_spare(source: FileSource, spare: MariaDBServer) -> None:
+    current = source.current("shards")
+    hosts = {**current.document["hosts"], "S": f"mysql://{spare.address}"}
+    source.publish("shards", {**current.document, "hosts": hosts}, author="setup", reason="a spare")  # fmt: skip
+
+
+def replicas_in(source: FileSource) -> list[str]:
+    return list(replicas_of(source.current("shards").document["ranges"][0]))
+
+
+def acknowledges(server: MariaDBServer, master: MariaDBServer) -> bool:
+    with root(f"mysql://{server.address}") as s:
+        status = s.replica_status()
+        return bool(status and status.healthy and status.source == master.address and s.acknowledges())  # fmt: skip
+
+
+def test_a_dead_replica_is_replaced_by_a_spare(servers: Servers, tmp_path: Path) -> None:
+    master, replica, spare = servers
+    source = sharded_pair(master, replica, tmp_path=tmp_path)
+    with_spare(source, spare)
+    store = app_store(source)
+    written = [store.objects("note").create(n % 4, {"n": n}) for n in range(8)]
+    store.close()
+    guard = guard_on(source, tmp_path)
+    assert guard.tick() == []  # every host well: nothing to do
+
+    replica.halt(kill=True)
+    [replacing] = guard.tick()
+    assert replacing.kind == "replacing" and replacing.host == "B", replacing
+    assert "B, a replica of A (0-3), does not answer" in replacing.evidence
+    assert "rebuild S as the replica of A (shards 0..3), in the place of B" in replacing.evidence
+    guard.join(120)
+    [replaced, _] = guard.decisions()
+    assert replaced.kind == "replaced", replaced.evidence
+    document = source.current("shards").document
+    assert replicas_in(source) == ["S"] and document["out_of_service"] == ["B"]
+    assert acknowledges(spare, master)
+    store = app_store(source)
+    store.objects("note").create(1, {"n": "after"})  # its commits are acknowledged again
+    assert [store.objects("note").get(n)["n"] for n in written] == list(range(8))
+    store.close()
+    [run] = guard.control.journal.entries  # type: ignore[attr-defined]
+    assert run.operator == GUARD and run.ok and run.operation == "rebuild"
+
+    spare.halt(kill=True)  # the replacement dies too, within the cool-down
+    [waits] = guard.tick()
+    assert waits.kind == "replace-cooling-down" and "it waits for a person" in waits.evidence
+    assert replicas_in(source) == ["S"]
+
+
+def test_with_no_spare_the_replacement_is_refused_and_a_provisioned_one_is_used(
+    servers: Servers, tmp_path: Path
+) -> None:
+    master, replica, spare = servers
+    source = sharded_pair(master, replica, tmp_path=tmp_path)
+    replica.halt(kill=True)
+    [refused] = guard_on(source, tmp_path).tick()
+    assert refused.kind == "replace-refused"
+    assert "no spare host: the map has no spare, and no provision command is set" in refused.evidence  # fmt: skip
+    assert replicas_in(source) == ["B"]  # nothing changed
+
+    script = tmp_path / "provision"
+    script.write_text('echo "names: $*" >&2\necho "not a host"\n')
+    [garbled] = guard_on(source, tmp_path, command_provision(f"sh {script}")).tick()
+    assert garbled.kind == "replace-refused" and "printed 'not a host', not NAME mysql://HOST:PORT" in garbled.evidence  # fmt: skip
+    assert "S" not in source.current("shards").document["hosts"]
+
+    script.write_text(f'[ "$*" = "A B" ] || exit 3\necho "S mysql://{spare.address}"\n')
+    guard = guard_on(source, tmp_path, command_provision(f"sh {script}"))
+    [replacing] = guard.tick()
+    assert replacing.kind == "replacing" and "S, provisioned (the map has no spare)" in replacing.evidence  # fmt: skip
+    guard.join(120)
+    assert guard.decisions()[0].kind == "replaced", guard.decisions()[0].evidence
+    assert replicas_in(source) == ["S"] and acknowledges(spare, master)
