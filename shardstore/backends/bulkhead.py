@@ -46,12 +46,14 @@ class Bulkhead:
                     self._writes.release()
                 raise self._busy(shard_id, "sessions")
             self._held.writing = write
+            self._held.placeless = False
         self._held.depth = depth + 1
 
     def leave(self) -> None:
         self._held.depth -= 1
         if self._held.depth == 0:
-            self._free.release()
+            if not self._held.placeless:
+                self._free.release()
             if self._held.writing:
                 self._writes.release()
 
@@ -59,12 +61,19 @@ class Bulkhead:
     def writing(self, shard_id: int) -> Iterator[None]:
         """One autocommit write statement in a session this thread took for reads: it
         holds one of the host's write places while it runs (its commit may wait as long
-        as a transaction's)."""
+        as a transaction's). It waits for that place holding no session's place, then
+        takes one again (the order ``enter`` takes them in): a thread waiting for a write's
+        place must not keep the host's last session from its reads."""
         if self._held.writing:  # already a write's place
             yield
             return
-        if not self._writes.acquire(timeout=self.wait):
-            raise self._busy(shard_id, "writes")
+        self._free.release()
+        writes = self._writes.acquire(timeout=self.wait)
+        self._held.placeless = not self._free.acquire(timeout=self.wait)
+        if not writes or self._held.placeless:
+            if writes:
+                self._writes.release()
+            raise self._busy(shard_id, "sessions" if writes else "writes")
         self._held.writing = True
         try:
             yield

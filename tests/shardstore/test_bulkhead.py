@@ -92,9 +92,27 @@ def test_writes_leave_one_session_of_the_host_to_its_reads(servers: list[MariaDB
         with pytest.raises(ShardUnavailable, match="busy: 1 writes of this process wait"):
             store.objects("note").create(1, {"n": 4})  # one autocommit INSERT is a write too
         assert store.objects("note").get(note)["n"] == 1  # the host's reads go on
+
+        # One waiting for a write's place keeps no session's place from the reads meanwhile.
+        store.backend(1).bulkhead.wait = 10.0  # type: ignore[union-attr]
+        refused: list[Exception] = []
+
+        def create() -> None:
+            try:
+                store.objects("note").create(1, {"n": 5})
+            except ShardUnavailable as error:
+                refused.append(error)
+
+        waiting = threading.Thread(target=create)
+        waiting.start()
+        time.sleep(0.5)  # (if it has not begun to wait yet, the read has nothing to wait for)
+        assert store.objects("note").get(note)["n"] == 1
+        assert waiting.is_alive()  # the read did not wait for it to give up
     finally:
         done.set()
         hanging.join()
+    waiting.join()
+    assert [str(e) for e in refused] == []  # it got the place the hung write gave back
     store.objects("note").update(note, {"n": 3})  # its place given back
     assert store.objects("note").get(note)["n"] == 3
     store.close()
