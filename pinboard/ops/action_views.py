@@ -57,11 +57,15 @@ def action(request: HttpRequest, action: str) -> HttpResponse:
     if not roles.may_run(request.user, chosen.name):  # not even a dry run
         return no_role(request, roles.role_needed(chosen.name))
     form = chosen.form(request.POST)
-    if not form.is_valid():
+    if chosen.options is None and not form.is_valid():  # refused without the control plane
         return _form_page(request, chosen, form, status=400)
     operator = request.user.get_username()
     try:
         with console_control(operator) as made:
+            if chosen.options is not None:  # its choices (and what it accepts) are the map's
+                form = chosen.form_for(made, request.POST)
+                if not form.is_valid():
+                    return _form_page(request, chosen, form, status=400)
             plan = chosen.planner(made, form.cleaned_data)
             if request.POST.get("step") == RUN and request.POST.get("digest") == digest(plan):
                 try:
@@ -114,15 +118,15 @@ def _password_confirmed(request: HttpRequest, chosen: Action) -> bool:
 
 def _blank_form(request: HttpRequest, chosen: Action) -> HttpResponse:
     query = {key: request.GET[key] for key in request.GET}
-    if chosen.prefill is None:
+    if chosen.prefill is None and chosen.options is None:
         return _form_page(request, chosen, chosen.form(initial=chosen.initial(None, query)))
     try:
         with console_control(request.user.get_username()) as made:
-            initial = chosen.initial(made, query)
+            form = chosen.form_for(made, initial=chosen.initial(made, query))
     except ShardStoreError as error:
         form = chosen.form(initial=chosen.initial(None, query))
         return _form_page(request, chosen, form, status=status_of(error), error=str(error))
-    return _form_page(request, chosen, chosen.form(initial=initial))
+    return _form_page(request, chosen, form)
 
 
 def _form_page(

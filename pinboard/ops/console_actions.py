@@ -36,15 +36,12 @@ from shardstore.control.close_range import plan_close_range
 from shardstore.control.config_source import NotPublished
 from shardstore.control.context import Control
 from shardstore.control.diff import plan_diff
-from shardstore.control.emergency import plan_emergency_failover
-from shardstore.control.failover import plan_failover
 from shardstore.control.host_service import plan_host_service
 from shardstore.control.open_range import plan_open_range
 from shardstore.control.plans import Outcome, Plan, run
 from shardstore.control.publish import plan_publish, plan_rollback
 from shardstore.control.rebuild import plan_rebuild
 from shardstore.control.redis_move import plan_redis_move
-from shardstore.control.split import plan_split
 from shardstore.control.split_cleanup import plan_cleanup
 from shardstore.control.split_revert import plan_split_revert
 from social.redis_keys import REDIS_KEYS
@@ -54,20 +51,21 @@ from .forms import (
     CacheServerForm,
     CloseRangeForm,
     DiffForm,
-    FailoverForm,
     HostServiceForm,
     OpenRangeForm,
     PublishForm,
     RebuildForm,
     RedisMoveForm,
     RollbackForm,
-    SplitForm,
     SplitNumberForm,
 )
+from .handover import FailoverForm, SplitForm, failover_plan, replica_options, split_plan
 
 Planner = Callable[[Control, dict[str, Any]], Plan]
 #: The form's first values, from the control and the page's query string.
 Prefill = Callable[[Control, dict[str, str]], dict[str, Any]]
+#: The form's keyword arguments read from the control plane (the choices it offers).
+Options = Callable[[Control], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -78,6 +76,12 @@ class Action:
     form: type[forms.Form]
     planner: Planner
     prefill: Prefill | None = None
+    options: Options | None = None
+
+    def form_for(self, made: Control, *args: Any, **kwargs: Any) -> forms.Form:
+        """Its form, offering what the control plane holds (``options``)."""
+        options = self.options(made) if self.options else {}
+        return self.form(*args, **{**kwargs, **options})
 
     def initial(self, made: Control | None, query: dict[str, str]) -> dict[str, Any]:
         """The form's first values: fields named in the query string, then the prefill's."""
@@ -122,9 +126,9 @@ def run_confirmed(name: str, data: dict[str, Any], operator: str, confirmed: str
     plan whose digest is ``confirmed``; the journal entry's id (a plan that changed, or
     cannot be made any more, is journaled as a failure that changed nothing)."""
     chosen = ACTIONS[name]
-    form = chosen.form(data)
     with console_control(operator) as made:
         try:
+            form = chosen.form_for(made, data)
             if not form.is_valid():
                 raise InvalidTopology(f"the form is no longer valid: {form.errors.as_text()}")
             plan = chosen.planner(made, form.cleaned_data)
@@ -238,29 +242,19 @@ register(
     Action(
         "failover",
         "Fail a master over to its replica",
-        "Planned: check the replica is caught up, make the master read-only and wait until no "
-        "write lands, wait for the replica to apply everything (GTID), publish the map with the "
-        "replica as master, make it writable, and make the old master its replica. Emergency "
+        "Planned (to the replica chosen, by default the one that received the most): check "
+        "the replicas are caught up, make the master read-only and wait until no write lands, "
+        "wait for the replicas to apply everything (GTID), publish the map with the chosen "
+        "one as master, make it writable, and make the old master and the other replicas its "
+        "replicas. Emergency "
         "(the master is down for the operator and every replica, or answers but no replica "
         "receives from it): fence it (if it answers: read-only, its sessions ended), promote the "
         "replica that received every acknowledged write once it has applied all it received, "
         "publish, and keep the old master out of service until it is rebuilt. Refused when no "
         "replica can be shown to hold every acknowledged write, unless data loss is accepted.",
         FailoverForm,
-        lambda made, data: (
-            plan_emergency_failover(
-                made.source,
-                host=data["host"],
-                author=made.operator,
-                fence=made.fence,
-                connect=made.mysql,
-                accept_data_loss=data["accept_data_loss"],
-            )
-            if data["emergency"]
-            else plan_failover(
-                made.source, host=data["host"], author=made.operator, connect=made.mysql
-            )
-        ),
+        failover_plan,
+        options=replica_options,
     )
 )
 
@@ -286,7 +280,8 @@ register(
     Action(
         "split",
         "Split a host onto its replica",
-        "The replica becomes the master of the second half of the host's shards: the moving "
+        "The replica chosen (by default the first the map names) becomes the master of the "
+        "second half of the host's shards, the host keeping its other replicas: the moving "
         "shards are compared on both (rows and checksums, at one GTID position), made "
         "read-only for the seconds the switch takes (the other shards never stop), and "
         "handed over; replication between the two ends. The host keeps the moved shards, "
@@ -294,9 +289,8 @@ register(
         "seconds; the replica's copies of the staying shards are renamed, not dropped, until "
         "the split is cleaned up.",
         SplitForm,
-        lambda made, data: plan_split(
-            made.source, host=data["host"], author=made.operator, connect=made.mysql
-        ),
+        split_plan,
+        options=replica_options,
     )
 )
 register(

@@ -1,4 +1,5 @@
-"""The console actions' forms: what an operator fills in for each (pinboard/ops/console_actions.py).
+"""The console actions' forms: what an operator fills in for each (pinboard/ops/console_actions.py;
+failover's and split's, which offer the map's replicas, are in handover.py).
 
 Every field is bounded (names, numbers, a published document's size and depth), so a
 form refuses what a planner should never see.
@@ -133,26 +134,6 @@ class RedisMoveForm(forms.Form):
     )
 
 
-class FailoverForm(forms.Form):
-    host = name_field(help_text="the master whose shards its replica takes over")
-    emergency = forms.BooleanField(
-        required=False,
-        label="Emergency: the master is down",
-        help_text="promote its most advanced replica; the old master goes out of service",
-    )
-    accept_data_loss = forms.BooleanField(
-        required=False,
-        label="Accept data loss",
-        help_text="emergency only: promote a replica that may lack acknowledged writes",
-    )
-
-    def clean(self) -> dict[str, Any]:
-        data = super().clean() or {}
-        if data.get("accept_data_loss") and not data.get("emergency"):
-            raise forms.ValidationError("accepting data loss goes with an emergency failover")
-        return data
-
-
 class DiffForm(forms.Form):
     a = name_field(label="Host A")
     b = name_field(label="Host B")
@@ -167,10 +148,6 @@ class DiffForm(forms.Form):
         if (data.get("first") is None) != (data.get("last") is None):
             raise forms.ValidationError("give both the first and the last shard, or neither")
         return data
-
-
-class SplitForm(forms.Form):
-    host = name_field(help_text="the master whose replica takes over half of its shards")
 
 
 class ReopenForm(forms.Form):
