@@ -105,6 +105,9 @@ def test_local_cluster_up_again_repaired_and_down(directory: Path) -> None:
     _replicas_follow_with_gtid_and_semi_sync(cluster)
     _the_site_user_is_fenced_by_read_only(cluster)
     _secrets_and_env_are_private(cluster)
+    shard_map = _document(cluster, "shards")
+    serving = {n for r in shard_map["ranges"] for n in (r["master"], *r["replicas"])}
+    assert set(shard_map["hosts"]) - serving == {"spare1"}  # the guard's spare
 
     # up again: nothing starts, nothing is written.
     before, state = _pids(directory), (directory / "cluster.json").read_text()
@@ -184,7 +187,7 @@ def _prometheus_scrapes_every_target_and_loads_the_rules(cluster: Cluster) -> No
 
     assert eventually(lambda: all(t["health"] == "up" for t in targets()), 30), targets()
     assert {t["labels"]["job"] for t in targets()} == jobs
-    assert sum(t["labels"]["job"] == "mysqld" for t in targets()) == len(cluster.mysql_servers) == 6
+    assert sum(t["labels"]["job"] == "mysqld" for t in targets()) == len(cluster.mysql_servers) == 7
     with urllib.request.urlopen(f"{prometheus}/api/v1/rules", timeout=5) as reply:
         groups = json.loads(reply.read())["data"]["groups"]
     rules = [rule for group in groups for rule in group["rules"]]

@@ -59,10 +59,12 @@ def split_evenly(count: int, parts: int) -> list[tuple[int, int]]:
     return ranges
 
 
-def shard_map(pairs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def shard_map(pairs: Sequence[Mapping[str, Any]], spares: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:  # fmt: skip
+    """The first shard map: the ranges split evenly over the pairs, and the spares (the
+    guard's, for a replica that dies) named as hosts that serve no range."""
     if not pairs:
         raise InventoryError("no MySQL pair in the outputs")
-    hosts: dict[str, str] = {}
+    hosts = {spare["name"]: f"mysql://{spare['address']}:{MYSQL_PORT}" for spare in spares}
     ranges = []
     for pair, (first, last) in zip(pairs, split_evenly(SHARDS, len(pairs)), strict=True):
         master, replicas = _mysql_members(pair)
@@ -109,6 +111,9 @@ def hiera(outputs: Mapping[str, Any], release: str) -> dict[str, Any]:
         master, replicas = _mysql_members(pair)
         for member in (master, *replicas):
             hosts[member["name"]] = member["address"]
+    spares = outputs.get("mysql_spares", [])
+    for spare in spares:
+        hosts[spare["name"]] = spare["address"]
     for pair in outputs["redis_pairs"]:
         for member in _members(pair, "primary", "replica"):
             hosts[member["name"]] = member["address"]
@@ -144,6 +149,7 @@ def hiera(outputs: Mapping[str, Any], release: str) -> dict[str, Any]:
             {"master": p["master"]["name"], "replicas": [r["name"] for r in p["replicas"]]}
             for p in outputs["mysql_pairs"]
         ],
+        "pinboard::mysql_spares": [spare["name"] for spare in spares],
         "pinboard::redis_pairs": [
             {"primary": p["primary"]["name"], "replica": p["replica"]["name"]}
             for p in outputs["redis_pairs"]
@@ -159,7 +165,7 @@ def build(outputs: Mapping[str, Any], release: str) -> dict[str, Any]:
     try:
         return {
             "deploy.yaml": hiera(values, release),
-            "shards.json": shard_map(values["mysql_pairs"]),
+            "shards.json": shard_map(values["mysql_pairs"], values.get("mysql_spares", [])),
             "redis.json": redis_map(values["redis_pairs"]),
             "caches.json": cache_pools(values["memcached_pools"]),
         }

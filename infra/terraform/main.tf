@@ -147,6 +147,7 @@ module "mysql" {
 
   bootstrap          = local.bootstrap
   pair_count         = var.mysql_pair_count
+  spare_count        = var.mysql_spare_count
   instance_type      = var.mysql_instance_type
   private_subnet_ids = module.network.private_subnet_ids
   security_group     = module.security.ids["mysql"]

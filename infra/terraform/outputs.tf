@@ -46,6 +46,11 @@ output "mysql_pairs" {
   value       = module.mysql.pairs
 }
 
+output "mysql_spares" {
+  description = "Spare MySQL shard hosts, in the shard map with no range: [{name, address, zone}]."
+  value       = module.mysql.spares
+}
+
 output "redis_pairs" {
   description = "Redis pairs: [{name, primary = {name, address, zone}, replica = {name, address, zone}}]."
   value       = module.redis.pairs

@@ -67,6 +67,17 @@ variable "mysql_pair_count" {
   }
 }
 
+variable "mysql_spare_count" {
+  description = "Spare MySQL shard hosts (mysqlspare01, ...), alternately in each zone: the guard replaces a dead replica with one."
+  type        = number
+  default     = 2
+
+  validation {
+    condition     = var.mysql_spare_count >= 0 && var.mysql_spare_count <= 99 && floor(var.mysql_spare_count) == var.mysql_spare_count
+    error_message = "mysql_spare_count must be a whole number from 0 to 99."
+  }
+}
+
 variable "mysql_instance_type" {
   description = "Instance type of the shard hosts; must have NVMe instance-store drives (striped for the MariaDB data directory) and run x86_64."
   type        = string

@@ -91,6 +91,18 @@ FAMILIES: dict[str, tuple[str, list[str]]] = {
         " replace-cooling-down).",
         ["host", "kind"],
     ),
+    "pinboard_guard_decisions": (
+        "Decisions the guard has made, by kind (a decision made again at each pass counts"
+        " once): failovers and replacements, and those refused or failed.", ["kind"],
+    ),
+    "pinboard_guard_detection_seconds": (
+        "Of the guard's newest recovery of each host: seconds from the first sign of the"
+        " failure to the decision.", ["host", "kind"],
+    ),
+    "pinboard_guard_recovery_seconds": (
+        "Of the guard's newest recovery of each host: seconds its run took (the failover,"
+        " or the replacement's rebuild).", ["host", "kind"],
+    ),
     "pinboard_open_operations": ("Operations running or left open, by kind.", ["operation"]),
     "pinboard_open_operation_age_seconds": (
         "How long the oldest open operation of each kind has been open.", ["operation"],
@@ -244,4 +256,18 @@ def the_guard() -> list[Metric]:
         newest.setdefault(decision.host, decision)
     for host, decision in sorted(newest.items()):
         decided.add_metric([host, decision.kind], now - decision.at)
-    return [paused, age, decided]
+    counts = family("pinboard_guard_decisions")
+    for kind, n in sorted(watch.counts.items()):
+        counts.add_metric([kind], n)
+    detection = family("pinboard_guard_detection_seconds")
+    recovery = family("pinboard_guard_recovery_seconds")
+    timed: dict[str, guard.Decision] = {}
+    for decision in watch.decisions:  # newest first: each host's newest with a time
+        if decision.detected is not None or decision.took is not None:
+            timed.setdefault(decision.host, decision)
+    for host, decision in sorted(timed.items()):
+        if decision.detected is not None:
+            detection.add_metric([host, decision.kind], decision.detected)
+        if decision.took is not None:
+            recovery.add_metric([host, decision.kind], decision.took)
+    return [paused, age, decided, counts, detection, recovery]

@@ -79,6 +79,10 @@ class Decision:
     kind: str
     evidence: str
     at: float
+    #: Seconds from the first sign of the failure to the decision (detection), and the
+    #: recovery's own run (a failover's, or a replacement's rebuild), where there was one.
+    detected: float | None = None
+    took: float | None = None
 
     @property
     def when(self) -> str:
@@ -105,9 +109,14 @@ class Guard:
         self._troubled: dict[str, float] = {}  # replica -> since when it is dead or broken
         self._replacing: dict[str, threading.Thread] = {}  # master -> its replacement running
         self._keeping = threading.Lock()  # the passes and the replacements keep decisions
+        self._finished: list[Decision] = []  # replacements' outcomes, for the next pass to say
 
     def tick(self) -> list[Decision]:
-        """One pass over the map (the caller holds the ``LEADER`` lock); what it decided."""
+        """One pass over the map (the caller holds the ``LEADER`` lock); what it decided,
+        after the outcomes of the replacements that ended since the last pass (kept
+        already)."""
+        with self._keeping:
+            finished, self._finished = self._finished, []
         decisions = self._resume_left_open()
         document = self.control.source.current(documents.SHARDS).document
         masters = [m for m in sorted({r["master"] for r in document["ranges"]}) if str(document["hosts"][m]).startswith("mysql://")]  # fmt: skip
@@ -124,7 +133,7 @@ class Guard:
                     decisions.append(decision)
         for decision in decisions:
             self._keep(decision)
-        return decisions
+        return finished + decisions
 
     def _watch(self, document: dict[str, Any], master: str) -> Decision | None:
         connect, addresses = self.control.mysql, document["hosts"]
@@ -150,7 +159,7 @@ class Guard:
             return self._decide(master, "cooling-down", f"{span} was recovered {now - float(last):.0f}s ago (cool-down {self.cool_down:.0f}s): {master} waits for a person")  # fmt: skip
         if now < self._retry.get(master, 0.0):
             return None  # refused lately: its decision stands until then
-        decision = self._fail_over(master, span, f"{master} has not answered for {now - since:.0f}s and no replica receives from it")  # fmt: skip
+        decision = self._fail_over(master, span, f"{master} has not answered for {now - since:.0f}s and no replica receives from it", now - since)  # fmt: skip
         if decision.kind in ("refused", "failed"):
             self._retry[master] = now + RETRY_SECONDS
         return decision
@@ -203,27 +212,31 @@ class Guard:
             return self._decide(replica, "replace-refused", f"{evidence}; not replaced: {exc}")
         control.source.record(KIND, "recoveries", {**recoveries, key: now})
         self._troubled.pop(replica, None)
-        thread = threading.Thread(target=self._replace, args=(plan, replica, evidence), name=f"replace {replica}", daemon=True)  # fmt: skip
+        thread = threading.Thread(target=self._replace, args=(plan, replica, evidence, now - since), name=f"replace {replica}", daemon=True)  # fmt: skip
         self._replacing[master] = thread
         thread.start()
-        return self._decide(replica, "replacing", f"{evidence}; {plan.summary}: {found}")
+        return self._decide(replica, "replacing", f"{evidence}; {plan.summary}: {found}", now - since)  # fmt: skip
 
-    def _replace(self, plan: Plan, replica: str, evidence: str) -> None:
+    def _replace(self, plan: Plan, replica: str, evidence: str, detected: float) -> None:
         """Run a replacement (in its own thread) and keep what came of it."""
+        took = None
         try:
             outcome = run(plan, journal=self.control.journal, locks=self.control.locks, operator=GUARD)  # fmt: skip
             done = f"in {outcome.seconds:.1f}s" if outcome.ok else str(outcome.error)
-            kind = "replaced" if outcome.ok else "replace-failed"
+            kind, took = ("replaced", outcome.seconds) if outcome.ok else ("replace-failed", None)
         except ShardStoreError as exc:
             done, kind = str(exc), "replace-failed"
-        self._keep(self._decide(replica, kind, f"{evidence}; {plan.summary}: {done}"))
+        decision = self._decide(replica, kind, f"{evidence}; {plan.summary}: {done}", detected, took)  # fmt: skip
+        self._keep(decision)
+        with self._keeping:
+            self._finished.append(decision)
 
     def join(self, timeout: float | None = None) -> None:
         """Wait for the replacements running (a test's, or a guard's that stops)."""
         for thread in list(self._replacing.values()):
             thread.join(timeout)
 
-    def _fail_over(self, master: str, span: str, evidence: str) -> Decision:
+    def _fail_over(self, master: str, span: str, evidence: str, detected: float) -> Decision:
         control = self.control
         try:
             plan = plan_emergency_failover(
@@ -240,7 +253,7 @@ class Guard:
         self._unanswered.pop(master, None)
         if not outcome.ok:
             return self._decide(master, "failed", f"{evidence}; {plan.summary}: {outcome.error}")
-        return self._decide(master, "failover", f"{evidence}; {plan.summary} in {outcome.seconds:.1f}s")  # fmt: skip
+        return self._decide(master, "failover", f"{evidence}; {plan.summary} in {outcome.seconds:.1f}s", detected, outcome.seconds)  # fmt: skip
 
     def _resume_left_open(self) -> list[Decision]:
         """Finish the guard's runs whose process died: another guard took over."""
@@ -273,8 +286,15 @@ class Guard:
         """The kept decisions, newest first."""
         return status(self.control.source).decisions
 
-    def _decide(self, host: str, kind: str, evidence: str) -> Decision:
-        return Decision(host, kind, evidence, self.clock())
+    def _decide(
+        self,
+        host: str,
+        kind: str,
+        evidence: str,
+        detected: float | None = None,
+        took: float | None = None,
+    ) -> Decision:
+        return Decision(host, kind, evidence, self.clock(), detected, took)
 
     def _keep(self, decision: Decision) -> None:
         """Keep ``decision`` first; the same decision about the same host, made again at
@@ -284,6 +304,9 @@ class Guard:
             again = next((d for d in kept if d.host == decision.host), None)
             if again is not None and again.kind == decision.kind:
                 kept.remove(again)
+            else:  # a new decision: counted (a metric's counter, by kind)
+                counts = self._recorded("counts") or {}
+                self.control.source.record(KIND, "counts", {**counts, decision.kind: int(counts.get(decision.kind, 0)) + 1})  # fmt: skip
             record = [asdict(d) for d in [decision, *kept][:KEPT]]
             self.control.source.record(KIND, "decisions", {"decisions": record})
 
@@ -302,13 +325,15 @@ class Status:
     pause: dict[str, Any]  # paused, by, reason, at ({} if never set)
     decisions: list[Decision]  # newest first
     leader: dict[str, Any]  # the active guard's last pass: instance, at ({} if none yet)
+    counts: dict[str, int]  # decisions made, by kind (a decision made again counts once)
 
 
 def status(source: ConfigSource) -> Status:
     kept = (source.recorded(KIND, "decisions") or {}).get("decisions", [])
     # (Records of earlier releases name the host ``master``.)
-    decisions = [Decision(d.get("host", d.get("master", "")), d["kind"], d["evidence"], d["at"]) for d in kept]  # fmt: skip
-    return Status(source.recorded(KIND, "pause") or {}, decisions, source.recorded(KIND, "leader") or {})  # fmt: skip
+    decisions = [Decision(d.get("host", d.get("master", "")), d["kind"], d["evidence"], d["at"], d.get("detected"), d.get("took")) for d in kept]  # fmt: skip
+    counts = {kind: int(n) for kind, n in (source.recorded(KIND, "counts") or {}).items()}
+    return Status(source.recorded(KIND, "pause") or {}, decisions, source.recorded(KIND, "leader") or {}, counts)  # fmt: skip
 
 
 def plan_pause(guard: Guard, *, paused: bool, reason: str, author: str) -> Plan:

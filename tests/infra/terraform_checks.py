@@ -29,6 +29,7 @@ CONTRACT_OUTPUTS = frozenset(
         "artifacts_bucket",
         "ssm_prefix",
         "mysql_pairs",
+        "mysql_spares",
         "redis_pairs",
         "broker",
         "memcached_pools",

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from shardstore import Topology
+from shardstore.control.replacement import spares
 from shardstore.redis_shards import VSHARDS
 from toolkit.inventory import InventoryError, build, main, split_evenly
 
@@ -45,6 +46,7 @@ def outputs(mysql_pairs: int = 3) -> dict[str, Any]:
             }
             for n in range(1, mysql_pairs + 1)
         ],
+        "mysql_spares": [_member("mysqlspare01", "10.0.10.90", "eu-west-1a")],
         "redis_pairs": [
             {
                 "name": "redis001",
@@ -87,6 +89,7 @@ def test_the_shards_are_spread_evenly_over_the_pairs_and_the_map_holds_no_secret
     ]
     assert topology.hosts["mysql002b"] == "mysql://10.0.11.2:3306"  # no user, no password
     assert topology.open_ranges == ((0, 4095),)
+    assert spares(files["shards.json"]) == ["mysqlspare01"]  # the guard's, serving no range
 
 
 def test_the_redis_map_and_the_pools() -> None:
@@ -107,6 +110,8 @@ def test_the_written_hiera_level_is_yaml_that_puppet_reads(tmp_path: Path) -> No
     assert data["pinboard::hosts"]["memcached-pins-2"] == "10.0.11.72"
     assert data["pinboard::zookeeper"][2] == {"name": "zk3", "id": 3, "address": "10.0.11.93"}
     assert data["pinboard::mysql_pairs"][0] == {"master": "mysql001a", "replicas": ["mysql001b", "mysql001c"]}  # fmt: skip
+    assert data["pinboard::mysql_spares"] == ["mysqlspare01"]
+    assert data["pinboard::hosts"]["mysqlspare01"] == "10.0.10.90"
     assert data["pinboard::release"] == RELEASE
     assert data["pinboard::fenced_security_group"] == "sg-0f1e2d3c4b5a69788"
     assert data["pinboard::control_database"] == {  # no secret: the site has its own login

@@ -14,7 +14,7 @@ import pytest
 
 from shardstore.control.context import Control
 from shardstore.control.file_source import FileSource
-from shardstore.control.guard import GUARD, Guard
+from shardstore.control.guard import GUARD, Guard, status
 from shardstore.control.locks import FileLocks
 from shardstore.control.plans import MemoryJournal
 from shardstore.control.replacement import Provision, command_provision
@@ -88,6 +88,8 @@ def test_a_dead_replica_is_replaced_by_a_spare(servers: Servers, tmp_path: Path)
     guard.join(120)
     [replaced, _] = guard.decisions()
     assert replaced.kind == "replaced", replaced.evidence
+    assert replaced.detected is not None and replaced.took is not None and replaced.took > 0
+    assert status(source).counts == {"replacing": 1, "replaced": 1}
     document = source.current("shards").document
     assert replicas_in(source) == ["S"] and document["out_of_service"] == ["B"]
     assert acknowledges(spare, master)
@@ -99,7 +101,8 @@ def test_a_dead_replica_is_replaced_by_a_spare(servers: Servers, tmp_path: Path)
     assert run.operator == GUARD and run.ok and run.operation == "rebuild"
 
     spare.halt(kill=True)  # the replacement dies too, within the cool-down
-    [waits] = guard.tick()
+    [said, waits] = guard.tick()  # (the replacement's outcome, said at the next pass)
+    assert said == replaced
     assert waits.kind == "replace-cooling-down" and "it waits for a person" in waits.evidence
     assert replicas_in(source) == ["S"]
 

@@ -55,9 +55,10 @@ def test_the_guard_metrics_say_paused_its_last_pass_and_its_newest_decision_per_
     now = time.time()
     source.record(KIND, "pause", {"paused": True, "by": "ada", "reason": "racks", "at": now})
     source.record(KIND, "leader", {"instance": "g1", "at": now - 90})
-    older = {"host": "A", "kind": "failover", "evidence": "...", "at": now - 600}
+    older = {"host": "A", "kind": "failover", "evidence": "...", "at": now - 600, "detected": 5.5, "took": 3.25}  # fmt: skip
     newer = {"host": "A", "kind": "paused", "evidence": "...", "at": now - 1}
     source.record(KIND, "decisions", {"decisions": [newer, older]})
+    source.record(KIND, "counts", {"failover": 1, "paused": 1})
     samples = {
         (sample.name, tuple(sorted(sample.labels.items()))): sample.value
         for family in the_guard()
@@ -67,3 +68,7 @@ def test_the_guard_metrics_say_paused_its_last_pass_and_its_newest_decision_per_
     assert 90 <= samples[("pinboard_guard_pass_age_seconds", ())] < 120
     [(key, age)] = [(k, v) for k, v in samples.items() if k[0] == "pinboard_guard_decision_age_seconds"]  # fmt: skip
     assert key[1] == (("host", "A"), ("kind", "paused")) and 1 <= age < 30
+    assert samples[("pinboard_guard_decisions", (("kind", "failover"),))] == 1
+    failover = (("host", "A"), ("kind", "failover"))  # the newest decision with its times
+    assert samples[("pinboard_guard_detection_seconds", failover)] == 5.5
+    assert samples[("pinboard_guard_recovery_seconds", failover)] == 3.25

@@ -38,6 +38,8 @@ from toolkit.cluster.plan import (
     SERVERS,
     SHARDS,
     SITE,
+    SPARES,
+    spare_names,
 )
 from toolkit.cluster.state import Cluster
 from toolkit.processes import HOST, Pid
@@ -59,9 +61,7 @@ class BringUp:
         self.started: list[str] = []
         self._opened: set[str] = set()
 
-    def run(
-        self, *, shards: int | None, seed: bool, monitoring: bool = True, replicas: int = REPLICAS
-    ) -> None:
+    def run(self, *, shards: int | None, seed: bool, monitoring: bool = True, replicas: int = REPLICAS, spares: int = len(SPARES)) -> None:  # fmt: skip
         began = time.monotonic()
         recorded = self.cluster.state.get("shards")
         if shards is not None and recorded is not None and shards != recorded:
@@ -73,6 +73,7 @@ class BringUp:
         self.cluster.state.setdefault("seed", seed)
         self.cluster.state.setdefault("monitoring", monitoring)
         self.cluster.state.setdefault("replicas", replicas)
+        self.cluster.state.setdefault("spares", len(spare_names(spares)))
         self._ensure_secrets()
 
         # MariaDB's data directories are made in parallel: the slow part of a first start.

@@ -12,7 +12,7 @@ from typing import TextIO
 from toolkit.cluster import replication
 from toolkit.cluster.bring_up import BringUp
 from toolkit.cluster.files import locked
-from toolkit.cluster.plan import DEFAULT_DIR, REPLICAS, SHARDS
+from toolkit.cluster.plan import DEFAULT_DIR, REPLICAS, SHARDS, SPARES
 from toolkit.cluster.state import Cluster
 from toolkit.processes import HOST
 
@@ -24,17 +24,18 @@ def up(
     seed: bool = True,
     monitoring: bool = True,
     replicas: int = REPLICAS,
+    spares: int = len(SPARES),
     detached: bool = True,
     out: TextIO = sys.stdout,
 ) -> Cluster:
     """Start what is not running, set up what is not set up; the cluster (with Prometheus and
-    its exporters unless ``monitoring`` is false, and ``replicas`` replicas per master, at
-    its first ``up``)."""
+    its exporters unless ``monitoring`` is false, ``replicas`` replicas per master and
+    ``spares`` spare MariaDB servers, at its first ``up``)."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     with locked(directory):
         cluster = Cluster(directory, detached=detached)
-        BringUp(cluster, out).run(shards=shards, seed=seed, monitoring=monitoring, replicas=replicas)  # fmt: skip
+        BringUp(cluster, out).run(shards=shards, seed=seed, monitoring=monitoring, replicas=replicas, spares=spares)  # fmt: skip
         return cluster
 
 
@@ -78,9 +79,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--replicas", type=int, default=REPLICAS, help=f"per master, of a new cluster (1 or {REPLICAS}, the default)"
     )  # fmt: skip
+    parser.add_argument(
+        "--spares", type=int, default=len(SPARES), help=f"spare MariaDB servers of a new cluster (0 to {len(SPARES)}, the default)"
+    )  # fmt: skip
     args = parser.parse_args(argv)
     if args.command == "up":
-        up(args.dir, shards=args.shards, seed=not args.no_seed, replicas=args.replicas)
+        up(args.dir, shards=args.shards, seed=not args.no_seed, replicas=args.replicas, spares=args.spares)  # fmt: skip
         return 0
     if not (args.dir / "cluster.json").is_file():
         print(f"no cluster in {args.dir}")

@@ -1,5 +1,6 @@
 """What the local cluster runs: its processes by name and kind, in the order ``up`` starts
-them, the MariaDB masters and their replicas, where it lives by default and the figures it is made with."""
+them, the MariaDB masters and their replicas, its spares, where it lives by default and
+the figures it is made with."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ PROCESSES: dict[str, str] = {
     "db2a": "mariadb",
     "db2b": "mariadb",
     "db2c": "mariadb",
+    "spare1": "mariadb",
     "redis": "redis",
     "redis-replica": "redis",
     "broker": "redis",
@@ -35,6 +37,7 @@ PROCESSES: dict[str, str] = {
     "db2a-exporter": "mysqld_exporter",
     "db2b-exporter": "mysqld_exporter",
     "db2c-exporter": "mysqld_exporter",
+    "spare1-exporter": "mysqld_exporter",
     "prometheus": "prometheus",
 }
 MARIADB = tuple(name for name, kind in PROCESSES.items() if kind == "mariadb")
@@ -42,6 +45,9 @@ MARIADB = tuple(name for name, kind in PROCESSES.items() if kind == "mariadb")
 #: (one may die and the other still acknowledges its commits), or the first alone.
 RANGES = {"db1a": ("db1b", "db1c"), "db2a": ("db2b", "db2c")}
 REPLICAS = 2
+#: MariaDB servers in the shard map that serve no range: the guard makes one a master's
+#: replica in the place of one that died (``shardstore/control/replacement.py``).
+SPARES = ("spare1",)
 
 
 def ranges(replicas: int) -> dict[str, tuple[str, ...]]:
@@ -49,6 +55,13 @@ def ranges(replicas: int) -> dict[str, tuple[str, ...]]:
     if not 1 <= replicas <= REPLICAS:
         raise ValueError(f"a cluster's masters have 1 to {REPLICAS} replicas, not {replicas}")
     return {master: names[:replicas] for master, names in RANGES.items()}
+
+
+def spare_names(count: int) -> tuple[str, ...]:
+    """The first ``count`` of ``SPARES``."""
+    if not 0 <= count <= len(SPARES):
+        raise ValueError(f"a cluster has 0 to {len(SPARES)} spares, not {count}")
+    return SPARES[:count]
 
 
 SITE = ("worker", "web")

@@ -20,9 +20,11 @@ from toolkit.cluster.plan import (
     REPLICAS,
     SERVERS,
     SITE,
+    SPARES,
     ZK_ROOT,
     address,
     ranges,
+    spare_names,
 )
 from toolkit.processes import HOST, Launched
 from toolkit.servers.base import Server
@@ -89,8 +91,9 @@ class Cluster:
 
     @property
     def mysql_servers(self) -> list[str]:
-        """The cluster's MariaDB servers, in ``MARIADB``'s order."""
+        """The cluster's MariaDB servers, in ``MARIADB``'s order: its ranges' and its spares'."""
         used = {*self.ranges, *(name for names in self.ranges.values() for name in names)}
+        used |= set(spare_names(int(self.state.get("spares", len(SPARES)))))
         return [name for name in MARIADB if name in used]
 
     @classmethod

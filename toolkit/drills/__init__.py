@@ -11,10 +11,11 @@ acknowledged, and prints its figures in one block.
 ``redis``      the follower graph's Redis killed and wiped: graph and home feeds rebuilt
                to exactly the MySQL state;
 ``celery``     the Celery worker killed mid fan-out: no feed entry lost, none twice;
-``replica``    one of a master's two replicas killed (``kill -9``): its shards keep
-               taking writes (the other replica acknowledges), nothing lost, the other
-               master and the reads undisturbed, the replica following again once
-               restarted;
+``replica``    one of a master's two replicas killed (``kill -9``), two guards running:
+               its shards keep taking writes (the other replica acknowledges), nothing
+               lost, the other master and the reads undisturbed; with no command typed,
+               the guard puts the map's spare in its place, and the dead one, started
+               again, is the next spare;
 ``strict``     both replicas of a strict range killed: its shards take no write, each
                refused within the read timeout and soon at once, every other write and
                every read undisturbed, nothing lost; writable again once they are back;

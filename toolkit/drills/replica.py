@@ -1,10 +1,13 @@
 """The replica drills, under load:
 
-- ``replica``: one of a master's two replicas killed (``kill -9``). The other replica
-  acknowledges the master's commits, so its shards keep taking writes; the other master's
-  writes and every read go on as before. The killed replica is then started again and
-  follows its master, acknowledging again. Its target is the last replica in service of
-  the first master with two (the planned drill fails over to the first).
+- ``replica``: one of a master's two replicas killed (``kill -9``), two guards running.
+  The other replica acknowledges the master's commits, so its shards keep taking writes;
+  the other master's writes and every read go on as before. With no command typed, the
+  guard replaces the dead replica by the map's spare (a copy of the master), and the
+  range is whole again. The dead one is then started again, wiped of its replication and
+  put back in service: the cluster's spare for the next run. Its target is the last
+  replica in service of the first master with two (the planned drill fails over to the
+  first).
 - ``strict``: both replicas of the last master with two killed, its range ``strict``. No
   server acknowledges its commits, so its shards take no write, and each write is refused
   within the site's read timeout (the first ones wait it out; then the host's writes are
@@ -23,7 +26,9 @@ from __future__ import annotations
 import time
 
 from shardstore.backends.mysql import READ_TIMEOUT
+from shardstore.control import guard
 from shardstore.control.mysql_hosts import HostError
+from shardstore.control.replacement import spares
 from shardstore.topology import Topology
 
 from .base import SETTLE, WARM_UP, DrillError, Drills, Result, shards_of
@@ -32,8 +37,12 @@ from .base import SETTLE, WARM_UP, DrillError, Drills, Result, shards_of
 #: and reads slow down by at most this factor.
 GAP = 5.0
 SLOWER = 3.0
-#: How long the load runs with the replica dead.
+#: How long the load runs with the replica dead before the reads' p99 is taken.
 DEAD = 10.0
+#: The guards' wait before replacing a dead replica, and the bound on the replacement
+#: (from the kill to the spare in the map, acknowledging).
+REPLACE_AFTER = 5.0
+REPLACED_WITHIN = 240.0
 
 
 #: Seconds both replicas stay dead, and the bound on taking writes again once they are back.
@@ -54,24 +63,34 @@ def _with_two(topology: Topology, *, last: bool = False) -> tuple[str, list[str]
 
 
 def replica_killed(d: Drills, result: Result) -> None:
-    """``kill -9`` a replica under load: nothing lost, its master's shards acknowledged
-    throughout (the longest gap at most 5 s), the other master's writes and every read
-    undisturbed (no error, p99 at most 3x), then the replica started again and following."""
+    """``kill -9`` a replica under load, two guards running: nothing lost, its master's
+    shards acknowledged throughout (the longest gap at most 5 s), the other master's writes
+    and every read undisturbed (no error, p99 at most 3x); with no command typed, the
+    spare in its place and the range whole again; the dead one back as the spare."""
     topology = d.topology()
     master, replicas, others = _with_two(topology)
     replica = replicas[-1]
-    result.title = f"a replica of {master} killed (kill -9) under load"
-    result.figure(f"shards {shards_of(topology, master)}: {master} -> {', '.join(replicas)}; {replica} killed")  # fmt: skip
+    spare = next(iter(spares(d.source.current("shards").document)), None)
+    if spare is None:
+        raise DrillError("the shard map has no spare host (start a fresh cluster)")
+    result.title = f"a replica of {master} killed (kill -9) under load, replaced by the guard"
+    result.figure(f"shards {shards_of(topology, master)}: {master} -> {', '.join(replicas)}; {replica} killed, {spare} the spare")  # fmt: skip
 
+    d.source.record(guard.KIND, "recoveries", {})  # an earlier run's cool-down is not this one's
     load = d.load(topology)
-    load.wait(WARM_UP)
-    killed = time.monotonic()
-    before = load.read_p99(load.started, killed)
-    d.cluster[replica].halt(kill=True)
-    d.say(f"{replica} killed")
-    load.wait(DEAD)
-    after = load.read_p99(killed, time.monotonic())
-    acked = load.acked_since(killed, master)
+    options = ("--interval", "0.5", "--replace-after", str(REPLACE_AFTER))
+    with d.guards(2, *options):
+        load.wait(WARM_UP)
+        killed = time.monotonic()
+        before = load.read_p99(load.started, killed)
+        d.cluster[replica].halt(kill=True)
+        d.say(f"{replica} killed")
+        load.wait(DEAD)
+        after = load.read_p99(killed, time.monotonic())
+        acked = load.acked_since(killed, master)
+        waiting = _in_place_of(d, master, spare, killed + REPLACED_WITHIN)
+        took = time.monotonic() - killed
+        d.say(f"{spare} in {replica}'s place after {took:.1f} s" if waiting is None else f"not replaced: {waiting}")  # fmt: skip
     report = d.finish(result, load)
 
     gap = report.groups[master].longest_gap
@@ -84,10 +103,31 @@ def replica_killed(d: Drills, result: Result) -> None:
         after <= SLOWER * max(before, 0.01),
         f"{before * 1000:.0f} ms before, {after * 1000:.0f} ms with {replica} dead",
     )
+    result.bound(f"{spare} replaces {replica} with no command typed, within {REPLACED_WITHIN:g} s", waiting is None, f"{took:.1f} s after the kill (the guard waits {REPLACE_AFTER:g} s)" if waiting is None else waiting)  # fmt: skip
+    pairs = d.manage("shardstore", "pairs")
+    result.bound(f"{master}'s range whole again (shardstore pairs)", pairs.returncode == 0, f"exit {pairs.returncode}")  # fmt: skip
 
-    d.restore()  # started again; its replication resumed, its kept relay log applied first
-    waiting = _acknowledges(d, replica, SETTLE * 5)
-    result.bound(f"{replica} follows {master} again, acknowledging its commits", waiting is None, waiting or "yes")  # fmt: skip
+    # Repaired, the dead one is the next spare: no replication of its own, back in service.
+    d.cluster[replica].restart()
+    with d.admin(d.topology(), replica) as dead:
+        dead.stop_replicating()
+    back = d.manage("shardstore", "host-service", replica, "--in")
+    result.bound(f"{replica} back in service as the spare", back.returncode == 0, f"exit {back.returncode}")  # fmt: skip
+
+
+def _in_place_of(d: Drills, master: str, spare: str, deadline: float) -> str | None:
+    """None once the map names ``spare`` a replica of ``master``, in service, and it
+    replicates from it, acknowledging; else what it is doing at ``deadline``."""
+    state = "not in the map"
+    while time.monotonic() < deadline:
+        topology = d.topology()
+        named = any(r.master == master and spare in r.replicas for r in topology.ranges)
+        if named and spare not in topology.out_of_service:
+            state = _acknowledges(d, spare, 2.0) or ""
+            if not state:
+                return None
+        time.sleep(0.5)
+    return state
 
 
 def both_replicas_killed(d: Drills, result: Result) -> None:

@@ -2,18 +2,24 @@
 # mysql001b in the second and mysql001c in the first again, so the two replicas
 # never share a zone and a zone's loss leaves a replica that has every
 # acknowledged write. Which member is master is the shard map's business; the
-# first layout makes "a" the master, "b" and "c" its replicas.
+# first layout makes "a" the master, "b" and "c" its replicas. The spares
+# (mysqlspare01, ...), alternately in each zone, serve no range: the guard
+# (shardstore guard) makes one a replica in the place of one that died.
 
 locals {
-  pairs = [for i in range(1, var.pair_count + 1) : format("mysql%03d", i)]
+  pairs  = [for i in range(1, var.pair_count + 1) : format("mysql%03d", i)]
+  spares = [for i in range(1, var.spare_count + 1) : format("mysqlspare%02d", i)]
 
-  hosts = merge([
-    for pair in local.pairs : {
-      "${pair}a" = var.private_subnet_ids[0]
-      "${pair}b" = var.private_subnet_ids[1]
-      "${pair}c" = var.private_subnet_ids[0]
-    }
-  ]...)
+  hosts = merge(
+    merge([
+      for pair in local.pairs : {
+        "${pair}a" = var.private_subnet_ids[0]
+        "${pair}b" = var.private_subnet_ids[1]
+        "${pair}c" = var.private_subnet_ids[0]
+      }
+    ]...),
+    { for i, spare in local.spares : spare => var.private_subnet_ids[i % 2] },
+  )
 }
 
 module "host" {

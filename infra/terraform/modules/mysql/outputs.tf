@@ -1,3 +1,14 @@
+output "spares" {
+  description = "[{name, address, zone}] of the spare shard hosts, in order."
+  value = [
+    for spare in local.spares : {
+      name    = module.host[spare].name
+      address = module.host[spare].address
+      zone    = module.host[spare].zone
+    }
+  ]
+}
+
 output "pairs" {
   description = "[{name, master = {name, address, zone}, replicas = [{name, address, zone}, ...]}], in pair order."
   value = [

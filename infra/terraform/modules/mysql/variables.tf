@@ -14,6 +14,11 @@ variable "pair_count" {
   type        = number
 }
 
+variable "spare_count" {
+  description = "Shard hosts that serve no range, for the guard to replace a dead replica with."
+  type        = number
+}
+
 variable "instance_type" {
   description = "Instance type with NVMe instance-store drives."
   type        = string

@@ -26,6 +26,8 @@
 # @param ssm_prefix The SSM path of this environment's parameters.
 # @param host This host's name (the fact pinboard_host, e.g. mysql001a).
 # @param mysql_pairs The deploy's MySQL pairs.
+# @param mysql_spares The deploy's spare shard hosts: configured alike, serving no range
+#   until the guard makes one a replica in the place of one that died.
 class profile::mysql_shard (
   Pattern[/\A\//] $datadir,
   Pattern[/\A\//] $mountpoint,
@@ -42,14 +44,18 @@ class profile::mysql_shard (
   Pattern[/\A\/.*\/\z/] $ssm_prefix = lookup('pinboard::ssm_prefix'),
   String[1] $host = $facts['pinboard_host'],
   Array[Struct[{ master => String[1], replicas => Array[String[1], 1] }], 1] $mysql_pairs = lookup('pinboard::mysql_pairs'),
+  Array[String[1]] $mysql_spares = lookup('pinboard::mysql_spares', Array[String[1]], 'first', []),
 ) {
   include profile::base
 
   $pair = $mysql_pairs.filter |$p| { $host == $p['master'] or $host in $p['replicas'] }
-  if $pair.empty {
-    fail("${host} is in no MySQL pair of pinboard::mysql_pairs")
+  if $pair.empty and !($host in $mysql_spares) {
+    fail("${host} is in no MySQL pair of pinboard::mysql_pairs, nor in pinboard::mysql_spares")
   }
-  $deploy_role = $pair[0]['master'] ? { $host => 'master', default => 'replica' }
+  $deploy_role = $pair.empty ? {
+    true    => 'spare',
+    default => $pair[0]['master'] ? { $host => 'master', default => 'replica' },
+  }
 
   package { ['mariadb-server', 'mdadm']:
     ensure => installed,
