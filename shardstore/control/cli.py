@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..exceptions import ShardStoreError
-from . import cli_guard, documents
+from . import cli_backup, cli_guard, documents
 from . import cli_reports as reports
 from .cache_servers import plan_cache_server
 from .cli_reports import shard_span
@@ -66,7 +66,7 @@ from .split_revert import plan_split_revert
 OPERATIONS = (
     "bring-up", "open-range", "close-range", "host-service", "cache-server", "redis-move", "failover",
     "split", "cleanup", "rebuild", "reopen", "durability", "diff", "operations", "abort", "resume",
-    "pairs", "guard",
+    "pairs", "guard", "backup",
 )  # fmt: skip
 
 
@@ -157,6 +157,7 @@ def add_parsers(commands: Any) -> None:
     for parser in parsers.values():
         parser.add_argument("--dry-run", action="store_true", help="print the plan only")
     cli_guard.add_parser(commands)
+    cli_backup.add_parser(commands)
     p = commands.add_parser("operations", help="the runs the journal holds open")
     p.add_argument("--json", action="store_true", help="as JSON, for scripts")
     p = commands.add_parser("abort", help="undo a run that was left open (see operations)")
@@ -318,6 +319,8 @@ def handle(args: argparse.Namespace, control: Control, out: TextIO) -> int:
         return reports.pairs(args, control, out)
     if args.command == "guard" and args.verb in ("run", "status"):
         return cli_guard.handle(args, control, out)
+    if args.command == "backup":
+        return cli_backup.handle(args, control, out)
     if args.command in ("operations", "abort", "resume"):
         return reports.open_operations(args, control, out)
     started = time.monotonic()

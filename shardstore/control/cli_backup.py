@@ -1,0 +1,86 @@
+"""``shardstore backup``: back a shard host up into a store (``take``), or list the backups
+a store holds (``list``). ``take`` names a host, or a range (``FIRST-LAST``): then its first
+replica that answers and replicates (its master only with ``--master``), so a backup never
+loads the host that takes the writes. It runs on the host's own machine (mariadb-backup
+copies its data files: ``shardstore/backups/physical.py``)."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any, TextIO
+
+from ..backups.manifest import manifests
+from ..backups.physical import take
+from ..backups.store import open_store
+from ..exceptions import InvalidTopology
+from ..replicas import replicas_of
+from . import documents
+from .cli_reports import shard_span
+from .config_source import ConfigError
+from .context import Control
+from .mysql_hosts import HostError
+
+
+def add_parser(commands: Any) -> None:
+    backup = commands.add_parser("backup", help="back a shard host up into a store, or list the backups")  # fmt: skip
+    verbs = backup.add_subparsers(dest="verb", required=True)
+    made = verbs.add_parser("take", help="a physical backup (mariadb-backup, zstd) of a host")
+    made.add_argument("target", help="a host of the shard map, or a range FIRST-LAST (its replica)")  # fmt: skip
+    made.add_argument("--master", action="store_true", help="with a range: back its master up")
+    listed = verbs.add_parser("list", help="the finished backups, oldest first")
+    listed.add_argument("--host", help="of this host only")
+    for parser in (made, listed):
+        parser.add_argument("--store", required=True, help="file:///DIRECTORY or s3://BUCKET/PREFIX")  # fmt: skip
+        parser.add_argument("--endpoint-url", help="an S3 API server other than AWS's")
+        parser.add_argument("--kms-key", help="S3: the KMS key each object is encrypted with")
+
+
+def handle(args: argparse.Namespace, control: Control, out: TextIO) -> int:
+    store = open_store(args.store, endpoint_url=args.endpoint_url, kms_key=args.kms_key)
+    if args.verb == "list":
+        for m in manifests(store, args.host):
+            when = time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(m.started))
+            out.write(f"{m.host}/{m.name}  {when}  {m.size / 1e6:.1f} MB in {len(m.parts)} parts, {m.ended - m.started:.1f}s  shards {m.ranges}  at {m.gtid or '-'}\n")  # fmt: skip
+        return 0
+    document = control.source.current(documents.SHARDS).document
+    host = _host(control, document, args.target, master=args.master)
+    ranges = ", ".join(f"{r['range'][0]}-{r['range'][1]}" for r in document["ranges"] if host in (r["master"], *replicas_of(r)))  # fmt: skip
+    address = document["hosts"][host]
+    with control.mysql(address) as h:
+        login = (h.user, h.password)
+    out.write(f"backing {host} (shards {ranges or 'none'}) up into {store.url}\n")
+
+    def say(line: str) -> None:
+        out.write(f"    {line}\n")
+
+    made = take(store, host=host, address=address, login=login, ranges=ranges, say=say)
+    out.write(f"{made.key}: {made.size / 1e6:.1f} MB in {len(made.parts)} parts, {made.ended - made.started:.1f}s, at {made.gtid or '-'}\n")  # fmt: skip
+    return 0
+
+
+def _host(control: Control, document: dict[str, Any], target: str, *, master: bool) -> str:
+    """The host ``target`` names, or the one of its range to back up; InvalidTopology."""
+    if target in document["hosts"]:
+        if not str(document["hosts"][target]).startswith("mysql://"):
+            raise InvalidTopology(f"{target} is not a MySQL host")
+        return target
+    try:
+        span = list(shard_span(target))
+    except ConfigError:
+        raise InvalidTopology(f"no host {target} in the shard map (nor a range FIRST-LAST)") from None  # fmt: skip
+    entry = next((r for r in document["ranges"] if r["range"] == span), None)
+    if entry is None:
+        raise InvalidTopology(f"no host {target} and no range {target} in the shard map")
+    if master:
+        return str(entry["master"])
+    out = set(document.get("out_of_service", []))
+    for name in (n for n in replicas_of(entry) if n not in out):
+        try:
+            with control.mysql(document["hosts"][name]) as r:
+                status = r.replica_status()
+            if status is not None and status.healthy:
+                return str(name)
+        except HostError:
+            continue
+    raise InvalidTopology(f"no replica of {target} answers and replicates: back its master up with --master")  # fmt: skip
