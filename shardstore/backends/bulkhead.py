@@ -67,6 +67,8 @@ class Bulkhead:
         if self._held.writing:  # already a write's place
             yield
             return
+        if self._held.placeless:  # a write before gave its session's place up in vain
+            raise self._busy(shard_id, "sessions")
         self._free.release()
         writes = self._writes.acquire(timeout=self.wait)
         self._held.placeless = not self._free.acquire(timeout=self.wait)
