@@ -54,6 +54,14 @@ class InvalidField(DomainError):
     code = "invalid"
 
 
+class IdempotencyKeyReused(DomainError):
+    """An ``Idempotency-Key`` sent again with another request than the one it was first
+    sent with (``api/idempotency.py``); nothing was written."""
+
+    status = 422
+    code = "idempotency_key_reused"
+
+
 class WrongPassword(InvalidField):
     """The password given is not the account's (``ratelimit.password_attempt`` counts it)."""
 

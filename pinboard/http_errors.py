@@ -30,6 +30,7 @@ from shardstore import (
     InvalidCursor,
     InvalidId,
     InvalidKey,
+    KeyReused,
     NotFound,
     ObjectTooLarge,
     ShardUnavailable,
@@ -41,6 +42,7 @@ from .errors import (
     BadRequest,
     DomainError,
     Forbidden,
+    IdempotencyKeyReused,
     NotFoundError,
     ServiceUnavailable,
     TooLarge,
@@ -97,6 +99,11 @@ def client_error(exc: BaseException, *, page: bool = False) -> DomainError | Non
         return NotFoundError("no such object")
     if isinstance(exc, InvalidKey):
         return BadRequest(str(exc))
+    if isinstance(exc, KeyReused):
+        return IdempotencyKeyReused(
+            "this Idempotency-Key was sent before with another request; send a new key"
+            " with each new request"
+        )
     if isinstance(exc, RequestDataTooBig | ObjectTooLarge):
         return TooLarge("the request body is too large")
     if isinstance(exc, MultiPartParserError | UnreadablePostError):

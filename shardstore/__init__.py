@@ -21,11 +21,13 @@ script each build a Store from a Topology and the site's Catalog, and use it alo
 
 from .catalog import Catalog, Lookup, ObjectType, Relation, inverse_pair
 from .exceptions import (
+    AlreadyCreated,
     DuplicateKey,
     InvalidCursor,
     InvalidId,
     InvalidKey,
     InvalidTopology,
+    KeyReused,
     NotFound,
     ObjectTooLarge,
     ShardMoving,
@@ -38,6 +40,7 @@ from .exceptions import (
     WriteConflict,
     WrongType,
 )
+from .idempotency import IdempotencyKey, IdempotencyKeys
 from .ids import ObjectId, compose, decompose, group_by_shard, shard_of
 from .interface import (
     LookupTableInterface,
@@ -52,12 +55,16 @@ from .store import Store
 from .topology import ShardRange, Topology
 
 __all__ = [
+    "AlreadyCreated",
     "Catalog",
     "DuplicateKey",
+    "IdempotencyKey",
+    "IdempotencyKeys",
     "InvalidCursor",
     "InvalidId",
     "InvalidKey",
     "InvalidTopology",
+    "KeyReused",
     "Lookup",
     "LookupTableInterface",
     "MappingTableInterface",

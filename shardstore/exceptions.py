@@ -133,3 +133,19 @@ class InvalidKey(ShardStoreError, ValueError):
 
 class ObjectTooLarge(ShardStoreError, ValueError):
     """An object's JSON is larger than the store accepts (the same limit on every backend)."""
+
+
+class KeyReused(ShardStoreError, ValueError):
+    """An idempotency key was sent again with another request than the one it was first
+    used for (another fingerprint, ``idempotency.py``). Nothing was written: a client
+    sends a new key for each new request."""
+
+
+class AlreadyCreated(ShardStoreError):
+    """A create with an idempotency key found that the key already names an object: an
+    earlier attempt's, committed (perhaps after its caller had given up on it, or while
+    this one waited for its lock). Nothing was written; ``object_id`` is that object."""
+
+    def __init__(self, object_id: int) -> None:
+        super().__init__(f"an earlier attempt with this idempotency key made {object_id}")
+        self.object_id = object_id

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 if TYPE_CHECKING:
     from .backends import Backend, Dialect, Session, TableSet
     from .catalog import Catalog, Lookup, ObjectType, Relation
+    from .idempotency import IdempotencyKey, IdempotencyKeys
     from .selects import Rows, Select
     from .topology import Topology
 
@@ -56,8 +57,12 @@ class ObjectTableInterface(Protocol):
 
     type: ObjectType
 
-    def create(self, shard_id: int, data: Mapping[str, Any]) -> int:
-        """Insert ``data`` on ``shard_id``; returns the new object's full ID."""
+    def create(
+        self, shard_id: int, data: Mapping[str, Any], *, key: IdempotencyKey | None = None
+    ) -> int:
+        """Insert ``data`` on ``shard_id``; returns the new object's full ID. With an
+        idempotency ``key``, the key's row goes in the same transaction; AlreadyCreated
+        (nothing written) if the key names an object already."""
         ...
 
     def get(
@@ -215,6 +220,10 @@ class StoreInterface(Protocol):
     def mapping(self, name: str) -> MappingTableInterface: ...
 
     def lookup(self, name: str) -> LookupTableInterface: ...
+
+    def idempotency_keys(self) -> IdempotencyKeys:
+        """Idempotency keys' claims and rows, on the shards themselves (never cached)."""
+        ...
 
     def edges_exist(self, edges: Iterable[tuple[str, int, int]]) -> set[tuple[str, int, int]]:
         """Which of these ``(relation, from_id, to_id)`` edges are mapped."""

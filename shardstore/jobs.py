@@ -207,3 +207,18 @@ register(
         params={"check": CHECK},
     )
 )
+
+
+def _expire_keys_chunk(context: JobContext, chunk: Chunk, params: Params) -> Summary:
+    """Delete the chunk's shards' expired idempotency keys (shardstore/idempotency.py)."""
+    keys = context.store.idempotency_keys()
+    return {"expired": sum(keys.expire(shard_id) for shard_id in chunk.shards)}
+
+
+register(
+    JobKind(
+        "idempotency-expire",
+        "Delete expired idempotency keys (a daily run keeps their tables to a day of creates)",
+        _expire_keys_chunk,
+    )
+)

@@ -19,6 +19,7 @@ import orjson
 
 from .catalog import ObjectType
 from .exceptions import NotFound, ObjectTooLarge
+from .idempotency import IdempotencyKey, record
 from .ids import MAX_LOCAL_ID, compose, decompose, group_by_shard
 from .interface import Changes, ShardAccess
 from .selects import Rows, Select, Selects
@@ -81,12 +82,37 @@ class ObjectTable:
         self._delete = f"DELETE FROM {{db}}.{table} WHERE local_id = %s"
         self._scan = f"SELECT local_id, data FROM {{db}}.{table} WHERE local_id > %s ORDER BY local_id LIMIT %s"
 
-    def create(self, shard_id: int, data: Mapping[str, Any]) -> int:
-        """Insert ``data`` on ``shard_id`` and return the new object's full ID."""
-        text = _encode(data)
-        with self._store.session(shard_id) as session:
-            local_id = session.insert(self._insert, (text,))
-        return compose(shard_id, self.type.type_id, local_id)
+    def create(
+        self, shard_id: int, data: Mapping[str, Any], *, key: IdempotencyKey | None = None
+    ) -> int:
+        """Insert ``data`` on ``shard_id`` and return the new object's full ID.
+
+        With an idempotency ``key``, the object and the key's row are one transaction
+        (``idempotency.py``): ``AlreadyCreated`` (nothing written) if the key names an
+        object already, ``KeyReused`` if it was sent with another request."""
+        if key is None:
+            text = _encode(data)
+            with self._store.session(shard_id) as session:
+                local_id = session.insert(self._insert, (text,))
+            return compose(shard_id, self.type.type_id, local_id)
+        return self._store.transaction(
+            shard_id, lambda session: self.insert(session, shard_id, data, key=key)
+        )
+
+    def insert(
+        self,
+        session: Session,
+        shard_id: int,
+        data: Mapping[str, Any],
+        *,
+        key: IdempotencyKey | None = None,
+    ) -> int:
+        """``create``'s statements in a write session of the caller's on ``shard_id``
+        (committed with the rest of its transaction). Returns the new object's full ID."""
+        object_id = compose(shard_id, self.type.type_id, session.insert(self._insert, (_encode(data),)))  # fmt: skip
+        if key is not None:
+            record(session, key, object_id)
+        return object_id
 
     def get(
         self, object_id: int | str, *, include_inactive: bool = False, counts: Sequence[str] = ()

@@ -17,10 +17,12 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from . import idempotency
 from .backends import Backend, Dialect, Session, TableSet, batched, open_backend
 from .catalog import Catalog
 from .exceptions import WriteConflict, WritesInFlight
 from .fence import HOLD_SECONDS, WriteFence
+from .idempotency import IdempotencyKeys
 from .ids import shard_of
 from .interface import QueryCount
 from .lookups import LookupTable
@@ -59,12 +61,13 @@ class Store:
         self._objects = {name: ObjectTable(self, t) for name, t in catalog.types.items()}
         self._mappings = {name: MappingTable(self, r) for name, r in catalog.relations.items()}
         self._lookups = {name: LookupTable(self, lk) for name, lk in catalog.lookups.items()}
+        self._idempotency_keys = IdempotencyKeys(self)
         tables = self.table_set()
         self._meter = SqlMeter(
             {
                 **dict.fromkeys(tables.objects, "object"),
                 **dict.fromkeys([*tables.mappings, "mapping_counts"], "mapping"),
-                **dict.fromkeys(tables.lookups, "lookup"),
+                **dict.fromkeys([*tables.lookups, *idempotency.TABLES], "lookup"),
             }
         )
         self.set_topology(topology)
@@ -240,6 +243,10 @@ class Store:
         """A mod-shard lookup table by its catalog name."""
         self.catalog.lookup(name)
         return self._lookups[name]
+
+    def idempotency_keys(self) -> IdempotencyKeys:
+        """Idempotency keys' claims and rows (``idempotency.py``)."""
+        return self._idempotency_keys
 
     def edges_exist(self, edges: Iterable[tuple[str, int, int]]) -> set[tuple[str, int, int]]:
         """Which of these ``(relation, from_id, to_id)`` edges are mapped: one query per shard.

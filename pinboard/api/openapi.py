@@ -23,8 +23,9 @@ from django.urls import URLResolver, get_resolver, reverse
 from ..errors import RateLimited
 from ..image_files import MAX_BYTES
 from ..ratelimit import SEARCHES, UNSAFE, is_log_out
+from . import idempotency
 from .http import MAX_JSON_BYTES, MAX_JSON_DEPTH, endpoint, not_found, schema_fields
-from .operations import JSON, Operation, declared
+from .operations import JSON, Operation, declared, takes_idempotency_key
 from .schemas import Error
 from .views.auth import token_lifetime
 
@@ -36,13 +37,15 @@ ERRORS = {
     400: "Malformed request: not JSON, wrong content type, a missing or unknown field,"
     f" a bad `limit` or `cursor`, a JSON body over {MAX_JSON_BYTES // 1024} KiB or nested"
     f" more than {MAX_JSON_DEPTH} deep; or an image that could not be fetched from the"
-    " `source_url` given for it (`could_not_fetch`).",
+    " `source_url` given for it (`could_not_fetch`); or a malformed `Idempotency-Key`.",
     401: "No token, or a bad one (`Authorization: Token <token>`).",
     403: "The object is not yours.",
-    404: "Unknown ID, or an ID that is malformed or of another type.",
+    404: "Unknown ID, or an ID that is malformed or of another type; or, for a create sent"
+    " again with its `Idempotency-Key`, the object it made has been deleted since.",
     409: "The username or email is taken.",
     413: f"Too large: an image over {MAX_BYTES // (1024 * 1024)} MB, or the request body.",
-    422: "A field's value is invalid; `error.field` names it.",
+    422: "A field's value is invalid; `error.field` names it. Or an `Idempotency-Key` sent"
+    " before with another request (`idempotency_key_reused`): nothing was written.",
     429: "Too many attempts over a sliding window: log-ins per client address and per"
     " account, sign-ups per address, new and saved pins and avatar uploads per pinner, every"
     " write and search per address and per pinner; `Retry-After` says how many seconds"
@@ -102,7 +105,10 @@ def build() -> dict[str, Any]:
             " `Authorization: Token <token>` (from `POST /api/v1/auth/token`);"
             " the others ignore the header. A token expires after"
             f" {token_lifetime()}; `DELETE /api/v1/auth/token` revokes it, and a password"
-            " change revokes all of the pinner's tokens. HEAD is answered wherever GET is.",
+            " change revokes all of the pinner's tokens. HEAD is answered wherever GET is."
+            " The creates take an `Idempotency-Key` header: a create sent again with its key"
+            " (after no answer or a 503) is answered with the object the first attempt made,"
+            " never a second one.",
         },
         "paths": paths,
         "components": {
@@ -184,6 +190,8 @@ def operation_object(
             parameter(name, "query", annotation, required=name in required)
             for name, annotation in typing.get_type_hints(op.query, include_extras=True).items()
         ]
+    if takes_idempotency_key(handler):
+        parameters.append(dict(idempotency.header_parameter()))
     if parameters:
         result["parameters"] = parameters
     if op.body is not None:

@@ -13,7 +13,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ..errors import BadRequest, DomainError, ServiceUnavailable, TooLarge, Unauthenticated
+from ..errors import (
+    BadRequest,
+    DomainError,
+    IdempotencyKeyReused,
+    NotFoundError,
+    ServiceUnavailable,
+    TooLarge,
+    Unauthenticated,
+)
 
 Handler = TypeVar("Handler", bound=Callable[..., Any])
 
@@ -54,7 +62,9 @@ def operation(
     ``status``); without it the success is a 204. ``errors``: the domain errors the
     handler raises; those the HTTP layer adds are implied: a storage outage (503) for
     every operation, a missing or bad token (401) with ``auth``, a malformed or too
-    large body (400, 413) with ``body``, malformed parameters (400) with ``query``."""
+    large body (400, 413) with ``body``, malformed parameters (400) with ``query``, and
+    for a handler that takes ``Idempotency-Key`` (``idempotency.idempotent``) a malformed
+    key (400), one sent with another request (422), its object deleted since (404)."""
     implied: list[type[DomainError]] = [ServiceUnavailable]
     if auth:
         implied.append(Unauthenticated)
@@ -62,22 +72,29 @@ def operation(
         implied += [BadRequest, TooLarge]
     if query is not None:
         implied.append(BadRequest)
-    declared = Operation(
-        summary=summary,
-        status=status or (200 if ok is not None else 204),
-        response=ok,
-        errors=tuple(dict.fromkeys([*errors, *implied])),
-        auth=auth,
-        body=body,
-        media_type=media_type,
-        query=query,
-    )
 
     def declare(handler: Handler) -> Handler:
-        _DECLARED[handler] = declared
+        keyed: list[type[DomainError]] = []
+        if takes_idempotency_key(handler):  # a malformed key, one sent before, its object deleted
+            keyed = [BadRequest, IdempotencyKeyReused, NotFoundError]
+        _DECLARED[handler] = Operation(
+            summary=summary,
+            status=status or (200 if ok is not None else 204),
+            response=ok,
+            errors=tuple(dict.fromkeys([*errors, *implied, *keyed])),
+            auth=auth,
+            body=body,
+            media_type=media_type,
+            query=query,
+        )
         return handler
 
     return declare
+
+
+def takes_idempotency_key(handler: Callable[..., Any]) -> bool:
+    """Whether the handler honours ``Idempotency-Key`` (``idempotency.idempotent`` marks it)."""
+    return bool(getattr(handler, "idempotent", False))
 
 
 def declared(handler: Callable[..., Any]) -> Operation:

@@ -4,17 +4,17 @@ its owner's shard, listed in the owner's public or secret boards (``social.rules
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from django.utils import timezone
 from django.utils.text import slugify
 
-from shardstore import DuplicateKey, shard_of
+from shardstore import DuplicateKey, IdempotencyKey, shard_of
 from social.rules import board_list, board_list_of, is_secret, secret_flag
 
 from ..data_plane import cached_store
 from ..entities import Board
-from ..errors import InvalidField
+from ..errors import InvalidField, NotFoundError
 from ..notifications.actions import forget as forget_notifications
 from ..pins.actions import delete_pins_of_board
 from ..search.tasks import index_board
@@ -50,6 +50,8 @@ def _claim_slug(owner_id: int, name: str, board_id: int) -> str:
             slugs.insert(slug_key(owner_id, slug), board_id)
             return slug
         except DuplicateKey:
+            if slugs.get(slug_key(owner_id, slug)) == board_id:  # claimed by an earlier try
+                return slug
             continue
     raise InvalidField("too many boards share this name", field="name")
 
@@ -61,11 +63,15 @@ def clean_secret(secret: object) -> bool:
 
 
 def create_board(
-    owner_id: int, name: object, description: object = "", secret: object = False
+    owner_id: int,
+    name: object,
+    description: object = "",
+    secret: object = False,
+    *,
+    key: IdempotencyKey | None = None,
 ) -> Board:
     name, description = clean_name(name), clean_description(description, most=MAX_DESCRIPTION)
     secret = clean_secret(secret)
-    store = cached_store()
     data = {
         "owner_id": owner_id,
         "name": name,
@@ -73,14 +79,31 @@ def create_board(
         **secret_flag(secret),
         "created_at": timezone.now().isoformat(),
     }
-    board_id = store.objects("board").create(shard_of(owner_id), data)
-    slug = _claim_slug(owner_id, name, board_id)
-    store.objects("board").update(board_id, {"slug": slug})
-    store.mapping(board_list(secret)).add(owner_id, board_id)
+    board_id = cached_store().objects("board").create(shard_of(owner_id), data, key=key)
+    return _list_board(cast("Board", {**data, "id": board_id}))
+
+
+def _list_board(board: Board) -> Board:
+    """What shows a new board, each step harmless to take again (``resume_board``): its
+    slug, then its owner's list. Returns the board as stored."""
+    store, board_id, owner_id = cached_store(), board["id"], board["owner_id"]
+    if not board.get("slug"):
+        slug = _claim_slug(owner_id, board["name"], board_id)
+        store.objects("board").update(board_id, {"slug": slug})
+    store.mapping(board_list_of(board)).add(owner_id, board_id)
     index_board.delay(board_id)
+    listed = get_board(board_id)
+    assert listed is not None
+    return listed
+
+
+def resume_board(owner_id: int, board_id: int) -> Board:
+    """The owner's board an earlier attempt made (its idempotency key names it), listed
+    as ``create_board`` lists one. NotFoundError if it has been deleted since."""
     board = get_board(board_id)
-    assert board is not None
-    return board
+    if board is None or board["owner_id"] != owner_id:
+        raise NotFoundError("the board made with this idempotency key has been deleted")
+    return _list_board(board)
 
 
 def update_board(actor_id: int, board_id: int, changes: Mapping[str, object]) -> Board:

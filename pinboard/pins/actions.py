@@ -3,7 +3,9 @@ edit, delete, comment and delete comments.
 
 A pin lives on its board's shard (and so its owner's). Create writes the pin
 object, then the mappings that make it visible (board_has_pins with its
-inverse, the owner's user_has_pins, or user_has_secret_pins on a secret board); a crash in between leaves an object no list shows.
+inverse, the owner's user_has_pins, or user_has_secret_pins on a secret board); a crash in
+between leaves an object no list shows, unless the create is sent again with its
+idempotency key: the retry takes the steps left (``resume_pin``, ``resume_comment``).
 
 An uploaded image belongs to the pin that uploaded it (``image["source_pin"]``,
 copied by saves); ``pin_image_used_by_pins`` maps that pin to every pin showing
@@ -24,12 +26,11 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.files.base import ContentFile
 from django.core.validators import URLValidator
-from django.utils import timezone
 
-from shardstore import shard_of
-from shardstore.mappings import now_sequence
+from shardstore import IdempotencyKey, shard_of
 from social.rules import announces_save, is_save, is_secret, pin_list, pin_list_on, save_fields
 
+from .. import moments
 from ..boards.privacy import (
     actionable_pin,
     deletable_pin,
@@ -39,6 +40,7 @@ from ..boards.privacy import (
     savable_to,
     visible_pin,
 )
+from ..boards.queries import get_board
 from ..data_plane import cached_store, get_feeds
 from ..entities import Board, Comment, Pin, PinImage
 from ..errors import CouldNotFetch, Forbidden, InvalidField, NotFoundError, TooLarge
@@ -82,34 +84,49 @@ class NewPin(TypedDict):
     saved_from_secret: NotRequired[bool]
 
 
-def _post(actor_id: int, board: Board, data: NewPin, *, upload: bool) -> Pin:
-    store, sequence, board_id = cached_store(), now_sequence(), board["id"]
-    created_at = timezone.now().isoformat()
-    stored = {**data, "board_id": board_id, "owner_id": actor_id, "created_at": created_at}
+def _post(
+    actor_id: int, board: Board, data: NewPin, *, upload: bool, key: IdempotencyKey | None
+) -> Pin:
+    """Make the pin (with its idempotency ``key``'s row, if any), then list it."""
+    _, created_at = moments.now()
+    stored = {**data, "board_id": board["id"], "owner_id": actor_id, "created_at": created_at}
     try:
-        pin_id = store.objects("pin").create(shard_of(board_id), stored)
+        pin_id = cached_store().objects("pin").create(shard_of(board["id"]), stored, key=key)
     except BaseException:
         if upload:  # no pin names the files just stored: none are left behind
             delete_image(data["image"])
         raise
-    image = data["image"]
-    if upload:  # the image is this pin's own
+    return _list_pin(cast("Pin", {**stored, "id": pin_id}), board)
+
+
+def _list_pin(pin: Pin, board: Board) -> Pin:
+    """What shows a new pin, each step harmless to take again (a retried create finishes
+    what its first attempt left undone: ``resume_pin``). Returns the pin as stored."""
+    store, pin_id, sequence = cached_store(), pin["id"], moments.sequence_of(pin["created_at"])
+    image = pin["image"]
+    if not is_save(pin) and image.get("source_pin") != pin_id:  # an upload's image is its own
         image = {**image, "source_pin": pin_id}
         store.objects("pin").update(pin_id, {"image": image})
     source_pin = image.get("source_pin")
     if source_pin is not None:  # before the pin is listed: its image is in use from now on
         store.mapping("pin_image_used_by_pins").add(source_pin, pin_id)
-    store.mapping("board_has_pins").add(board_id, pin_id, sequence=sequence)
-    store.mapping(pin_list_on(board)).add(actor_id, pin_id, sequence=sequence)
-    pin = get_pin(pin_id)
-    assert pin is not None
-    feeds.send_to_followers(pin, sequence)
+    store.mapping("board_has_pins").add(board["id"], pin_id, sequence=sequence)
+    store.mapping(pin_list_on(board)).add(pin["owner_id"], pin_id, sequence=sequence)
+    listed = get_pin(pin_id)
+    assert listed is not None
+    feeds.send_to_followers(listed, sequence)
     index_pin.delay(pin_id)
-    return pin
+    return listed
 
 
 def create_pin(
-    actor_id: int, board_id: int, image: Any, description: object = "", link: object = ""
+    actor_id: int,
+    board_id: int,
+    image: Any,
+    description: object = "",
+    link: object = "",
+    *,
+    key: IdempotencyKey | None = None,
 ) -> Pin:
     board = pinnable_board(actor_id, board_id)
     data: NewPin = {
@@ -117,11 +134,17 @@ def create_pin(
         "link": clean_link(link),
         "image": store_image(image, private=is_secret(board)),
     }
-    return _post(actor_id, board, data, upload=True)
+    return _post(actor_id, board, data, upload=True, key=key)
 
 
 def create_pin_from_url(
-    actor_id: int, board_id: int, source_url: object, description: object = "", link: object = ""
+    actor_id: int,
+    board_id: int,
+    source_url: object,
+    description: object = "",
+    link: object = "",
+    *,
+    key: IdempotencyKey | None = None,
 ) -> Pin:
     """A pin of the image at ``source_url``, or of the image the web page there offers,
     checked and stored as an upload is. Without a link of its own the pin links to where
@@ -140,9 +163,8 @@ def create_pin_from_url(
         raise CouldNotFetch(refused.message) from None
     if not link:
         link = _link_or_nothing(fetched.source_url)
-    return _post(
-        actor_id, board, {"description": description, "link": link, "image": image}, upload=True
-    )
+    data: NewPin = {"description": description, "link": link, "image": image}
+    return _post(actor_id, board, data, upload=True, key=key)
 
 
 def _link_or_nothing(url: str) -> str:
@@ -152,7 +174,14 @@ def _link_or_nothing(url: str) -> str:
         return ""
 
 
-def save_pin(actor_id: int, pin_id: int, board_id: int, description: object = None) -> Pin:
+def save_pin(
+    actor_id: int,
+    pin_id: int,
+    board_id: int,
+    description: object = None,
+    *,
+    key: IdempotencyKey | None = None,
+) -> Pin:
     """Repin: a new pin on one of the actor's boards that records where it came from (a
     secret board's pin only where the copy stays secret: ``boards.privacy.savable_to``)."""
     source, source_board = actionable_pin(actor_id, pin_id)
@@ -165,12 +194,32 @@ def save_pin(actor_id: int, pin_id: int, board_id: int, description: object = No
         "image": source["image"],
         **save_fields(pin_id, source_board),
     }
-    pin = _post(actor_id, board, data, upload=False)
-    sequence = now_sequence()
-    cached_store().mapping("pin_saved_as_pins").add(pin_id, pin["id"], sequence=sequence)
-    if announces_save(board):
-        notifications.announce(source["owner_id"], SAVE, actor_id, pin_id, sequence)
+    pin = _post(actor_id, board, data, upload=False, key=key)
+    _list_save(pin, source["owner_id"], board)
     return pin
+
+
+def _list_save(pin: Pin, source_owner_id: int, board: Board) -> None:
+    """What a save adds to its pin's listing (harmless to do again, as ``_list_pin``)."""
+    source_id, sequence = pin["saved_from"], moments.sequence_of(pin["created_at"])
+    cached_store().mapping("pin_saved_as_pins").add(source_id, pin["id"], sequence=sequence)
+    if announces_save(board):
+        notifications.announce(source_owner_id, SAVE, pin["owner_id"], source_id, sequence)
+
+
+def resume_pin(actor_id: int, pin_id: int) -> Pin:
+    """The actor's pin an earlier attempt of a create or save made (its idempotency key
+    names it), listed as a finished create lists it: the steps that attempt did not get
+    to are taken now. NotFoundError if it has been deleted since."""
+    pin = get_pin(pin_id)
+    board = get_board(pin["board_id"]) if pin is not None else None
+    if pin is None or board is None or pin["owner_id"] != actor_id:
+        raise NotFoundError("the pin made with this idempotency key has been deleted")
+    listed = _list_pin(pin, board)
+    source = get_pin(pin["saved_from"]) if is_save(pin) else None
+    if source is not None:  # (a source deleted since has had its saves list cleared)
+        _list_save(listed, source["owner_id"], board)
+    return listed
 
 
 def update_pin(actor_id: int, pin_id: int, changes: Mapping[str, object]) -> Pin:
@@ -257,26 +306,45 @@ def clean_comment(text: object) -> str:
     return multi_line(text, "text").strip()
 
 
-def add_comment(actor_id: int, pin_id: int, text: object) -> Comment:
+def add_comment(
+    actor_id: int, pin_id: int, text: object, *, key: IdempotencyKey | None = None
+) -> Comment:
     text = clean_comment(text)
     pin, _ = actionable_pin(actor_id, pin_id)
     author = get_user(actor_id, counts=False)
     if author is None:
         raise NotFoundError("no such user")
-    store = cached_store()
     data = {
         "pin_id": pin_id,
         "author_id": actor_id,
         "author_username": author["username"],  # usernames never change
         "text": text,
-        "created_at": timezone.now().isoformat(),
+        "created_at": moments.now()[1],
     }
-    comment_id = store.objects("comment").create(shard_of(pin_id), data)
-    sequence = now_sequence()
-    store.mapping("user_has_comments").add(actor_id, comment_id, sequence=sequence)
-    store.mapping("pin_has_comments").add(pin_id, comment_id, sequence=sequence)
-    notifications.announce(pin["owner_id"], COMMENT, actor_id, comment_id, sequence)
-    return cast("Comment", {**data, "id": comment_id})
+    comment_id = cached_store().objects("comment").create(shard_of(pin_id), data, key=key)
+    comment = cast("Comment", {**data, "id": comment_id})
+    _list_comment(comment, pin["owner_id"])
+    return comment
+
+
+def _list_comment(comment: Comment, pin_owner_id: int) -> None:
+    """What shows a new comment, each step harmless to take again (``resume_comment``)."""
+    store, comment_id = cached_store(), comment["id"]
+    author_id, sequence = comment["author_id"], moments.sequence_of(comment["created_at"])
+    store.mapping("user_has_comments").add(author_id, comment_id, sequence=sequence)
+    store.mapping("pin_has_comments").add(comment["pin_id"], comment_id, sequence=sequence)
+    notifications.announce(pin_owner_id, COMMENT, author_id, comment_id, sequence)
+
+
+def resume_comment(actor_id: int, comment_id: int) -> Comment:
+    """The actor's comment an earlier attempt made (its idempotency key names it), listed
+    as ``add_comment`` lists one. NotFoundError if it or its pin has been deleted since."""
+    comment = get_comment(comment_id)
+    pin = get_pin(comment["pin_id"]) if comment is not None else None
+    if comment is None or pin is None or comment["author_id"] != actor_id:
+        raise NotFoundError("the comment made with this idempotency key has been deleted")
+    _list_comment(comment, pin["owner_id"])
+    return comment
 
 
 def delete_comment(actor_id: int, pin_id: int, comment_id: int) -> None:

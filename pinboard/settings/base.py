@@ -153,6 +153,9 @@ AUTH_PASSWORD_VALIDATORS = [
 
 #: How long an API token stays valid (pinboard/users/tokens.py).
 API_TOKEN_SECONDS = environment.API_TOKEN_SECONDS
+#: How long a create sent again with its Idempotency-Key gets its first answer
+#: (pinboard/api/idempotency.py).
+IDEMPOTENCY_KEY_SECONDS = environment.IDEMPOTENCY_KEY_SECONDS
 
 # HTTP hardening for every mode (production adds HTTPS-only: settings/prod.py).
 SECURE_CONTENT_TYPE_NOSNIFF = True

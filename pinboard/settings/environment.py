@@ -57,6 +57,8 @@ SECRET_KEY = _text("PINBOARD_SECRET_KEY")
 ALLOWED_HOSTS = _list("PINBOARD_ALLOWED_HOSTS", "127.0.0.1,localhost")
 CONTROL_DATABASE = _text("PINBOARD_CONTROL_DATABASE")
 API_TOKEN_SECONDS = _whole_number("PINBOARD_API_TOKEN_SECONDS", 30 * 24 * 3600)
+#: How long the API keeps an Idempotency-Key's answer (pinboard/api/idempotency.py).
+IDEMPOTENCY_KEY_SECONDS = _whole_number("PINBOARD_IDEMPOTENCY_KEY_SECONDS", 24 * 3600)
 RATE_LIMITS = _rate_limits("PINBOARD_RATE_LIMITS")
 #: The logs' format (pinboard/logs.py); unset, each settings module has its default.
 LOG_FORMAT = _choice("PINBOARD_LOG_FORMAT", ("json", "text"))

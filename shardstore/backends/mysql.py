@@ -246,4 +246,17 @@ def _statements(tables: TableSet) -> list[str]:
             " lookup_key VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL PRIMARY KEY,"
             " object_id BIGINT UNSIGNED NOT NULL)" + engine
         )
+    # Idempotency keys (shardstore/idempotency.py): by (sender, key), the claims on the
+    # sender's shard and the keys' objects on theirs; the expiry job reads by_expiry.
+    key = (
+        " sender_id BIGINT UNSIGNED NOT NULL,"
+        " idem_key VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,"
+        " fingerprint VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,"
+    )
+    for table, columns in (("idempotency_claims", ""), ("idempotency_keys", " object_id BIGINT UNSIGNED NOT NULL,")):  # fmt: skip
+        statements.append(
+            f"CREATE TABLE IF NOT EXISTS {{db}}.{table} (" + key + columns
+            + " expires_at BIGINT NOT NULL, PRIMARY KEY (sender_id, idem_key),"
+            " KEY by_expiry (expires_at))" + engine
+        )  # fmt: skip
     return statements

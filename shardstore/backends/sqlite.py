@@ -128,4 +128,12 @@ def _statements(tables: TableSet) -> list[str]:
             f"CREATE TABLE IF NOT EXISTS {table} ("
             " lookup_key TEXT NOT NULL PRIMARY KEY, object_id INTEGER NOT NULL) WITHOUT ROWID"
         )
+    # Idempotency keys (shardstore/idempotency.py), as on MySQL.
+    for table, columns in (("idempotency_claims", ""), ("idempotency_keys", " object_id INTEGER NOT NULL,")):  # fmt: skip
+        statements.append(
+            f"CREATE TABLE IF NOT EXISTS {table} ("
+            " sender_id INTEGER NOT NULL, idem_key TEXT NOT NULL, fingerprint TEXT NOT NULL,"
+            f"{columns} expires_at INTEGER NOT NULL, PRIMARY KEY (sender_id, idem_key)) WITHOUT ROWID"
+        )
+        statements.append(f"CREATE INDEX IF NOT EXISTS {table}_by_expiry ON {table} (expires_at)")
     return statements

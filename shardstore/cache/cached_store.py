@@ -19,6 +19,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 from ..backends import Backend, TableSet
+from ..idempotency import IdempotencyKeys
 from ..interface import QueryCount
 from ..selects import Selects
 from ..store import Store
@@ -105,6 +106,11 @@ class CachedStore:
     def lookup(self, name: str) -> CachedLookup:
         self.catalog.lookup(name)
         return self._lookups[name]
+
+    def idempotency_keys(self) -> IdempotencyKeys:
+        # Never cached: a cached "absent" would hide a commit that landed after its caller
+        # gave up on it, which is what a retry must find.
+        return self.store.idempotency_keys()
 
     def edges_exist(self, edges: Iterable[tuple[str, int, int]]) -> set[tuple[str, int, int]]:
         """``Store.edges_exist`` through the lists pool (``1``/``0`` per edge)."""

@@ -10,7 +10,8 @@ from typing import Any, Protocol
 import orjson
 
 from ..catalog import Catalog, Relation
-from ..exceptions import ShardUnavailable
+from ..exceptions import AlreadyCreated, ShardUnavailable
+from ..idempotency import IdempotencyKey
 from ..interface import Page
 from ..mappings import MappingTable, check_limit, now_sequence
 from ..objects import ObjectTable, is_active
@@ -127,8 +128,14 @@ class CachedObjects:
 
         return Read(Through(self._pool, list(keys.values()), load, fills=self._cached.fills), shape)
 
-    def create(self, shard_id: int, data: Mapping[str, Any]) -> int:
-        object_id = self._table.create(shard_id, data)
+    def create(
+        self, shard_id: int, data: Mapping[str, Any], *, key: IdempotencyKey | None = None
+    ) -> int:
+        try:
+            object_id = self._table.create(shard_id, data, key=key)
+        except AlreadyCreated as earlier:  # its commit may have landed after a read missed it
+            self.forget([earlier.object_id])
+            raise
         self.forget([object_id])  # a read may have cached it as absent
         return object_id
 

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from shardstore import Store, init_shards
+from shardstore import Store, idempotency, init_shards
 
 from .conftest import HOST_A, HOST_B, Backend, two_host_topology
 
@@ -52,7 +52,7 @@ def test_init_one_host(store: Store) -> None:
 
 
 def test_init_creates_every_table_on_every_shard(store: Store) -> None:
-    for table in [*store.catalog.tables(), "mapping_counts"]:
+    for table in [*store.catalog.tables(), "mapping_counts", *idempotency.TABLES]:
         for shard in range(16):
             with store.session(shard) as session:
                 assert list(session.query(f"SELECT COUNT(*) FROM {{db}}.{table}")) == [(0,)], table

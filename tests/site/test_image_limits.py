@@ -159,7 +159,7 @@ def test_a_pin_that_cannot_be_written_leaves_no_files(
     before = stored_files()
     pins = cached_store().objects("pin")
 
-    def refused(self: Any, shard_id: int, data: Any) -> int:
+    def refused(self: Any, shard_id: int, data: Any, **_: Any) -> int:
         raise ShardReadOnly(shard_id, "db1", "read_only is on")
 
     monkeypatch.setattr(type(pins), "create", refused)

@@ -7,6 +7,8 @@ from typing import Annotated, NotRequired, TypedDict
 from django.http import HttpRequest, HttpResponse
 from msgspec import Meta
 
+from shardstore import shard_of
+
 from ... import entities
 from ...boards import actions
 from ...boards.board_page import read_board_page
@@ -29,6 +31,7 @@ from ..http import (
     require_pinner,
     viewer_id,
 )
+from ..idempotency import idempotent, key_of
 from ..operations import operation
 from ..schemas import Board, Id, PinList
 
@@ -76,12 +79,27 @@ def board_json(board: entities.Board) -> Board:
     return serializers.board(board, owner_followers)
 
 
+def _create_target(request: HttpRequest) -> tuple[int, object]:
+    """A board lives on its owner's shard."""
+    return shard_of(require_pinner(request)["id"]), json_body(request, NewBoard)
+
+
+def _board_made(request: HttpRequest, object_id: int) -> HttpResponse:
+    """The answer of a create sent again, for the board an earlier attempt made."""
+    return created(board_json(actions.resume_board(require_pinner(request)["id"], object_id)))
+
+
 @operation("Create a board", ok=Board, status=201, errors=(InvalidField,), auth=True, body=NewBoard)
+@idempotent(_create_target, _board_made)
 def _create(request: HttpRequest) -> HttpResponse:
     pinner = require_pinner(request)
     data = json_body(request, NewBoard)
     board = actions.create_board(
-        pinner["id"], data["name"], data.get("description", ""), data.get("secret", False)
+        pinner["id"],
+        data["name"],
+        data.get("description", ""),
+        data.get("secret", False),
+        key=key_of(request),
     )
     return created(board_json(board))
 

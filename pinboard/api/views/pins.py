@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, NotRequired, TypedDict
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, NotRequired, TypedDict
 
 from django.http import HttpRequest, HttpResponse
 from msgspec import Meta
+
+from shardstore import shard_of
 
 from ... import entities, ratelimit
 from ...boards.privacy import visible_pin
@@ -41,6 +44,7 @@ from ..http import (
     require_pinner,
     viewer_id,
 )
+from ..idempotency import form_content, idempotent, key_of
 from ..operations import MULTIPART, operation
 from ..schemas import Comment, CommentList, Id, Pin, UserList
 
@@ -104,10 +108,41 @@ class NewComment(TypedDict):
     text: Annotated[str, Meta(min_length=1, max_length=actions.MAX_COMMENT, pattern=r"\S")]
 
 
+def _json_target(schema: type) -> Callable[..., tuple[int, object]]:
+    """For a create whose body names the board its pin goes to: the board's shard."""
+
+    def target(request: HttpRequest, **_: str) -> tuple[int, object]:
+        data: Mapping[str, Any] = json_body(request, schema)
+        return shard_of(id_field(data, "board_id", "board")), data
+
+    return target
+
+
+def _save_target(request: HttpRequest, pin_id: str) -> tuple[int, object]:
+    parse_id(pin_id, "pin")  # a malformed source is a 404, as without a key
+    return _json_target(PinSave)(request)
+
+
 def pin_or_404(request: HttpRequest, raw_id: str) -> entities.Pin:
     """The pin, if it exists and the reader may see it (its board is not another's secret)."""
     pin, _ = visible_pin(viewer_id(request), parse_id(raw_id, "pin"))
     return pin
+
+
+def _pin_made(request: HttpRequest, object_id: int, **_: str) -> HttpResponse:
+    """The answer of a create or save sent again, for the pin an earlier attempt made."""
+    return created(serializers.pin(actions.resume_pin(require_pinner(request)["id"], object_id)))
+
+
+def _upload_board(fields: Any) -> int:
+    if "board_id" not in fields:
+        raise BadRequest("board_id is required", field="board_id")
+    return id_field({"board_id": fields["board_id"]}, "board_id", "board")
+
+
+def _upload_target(request: HttpRequest) -> tuple[int, object]:
+    fields, files = multipart_body(request, PinUpload, "the pin")
+    return shard_of(_upload_board(fields)), form_content(fields, files)
 
 
 @operation(
@@ -119,6 +154,7 @@ def pin_or_404(request: HttpRequest, raw_id: str) -> entities.Pin:
     body=PinUpload,
     media_type=MULTIPART,
 )
+@idempotent(_upload_target, _pin_made)
 def _create(request: HttpRequest) -> HttpResponse:
     """Multipart: ``board_id``, ``image`` (a file), optional ``description`` and ``link``."""
     pinner = require_pinner(request)
@@ -127,13 +163,14 @@ def _create(request: HttpRequest) -> HttpResponse:
     if "board_id" not in fields:
         raise BadRequest("board_id is required", field="board_id")
     upload = image_file(fields, files)
-    board_id = id_field({"board_id": fields["board_id"]}, "board_id", "board")
+    board_id = _upload_board(fields)
     pin = actions.create_pin(
         pinner["id"],
         board_id,
         upload,
         description=fields.get("description", ""),
         link=fields.get("link", ""),
+        key=key_of(request),
     )
     return created(serializers.pin(pin))
 
@@ -146,6 +183,7 @@ def _create(request: HttpRequest) -> HttpResponse:
     auth=True,
     body=PinFromUrl,
 )
+@idempotent(_json_target(PinFromUrl), _pin_made)
 def _create_from_url(request: HttpRequest) -> HttpResponse:
     pinner = require_pinner(request)
     ratelimit.check_pinner(pinner["id"], "pin")  # before anything is fetched
@@ -156,6 +194,7 @@ def _create_from_url(request: HttpRequest) -> HttpResponse:
         data["source_url"],
         description=data.get("description", ""),
         link=data.get("link", ""),
+        key=key_of(request),
     )
     return created(serializers.pin(pin))
 
@@ -198,13 +237,16 @@ def _delete(request: HttpRequest, pin_id: Id) -> HttpResponse:
     auth=True,
     body=PinSave,
 )
+@idempotent(_save_target, _pin_made)
 def _save(request: HttpRequest, pin_id: Id) -> HttpResponse:
     pinner = require_pinner(request)
     ratelimit.check_pinner(pinner["id"], "pin")
     source_id = parse_id(pin_id, "pin")
     data = json_body(request, PinSave)
     board_id = id_field(data, "board_id", "board")
-    pin = actions.save_pin(pinner["id"], source_id, board_id, data.get("description"))
+    pin = actions.save_pin(
+        pinner["id"], source_id, board_id, data.get("description"), key=key_of(request)
+    )
     return created(serializers.pin(pin))
 
 
@@ -232,6 +274,17 @@ def _likes(request: HttpRequest, pin_id: Id) -> HttpResponse:
     return page([serializers.user(u) for u in likers], next_cursor)
 
 
+def _comment_target(request: HttpRequest, pin_id: str) -> tuple[int, object]:
+    """A comment lives on its pin's shard."""
+    return shard_of(parse_id(pin_id, "pin")), json_body(request, NewComment)
+
+
+def _comment_made(request: HttpRequest, object_id: int, pin_id: str) -> HttpResponse:
+    pinner_id = require_pinner(request)["id"]
+    comment = actions.resume_comment(pinner_id, object_id)
+    return created(serializers.comment(comment, get_user(pinner_id)))
+
+
 @operation(
     "Comment on the pin",
     ok=Comment,
@@ -240,11 +293,12 @@ def _likes(request: HttpRequest, pin_id: Id) -> HttpResponse:
     auth=True,
     body=NewComment,
 )
+@idempotent(_comment_target, _comment_made)
 def _comment(request: HttpRequest, pin_id: Id) -> HttpResponse:
     pinner = require_pinner(request)
     pin_id_ = parse_id(pin_id, "pin")
     data = json_body(request, NewComment)
-    comment = actions.add_comment(pinner["id"], pin_id_, data["text"])
+    comment = actions.add_comment(pinner["id"], pin_id_, data["text"], key=key_of(request))
     return created(serializers.comment(comment, get_user(pinner["id"])))
 
 
