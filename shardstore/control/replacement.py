@@ -53,7 +53,7 @@ def trouble(connect: Connect, document: dict[str, Any], replica: str) -> str | N
         status = r.replica_status()
     if status is None:
         return "answers, but replicates from no one"
-    if not status.sql_running and status.last_error:
+    if status.last_error and not (status.io_running and status.sql_running):
         return f"answers, but its replication stopped: {status.last_error}"
     return None
 

@@ -17,8 +17,9 @@ from shardstore.control.file_source import FileSource
 from shardstore.control.guard import GUARD, Guard, status
 from shardstore.control.locks import FileLocks
 from shardstore.control.plans import MemoryJournal
-from shardstore.control.replacement import Provision, command_provision
+from shardstore.control.replacement import Provision, command_provision, trouble
 from shardstore.replicas import replicas_of
+from tests.config_documents import eventually
 from toolkit.servers.mariadb import MariaDBServer
 
 from .replication import app_store, root, sharded_pair, start_servers
@@ -131,3 +132,40 @@ def test_with_no_spare_the_replacement_is_refused_and_a_provisioned_one_is_used(
     guard.join(120)
     assert guard.decisions()[0].kind == "replaced", guard.decisions()[0].evidence
     assert replicas_in(source) == ["S"] and acknowledges(spare, master)
+
+
+def test_a_replica_whose_replication_stopped_on_an_error_is_broken(
+    servers: Servers, tmp_path: Path
+) -> None:
+    master, replica, _ = servers
+    source = sharded_pair(master, replica, tmp_path=tmp_path)
+    document = source.current("shards").document
+    assert trouble(root, document, "B") is None
+
+    def broken() -> str | None:
+        return trouble(root, document, "B")
+
+    def log_in(password: str) -> None:
+        with root(f"mysql://{replica.address}") as r:
+            r.query("STOP SLAVE")
+            r.query("CHANGE MASTER TO master_password = %s", (password,))
+            r.query("START SLAVE")
+
+    log_in("not-its-password")  # its I/O thread cannot log in to its master
+    assert eventually(lambda: "Access denied" in str(broken()), 30), broken()
+    log_in("repl-password")
+    assert eventually(lambda: broken() is None, 30), broken()
+
+    with root(f"mysql://{replica.address}") as r:  # a row the master does not have, as a bug
+        r.query("SET SESSION sql_log_bin = 0")
+        r.query("CREATE TABLE db00001.stray (id INT PRIMARY KEY)")
+        r.query("INSERT INTO db00001.stray VALUES (1)")
+    with root(f"mysql://{master.address}") as m:
+        m.query("CREATE TABLE IF NOT EXISTS db00001.stray (id INT PRIMARY KEY)")
+        m.query("INSERT INTO db00001.stray VALUES (1)")  # the replica's applier stops on it
+    assert eventually(lambda: broken() is not None, 30)
+    assert "answers, but its replication stopped:" in str(broken())
+    with root(f"mysql://{replica.address}") as r:
+        r.query("STOP SLAVE")
+        r.query("RESET SLAVE ALL")
+    assert trouble(root, document, "B") == "answers, but replicates from no one"
