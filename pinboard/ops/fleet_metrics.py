@@ -28,6 +28,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from shardstore.control import guard
+from shardstore.control.decision import Decision
 from shardstore.control.pairs import judge
 
 from ..data_plane import plane
@@ -86,14 +87,14 @@ FAMILIES: dict[str, tuple[str, list[str]]] = {
     ),
     "pinboard_guard_decision_age_seconds": (
         "Seconds since the guard's newest decision about each host, by its kind: a master's"
-        " (failover, refused, ambiguous, paused, cooling-down, failed, resumed) or a"
-        " replica's (replacing, replaced, replace-refused, replace-failed, replace-paused,"
-        " replace-cooling-down).",
+        " (failover, refused, ambiguous, paused, cooling-down, failed, resumed; adding,"
+        " added, add-refused, add-failed, add-paused a replica) or a replica's (replacing,"
+        " replaced, replace-refused, replace-failed, replace-paused, replace-cooling-down).",
         ["host", "kind"],
     ),
     "pinboard_guard_decisions": (
         "Decisions the guard has made, by kind (a decision made again at each pass counts"
-        " once): failovers and replacements, and those refused or failed.", ["kind"],
+        " once): failovers, replacements and additions, and those refused or failed.", ["kind"],
     ),
     "pinboard_guard_detection_seconds": (
         "Of the guard's newest recovery of each host: seconds from the first sign of the"
@@ -251,7 +252,7 @@ def the_guard() -> list[Metric]:
     paused.add_metric([], float(bool(watch.pause.get("paused"))))
     if watch.leader:
         age.add_metric([], now - float(watch.leader["at"]))
-    newest: dict[str, guard.Decision] = {}
+    newest: dict[str, Decision] = {}
     for decision in watch.decisions:  # newest first
         newest.setdefault(decision.host, decision)
     for host, decision in sorted(newest.items()):
@@ -261,7 +262,7 @@ def the_guard() -> list[Metric]:
         counts.add_metric([kind], n)
     detection = family("pinboard_guard_detection_seconds")
     recovery = family("pinboard_guard_recovery_seconds")
-    timed: dict[str, guard.Decision] = {}
+    timed: dict[str, Decision] = {}
     for decision in watch.decisions:  # newest first: each host's newest with a time
         if decision.detected is not None or decision.took is not None:
             timed.setdefault(decision.host, decision)

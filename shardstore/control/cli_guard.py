@@ -10,6 +10,7 @@ import time
 from dataclasses import asdict
 from typing import Any, TextIO
 
+from ..replicas import MOST, WANTED
 from .context import Control
 from .guard import (
     CONFIRM_SECONDS,
@@ -23,14 +24,15 @@ from .guard import (
 
 
 def add_parser(commands: Any) -> None:
-    guard = commands.add_parser("guard", help="fail dead masters over, replace dead replicas, with no person (or pause it)")  # fmt: skip
+    guard = commands.add_parser("guard", help="fail dead masters over, replace dead replicas, add missing ones, with no person (or pause it)")  # fmt: skip
     verbs = guard.add_subparsers(dest="verb", required=True)
     run = verbs.add_parser("run", help="be one of the guards: the one holding its lock acts")
     run.add_argument("--instance", default=socket.gethostname(), help="this guard's name")
     run.add_argument("--interval", type=float, default=1.0, help="seconds between passes")
     run.add_argument("--confirm", type=float, default=CONFIRM_SECONDS, help="seconds a master goes unanswered first")  # fmt: skip
     run.add_argument("--cool-down", type=float, default=COOL_DOWN_SECONDS, help="seconds after a range's recovery in which another waits for a person")  # fmt: skip
-    run.add_argument("--replace-after", type=float, default=REPLACE_AFTER_SECONDS, help="seconds a replica is dead or broken before a spare replaces it")  # fmt: skip
+    run.add_argument("--replace-after", type=float, default=REPLACE_AFTER_SECONDS, help="seconds a replica is dead or broken, or a range short of replicas, before a spare is rebuilt as one")  # fmt: skip
+    run.add_argument("--replicas", type=int, default=WANTED, choices=range(MOST + 1), metavar="N", help=f"replicas a range should have: one short gets a spare (default {WANTED}; 0: never)")  # fmt: skip
     status = verbs.add_parser("status", help="paused or not, and its last decisions")
     status.add_argument("--json", action="store_true")
     for verb, text in (("pause", "the guard decides but fails nothing over"), ("unpause", "it acts again")):  # fmt: skip
@@ -43,7 +45,8 @@ def guard_of(args: argparse.Namespace, control: Control) -> Guard:
     confirm = getattr(args, "confirm", CONFIRM_SECONDS)
     cool_down = getattr(args, "cool_down", COOL_DOWN_SECONDS)
     replace_after = getattr(args, "replace_after", REPLACE_AFTER_SECONDS)
-    return Guard(control, confirm_seconds=confirm, cool_down=cool_down, replace_after=replace_after)
+    wanted = getattr(args, "replicas", WANTED)
+    return Guard(control, confirm_seconds=confirm, cool_down=cool_down, replace_after=replace_after, wanted=wanted)  # fmt: skip
 
 
 def handle(args: argparse.Namespace, control: Control, out: TextIO) -> int:

@@ -17,11 +17,12 @@ Each pass of the active guard (``Guard.tick``):
    checks, refused when they fail), unless the guard is paused (a switch in the config
    source, the console's and ``guard pause``'s) or this range was recovered less than
    ``cool_down`` seconds ago: a master that dies twice in that time waits for a person;
-4. asks each replica of a master that answers whether it is well; one dead or broken for
-   ``replace_after`` seconds is replaced by a spare host (``replacement.py``), in a thread
-   of its own (a copy takes minutes; the passes go on meanwhile), under the same pause
-   and a cool-down of its own: a range's replica replaced twice in that time waits for a
-   person. With no spare, the replacement is refused with the reason.
+4. keeps the replicas of each master that answers up to their number
+   (``replica_watch.py``): one dead or broken for ``replace_after`` seconds is replaced by
+   a spare host, and a range short of replicas for as long is given one more, each in a
+   thread of its own (a copy takes minutes), under the same pause; a range's replica
+   replaced twice within the cool-down waits for a person. With no spare, the guard says
+   why.
 
 Every decision is kept with its evidence in the config source (``decisions``: the newest
 ``KEPT`` of them, for the console and ``guard status``); a failover or a replacement is
@@ -37,17 +38,17 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..exceptions import InvalidTopology, ShardStoreError
-from ..replicas import replicas_of
+from ..replicas import WANTED, replicas_of
 from . import documents, recovery
 from .config_source import ConfigSource
 from .context import Control
+from .decision import Decision
 from .emergency import plan_emergency_failover
 from .emergency_checks import answers
 from .locks import HostsBusy
 from .mysql_hosts import HostError, endpoint
 from .plans import Plan, Step, run
-from .rebuild import plan_rebuild
-from .replacement import find_spare, trouble
+from .replica_watch import RETRY_SECONDS, ReplicaWatch
 
 #: Who the guard's runs and decisions are by, in the journal.
 GUARD = "guard"
@@ -62,31 +63,8 @@ KEPT = 50
 CONFIRM_SECONDS = 5.0
 #: Seconds after an automatic recovery of a range in which a second one waits for a person.
 COOL_DOWN_SECONDS = 600.0
-#: Seconds before a failover the guard was refused (or that failed) is tried again.
-RETRY_SECONDS = 30.0
 #: Seconds a replica is dead or broken before the guard replaces it (a restart is not).
 REPLACE_AFTER_SECONDS = 120.0
-
-
-@dataclass(frozen=True)
-class Decision:
-    """What the guard decided about a host, and why: a master (``failover``, ``failed``,
-    ``refused``, ``ambiguous``, ``paused``, ``cooling-down``, ``resumed``) or a replica
-    (``replacing``, ``replaced``, and ``replace-`` ``failed``, ``refused``, ``paused`` or
-    ``cooling-down``)."""
-
-    host: str
-    kind: str
-    evidence: str
-    at: float
-    #: Seconds from the first sign of the failure to the decision (detection), and the
-    #: recovery's own run (a failover's, or a replacement's rebuild), where there was one.
-    detected: float | None = None
-    took: float | None = None
-
-    @property
-    def when(self) -> str:
-        return time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(self.at))
 
 
 class Guard:
@@ -97,26 +75,25 @@ class Guard:
         confirm_seconds: float = CONFIRM_SECONDS,
         cool_down: float = COOL_DOWN_SECONDS,
         replace_after: float = REPLACE_AFTER_SECONDS,
+        wanted: int = WANTED,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.control = control
+        self.author = GUARD
         self.confirm_seconds = confirm_seconds
         self.cool_down = cool_down
         self.replace_after = replace_after
         self.clock = clock
+        self.replicas = ReplicaWatch(self, wanted=wanted)
         self._unanswered: dict[str, float] = {}  # master -> when it first did not answer
-        self._retry: dict[str, float] = {}  # host -> when a refused recovery may be tried again
-        self._troubled: dict[str, float] = {}  # replica -> since when it is dead or broken
-        self._replacing: dict[str, threading.Thread] = {}  # master -> its replacement running
-        self._keeping = threading.Lock()  # the passes and the replacements keep decisions
-        self._finished: list[Decision] = []  # replacements' outcomes, for the next pass to say
+        self._retry: dict[str, float] = {}  # master -> when a refused failover may be tried again
+        self._keeping = threading.Lock()  # the passes and the rebuilds' threads keep decisions
 
     def tick(self) -> list[Decision]:
         """One pass over the map (the caller holds the ``LEADER`` lock); what it decided,
-        after the outcomes of the replacements that ended since the last pass (kept
+        after the outcomes of the replicas' rebuilds that ended since the last pass (kept
         already)."""
-        with self._keeping:
-            finished, self._finished = self._finished, []
+        finished = self.replicas.finished()
         decisions = self._resume_left_open()
         document = self.control.source.current(documents.SHARDS).document
         masters = [m for m in sorted({r["master"] for r in document["ranges"]}) if str(document["hosts"][m]).startswith("mysql://")]  # fmt: skip
@@ -127,12 +104,9 @@ class Guard:
         for master in masters:
             if master in self._unanswered:
                 continue  # its replicas are the failover's to judge
-            for replica in sorted({n for r in document["ranges"] if r["master"] == master for n in replicas_of(r)}):  # fmt: skip
-                decision = self._watch_replica(document, master, replica)
-                if decision is not None:
-                    decisions.append(decision)
+            decisions += self.replicas.watch(document, master)
         for decision in decisions:
-            self._keep(decision)
+            self.keep(decision)
         return finished + decisions
 
     def _watch(self, document: dict[str, Any], master: str) -> Decision | None:
@@ -151,12 +125,12 @@ class Guard:
         span = ", ".join(f"{r['range'][0]}-{r['range'][1]}" for r in ranges)
         seeing = self._still_receiving(document, master, ranges)
         if seeing:
-            return self._decide(master, "ambiguous", f"{master} has not answered the guard for {now - since:.0f}s, but {' and '.join(seeing)} still {'receives' if len(seeing) == 1 else 'receive'} from it: the guard may be the one cut off, so it does nothing")  # fmt: skip
+            return self.decide(master, "ambiguous", f"{master} has not answered the guard for {now - since:.0f}s, but {' and '.join(seeing)} still {'receives' if len(seeing) == 1 else 'receive'} from it: the guard may be the one cut off, so it does nothing")  # fmt: skip
         if self.paused():
-            return self._decide(master, "paused", f"{master} ({span}) has not answered for {now - since:.0f}s; the guard is paused: fail it over by hand")  # fmt: skip
-        last = (self._recorded("recoveries") or {}).get(span)
+            return self.decide(master, "paused", f"{master} ({span}) has not answered for {now - since:.0f}s; the guard is paused: fail it over by hand")  # fmt: skip
+        last = (self.recorded("recoveries") or {}).get(span)
         if last is not None and now - float(last) < self.cool_down:
-            return self._decide(master, "cooling-down", f"{span} was recovered {now - float(last):.0f}s ago (cool-down {self.cool_down:.0f}s): {master} waits for a person")  # fmt: skip
+            return self.decide(master, "cooling-down", f"{span} was recovered {now - float(last):.0f}s ago (cool-down {self.cool_down:.0f}s): {master} waits for a person")  # fmt: skip
         if now < self._retry.get(master, 0.0):
             return None  # refused lately: its decision stands until then
         decision = self._fail_over(master, span, f"{master} has not answered for {now - since:.0f}s and no replica receives from it", now - since)  # fmt: skip
@@ -180,62 +154,6 @@ class Guard:
                 seeing.append(name)
         return seeing
 
-    def _watch_replica(self, document: dict[str, Any], master: str, replica: str) -> Decision | None:  # fmt: skip
-        try:
-            wrong = trouble(self.control.mysql, document, replica)
-        except HostError:
-            wrong = None  # it answers with a refusal: alive
-        now = self.clock()
-        if wrong is None:
-            self._troubled.pop(replica, None)
-            return None
-        since = self._troubled.setdefault(replica, now)
-        running = self._replacing.get(master)
-        if now - since < self.replace_after or (running is not None and running.is_alive()):
-            return None
-        span = ", ".join(f"{r['range'][0]}-{r['range'][1]}" for r in document["ranges"] if r["master"] == master)  # fmt: skip
-        evidence = f"{replica}, a replica of {master} ({span}), {wrong} for {now - since:.0f}s"
-        if self.paused():
-            return self._decide(replica, "replace-paused", f"{evidence}; the guard is paused: replace it by hand (shardstore rebuild SPARE --master {master})")  # fmt: skip
-        recoveries, key = self._recorded("recoveries") or {}, f"{span} replica"
-        last = recoveries.get(key)
-        if last is not None and now - float(last) < self.cool_down:
-            return self._decide(replica, "replace-cooling-down", f"{evidence}; a replica of {span} was replaced {now - float(last):.0f}s ago (cool-down {self.cool_down:.0f}s): it waits for a person")  # fmt: skip
-        if now < self._retry.get(replica, 0.0):
-            return None  # refused lately: its decision stands until then
-        control = self.control
-        try:
-            spare, found = find_spare(control.source, control.mysql, control.provision, author=GUARD)  # fmt: skip
-            plan = plan_rebuild(control.source, host=spare, master=master, replaces=replica, author=GUARD, connect=control.mysql)  # fmt: skip
-        except ShardStoreError as exc:
-            self._retry[replica] = now + RETRY_SECONDS
-            return self._decide(replica, "replace-refused", f"{evidence}; not replaced: {exc}")
-        control.source.record(KIND, "recoveries", {**recoveries, key: now})
-        self._troubled.pop(replica, None)
-        thread = threading.Thread(target=self._replace, args=(plan, replica, evidence, now - since), name=f"replace {replica}", daemon=True)  # fmt: skip
-        self._replacing[master] = thread
-        thread.start()
-        return self._decide(replica, "replacing", f"{evidence}; {plan.summary}: {found}", now - since)  # fmt: skip
-
-    def _replace(self, plan: Plan, replica: str, evidence: str, detected: float) -> None:
-        """Run a replacement (in its own thread) and keep what came of it."""
-        took = None
-        try:
-            outcome = run(plan, journal=self.control.journal, locks=self.control.locks, operator=GUARD)  # fmt: skip
-            done = f"in {outcome.seconds:.1f}s" if outcome.ok else str(outcome.error)
-            kind, took = ("replaced", outcome.seconds) if outcome.ok else ("replace-failed", None)
-        except ShardStoreError as exc:
-            done, kind = str(exc), "replace-failed"
-        decision = self._decide(replica, kind, f"{evidence}; {plan.summary}: {done}", detected, took)  # fmt: skip
-        self._keep(decision)
-        with self._keeping:
-            self._finished.append(decision)
-
-    def join(self, timeout: float | None = None) -> None:
-        """Wait for the replacements running (a test's, or a guard's that stops)."""
-        for thread in list(self._replacing.values()):
-            thread.join(timeout)
-
     def _fail_over(self, master: str, span: str, evidence: str, detected: float) -> Decision:
         control = self.control
         try:
@@ -243,17 +161,17 @@ class Guard:
                 control.source, host=master, author=GUARD, fence=control.fence, connect=control.mysql
             )  # fmt: skip
         except ShardStoreError as exc:
-            return self._decide(master, "refused", f"{evidence}; the emergency failover refuses: {exc}")  # fmt: skip
-        recoveries = self._recorded("recoveries") or {}
+            return self.decide(master, "refused", f"{evidence}; the emergency failover refuses: {exc}")  # fmt: skip
+        recoveries = self.recorded("recoveries") or {}
         control.source.record(KIND, "recoveries", {**recoveries, span: self.clock()})
         try:
             outcome = run(plan, journal=control.journal, locks=control.locks, operator=GUARD)
         except HostsBusy as exc:  # a replacement of one of its replicas, say
-            return self._decide(master, "refused", f"{evidence}; {exc}")
+            return self.decide(master, "refused", f"{evidence}; {exc}")
         self._unanswered.pop(master, None)
         if not outcome.ok:
-            return self._decide(master, "failed", f"{evidence}; {plan.summary}: {outcome.error}")
-        return self._decide(master, "failover", f"{evidence}; {plan.summary} in {outcome.seconds:.1f}s", detected, outcome.seconds)  # fmt: skip
+            return self.decide(master, "failed", f"{evidence}; {plan.summary}: {outcome.error}")
+        return self.decide(master, "failover", f"{evidence}; {plan.summary} in {outcome.seconds:.1f}s", detected, outcome.seconds)  # fmt: skip
 
     def _resume_left_open(self) -> list[Decision]:
         """Finish the guard's runs whose process died: another guard took over."""
@@ -268,9 +186,9 @@ class Guard:
                     locks=control.locks, operator=GUARD, connect=control.mysql, fence=control.fence,
                 )  # fmt: skip
             except ShardStoreError as exc:
-                decisions.append(self._decide(master, "failed", f"resuming operation {operation.id}: {exc}"))  # fmt: skip
+                decisions.append(self.decide(master, "failed", f"resuming operation {operation.id}: {exc}"))  # fmt: skip
                 continue
-            decisions.append(self._decide(master, "resumed", f"operation {operation.id} ({operation.summary}), left open by a guard that died: {done}"))  # fmt: skip
+            decisions.append(self.decide(master, "resumed", f"operation {operation.id} ({operation.summary}), left open by a guard that died: {done}"))  # fmt: skip
         return decisions
 
     # -- the switch and the records ---------------------------------------------------
@@ -286,7 +204,7 @@ class Guard:
         """The kept decisions, newest first."""
         return status(self.control.source).decisions
 
-    def _decide(
+    def decide(
         self,
         host: str,
         kind: str,
@@ -296,7 +214,7 @@ class Guard:
     ) -> Decision:
         return Decision(host, kind, evidence, self.clock(), detected, took)
 
-    def _keep(self, decision: Decision) -> None:
+    def keep(self, decision: Decision) -> None:
         """Keep ``decision`` first; the same decision about the same host, made again at
         each pass, takes the place of the one before rather than a place of its own."""
         with self._keeping:
@@ -305,7 +223,7 @@ class Guard:
             if again is not None and again.kind == decision.kind:
                 kept.remove(again)
             else:  # a new decision: counted (a metric's counter, by kind)
-                counts = self._recorded("counts") or {}
+                counts = self.recorded("counts") or {}
                 self.control.source.record(KIND, "counts", {**counts, decision.kind: int(counts.get(decision.kind, 0)) + 1})  # fmt: skip
             record = [asdict(d) for d in [decision, *kept][:KEPT]]
             self.control.source.record(KIND, "decisions", {"decisions": record})
@@ -314,7 +232,7 @@ class Guard:
         """Record that ``instance``, the active guard, has made a pass (its metric's age)."""
         self.control.source.record(KIND, "leader", {"instance": instance, "at": self.clock()})
 
-    def _recorded(self, key: str) -> dict[str, Any] | None:
+    def recorded(self, key: str) -> dict[str, Any] | None:
         return self.control.source.recorded(KIND, key)
 
 

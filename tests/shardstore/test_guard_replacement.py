@@ -2,7 +2,8 @@
 dead one out of service, the spare a copy of the master that acknowledges its commits;
 a second death in the range within the cool-down waits for a person; with no spare and
 no provision command the replacement is refused with the reason, and a provision
-command's new server is added to the map and used."""
+command's new server is added to the map and used. A range short of replicas (the moved
+half of a split, which starts with none) is given a spare as one more."""
 
 from __future__ import annotations
 
@@ -18,12 +19,14 @@ from shardstore.control.guard import GUARD, Guard, status
 from shardstore.control.locks import FileLocks
 from shardstore.control.plans import MemoryJournal
 from shardstore.control.replacement import Provision, command_provision, trouble
+from shardstore.control.split import plan_split
 from shardstore.replicas import replicas_of
 from tests.config_documents import eventually
 from toolkit.servers.mariadb import MariaDBServer
 
 from .replication import app_store, root, sharded_pair, start_servers
 from .test_emergency_recovery import killed
+from .test_split import execute
 
 Servers = tuple[MariaDBServer, MariaDBServer, MariaDBServer]
 
@@ -44,7 +47,9 @@ def servers() -> Iterator[Servers]:
             server.stop()
 
 
-def guard_on(source: FileSource, tmp_path: Path, provision: Provision | None = None) -> Guard:
+def guard_on(
+    source: FileSource, tmp_path: Path, provision: Provision | None = None, *, wanted: int = 1
+) -> Guard:
     def no_store(*_: Any) -> Any:
         raise AssertionError("the guard opens no store")
 
@@ -52,7 +57,7 @@ def guard_on(source: FileSource, tmp_path: Path, provision: Provision | None = N
         source, no_store, no_store, MemoryJournal(), FileLocks(tmp_path / "locks"), GUARD,
         mysql=root, fence=killed, provision=provision,
     )  # fmt: skip
-    return Guard(control, confirm_seconds=0, replace_after=0)
+    return Guard(control, confirm_seconds=0, replace_after=0, wanted=wanted)
 
 
 def with_spare(source: FileSource, spare: MariaDBServer) -> None:
@@ -86,7 +91,7 @@ def test_a_dead_replica_is_replaced_by_a_spare(servers: Servers, tmp_path: Path)
     assert replacing.kind == "replacing" and replacing.host == "B", replacing
     assert "B, a replica of A (0-3), does not answer" in replacing.evidence
     assert "rebuild S as the replica of A (shards 0..3), in the place of B" in replacing.evidence
-    guard.join(120)
+    guard.replicas.join(120)
     [replaced, _] = guard.decisions()
     assert replaced.kind == "replaced", replaced.evidence
     assert replaced.detected is not None and replaced.took is not None and replaced.took > 0
@@ -129,7 +134,7 @@ def test_with_no_spare_the_replacement_is_refused_and_a_provisioned_one_is_used(
     guard = guard_on(source, tmp_path, command_provision(f"sh {script}"))
     [replacing] = guard.tick()
     assert replacing.kind == "replacing" and "S, provisioned (the map has no spare)" in replacing.evidence  # fmt: skip
-    guard.join(120)
+    guard.replicas.join(120)
     assert guard.decisions()[0].kind == "replaced", guard.decisions()[0].evidence
     assert replicas_in(source) == ["S"] and acknowledges(spare, master)
 
@@ -169,3 +174,50 @@ def test_a_replica_whose_replication_stopped_on_an_error_is_broken(
         r.query("STOP SLAVE")
         r.query("RESET SLAVE ALL")
     assert trouble(root, document, "B") == "answers, but replicates from no one"
+
+
+def test_the_moved_half_of_a_split_is_given_a_replica(tmp_path: Path) -> None:
+    servers = start_servers(4)
+    try:
+        moved_half_gets_a_spare(*servers, tmp_path=tmp_path)
+    finally:
+        for server in reversed(servers):
+            server.stop()
+
+
+def moved_half_gets_a_spare(
+    master: MariaDBServer, taker: MariaDBServer, kept: MariaDBServer, spare: MariaDBServer, *, tmp_path: Path
+) -> None:  # fmt: skip
+    with root(f"mysql://{master.address}") as m:
+        m.set_semi_sync(True)
+        m.set_read_only(False)
+        for replica in (taker, kept):
+            with root(f"mysql://{replica.address}") as r:
+                r.replicate_from(m)
+    source = sharded_pair(master, taker, kept, tmp_path=tmp_path)  # A, with B and C
+    execute(plan_split(source, host="A", to="B", author="ada", connect=root), tmp_path)
+    with_spare(source, spare)  # S
+    store = app_store(source)
+    before = store.objects("note").create(3, {"n": "alone"})  # on B, acknowledged by no one
+    store.close()
+    guard = guard_on(source, tmp_path, wanted=1)  # A keeps C: B, with none, is short
+
+    [adding] = guard.tick()
+    assert (adding.host, adding.kind) == ("B", "adding"), adding
+    assert "B (2-3) has had 0 replicas of the 1 wanted" in adding.evidence
+    assert "rebuild S as the replica of B (shards 2..3): S, a spare of the map" in adding.evidence
+    guard.replicas.join(120)
+    [added, _] = guard.decisions()
+    assert added.kind == "added" and added.took is not None, added.evidence
+    ranges = {r["master"]: replicas_of(r) for r in source.current("shards").document["ranges"]}  # fmt: skip
+    assert ranges == {"A": ["C"], "B": ["S"]}
+    assert acknowledges(spare, taker) and acknowledges(kept, master)
+    store = app_store(source)
+    after = store.objects("note").create(3, {"n": "acknowledged by S"})
+    assert [store.objects("note").get(i)["n"] for i in (before, after)] == ["alone", "acknowledged by S"]  # fmt: skip
+    store.close()
+    with root(f"mysql://{spare.address}") as s, root(f"mysql://{taker.address}") as b:
+        assert s.wait_for(b.gtid_binlog_pos(), 30)
+        assert s.query("SELECT COUNT(*) AS n FROM db00003.notes")[0]["n"] == 2
+    assert guard.tick() == [added]  # (said at the next pass)
+    assert guard.tick() == []  # each range has what it should

@@ -152,7 +152,10 @@ def emergency(d: Drills, result: Result) -> None:
     # Whichever guard is active stops itself once it has promoted the replica, before it
     # publishes the map: the drill kills it there, and the other must finish the failover.
     stop = {STOP_AFTER_STEP: str(PROMOTED)}
-    with d.guards(2, "--interval", "0.5", "--confirm", str(GUARD_CONFIRM), env=stop) as guards:
+    # The range the failover leaves a replica short is the rebuild drill's to make whole
+    # (the old master rebuilt): these guards add no spare to it (--replicas 0).
+    options = ("--interval", "0.5", "--confirm", str(GUARD_CONFIRM), "--replicas", "0")
+    with d.guards(2, *options, env=stop) as guards:
         load.wait(WARM_UP)
         d.say(f"kill -9 {master} (pid {process.pid}); no command typed")
         killed = time.monotonic()
