@@ -1,5 +1,6 @@
-"""``shardstore backup``: back a shard host up into a store (``take``), or list the backups
-a store holds (``list``). ``take`` names a host, or a range (``FIRST-LAST``): then its first
+"""``shardstore backup``: back a shard host up into a store (``take``), list the backups a
+store holds (``list``), archive the masters' binary logs into it as they are written
+(``archive``, until stopped: ``shardstore/backups/archiving.py``), or list them (``logs``). ``take`` names a host, or a range (``FIRST-LAST``): then its first
 replica that answers and replicates (its master only with ``--master``), so a backup never
 loads the host that takes the writes. It runs on the host's own machine (mariadb-backup
 copies its data files: ``shardstore/backups/physical.py``)."""
@@ -7,9 +8,13 @@ copies its data files: ``shardstore/backups/physical.py``)."""
 from __future__ import annotations
 
 import argparse
+import socket
 import time
+from pathlib import Path
 from typing import Any, TextIO
 
+from ..backups.archiving import keep_archiving
+from ..backups.binlogs import INTERVAL, archived
 from ..backups.manifest import manifests
 from ..backups.physical import take
 from ..backups.store import open_store
@@ -30,7 +35,13 @@ def add_parser(commands: Any) -> None:
     made.add_argument("--master", action="store_true", help="with a range: back its master up")
     listed = verbs.add_parser("list", help="the finished backups, oldest first")
     listed.add_argument("--host", help="of this host only")
-    for parser in (made, listed):
+    archive = verbs.add_parser("archive", help="archive every master's binary logs as they are written, until stopped")  # fmt: skip
+    archive.add_argument("--spool", required=True, type=Path, help="a directory of this machine for the logs being written")  # fmt: skip
+    archive.add_argument("--instance", default=socket.gethostname(), help="this archiver's name")
+    archive.add_argument("--interval", type=float, default=INTERVAL, help="seconds between passes")  # fmt: skip
+    logs = verbs.add_parser("logs", help="the archived binary logs of a host")
+    logs.add_argument("host")
+    for parser in (made, listed, archive, logs):
         parser.add_argument("--store", required=True, help="file:///DIRECTORY or s3://BUCKET/PREFIX")  # fmt: skip
         parser.add_argument("--endpoint-url", help="an S3 API server other than AWS's")
         parser.add_argument("--kms-key", help="S3: the KMS key each object is encrypted with")
@@ -38,6 +49,18 @@ def add_parser(commands: Any) -> None:
 
 def handle(args: argparse.Namespace, control: Control, out: TextIO) -> int:
     store = open_store(args.store, endpoint_url=args.endpoint_url, kms_key=args.kms_key)
+    if args.verb == "archive":
+
+        def said(line: str) -> None:
+            out.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {line}\n")
+            out.flush()
+
+        keep_archiving(control, store, spool=args.spool, instance=args.instance, interval=args.interval, say=said)  # fmt: skip
+        return 0
+    if args.verb == "logs":
+        for log in archived(store, args.host):
+            out.write(f"{log.file}  {log.size} bytes  {'closed' if log.closed else 'open'}  starts after {log.starts or '-'}\n")  # fmt: skip
+        return 0
     if args.verb == "list":
         for m in manifests(store, args.host):
             when = time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(m.started))

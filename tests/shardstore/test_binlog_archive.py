@@ -1,0 +1,186 @@
+"""A master's binary logs archived as they are written, on real MariaDB: after the master is
+lost (``kill -9``), its newest backup restored and the archive replayed onto it brings it
+back as of any second (the last transaction committed at or before it), or to its last
+archived write; a log missing from the chain or corrupt is refused before anything is
+applied. The archiver follows the map: a replica that becomes master is archived from then
+on."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from shardstore.backups.archiving import Archiving
+from shardstore.backups.binlogs import Archiver, archived, replay
+from shardstore.backups.physical import BackupError, take, unpack
+from shardstore.backups.store import DirectoryStore
+from shardstore.control.context import Control
+from shardstore.control.failover import plan_failover
+from shardstore.control.locks import FileLocks
+from shardstore.control.plans import MemoryJournal
+from tests.conftest import unavailable
+from toolkit.servers.base import _PREPARED
+from toolkit.servers.mariadb import MariaDBServer
+
+from .replication import SERVER_OPTIONS, app_store, root, sharded_pair, start_servers
+from .test_split import execute
+
+LOGIN = ("root", "")
+
+
+@pytest.fixture
+def master() -> Iterator[MariaDBServer]:
+    if shutil.which("mariadb-backup") is None or shutil.which("mariadb-binlog") is None:
+        unavailable("mariadb-backup", "mariadb-backup and mariadb-binlog are needed (Debian: mariadb-backup, mariadb-client)")  # fmt: skip
+    [server] = start_servers(1)
+    try:
+        with root(f"mysql://{server.address}") as db:
+            db.set_read_only(False)
+            db.query("CREATE DATABASE db00001")
+            db.query("CREATE TABLE db00001.notes (local_id INT PRIMARY KEY, data TEXT)")
+            db.query("INSERT INTO db00001.notes VALUES (1, 'one'), (2, 'two')")
+        yield server
+    finally:
+        server.stop()
+
+
+def write(server: MariaDBServer, *rows: int) -> None:
+    with root(f"mysql://{server.address}") as db:
+        for n in rows:
+            db.query("INSERT INTO db00001.notes VALUES (%s, %s)", (n, f"n{n}"))
+
+
+def notes(server: MariaDBServer) -> list[int]:
+    with root(f"mysql://{server.address}") as db:
+        return [int(r["local_id"]) for r in db.query("SELECT local_id FROM db00001.notes ORDER BY 1")]  # fmt: skip
+
+
+def archive_until_caught_up(archiver: Archiver, server: MariaDBServer) -> None:
+    """Passes until the archive holds everything the master has logged."""
+    with root(f"mysql://{server.address}") as db:
+        logged = {str(r["Log_name"]): int(r["File_size"]) for r in db.query("SHOW BINARY LOGS")}
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        archiver.archive_pass()
+        have = {log.file: log.size for log in archived(archiver.store, "A")}
+        if all(have.get(name) == size for name, size in logged.items()):
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"the archive {have} never caught up with {logged}")
+
+
+def test_a_lost_master_comes_back_as_of_any_second(master: MariaDBServer, tmp_path: Path) -> None:
+    store = DirectoryStore(tmp_path / "backups")
+    address = f"mysql://{master.address}"
+    with root(address) as db:
+        first = str(db.query("SHOW BINARY LOGS")[0]["Log_name"])
+    archiver = Archiver(store, host="A", address=address, login=LOGIN, spool=tmp_path / "spool", first=lambda: first)  # fmt: skip
+    archiver.archive_pass()
+    made = take(store, host="A", address=address, login=LOGIN, ranges="0-3")
+    write(master, 3)
+    with root(address) as db:
+        db.query("FLUSH BINARY LOGS")  # the chain has a closed log and an open one
+    write(master, 4)
+    wanted = int(time.time())  # "as of this second": 3 and 4, committed at or before it
+    time.sleep(wanted + 1.05 - time.time())
+    write(master, 5)
+    archive_until_caught_up(archiver, master)
+    archiver.stop()
+    master.halt(kill=True)
+    logs = archived(store, "A")
+    assert [log.closed for log in logs] == [True] * (len(logs) - 1) + [False] and len(logs) >= 2
+
+    restored = started_from(store, made, tmp_path / "restored")
+    try:
+        done = replay(store, "A", after=made.gtid, into=f"mysql://{restored.address}", login=LOGIN, to_time=wanted)  # fmt: skip
+        assert notes(restored) == [1, 2, 3, 4], done
+        with root(f"mysql://{restored.address}") as db:
+            reached = db.gtid_binlog_pos()
+        replay(store, "A", after=reached, into=f"mysql://{restored.address}", login=LOGIN)
+        assert notes(restored) == [1, 2, 3, 4, 5]  # the last write archived
+    finally:
+        restored.stop()
+
+
+def test_a_gap_or_a_corrupt_log_is_refused_and_nothing_applied(master: MariaDBServer, tmp_path: Path) -> None:  # fmt: skip
+    store = DirectoryStore(tmp_path / "backups")
+    address = f"mysql://{master.address}"
+    with root(address) as db:
+        first = str(db.query("SHOW BINARY LOGS")[0]["Log_name"])
+    archiver = Archiver(store, host="A", address=address, login=LOGIN, spool=tmp_path / "spool", first=lambda: first)  # fmt: skip
+    archiver.archive_pass()
+    made = take(store, host="A", address=address, login=LOGIN, ranges="0-3")
+    for n in (3, 4, 5):
+        write(master, n)
+        with root(address) as db:
+            db.query("FLUSH BINARY LOGS")
+    archive_until_caught_up(archiver, master)
+    archiver.stop()
+    logs = archived(store, "A")
+    restored = started_from(store, made, tmp_path / "restored")
+    try:
+        into = f"mysql://{restored.address}"
+        damaged = tmp_path / "backups" / logs[-2].key
+        damaged.write_bytes(damaged.read_bytes()[:-1] + b"x")
+        with pytest.raises(BackupError, match=f"{logs[-2].file} does not match its sha256"):
+            replay(store, "A", after=made.gtid, into=into, login=LOGIN)
+        (tmp_path / "backups" / f"{logs[-2].key}.json").unlink()  # gone from the chain
+        with pytest.raises(BackupError, match=f"have a gap after {logs[-3].file}: {logs[-1].file} follows"):  # fmt: skip
+            replay(store, "A", after=made.gtid, into=into, login=LOGIN)
+        assert notes(restored) == [1, 2]  # nothing applied
+        (tmp_path / "backups" / f"{logs[0].key}.json").unlink()  # the backup's own log gone
+        with pytest.raises(BackupError, match=f"begin at .* \\({logs[1].file}\\), after {made.gtid}: the transactions between are missing"):  # fmt: skip
+            replay(store, "A", after=made.gtid, into=into, login=LOGIN)
+        assert notes(restored) == [1, 2]
+    finally:
+        restored.stop()
+
+
+def started_from(store: DirectoryStore, made: object, home: Path) -> MariaDBServer:
+    """A new server (binary log on, another server id) on the backup's data directory."""
+    from shardstore.backups.manifest import Manifest
+
+    assert isinstance(made, Manifest)
+    unpack(store, made, home / "data")
+    (home / _PREPARED).touch()
+    return MariaDBServer([*SERVER_OPTIONS, "--server-id=9"], home=home).start()
+
+
+def test_the_archiver_follows_the_masters_of_the_map(pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path) -> None:  # fmt: skip
+    if shutil.which("mariadb-binlog") is None:
+        unavailable("mariadb-backup", "mariadb-binlog is needed (Debian: mariadb-client)")
+    master, replica = pair
+    source = sharded_pair(master, replica, tmp_path=tmp_path)
+    store = DirectoryStore(tmp_path / "backups")
+    control = Control(source, no_store, no_store, MemoryJournal(), FileLocks(tmp_path / "locks"), "ada", mysql=root)  # fmt: skip
+    said: list[str] = []
+    archiving = Archiving(control, store, tmp_path / "spool", said.append)
+    try:
+        for _ in range(3):
+            archiving.archive_pass()
+            time.sleep(0.3)
+        assert set(archiving.archivers) == {"A"} and archived(store, "A")
+        assert archived(store, "B") == []  # a replica's logs are not archived
+        execute(plan_failover(source, host="A", author="ada", connect=root), tmp_path)
+        store_b = app_store(source)
+        store_b.objects("note").create(1, {"n": "on B"})
+        store_b.close()
+        with root(f"mysql://{replica.address}") as b:
+            logged = {str(r["Log_name"]): int(r["File_size"]) for r in b.query("SHOW BINARY LOGS")}
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and {log.file: log.size for log in archived(store, "B")} != logged:  # fmt: skip
+            archiving.archive_pass()
+            time.sleep(0.2)
+        assert {log.file: log.size for log in archived(store, "B")} == logged
+        assert set(archiving.archivers) == {"B"}
+        assert "A is no longer a master: its archiving stops" in said
+    finally:
+        archiving.stop()
+
+
+def no_store(*_: object) -> object:
+    raise AssertionError("archiving opens no store")
