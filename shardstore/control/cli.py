@@ -20,6 +20,8 @@ and ``python manage.py shardstore`` alike).
     guard run [--instance NAME]      guard status [--json]      guard (pause | unpause) --reason TEXT
     operations [--json]              abort OP [--close]              resume OP
     pairs [--json] [--max-lag S]     (every master backed up, every stream healthy? 1 if not)
+    backup (take TARGET | list | archive --spool DIR | logs HOST) --store URL
+    restore FIRST-LAST --to (TIME | GTID | latest) --onto HOST... --store URL [--dry-run]
 
 Every operation prints its plan; without ``--dry-run`` it then runs it under the
 hosts' locks, journaled, and prints each step as it goes. ``operations`` lists the
@@ -37,7 +39,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..exceptions import ShardStoreError
-from . import cli_backup, cli_guard, documents
+from . import cli_backup, cli_guard, cli_restore, documents
 from . import cli_reports as reports
 from .cache_servers import plan_cache_server
 from .cli_reports import shard_span
@@ -66,7 +68,7 @@ from .split_revert import plan_split_revert
 OPERATIONS = (
     "bring-up", "open-range", "close-range", "host-service", "cache-server", "redis-move", "failover",
     "split", "cleanup", "rebuild", "reopen", "durability", "diff", "operations", "abort", "resume",
-    "pairs", "guard", "backup",
+    "pairs", "guard", "backup", "restore",
 )  # fmt: skip
 
 
@@ -158,6 +160,7 @@ def add_parsers(commands: Any) -> None:
         parser.add_argument("--dry-run", action="store_true", help="print the plan only")
     cli_guard.add_parser(commands)
     cli_backup.add_parser(commands)
+    cli_restore.add_parser(commands)
     p = commands.add_parser("operations", help="the runs the journal holds open")
     p.add_argument("--json", action="store_true", help="as JSON, for scripts")
     p = commands.add_parser("abort", help="undo a run that was left open (see operations)")
@@ -184,6 +187,8 @@ def plan_of(
     """The plan a control command asks for (operations, publish, rollback); ``say`` prints
     a long step's progress."""
     source, author = control.source, control.operator
+    if args.command == "restore":
+        return cli_restore.plan(args, control)
     if args.command == "topology":
         if args.verb == "publish":
             try:

@@ -178,7 +178,9 @@ def plan_rebuild(
                     f"{host} is the master of {entry['range']} in the map in force: not wiped"
                 )
         with connect(addresses[host]) as h:
-            return f"{_wipe(connect, h)} shard databases dropped on {host}, its binary log reset"
+            return (
+                f"{wipe_host(connect, h)} shard databases dropped on {host}, its binary log reset"
+            )
 
     def left_out() -> str:
         with connect(addresses[host]) as h:
@@ -187,7 +189,7 @@ def plan_rebuild(
 
     def copy() -> str:
         with connect(addresses[master]) as m, connect(addresses[host]) as h, connect(addresses[master]) as busy:  # fmt: skip
-            _wipe(connect, h)  # a re-run starts from scratch
+            wipe_host(connect, h)  # a re-run starts from scratch
             databases = shard_databases(m)
             say(f"copying {len(databases)} databases from {master} to {host}, {parallel} streams")
             started = time.monotonic()
@@ -334,7 +336,7 @@ def replaced(document: dict[str, Any], master: str, replica: str) -> str:
     return replica
 
 
-def _wipe(connect: Connect, h: MySQLHost) -> int:
+def wipe_host(connect: Connect, h: MySQLHost) -> int:
     """Make ``h`` an empty, read-only server replicating from no one, with no GTID history
     (the master's copy brings its own); how many shard databases were dropped."""
     h.stop_replicating()

@@ -34,6 +34,7 @@ import contextlib
 import time
 from collections.abc import Callable
 
+from ..backups.store import open_store
 from ..exceptions import InvalidTopology
 from . import documents, terms
 from .config_source import ConfigSource
@@ -52,6 +53,7 @@ from .plans import (
     undo_steps,
 )
 from .rebuild import plan_rebuild
+from .restore import plan_restore
 from .split import plan_split
 from .split_cleanup import plan_cleanup
 from .split_revert import plan_split_revert
@@ -106,6 +108,17 @@ def plan_again(
         ),
         "diff": lambda: plan_diff(
             source, a=params["a"], b=params["b"], shards=tuple(params["shards"]), connect=connect
+        ),
+        "restore": lambda: plan_restore(
+            source,
+            open_store(params["store"]),
+            span=list(params["span"]),
+            onto=list(params["onto"]),
+            author=author,
+            to_time=params["to_time"],
+            to_gtid=params["to_gtid"],
+            connect=connect,
+            base=base,
         ),
     }
     if operation.operation not in build:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -71,39 +72,43 @@ def start_servers(count: int) -> list[MariaDBServer]:
     return servers
 
 
+@contextmanager
+def running(count: int) -> Iterator[list[MariaDBServer]]:
+    """``count`` new servers (``start_servers``) while the block runs."""
+    servers = start_servers(count)
+    try:
+        yield servers
+    finally:
+        for server in reversed(servers):
+            server.stop()
+
+
+def replicating(master: MariaDBServer, *replicas: MariaDBServer) -> None:
+    """``master`` writable, the ``replicas`` following it by GTID, semi-synchronously: any
+    one's acknowledgement releases a commit. Only the master waits for acknowledgements (a
+    replica that did would hold back its own applier)."""
+    with root(f"mysql://{master.address}") as m:
+        m.set_semi_sync(True)
+        m.set_read_only(False)
+        for replica in replicas:
+            with root(f"mysql://{replica.address}") as r:
+                r.replicate_from(m)
+
+
 @pytest.fixture
 def pair() -> Iterator[tuple[MariaDBServer, MariaDBServer]]:
-    """A master and a replica following it by GTID, semi-synchronously. Only the master
-    waits for acknowledgements (a replica that did would hold back its own applier)."""
-    master, replica = start_servers(2)
-    try:
-        with root(f"mysql://{master.address}") as m:
-            m.set_semi_sync(True)
-            m.set_read_only(False)
-        with root(f"mysql://{replica.address}") as r, root(f"mysql://{master.address}") as m:
-            r.replicate_from(m)
+    """A master and a replica following it (``replicating``)."""
+    with running(2) as (master, replica):
+        replicating(master, replica)
         yield master, replica
-    finally:
-        replica.stop()
-        master.stop()
 
 
 @pytest.fixture
 def trio() -> Iterator[tuple[MariaDBServer, MariaDBServer, MariaDBServer]]:
-    """A master and two replicas following it by GTID, semi-synchronously: either
-    replica's acknowledgement releases a commit."""
-    master, *replicas = start_servers(3)
-    try:
-        with root(f"mysql://{master.address}") as m:
-            m.set_semi_sync(True)
-            m.set_read_only(False)
-            for replica in replicas:
-                with root(f"mysql://{replica.address}") as r:
-                    r.replicate_from(m)
+    """A master and two replicas following it (``replicating``)."""
+    with running(3) as (master, *replicas):
+        replicating(master, *replicas)
         yield master, replicas[0], replicas[1]
-    finally:
-        for server in (*replicas, master):
-            server.stop()
 
 
 def publish_pair(

@@ -59,6 +59,16 @@ def notes(server: MariaDBServer) -> list[int]:
         return [int(r["local_id"]) for r in db.query("SELECT local_id FROM db00001.notes ORDER BY 1")]  # fmt: skip
 
 
+def archiving(store: DirectoryStore, master: MariaDBServer, spool: Path) -> Archiver:
+    """An archiver of ``master`` (as host A), begun: its first pass made."""
+    address = f"mysql://{master.address}"
+    with root(address) as db:
+        first = str(db.query("SHOW BINARY LOGS")[0]["Log_name"])
+    archiver = Archiver(store, host="A", address=address, login=LOGIN, spool=spool, first=lambda: first)  # fmt: skip
+    archiver.archive_pass()
+    return archiver
+
+
 def archive_until_caught_up(archiver: Archiver, server: MariaDBServer) -> None:
     """Passes until the archive holds everything the master has logged."""
     with root(f"mysql://{server.address}") as db:
@@ -66,7 +76,7 @@ def archive_until_caught_up(archiver: Archiver, server: MariaDBServer) -> None:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         archiver.archive_pass()
-        have = {log.file: log.size for log in archived(archiver.store, "A")}
+        have = {log.file: log.size for log in archived(archiver.store, archiver.host)}
         if all(have.get(name) == size for name, size in logged.items()):
             return
         time.sleep(0.2)
@@ -76,10 +86,7 @@ def archive_until_caught_up(archiver: Archiver, server: MariaDBServer) -> None:
 def test_a_lost_master_comes_back_as_of_any_second(master: MariaDBServer, tmp_path: Path) -> None:
     store = DirectoryStore(tmp_path / "backups")
     address = f"mysql://{master.address}"
-    with root(address) as db:
-        first = str(db.query("SHOW BINARY LOGS")[0]["Log_name"])
-    archiver = Archiver(store, host="A", address=address, login=LOGIN, spool=tmp_path / "spool", first=lambda: first)  # fmt: skip
-    archiver.archive_pass()
+    archiver = archiving(store, master, tmp_path / "spool")
     made = take(store, host="A", address=address, login=LOGIN, ranges="0-3")
     write(master, 3)
     with root(address) as db:
@@ -109,10 +116,7 @@ def test_a_lost_master_comes_back_as_of_any_second(master: MariaDBServer, tmp_pa
 def test_a_gap_or_a_corrupt_log_is_refused_and_nothing_applied(master: MariaDBServer, tmp_path: Path) -> None:  # fmt: skip
     store = DirectoryStore(tmp_path / "backups")
     address = f"mysql://{master.address}"
-    with root(address) as db:
-        first = str(db.query("SHOW BINARY LOGS")[0]["Log_name"])
-    archiver = Archiver(store, host="A", address=address, login=LOGIN, spool=tmp_path / "spool", first=lambda: first)  # fmt: skip
-    archiver.archive_pass()
+    archiver = archiving(store, master, tmp_path / "spool")
     made = take(store, host="A", address=address, login=LOGIN, ranges="0-3")
     for n in (3, 4, 5):
         write(master, n)

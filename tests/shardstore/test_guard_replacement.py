@@ -24,7 +24,7 @@ from shardstore.replicas import replicas_of
 from tests.config_documents import eventually
 from toolkit.servers.mariadb import MariaDBServer
 
-from .replication import app_store, root, sharded_pair, start_servers
+from .replication import app_store, replicating, root, running, sharded_pair
 from .test_emergency_recovery import killed
 from .test_split import execute
 
@@ -34,17 +34,9 @@ Servers = tuple[MariaDBServer, MariaDBServer, MariaDBServer]
 @pytest.fixture
 def servers() -> Iterator[Servers]:
     """A master, its replica, and a third server that replicates from no one (a spare)."""
-    master, replica, spare = start_servers(3)
-    try:
-        with root(f"mysql://{master.address}") as m:
-            m.set_semi_sync(True)
-            m.set_read_only(False)
-            with root(f"mysql://{replica.address}") as r:
-                r.replicate_from(m)
+    with running(3) as (master, replica, spare):
+        replicating(master, replica)
         yield master, replica, spare
-    finally:
-        for server in (spare, replica, master):
-            server.stop()
 
 
 def guard_on(
@@ -177,47 +169,34 @@ def test_a_replica_whose_replication_stopped_on_an_error_is_broken(
 
 
 def test_the_moved_half_of_a_split_is_given_a_replica(tmp_path: Path) -> None:
-    servers = start_servers(4)
-    try:
-        moved_half_gets_a_spare(*servers, tmp_path=tmp_path)
-    finally:
-        for server in reversed(servers):
-            server.stop()
+    with running(4) as (master, taker, kept, spare):
+        replicating(master, taker, kept)
+        source = sharded_pair(master, taker, kept, tmp_path=tmp_path)  # A, with B and C
+        execute(plan_split(source, host="A", to="B", author="ada", connect=root), tmp_path)
+        with_spare(source, spare)  # S
+        store = app_store(source)
+        before = store.objects("note").create(3, {"n": "alone"})  # on B, acknowledged by no one
+        store.close()
+        guard = guard_on(source, tmp_path, wanted=1)  # A keeps C: B, with none, is short
 
-
-def moved_half_gets_a_spare(
-    master: MariaDBServer, taker: MariaDBServer, kept: MariaDBServer, spare: MariaDBServer, *, tmp_path: Path
-) -> None:  # fmt: skip
-    with root(f"mysql://{master.address}") as m:
-        m.set_semi_sync(True)
-        m.set_read_only(False)
-        for replica in (taker, kept):
-            with root(f"mysql://{replica.address}") as r:
-                r.replicate_from(m)
-    source = sharded_pair(master, taker, kept, tmp_path=tmp_path)  # A, with B and C
-    execute(plan_split(source, host="A", to="B", author="ada", connect=root), tmp_path)
-    with_spare(source, spare)  # S
-    store = app_store(source)
-    before = store.objects("note").create(3, {"n": "alone"})  # on B, acknowledged by no one
-    store.close()
-    guard = guard_on(source, tmp_path, wanted=1)  # A keeps C: B, with none, is short
-
-    [adding] = guard.tick()
-    assert (adding.host, adding.kind) == ("B", "adding"), adding
-    assert "B (2-3) has had 0 replicas of the 1 wanted" in adding.evidence
-    assert "rebuild S as the replica of B (shards 2..3): S, a spare of the map" in adding.evidence
-    guard.replicas.join(120)
-    [added, _] = guard.decisions()
-    assert added.kind == "added" and added.took is not None, added.evidence
-    ranges = {r["master"]: replicas_of(r) for r in source.current("shards").document["ranges"]}  # fmt: skip
-    assert ranges == {"A": ["C"], "B": ["S"]}
-    assert acknowledges(spare, taker) and acknowledges(kept, master)
-    store = app_store(source)
-    after = store.objects("note").create(3, {"n": "acknowledged by S"})
-    assert [store.objects("note").get(i)["n"] for i in (before, after)] == ["alone", "acknowledged by S"]  # fmt: skip
-    store.close()
-    with root(f"mysql://{spare.address}") as s, root(f"mysql://{taker.address}") as b:
-        assert s.wait_for(b.gtid_binlog_pos(), 30)
-        assert s.query("SELECT COUNT(*) AS n FROM db00003.notes")[0]["n"] == 2
-    assert guard.tick() == [added]  # (said at the next pass)
-    assert guard.tick() == []  # each range has what it should
+        [adding] = guard.tick()
+        assert (adding.host, adding.kind) == ("B", "adding"), adding
+        assert "B (2-3) has had 0 replicas of the 1 wanted" in adding.evidence
+        assert (
+            "rebuild S as the replica of B (shards 2..3): S, a spare of the map" in adding.evidence
+        )
+        guard.replicas.join(120)
+        [added, _] = guard.decisions()
+        assert added.kind == "added" and added.took is not None, added.evidence
+        ranges = {r["master"]: replicas_of(r) for r in source.current("shards").document["ranges"]}  # fmt: skip
+        assert ranges == {"A": ["C"], "B": ["S"]}
+        assert acknowledges(spare, taker) and acknowledges(kept, master)
+        store = app_store(source)
+        after = store.objects("note").create(3, {"n": "acknowledged by S"})
+        assert [store.objects("note").get(i)["n"] for i in (before, after)] == ["alone", "acknowledged by S"]  # fmt: skip
+        store.close()
+        with root(f"mysql://{spare.address}") as s, root(f"mysql://{taker.address}") as b:
+            assert s.wait_for(b.gtid_binlog_pos(), 30)
+            assert s.query("SELECT COUNT(*) AS n FROM db00003.notes")[0]["n"] == 2
+        assert guard.tick() == [added]  # (said at the next pass)
+        assert guard.tick() == []  # each range has what it should

@@ -1,0 +1,54 @@
+"""``shardstore restore FIRST-LAST --to TIME|GTID|latest --onto HOST [HOST...] --store URL``:
+a lost range back from its newest backup and the archive (``restore.py``), planned, shown
+and journaled as every operation is (cli.py runs the plan)."""
+
+from __future__ import annotations
+
+import argparse
+import calendar
+import re
+import time
+from typing import Any
+
+from ..backups.store import open_store
+from .cli_reports import shard_span
+from .config_source import ConfigError
+from .context import Control
+from .plans import Plan
+from .restore import plan_restore
+
+_GTIDS = re.compile(r"^\d+-\d+-\d+(,\d+-\d+-\d+)*$")
+_TIMES = ("%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S")
+
+
+def add_parser(commands: Any) -> None:
+    p = commands.add_parser("restore", help="bring a lost range back from its backup and archived binary logs, onto new hosts")  # fmt: skip
+    p.add_argument("range", type=shard_span, help="FIRST-LAST, as in the map")
+    p.add_argument("--to", required=True, help="a time (UTC: 2026-11-29T08:30:00Z), a GTID (0-1-42), or latest")  # fmt: skip
+    p.add_argument("--onto", nargs="+", required=True, metavar="HOST", help="hosts of the map serving no range: the first becomes the master")  # fmt: skip
+    p.add_argument("--store", required=True, help="file:///DIRECTORY or s3://BUCKET/PREFIX")
+    p.add_argument("--endpoint-url", help="an S3 API server other than AWS's")
+    p.add_argument("--dry-run", action="store_true", help="print the plan only")
+
+
+def target(text: str) -> tuple[float | None, str | None]:
+    """``--to``: (a time, None), (None, a GTID), or (None, None) for latest."""
+    if text == "latest":
+        return None, None
+    if _GTIDS.match(text):
+        return None, text
+    for form in _TIMES:
+        try:
+            return float(calendar.timegm(time.strptime(text, form))), None
+        except ValueError:
+            continue
+    raise ConfigError(f"--to {text!r}: a time (2026-11-29T08:30:00Z, UTC), a GTID (0-1-42), or latest")  # fmt: skip
+
+
+def plan(args: argparse.Namespace, control: Control) -> Plan:
+    to_time, to_gtid = target(args.to)
+    store = open_store(args.store, endpoint_url=args.endpoint_url)
+    return plan_restore(
+        control.source, store, span=list(args.range), onto=args.onto, author=control.operator,
+        to_time=to_time, to_gtid=to_gtid, connect=control.mysql,
+    )  # fmt: skip
