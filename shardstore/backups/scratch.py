@@ -2,7 +2,10 @@
 archive up to its target and copies the shards from, on this machine's loopback only, with
 no account to log in to (``--skip-grant-tables``: nothing but this process can reach it).
 Its binary log is on and starts at the backup's GTID position, so that after the replay
-its position is the restored range's, which the hosts it is copied onto take."""
+its position is the restored range's, which the hosts it is copied onto take.
+
+``PointInTime`` is one made on first use and kept for the steps of an operation: a backup
+unpacked, its server started, the archive replayed onto it up to the target."""
 
 from __future__ import annotations
 
@@ -12,11 +15,15 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
 from ..control.mysql_hosts import HostError, MySQLHost
-from .physical import BackupError
+from .binlogs import gtid_state, replay
+from .manifest import Manifest
+from .physical import BackupError, unpack
+from .store import BackupStore
 
 #: How long the server is given to start (InnoDB's crash recovery of a big backup included).
 START_SECONDS = 300.0
@@ -74,6 +81,50 @@ class ScratchServer:
             except subprocess.TimeoutExpired:
                 self._process.kill()
                 self._process.wait()
+
+
+class PointInTime:
+    """Backup ``made`` restored into a scratch server and ``archive``'s logs replayed onto
+    it up to ``to_time`` or ``to_gtid`` (neither: the last archived write), once asked for."""
+
+    def __init__(self, store: BackupStore, made: Manifest, archive: str, *, to_time: float | None, to_gtid: str | None) -> None:  # fmt: skip
+        self.store, self.made, self.archive = store, made, archive
+        self.to_time, self.to_gtid = to_time, to_gtid
+        self._server: ScratchServer | None = None
+        self.position = ""  # the GTID position reached
+        self.logs: list[str] = []  # the archived logs replayed
+
+    def server(self) -> ScratchServer:
+        if self._server is None:
+            home = Path(tempfile.mkdtemp(prefix="pinboard-restore-"))
+            try:
+                unpack(self.store, self.made, home / "data")
+                self._server = ScratchServer(home).start(self.made.gtid)
+            except BaseException:
+                shutil.rmtree(home, ignore_errors=True)
+                raise
+            done = replay(self.store, self.archive, after=self.made.gtid, into=self._server.address, login=("root", ""), to_time=self.to_time, to_gtid=self.to_gtid)  # fmt: skip
+            with self._server.connect() as server:
+                self.position, self.logs = server.gtid_binlog_pos(), done.logs
+            if self.to_gtid and not _reached(self.position, self.to_gtid):
+                raise BackupError(f"GTID {self.to_gtid} is not in {self.archive}'s archive: the replay reached {self.position}")  # fmt: skip
+        return self._server
+
+    def said(self) -> str:
+        self.server()
+        return f"backup {self.made.host}/{self.made.name} (at {self.made.gtid}) and {len(self.logs)} archived logs of {self.archive} replayed: at {self.position}"  # fmt: skip
+
+    def drop(self) -> str:
+        if self._server is not None:
+            self._server.stop()
+            shutil.rmtree(self._server.home, ignore_errors=True)
+            self._server = None
+        return "the scratch server stopped and removed"
+
+
+def _reached(position: str, wanted: str) -> bool:
+    have = gtid_state(position)
+    return all(have.get(domain, -1) >= sequence for domain, sequence in gtid_state(wanted).items())
 
 
 def _dies_with_its_parent() -> None:

@@ -22,6 +22,7 @@ and ``python manage.py shardstore`` alike).
     pairs [--json] [--max-lag S]     (every master backed up, every stream healthy? 1 if not)
     backup (take TARGET | list | archive --spool DIR | logs HOST) --store URL
     restore FIRST-LAST --to (TIME | GTID | latest) --onto HOST... --store URL [--dry-run]
+    restore-shard SHARD --to TIME --into HOST --store URL [--copy-back] [--dry-run]
 
 Every operation prints its plan; without ``--dry-run`` it then runs it under the
 hosts' locks, journaled, and prints each step as it goes. ``operations`` lists the
@@ -68,7 +69,7 @@ from .split_revert import plan_split_revert
 OPERATIONS = (
     "bring-up", "open-range", "close-range", "host-service", "cache-server", "redis-move", "failover",
     "split", "cleanup", "rebuild", "reopen", "durability", "diff", "operations", "abort", "resume",
-    "pairs", "guard", "backup", "restore",
+    "pairs", "guard", "backup", "restore", "restore-shard",
 )  # fmt: skip
 
 
@@ -187,7 +188,7 @@ def plan_of(
     """The plan a control command asks for (operations, publish, rollback); ``say`` prints
     a long step's progress."""
     source, author = control.source, control.operator
-    if args.command == "restore":
+    if args.command in ("restore", "restore-shard"):
         return cli_restore.plan(args, control)
     if args.command == "topology":
         if args.verb == "publish":

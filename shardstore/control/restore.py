@@ -29,17 +29,13 @@ start (the scratch server is made again if this process lost it).
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-from ..backups.binlogs import chain, gtid_state, replay
+from ..backups.binlogs import chain
 from ..backups.manifest import Manifest, manifests
-from ..backups.physical import unpack
-from ..backups.scratch import ScratchServer
+from ..backups.scratch import PointInTime
 from ..backups.store import BackupStore
 from ..durability import of_master
 from ..exceptions import InvalidTopology
@@ -48,7 +44,7 @@ from . import documents
 from .config_source import ConfigSource, Revision
 from .emergency_checks import answers
 from .failover import Connect
-from .mysql_hosts import HostError, MySQLHost
+from .mysql_hosts import MySQLHost
 from .plans import Plan, Step
 from .publish import publish_step
 from .rebuild import wipe_host
@@ -83,46 +79,21 @@ def plan_restore(
             if answers(connect, name, document["hosts"][name]):
                 raise InvalidTopology(f"{name}, a host of range {span[0]}-{span[1]}, answers: a restore replaces a range whose every host is lost (a bad write on a live range: restore-shard)")  # fmt: skip
     if to_time is not None and to_time > clock():
-        raise InvalidTopology(f"{_when(to_time)} is in the future")
+        raise InvalidTopology(f"{utc(to_time)} is in the future")
     made = newest_backup(store, span, to_time)
     archive = str(entry["master"])
     chain(store, archive, made.gtid)  # a gap is refused now, not half-way
-    target = f"as of {_when(to_time)}" if to_time is not None else f"to GTID {to_gtid}" if to_gtid else "to its last archived write"  # fmt: skip
+    target = f"as of {utc(to_time)}" if to_time is not None else f"to GTID {to_gtid}" if to_gtid else "to its last archived write"  # fmt: skip
     spans = f"{span[0]}-{span[1]}"
     master, replicas = onto[0], onto[1:]
     addresses = document["hosts"]
     durability = of_master(document, str(entry["master"]))
-    restored: dict[str, Any] = {}  # the scratch server and its position, once made
-
-    def scratch() -> tuple[ScratchServer, str]:
-        if "server" not in restored:
-            home = Path(tempfile.mkdtemp(prefix="pinboard-restore-"))
-            restored["home"] = home
-            unpack(store, made, home / "data")
-            server = restored["server"] = ScratchServer(home).start(made.gtid)
-            done = replay(store, archive, after=made.gtid, into=server.address, login=("root", ""), to_time=to_time, to_gtid=to_gtid)  # fmt: skip
-            with server.connect() as s:
-                position = s.gtid_binlog_pos()
-            if to_gtid and not _reached(position, to_gtid):
-                raise HostError(f"GTID {to_gtid} is not in {archive}'s archive: the replay reached {position}")  # fmt: skip
-            restored["position"], restored["logs"] = position, done.logs
-        return restored["server"], restored["position"]
-
-    def prepare() -> str:
-        _, position = scratch()
-        return f"backup {made.host}/{made.name} (at {made.gtid}) and {len(restored['logs'])} archived logs of {archive} replayed: at {position}"  # fmt: skip
-
-    def drop_scratch() -> str:
-        server = restored.pop("server", None)
-        if server is not None:
-            server.stop()
-        if "home" in restored:
-            shutil.rmtree(restored.pop("home"), ignore_errors=True)
-        return "the scratch server stopped and removed"
+    restored = PointInTime(store, made, archive, to_time=to_time, to_gtid=to_gtid)
 
     def copy_onto(name: str) -> Step:
         def run() -> str:
-            server, position = scratch()
+            server = restored.server()
+            position = restored.position
             with server.connect() as s, connect(addresses[name]) as h, server.connect() as busy:
                 wipe_host(connect, h)
                 done = copy_databases(s, h, shard_databases(s), throttle=Throttle(busy), parallel=COPY_STREAMS)  # fmt: skip
@@ -162,11 +133,11 @@ def plan_restore(
         change=change, hosts=tuple(onto), commits=True,
     )  # fmt: skip
     steps = [
-        Step(replayed, tuple(onto), prepare, drop_scratch),
+        Step(replayed, tuple(onto), restored.said, restored.drop),
         *(copy_onto(name) for name in onto),
         Step(writes, tuple(onto), take_writes, stop_writes),
         publish,
-        Step("stop the scratch server", tuple(onto), drop_scratch),
+        Step("stop the scratch server", tuple(onto), restored.drop),
     ]
     params = {
         "span": span, "onto": onto, "store": store.url, "to_time": to_time, "to_gtid": to_gtid,
@@ -184,7 +155,7 @@ def newest_backup(store: BackupStore, span: list[int], before: float | None) -> 
     # A time names its whole second: a backup ended within it holds nothing committed later.
     fit = [m for m in held if before is None or m.ended < int(before) + 1]
     if not fit:
-        raise InvalidTopology(f"{_when(before or 0)} is before the oldest backup of range {spans} (ended {_when(held[0].ended)})")  # fmt: skip
+        raise InvalidTopology(f"{utc(before or 0)} is before the oldest backup of range {spans} (ended {utc(held[0].ended)})")  # fmt: skip
     return fit[-1]
 
 
@@ -200,10 +171,5 @@ def _check_onto(document: dict[str, Any], onto: list[str]) -> None:
             raise InvalidTopology(f"{name} serves shards {first}-{last}: a restore goes onto hosts that serve no range")  # fmt: skip
 
 
-def _reached(position: str, wanted: str) -> bool:
-    have = gtid_state(position)
-    return all(have.get(domain, -1) >= sequence for domain, sequence in gtid_state(wanted).items())
-
-
-def _when(seconds: float) -> str:
+def utc(seconds: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(seconds))
