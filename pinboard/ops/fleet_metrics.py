@@ -27,7 +27,7 @@ from django.db import connection
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from shardstore.control import guard
+from shardstore.control import backup_records, guard
 from shardstore.control.decision import Decision
 from shardstore.control.pairs import judge
 
@@ -104,6 +104,17 @@ FAMILIES: dict[str, tuple[str, list[str]]] = {
         "Of the guard's newest recovery of each host: seconds its run took (the failover,"
         " or the replacement's rebuild).", ["host", "kind"],
     ),
+    "pinboard_backup_age_seconds": ("Seconds since the range's newest backup ended.", ["range"]),
+    "pinboard_backup_bytes": ("The range's newest backup's size, compressed.", ["range"]),
+    "pinboard_binlog_archive_lag_seconds": (
+        "Seconds since the master's binary-log archive last held everything it had logged"
+        " (grows while the archiver is behind, or stopped).", ["host"],
+    ),
+    "pinboard_backup_verified": (
+        "1: the range's last backup verification passed (restored, caught up, compared with"
+        " its master); 0: it failed.", ["range"],
+    ),
+    "pinboard_backup_verified_age_seconds": ("Seconds since the range's last verification.", ["range"]),
     "pinboard_open_operations": ("Operations running or left open, by kind.", ["operation"]),
     "pinboard_open_operation_age_seconds": (
         "How long the oldest open operation of each kind has been open.", ["operation"],
@@ -130,6 +141,7 @@ class FleetCollector(Collector):
             mysql_hosts,
             open_operations,
             the_guard,
+            backups,
         ]
         for part in parts:
             try:
@@ -272,3 +284,25 @@ def the_guard() -> list[Metric]:
         if decision.took is not None:
             recovery.add_metric([host, decision.kind], decision.took)
     return [paused, age, decided, counts, detection, recovery]
+
+
+def backups() -> list[Metric]:
+    """The backups as their records say (``shardstore/control/backup_records.py``): each
+    range's newest backup and last verification, each master's archive."""
+    with config.config_source() as source:
+        kept = backup_records.status(source)
+    masters = {r.master for r in plane().store.store.topology.ranges}
+    now = time.time()
+    age, size = family("pinboard_backup_age_seconds"), family("pinboard_backup_bytes")
+    for span, taken in sorted(kept.taken.items()):
+        age.add_metric([span], now - float(taken["ended"]))
+        size.add_metric([span], float(taken["size"]))
+    lag = family("pinboard_binlog_archive_lag_seconds")
+    for host, caught_up in sorted(kept.archived.items()):
+        if host in masters:  # a former master's archive is finished
+            lag.add_metric([host], now - caught_up)
+    passed, checked = family("pinboard_backup_verified"), family("pinboard_backup_verified_age_seconds")  # fmt: skip
+    for span, outcome in sorted(kept.verified.items()):
+        passed.add_metric([span], float(bool(outcome["ok"])))
+        checked.add_metric([span], now - float(outcome["at"]))
+    return [age, size, lag, passed, checked]

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ..control import documents
+from ..control import backup_records, documents
 from ..control.context import Control
 from ..control.locks import HostsBusy
 from ..exceptions import ShardStoreError
@@ -20,6 +20,8 @@ from .store import BackupStore
 
 #: The lock the archiving process holds.
 ARCHIVING = "binlog-archive"
+#: Seconds between two records of how far each master's archive has come.
+RECORD_SECONDS = 5.0
 
 
 def masters(control: Control) -> dict[str, str]:
@@ -35,6 +37,8 @@ class Archiving:
     def __init__(self, control: Control, store: BackupStore, spool: Path, say: Callable[[str], None]) -> None:  # fmt: skip
         self.control, self.store, self.spool, self.say = control, store, spool, say
         self.archivers: dict[str, Archiver] = {}
+        self.caught_up: dict[str, float] = {}  # master -> when its archive last held all
+        self._recorded = 0.0
 
     def archive_pass(self) -> None:
         now = masters(self.control)
@@ -50,6 +54,20 @@ class Archiving:
                 continue
             self.archivers[name] = archiver
             self._pass(archiver)
+            if self._holds_all(archiver):
+                self.caught_up[name] = time.time()
+        if time.time() - self._recorded >= RECORD_SECONDS and self.caught_up:
+            backup_records.archived(self.control.source, self.caught_up)  # the lag's metric
+            self._recorded = time.time()
+
+    def _holds_all(self, archiver: Archiver) -> bool:
+        """Whether the archive has every byte the master has logged."""
+        try:
+            with self.control.mysql(archiver.address) as server:
+                [status] = server.query("SHOW MASTER STATUS")
+        except (ShardStoreError, ValueError):
+            return False
+        return archiver.put.get(str(status["File"]), -1) >= int(status["Position"])
 
     def _archiver(self, name: str, address: str) -> Archiver:
         with self.control.mysql(address) as server:  # the operator's login, and its first log

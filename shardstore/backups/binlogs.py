@@ -114,7 +114,7 @@ class Archiver:
         self.say = say
         self._reader: subprocess.Popen[bytes] | None = None
         self._scratch = tempfile.TemporaryDirectory(prefix="pinboard-archiver-")  # its login
-        self._put: dict[str, int] = {}  # file -> size put last
+        self.put: dict[str, int] = {}  # file -> its size the store holds
         self._starts: dict[str, str] = {}  # file -> the GTID state it starts at
 
     def run(self, *, interval: float = INTERVAL, until: Callable[[], bool] = lambda: False) -> None:  # fmt: skip
@@ -140,14 +140,14 @@ class Archiver:
         put = []
         for path in files:
             closed = path != files[-1]
-            if closed or self._put.get(path.name) != path.stat().st_size:
+            if closed or self.put.get(path.name) != path.stat().st_size:
                 data = path.read_bytes()
                 if path.name not in self._starts:
                     self._starts[path.name] = _starts(path)
                 log = ArchivedLog(self.host, path.name, len(data), hashlib.sha256(data).hexdigest(), closed, self._starts[path.name])  # fmt: skip
                 self.store.put(log.key, data)
                 self.store.put(f"{log.key}.json", json.dumps(asdict(log)).encode())
-                self._put[path.name] = len(data)
+                self.put[path.name] = len(data)
                 put.append(log)
             if closed:
                 path.unlink()  # whole in the archive

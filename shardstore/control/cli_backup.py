@@ -1,6 +1,8 @@
 """``shardstore backup``: back a shard host up into a store (``take``), list the backups a
 store holds (``list``), archive the masters' binary logs into it as they are written
-(``archive``, until stopped: ``shardstore/backups/archiving.py``), or list them (``logs``). ``take`` names a host, or a range (``FIRST-LAST``): then its first
+(``archive``, until stopped: ``shardstore/backups/archiving.py``), list them (``logs``), or
+restore a range's newest backup and compare it with its master (``verify``:
+``backup_verify.py``). ``take`` names a host, or a range (``FIRST-LAST``): then its first
 replica that answers and replicates (its master only with ``--master``), so a backup never
 loads the host that takes the writes. It runs on the host's own machine (mariadb-backup
 copies its data files: ``shardstore/backups/physical.py``)."""
@@ -20,7 +22,8 @@ from ..backups.physical import take
 from ..backups.store import open_store
 from ..exceptions import InvalidTopology
 from ..replicas import replicas_of
-from . import documents
+from . import backup_records, documents
+from .backup_verify import verify
 from .cli_reports import shard_span
 from .config_source import ConfigError
 from .context import Control
@@ -41,7 +44,9 @@ def add_parser(commands: Any) -> None:
     archive.add_argument("--interval", type=float, default=INTERVAL, help="seconds between passes")  # fmt: skip
     logs = verbs.add_parser("logs", help="the archived binary logs of a host")
     logs.add_argument("host")
-    for parser in (made, listed, archive, logs):
+    checked = verbs.add_parser("verify", help="restore a range's newest backup into a scratch server and compare it with its master")  # fmt: skip
+    checked.add_argument("range", type=shard_span, help="FIRST-LAST, as in the map")
+    for parser in (made, listed, archive, logs, checked):
         parser.add_argument("--store", required=True, help="file:///DIRECTORY or s3://BUCKET/PREFIX")  # fmt: skip
         parser.add_argument("--endpoint-url", help="an S3 API server other than AWS's")
         parser.add_argument("--kms-key", help="S3: the KMS key each object is encrypted with")
@@ -61,6 +66,10 @@ def handle(args: argparse.Namespace, control: Control, out: TextIO) -> int:
         for log in archived(store, args.host):
             out.write(f"{log.file}  {log.size} bytes  {'closed' if log.closed else 'open'}  starts after {log.starts or '-'}\n")  # fmt: skip
         return 0
+    if args.verb == "verify":
+        outcome = verify(control, store, list(args.range))
+        out.write(f"{'verified' if outcome.ok else 'VERIFICATION FAILED'}: range {outcome.span}, backup {outcome.backup}, in {outcome.seconds:.1f}s\n{outcome.said}\n")  # fmt: skip
+        return 0 if outcome.ok else 1
     if args.verb == "list":
         for m in manifests(store, args.host):
             when = time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(m.started))
@@ -78,6 +87,7 @@ def handle(args: argparse.Namespace, control: Control, out: TextIO) -> int:
         out.write(f"    {line}\n")
 
     made = take(store, host=host, address=address, login=login, ranges=ranges, say=say)
+    backup_records.taken(control.source, made)
     out.write(f"{made.key}: {made.size / 1e6:.1f} MB in {len(made.parts)} parts, {made.ended - made.started:.1f}s, at {made.gtid or '-'}\n")  # fmt: skip
     return 0
 

@@ -309,11 +309,12 @@ class MySQLHost:
         result = self.value("SELECT MASTER_GTID_WAIT(%s, %s)", (gtid_pos, timeout))
         return bool(result == 0)
 
-    def replicate_from(self, source: MySQLHost, *, position: str = "current_pos") -> None:
+    def replicate_from(self, source: MySQLHost, *, position: str = "current_pos", acknowledging: bool = True) -> None:  # fmt: skip
         """Follow ``source`` from where this server's GTID position stands, logged in as the
         replication account (REPLICATION SLAVE only: ``master.info`` keeps its password);
         returns once both replication threads run. ``position="slave_pos"``: from
-        ``gtid_slave_pos`` instead (a copy loaded from a dump sets it)."""
+        ``gtid_slave_pos`` instead (a copy loaded from a dump sets it). A server the map
+        names no replica (a backup's check) follows without ``acknowledging`` commits."""
         if position not in ("current_pos", "slave_pos"):
             raise ValueError(f"MASTER_USE_GTID={position}?")
         if not self.replication:
@@ -322,7 +323,7 @@ class MySQLHost:
             )
         user, _, password = self.replication.partition(":")
         self.query("STOP SLAVE")
-        self.query("SET GLOBAL rpl_semi_sync_slave_enabled = 1")  # a replica acknowledges
+        self.query(f"SET GLOBAL rpl_semi_sync_slave_enabled = {int(acknowledging)}")
         self.query(
             "CHANGE MASTER TO MASTER_HOST=%s, MASTER_PORT=%s, MASTER_USER=%s,"
             f" MASTER_PASSWORD=%s, MASTER_USE_GTID={position}, MASTER_CONNECT_RETRY=1",

@@ -1,0 +1,47 @@
+"""What the backups leave in the config source for the metrics, the alerts and the console
+(records of kind ``backups``, as the guard's are ``guard``): each range's newest backup
+(``taken``), each master's archive (``archived``: when it last held everything the master
+had logged) and each range's last verification (``verified``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..backups.manifest import Manifest
+from .config_source import ConfigSource
+
+KIND = "backups"
+
+
+def taken(source: ConfigSource, made: Manifest) -> None:
+    """Record ``made`` as the newest backup of each range it holds."""
+    kept = source.recorded(KIND, "taken") or {}
+    entry = {"backup": f"{made.host}/{made.name}", "ended": made.ended, "size": made.size}
+    spans = [span.strip() for span in made.ranges.split(",") if span.strip()]
+    source.record(KIND, "taken", {**kept, **dict.fromkeys(spans, entry)})
+
+
+def archived(source: ConfigSource, caught_up: dict[str, float]) -> None:
+    """Record, for each master archived, when its archive last held all it had logged."""
+    kept = source.recorded(KIND, "archived") or {}
+    source.record(KIND, "archived", {**kept, **caught_up})
+
+
+def verified(source: ConfigSource, span: str, outcome: dict[str, Any]) -> None:
+    kept = source.recorded(KIND, "verified") or {}
+    source.record(KIND, "verified", {**kept, span: outcome})
+
+
+@dataclass(frozen=True)
+class Backups:
+    taken: dict[str, dict[str, Any]]  # range -> backup, ended, size
+    archived: dict[str, float]  # master -> when its archive last caught up
+    verified: dict[str, dict[str, Any]]  # range -> ok, at, backup, said, seconds
+
+
+def status(source: ConfigSource) -> Backups:
+    def read(key: str) -> dict[str, Any]:
+        return dict(source.recorded(KIND, key) or {})
+
+    return Backups(read("taken"), {k: float(v) for k, v in read("archived").items()}, read("verified"))  # fmt: skip

@@ -1,0 +1,40 @@
+"""The backups' metrics, as their records in the config source say: each range's newest
+backup (its age and size), each master's binary-log archive lag (a former master's left
+out: its archive is finished), and each range's last verification."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from pinboard.data_plane import plane
+from pinboard.ops.fleet_metrics import backups
+from shardstore.backups.manifest import Manifest
+from shardstore.control import backup_records
+from shardstore.control.file_source import FileSource
+from tests.site.ops import config_dir_fixture  # noqa: F401
+
+
+def test_the_backup_metrics_say_each_ranges_backup_its_masters_archive_and_verification(
+    config_dir: Path,
+) -> None:
+    source = FileSource(config_dir)
+    now = time.time()
+    master = plane().store.store.topology.ranges[0].master
+    made = Manifest("20261129T000000Z", "B", "0-1023, 1024-2047", "0-1-9", now - 4000, now - 3600, 12345, "mariadb-backup")  # fmt: skip
+    backup_records.taken(source, made)
+    backup_records.archived(source, {master: now - 30, "gone": now - 9999})
+    backup_records.verified(source, "0-1023", {"ok": False, "at": now - 60, "backup": "B/x", "said": "differs", "seconds": 1.0})  # fmt: skip
+    samples = {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in backups()
+        for sample in family.samples
+    }
+    for span in ("0-1023", "1024-2047"):
+        assert 3600 <= samples[("pinboard_backup_age_seconds", (("range", span),))] < 3700
+        assert samples[("pinboard_backup_bytes", (("range", span),))] == 12345
+    lags = {k: v for k, v in samples.items() if k[0] == "pinboard_binlog_archive_lag_seconds"}
+    assert list(lags) == [("pinboard_binlog_archive_lag_seconds", (("host", master),))]
+    assert 30 <= next(iter(lags.values())) < 60
+    assert samples[("pinboard_backup_verified", (("range", "0-1023"),))] == 0
+    assert 60 <= samples[("pinboard_backup_verified_age_seconds", (("range", "0-1023"),))] < 90
