@@ -126,7 +126,7 @@ def plan_restore(
     out = sorted({*document.get("out_of_service", []), *lost} - set(onto))
     final = documents.validate(documents.SHARDS, {**document, "ranges": ranges, "out_of_service": out})  # fmt: skip
     replayed = f"restore backup {made.host}/{made.name} into a scratch server and replay {archive}'s archived binary logs {target}"  # fmt: skip
-    writes = f"{', '.join(replicas) + ' replicate from ' if replicas else ''}{master}; {master} takes writes"  # fmt: skip
+    writes = f"{', '.join(replicas)} replicate from {master}; {master} takes writes" if replicas else f"{master} takes writes"  # fmt: skip
     change = f"shards {spans} on {master}{' with ' + ', '.join(replicas) if replicas else ''}; {', '.join(lost)} out of service"  # fmt: skip
     publish = publish_step(
         source, current, final, author=author, reason=f"restore {spans} {target} onto {', '.join(onto)}",

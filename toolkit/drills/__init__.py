@@ -21,6 +21,11 @@ acknowledged, and prints its figures in one block.
                every read undisturbed, nothing lost; writable again once they are back;
 ``degrade``    the same under ``degrade-after 2``: its shards wait at most 2 s, then its
                master commits alone (degraded) until both are back; nothing lost;
+``verify``     a range's backup verified (restored with the archive, caught up, compared
+               with its master); one part corrupted, it fails and its alert fires;
+``bad-delete`` a pinner's board and pin deleted in MySQL by a "bug", under load:
+               ``restore-shard`` to the second before names them, ``--copy-back``
+               writes them back, every acknowledged write, later ones too, intact;
 ``planned``    a planned failover: nothing lost, the other master untouched, the moved
                shards writable again within 3 s, the old master a replica;
 ``split``      on 200,000 bulk-loaded pins, a host's replica takes half of its shards,
@@ -34,7 +39,11 @@ acknowledged, and prints its figures in one block.
                again within 30 s, the old master fenced when it comes back;
 ``rebuild``    that old master wiped, rebuilt from empty as its new master's replica
                (``shardstore rebuild``), then failed back to as planned: nothing lost,
-               the pair whole and semi-synchronous again.
+               the pair whole and semi-synchronous again;
+``lost``       every host of a range killed and wiped under load, restored onto the
+               spare from its backup and archive: nothing acknowledged more than 5 s
+               before the loss missing, the later ones counted, the RTO printed. Last:
+               its range is left on the spare alone.
 
 Drills pick their targets from the shard map in force and restore what they broke when
 they can (a killed process is started again), so they run in any order and again, with
@@ -48,6 +57,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from .backups import bad_delete, range_lost, verify
 from .base import Drills, Result
 from .caches import memcached
 from .failover import emergency, planned
@@ -67,8 +77,11 @@ DRILLS: dict[str, Drill] = {
     "replica": replica_killed,
     "strict": both_replicas_killed,
     "degrade": degraded,
+    "verify": verify,
+    "bad-delete": bad_delete,
     "planned": planned,
     "split": split,
     "emergency": emergency,
     "rebuild": rebuild,
+    "lost": range_lost,
 }

@@ -11,10 +11,10 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 from pinboard.catalog import CATALOG
 from shardstore import Store, Topology
@@ -196,18 +196,18 @@ class Drills:
             return Ran(-1, f"{output}\n(timed out after {timeout:g} s)", time.monotonic() - began)
         return Ran(done.returncode, done.stdout, time.monotonic() - began)
 
+    def guards(self, count: int, *options: str, env: Mapping[str, str] | None = None) -> AbstractContextManager[list[subprocess.Popen[bytes]]]:  # fmt: skip
+        """``count`` guards (``guard run``; ``env`` added to theirs) while the block runs."""
+        guards = {f"guard-{n}": ("shardstore", "guard", "run", "--instance", f"drill-guard-{n}", *options) for n in range(1, count + 1)}  # fmt: skip
+        return self.running(guards, env=env)
+
     @contextmanager
-    def guards(self, count: int, *options: str, env: Mapping[str, str] | None = None) -> Iterator[list[subprocess.Popen[bytes]]]:  # fmt: skip
-        """``count`` guards (``guard run``; ``env`` added to theirs) while the block runs,
-        logging to ``guard-N.log``."""
-        logs = [open(self.dir / f"guard-{n}.log", "wb") for n in range(1, count + 1)]  # noqa: SIM115 - closed below
-        started = [
-            subprocess.Popen(
-                [sys.executable, "manage.py", "shardstore", "guard", "run", "--instance", f"drill-guard-{n}", *options],
-                cwd=ROOT, env={**self.env, **(env or {})}, stdout=log, stderr=subprocess.STDOUT,
-            )
-            for n, log in enumerate(logs, 1)
-        ]  # fmt: skip
+    def running(self, commands: Mapping[str, Sequence[str]], env: Mapping[str, str] | None = None) -> Iterator[list[subprocess.Popen[bytes]]]:  # fmt: skip
+        """Each ``manage.py`` command (its log's name: its arguments) while the block runs,
+        logging to ``NAME.log``, with the cluster's environment and ``env``."""
+        logs = [open(self.dir / f"{name}.log", "wb") for name in commands]  # noqa: SIM115 - closed below
+        environment = {**self.env, **(env or {})}
+        started = [self._manage_in_background(args, environment, log) for args, log in zip(commands.values(), logs, strict=True)]  # fmt: skip
         try:
             yield started
         finally:
@@ -219,6 +219,10 @@ class Drills:
                 process.kill()  # (nothing, if it has ended)
                 process.wait()
                 log.close()
+
+    @staticmethod
+    def _manage_in_background(args: Sequence[str], env: Mapping[str, str], log: BinaryIO) -> subprocess.Popen[bytes]:  # fmt: skip
+        return subprocess.Popen([sys.executable, "manage.py", *args], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
 
     def django(self) -> None:
         """Set this process up as one of the site's (for drills that use the site's code

@@ -24,10 +24,12 @@ import socket
 import time
 from collections.abc import Callable
 
+from toolkit.cluster.state import Cluster
 from toolkit.load.api import Site
 from toolkit.load.pinners import Pinner
+from toolkit.processes import HOST
 
-from .base import SETTLE, WARM_UP, Drills, Result
+from .base import SETTLE, WARM_UP, DrillError, Drills, Result
 
 #: How long the server stays out, and how long its return is given before reads count.
 OUT_SECONDS = 2.0
@@ -169,3 +171,13 @@ def _items(address: str) -> int:
         if len(parts) == 3 and parts[1] == "curr_items":
             return int(parts[2])
     return -1
+
+
+def flush_memcached(cluster: Cluster) -> None:
+    """Every cache server of ``cluster`` emptied (``flush_all``), as evictions would."""
+    for name, row in cluster.state["processes"].items():
+        if name.startswith("memcached"):
+            with socket.create_connection((HOST, row["port"]), timeout=5) as server:
+                server.sendall(b"flush_all\r\n")
+                if not server.recv(64).startswith(b"OK"):
+                    raise DrillError(f"{name} did not flush")

@@ -211,9 +211,14 @@ class Load:
     def verify(self, store: StoreInterface) -> LoadReport:
         """Read every acknowledged comment back (``store``: on the shard map in force, with
         no cache) and count, per group, those missing or not listed under their pin."""
+        lost = Counter(ack.group for ack in self.missing(store))
+        return self.report({g: lost[g] for g in self.groups})
+
+    def missing(self, store: StoreInterface) -> list[Ack]:
+        """The acknowledged comments ``store`` does not have, or has not listed under their pin."""
         with self._lock:
             acks = list(self.acks)
-        lost: Counter[str] = Counter()
+        gone: list[Ack] = []
         for batch in _batches(acks, VERIFY_BATCH):
             found = {
                 int(c["id"])
@@ -229,10 +234,8 @@ class Load:
                         pin_id, [a.comment_id for a in pin_acks]
                     )
                 )
-            for ack in batch:
-                if ack.comment_id not in found or ack.comment_id not in listed:
-                    lost[ack.group] += 1
-        return self.report({g: lost[g] for g in self.groups})
+            gone += [ack for ack in batch if ack.comment_id not in found or ack.comment_id not in listed]  # fmt: skip
+        return gone
 
 
 def _batches(items: Sequence[Ack], size: int) -> Iterable[Sequence[Ack]]:

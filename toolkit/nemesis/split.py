@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 import time
 import urllib.error
 import urllib.request
@@ -28,11 +27,12 @@ from typing import Any
 from shardstore import shard_of
 from shardstore.control.split import halves, shards_in, spans
 from toolkit.drills.base import WARM_UP, DrillError, Result, healthy_pair
+from toolkit.drills.caches import flush_memcached
 from toolkit.drills.split import FOLLOWED
 from toolkit.load.api import Site
 from toolkit.load.pinners import Pinner, ensure_pinners
 from toolkit.load.traffic import Load
-from toolkit.processes import HOST, free_port
+from toolkit.processes import free_port
 from toolkit.site_processes import GunicornSite
 
 from .base import Nemesis, Paused
@@ -184,7 +184,7 @@ def _read_through(n: Nemesis, site: Site, pinners: list[Pinner]) -> tuple[Counte
     while time.monotonic() < deadline:
         # Emptied before each round, as evictions would: the write, and the worker's tasks
         # after it, read the newest value back into memcached, and a hit tests nothing.
-        _evict_everything(n)
+        flush_memcached(n.cluster)
         for pinner in pinners:
             reply = site.call("GET", f"/users/{pinner.user_id}")
             about = reply.json().get("about") if reply.status == 200 else None
@@ -202,16 +202,6 @@ def _rewrite(n: Nemesis, pinners: list[Pinner], when: str) -> str:
     if any(status != 200 for status in statuses):
         raise DrillError(f"the about text not written {when} through the cluster's web: {statuses}")
     return about
-
-
-def _evict_everything(n: Nemesis) -> None:
-    """Every cache server emptied (``flush_all``), as evictions would."""
-    for name, row in n.cluster.state["processes"].items():
-        if name.startswith("memcached"):
-            with socket.create_connection((HOST, row["port"]), timeout=5) as server:
-                server.sendall(b"flush_all\r\n")
-                if not server.recv(64).startswith(b"OK"):
-                    raise DrillError(f"{name} did not flush")
 
 
 def _web_serves(
