@@ -10,6 +10,7 @@ copies its data files: ``shardstore/backups/physical.py``)."""
 from __future__ import annotations
 
 import argparse
+import os
 import socket
 import time
 from pathlib import Path
@@ -36,6 +37,7 @@ def add_parser(commands: Any) -> None:
     made = verbs.add_parser("take", help="a physical backup (mariadb-backup, zstd) of a host")
     made.add_argument("target", help="a host of the shard map, or a range FIRST-LAST (its replica)")  # fmt: skip
     made.add_argument("--master", action="store_true", help="with a range: back its master up")
+    made.add_argument("--replica-only", action="store_true", help="with a host: only if it is a replica in service (a timer on every shard host)")  # fmt: skip
     listed = verbs.add_parser("list", help="the finished backups, oldest first")
     listed.add_argument("--host", help="of this host only")
     archive = verbs.add_parser("archive", help="archive every master's binary logs as they are written, until stopped")  # fmt: skip
@@ -45,11 +47,19 @@ def add_parser(commands: Any) -> None:
     logs = verbs.add_parser("logs", help="the archived binary logs of a host")
     logs.add_argument("host")
     checked = verbs.add_parser("verify", help="restore a range's newest backup into a scratch server and compare it with its master")  # fmt: skip
-    checked.add_argument("range", type=shard_span, help="FIRST-LAST, as in the map")
+    checked.add_argument("range", type=shard_span, nargs="?", help="FIRST-LAST, as in the map")
+    checked.add_argument("--all", action="store_true", help="every range of the map, one after the other")  # fmt: skip
     for parser in (made, listed, archive, logs, checked):
-        parser.add_argument("--store", required=True, help="file:///DIRECTORY or s3://BUCKET/PREFIX")  # fmt: skip
-        parser.add_argument("--endpoint-url", help="an S3 API server other than AWS's")
-        parser.add_argument("--kms-key", help="S3: the KMS key each object is encrypted with")
+        add_store_options(parser)
+
+
+def add_store_options(parser: Any) -> None:
+    """``--store`` (by default ``PINBOARD_BACKUP_STORE``, or ``SHARDSTORE_BACKUP_STORE``),
+    ``--endpoint-url`` and ``--kms-key`` (``PINBOARD_BACKUP_KMS_KEY``)."""
+    default = os.environ.get("PINBOARD_BACKUP_STORE") or os.environ.get("SHARDSTORE_BACKUP_STORE")
+    parser.add_argument("--store", default=default, required=default is None, help="file:///DIRECTORY or s3://BUCKET/PREFIX (default: PINBOARD_BACKUP_STORE)")  # fmt: skip
+    parser.add_argument("--endpoint-url", help="an S3 API server other than AWS's")
+    parser.add_argument("--kms-key", default=os.environ.get("PINBOARD_BACKUP_KMS_KEY"), help="S3: the KMS key each object is encrypted with (default: PINBOARD_BACKUP_KMS_KEY)")  # fmt: skip
 
 
 def handle(args: argparse.Namespace, control: Control, out: TextIO) -> int:
@@ -67,9 +77,16 @@ def handle(args: argparse.Namespace, control: Control, out: TextIO) -> int:
             out.write(f"{log.file}  {log.size} bytes  {'closed' if log.closed else 'open'}  starts after {log.starts or '-'}\n")  # fmt: skip
         return 0
     if args.verb == "verify":
-        outcome = verify(control, store, list(args.range))
-        out.write(f"{'verified' if outcome.ok else 'VERIFICATION FAILED'}: range {outcome.span}, backup {outcome.backup}, in {outcome.seconds:.1f}s\n{outcome.said}\n")  # fmt: skip
-        return 0 if outcome.ok else 1
+        if (args.range is None) == (not args.all):
+            raise ConfigError("backup verify: name a range FIRST-LAST, or --all")
+        document = control.source.current(documents.SHARDS).document
+        spans = [list(r["range"]) for r in document["ranges"]] if args.all else [list(args.range)]
+        failed = 0
+        for span in spans:
+            outcome = verify(control, store, span)
+            out.write(f"{'verified' if outcome.ok else 'VERIFICATION FAILED'}: range {outcome.span}, backup {outcome.backup}, in {outcome.seconds:.1f}s\n{outcome.said}\n")  # fmt: skip
+            failed += not outcome.ok
+        return 1 if failed else 0
     if args.verb == "list":
         for m in manifests(store, args.host):
             when = time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(m.started))
@@ -77,6 +94,9 @@ def handle(args: argparse.Namespace, control: Control, out: TextIO) -> int:
         return 0
     document = control.source.current(documents.SHARDS).document
     host = _host(control, document, args.target, master=args.master)
+    if args.replica_only and (skip := _not_a_replica(document, host)):
+        out.write(f"{host} {skip}: not backed up (--replica-only)\n")
+        return 0
     ranges = ", ".join(f"{r['range'][0]}-{r['range'][1]}" for r in document["ranges"] if host in (r["master"], *replicas_of(r)))  # fmt: skip
     address = document["hosts"][host]
     with control.mysql(address) as h:
@@ -90,6 +110,18 @@ def handle(args: argparse.Namespace, control: Control, out: TextIO) -> int:
     backup_records.taken(control.source, made)
     out.write(f"{made.key}: {made.size / 1e6:.1f} MB in {len(made.parts)} parts, {made.ended - made.started:.1f}s, at {made.gtid or '-'}\n")  # fmt: skip
     return 0
+
+
+def _not_a_replica(document: dict[str, Any], host: str) -> str | None:
+    """Why ``host`` is no replica in service (None if it is one)."""
+    if host in document.get("out_of_service", []):
+        return "is out of service"
+    for entry in document["ranges"]:
+        if entry["master"] == host:
+            return f"masters shards {entry['range'][0]}-{entry['range'][1]}"
+    if not any(host in replicas_of(entry) for entry in document["ranges"]):
+        return "serves no range"
+    return None
 
 
 def _host(control: Control, document: dict[str, Any], target: str, *, master: bool) -> str:

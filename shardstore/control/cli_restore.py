@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from ..backups.store import open_store
+from .cli_backup import add_store_options
 from .cli_reports import shard_span
 from .config_source import ConfigError
 from .context import Control
@@ -35,8 +36,7 @@ def add_parser(commands: Any) -> None:
     one.add_argument("--into", required=True, metavar="HOST", help="a host of the map serving no range")  # fmt: skip
     one.add_argument("--copy-back", action="store_true", help="write the rows deleted since back into the live shard")  # fmt: skip
     for parser in (p, one):
-        parser.add_argument("--store", required=True, help="file:///DIRECTORY or s3://BUCKET/PREFIX")  # fmt: skip
-        parser.add_argument("--endpoint-url", help="an S3 API server other than AWS's")
+        add_store_options(parser)
         parser.add_argument("--dry-run", action="store_true", help="print the plan only")
 
 

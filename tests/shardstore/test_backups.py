@@ -124,3 +124,20 @@ def test_a_range_is_backed_up_from_its_replica_by_the_command(
 
     status, said = cli(tmp_path, "backup", "take", "nosuch", "--store", store)
     assert status != 0 and "no host nosuch in the shard map" in said
+
+
+def test_a_timer_on_every_shard_host_backs_up_the_replicas_only(
+    pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if shutil.which("mariadb-backup") is None:
+        unavailable("mariadb-backup", "mariadb-backup is needed (Debian: mariadb-backup)")
+    master, replica = pair
+    sharded_pair(master, replica, tmp_path=tmp_path)
+    monkeypatch.setenv("PINBOARD_BACKUP_STORE", f"file://{tmp_path / 'backups'}")  # no --store
+    status, said = cli(tmp_path, "backup", "take", "A", "--replica-only")
+    assert status == 0 and said == "A masters shards 0-3: not backed up (--replica-only)\n"
+    status, said = cli(tmp_path, "backup", "take", "B", "--replica-only")
+    assert status == 0 and said.startswith("backing B (shards 0-3) up into file://")
+    assert [m.host for m in manifests(DirectoryStore(tmp_path / "backups"))] == ["B"]
+    status, said = cli(tmp_path, "backup", "verify")
+    assert status != 0 and "name a range FIRST-LAST, or --all" in said
