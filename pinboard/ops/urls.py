@@ -10,6 +10,7 @@ urlpatterns = [
     path("decode/", views.decoder, name="ops_decode"),
     path("topology/", views.topology, name="ops_topology"),
     path("caches/", views.cache_pools, name="ops_caches"),
+    path("backups/", views.backup_list, name="ops_backups"),
     path("celery/", views.celery, name="ops_celery"),
     path("journal/", views.journal_list, name="ops_journal"),
     path("journal/<str:entry_id>/", views.journal_entry, name="ops_journal_entry"),

@@ -1,10 +1,11 @@
 """The console's pages (staff only): overview, a host, the ID decoder, the config documents,
-cache pools, Celery and the journal. Reads are in ``queries/``; actions in ``action_views``."""
+cache pools, backups, Celery and the journal. Reads are in ``queries/``; actions in ``action_views``."""
 
 from __future__ import annotations
 
 import time
 
+from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
@@ -20,7 +21,7 @@ from ..errors import BadRequest
 from .access import staff_required
 from .chart import bar_chart
 from .paging import page_of
-from .queries import caches, config, decode, hosts, journal, shards, trends, workers
+from .queries import backups, caches, config, decode, hosts, journal, shards, trends, workers
 
 HISTORY_PER_PAGE = 20
 MAX_ENTRY_DIGITS = 18  # the journal's ids fit a signed 64-bit integer
@@ -160,6 +161,18 @@ def cache_pools(request: HttpRequest) -> HttpResponse:
         servers, origin = {}, f"the config source is unreachable ({exc})"
     context |= {"pools": caches.pool_views(current.store.pools, servers), "origin": origin}
     return render(request, "ops/caches.html", context)
+
+
+@staff_required
+@require_safe
+def backup_list(request: HttpRequest) -> HttpResponse:
+    context: dict[str, object] = {"store": settings.SHARDSTORE.get("BACKUP_STORE") or ""}
+    try:
+        with config.config_source() as source:
+            context["rows"] = backups.backup_rows(source, raw_store().topology)
+    except ConfigError as exc:
+        context["source_error"] = str(exc)
+    return render(request, "ops/backups.html", context)
 
 
 @staff_required

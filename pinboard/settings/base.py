@@ -244,6 +244,8 @@ PIN_FETCH_ALLOW_LOOPBACK = False
 # FENCE_COMMAND fences a master that cannot be reached before an emergency failover
 # (shardstore/control/fencing.py). PROVISION_COMMAND makes a new MySQL server for the guard
 # to replace a dead replica when the map has no spare (shardstore/control/replacement.py).
+# BACKUP_STORE: where the backups and the binary-log archive are (file:///DIR or
+# s3://BUCKET/PREFIX; shardstore/backups/), for the console's restores.
 # CACHE_POOLS: the memcached servers of each of the store's cache pools (users, boards,
 # pins, lists: see pinboard/catalog.py), each sized and watched on its own; none is process
 # memory. A caches document in the config source, once published, takes their place.
@@ -262,6 +264,8 @@ SHARDSTORE: dict[str, Any] = {
     "MYSQL_ADMIN": environment.MYSQL_ADMIN,
     "FENCE_COMMAND": environment.FENCE_COMMAND,
     "PROVISION_COMMAND": environment.PROVISION_COMMAND,
+    "BACKUP_STORE": environment.BACKUP_STORE,
+    "BACKUP_KMS_KEY": environment.BACKUP_KMS_KEY,
     "MYSQL_REPLICATION": environment.MYSQL_REPLICATION,
     "CACHE_POOLS": {pool: environment.memcached(pool) for pool in CACHE_POOLS},
     "CACHE_FILL_SECONDS": environment.CACHE_FILL_SECONDS,

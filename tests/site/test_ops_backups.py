@@ -1,18 +1,21 @@
-"""The backups' metrics, as their records in the config source say: each range's newest
-backup (its age and size), each master's binary-log archive lag (a former master's left
-out: its archive is finished), and each range's last verification."""
+"""The backups' metrics and the console's Backups page, as their records in the config
+source say: each range's newest backup (its age and size), each master's binary-log
+archive lag (a former master's left out of the metrics: its archive is finished), and each
+range's last verification; the page marks what an alert would fire on."""
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
 
+from django.test import Client
+
 from pinboard.data_plane import plane
 from pinboard.ops.fleet_metrics import backups
 from shardstore.backups.manifest import Manifest
 from shardstore.control import backup_records
 from shardstore.control.file_source import FileSource
-from tests.site.ops import config_dir_fixture  # noqa: F401
+from tests.site.ops import config_dir_fixture, operator_fixture, staff_fixture, text  # noqa: F401
 
 
 def test_the_backup_metrics_say_each_ranges_backup_its_masters_archive_and_verification(
@@ -38,3 +41,25 @@ def test_the_backup_metrics_say_each_ranges_backup_its_masters_archive_and_verif
     assert 30 <= next(iter(lags.values())) < 60
     assert samples[("pinboard_backup_verified", (("range", "0-1023"),))] == 0
     assert 60 <= samples[("pinboard_backup_verified_age_seconds", (("range", "0-1023"),))] < 90
+
+
+def test_the_backups_page_shows_each_range_and_marks_what_an_alert_would_fire_on(
+    staff: Client, config_dir: Path
+) -> None:
+    topology = plane().store.store.topology
+    first, *rest = topology.ranges
+    span = f"{first.first}-{first.last}"
+    page = text(staff.get("/ops/backups/"))
+    assert page.count("never caught up") == len(topology.ranges)  # nothing recorded yet
+    source = FileSource(config_dir)
+    now = time.time()
+    made = Manifest("20261129T000000Z", "B", span, "0-1-9", now - 200000, now - 120000, 5 << 20, "mariadb-backup")  # fmt: skip
+    backup_records.taken(source, made)
+    backup_records.archived(source, {first.master: now - 10})
+    backup_records.verified(source, span, {"ok": False, "at": now, "backup": "B/x", "said": "the copy differs: db00001.pins", "seconds": 1.0})  # fmt: skip
+    page = text(staff.get("/ops/backups/"))
+    assert "<code>B/20261129T000000Z</code>" in page
+    assert '<td class="num bad">120000 s</td>' in page  # older than BackupTooOld's 30 h
+    assert "5.0\xa0MB" in page or "5.0 MB" in page
+    assert '<span class="bad">failed</span>: the copy differs: db00001.pins' in page
+    assert page.count("never caught up") == len(rest)  # its master's archive caught up 10 s ago
