@@ -14,6 +14,8 @@ from django import forms
 from django.core.validators import RegexValidator
 
 from shardstore.control import documents
+from shardstore.control.cli_restore import target
+from shardstore.control.config_source import ConfigError
 from shardstore.durability import MAX_DEGRADE_SECONDS
 from shardstore.ids import MAX_SHARD_ID
 from shardstore.redis_shards import VSHARDS
@@ -99,6 +101,22 @@ class DurabilityForm(forms.Form):
         if data.get("policy") == "degrade" and not data.get("seconds"):
             raise forms.ValidationError("degrade-after needs its seconds")
         return data
+
+
+class RestoreShardForm(forms.Form):
+    shard = forms.IntegerField(min_value=0, max_value=MAX_SHARD_ID)
+    to = forms.CharField(max_length=32, help_text="the second to restore it as of, UTC: 2026-11-29T08:30:00Z")  # fmt: skip
+    into = name_field(help_text="a host of the map that serves no range (a spare)")
+    copy_back = forms.BooleanField(required=False, help_text="write the rows deleted since back into the live shard")  # fmt: skip
+
+    def clean_to(self) -> float:
+        try:
+            when, gtid = target(self.cleaned_data["to"])
+        except ConfigError as exc:
+            raise forms.ValidationError(str(exc)) from None
+        if when is None or gtid is not None:
+            raise forms.ValidationError("a time, UTC: 2026-11-29T08:30:00Z")
+        return when
 
 
 class GuardPauseForm(forms.Form):

@@ -24,7 +24,16 @@ RUN = "ops.run_actions"
 RUN_DESTRUCTIVE = "ops.run_destructive_actions"
 #: Console actions (actions.ACTIONS names) that need the destructive role.
 DESTRUCTIVE = frozenset(
-    {"failover", "split", "split-revert", "cleanup", "close-range", "rebuild", "reopen"}
+    {
+        "failover",
+        "split",
+        "split-revert",
+        "cleanup",
+        "close-range",
+        "rebuild",
+        "reopen",
+        "restore-shard",
+    }
 )
 #: Console actions that change nothing (a comparison): no password asked again to run them.
 READ_ONLY = frozenset({"diff"})

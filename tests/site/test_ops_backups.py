@@ -7,15 +7,20 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 from django.test import Client
 
 from pinboard.data_plane import plane
+from pinboard.ops.console_actions import ACTIONS
 from pinboard.ops.fleet_metrics import backups
+from pinboard.ops.models import JournalEntry
+from pinboard.ops.roles import DESTRUCTIVE
 from shardstore.backups.manifest import Manifest
 from shardstore.control import backup_records
 from shardstore.control.file_source import FileSource
 from tests.site.ops import config_dir_fixture, operator_fixture, staff_fixture, text  # noqa: F401
+from tests.site.test_ops_actions import plan
 
 
 def test_the_backup_metrics_say_each_ranges_backup_its_masters_archive_and_verification(
@@ -63,3 +68,17 @@ def test_the_backups_page_shows_each_range_and_marks_what_an_alert_would_fire_on
     assert "5.0\xa0MB" in page or "5.0 MB" in page
     assert '<span class="bad">failed</span>: the copy differs: db00001.pins' in page
     assert page.count("never caught up") == len(rest)  # its master's archive caught up 10 s ago
+
+
+def test_restore_shard_is_a_destructive_console_action_refused_before_anything_on_bad_input(
+    staff: Client, config_dir: Path, settings: Any, tmp_path: Path
+) -> None:
+    assert "restore-shard" in ACTIONS and "restore-shard" in DESTRUCTIVE
+    settings.SHARDSTORE = {**settings.SHARDSTORE, "BACKUP_STORE": None}
+    form = {"shard": 1, "to": "2026-11-29T08:30:00Z", "into": "nohost"}
+    assert "no backup store is set (PINBOARD_BACKUP_STORE)" in plan(staff, "restore-shard", form, status=400)  # fmt: skip
+    settings.SHARDSTORE = {**settings.SHARDSTORE, "BACKUP_STORE": f"file://{tmp_path / 'backups'}"}
+    assert "nohost is not a MySQL host of the shard map" in plan(staff, "restore-shard", form, status=400)  # fmt: skip
+    for bad in ("yesterday", "0-1-42"):
+        assert "a time" in plan(staff, "restore-shard", {**form, "to": bad}, status=400)
+    assert not JournalEntry.objects.exists()
