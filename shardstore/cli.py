@@ -36,6 +36,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO, TypeVar
 
+from .backups.store import backup_store
 from .catalog import Catalog
 from .control import cli as control_cli
 from .control.context import Control
@@ -242,4 +243,5 @@ def _standalone(
         command_fence(os.environ.get("SHARDSTORE_FENCE_COMMAND")),
         redis_keys,
         command_provision(os.environ.get("SHARDSTORE_PROVISION_COMMAND")),
+        backup_store(os.environ.get("SHARDSTORE_BACKUP_STORE")),
     )

@@ -8,6 +8,7 @@ import getpass
 from django.conf import settings
 
 from shardstore import Store, Topology
+from shardstore.backups.store import backup_store
 from shardstore.control.context import Control
 from shardstore.control.documents import masked
 from shardstore.control.fencing import command_fence
@@ -92,4 +93,7 @@ def control(operator: str | None = None) -> Control:
         command_fence(settings.SHARDSTORE.get("FENCE_COMMAND")),
         REDIS_KEYS,
         command_provision(settings.SHARDSTORE.get("PROVISION_COMMAND")),
+        backup_store(
+            settings.SHARDSTORE.get("BACKUP_STORE"), settings.SHARDSTORE.get("BACKUP_KMS_KEY")
+        ),
     )

@@ -101,6 +101,11 @@ class S3Store:
             raise BackupStoreError(f"{self.url}: {exc}") from None
 
 
+def backup_store(url: str | None, kms_key: str | None = None) -> BackupStore | None:
+    """The store ``url`` names, or None when none is set."""
+    return open_store(url, kms_key=kms_key) if url else None
+
+
 def open_store(url: str, *, endpoint_url: str | None = None, kms_key: str | None = None) -> BackupStore:  # fmt: skip
     """The store ``url`` names (``endpoint_url``: an S3 API server other than AWS's)."""
     parts = urlsplit(url)

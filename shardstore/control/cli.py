@@ -14,7 +14,7 @@ and ``python manage.py shardstore`` alike).
     failover HOST [--to REPLICA | --emergency [--accept-data-loss]] [--dry-run]
     split HOST [--dry-run]       split --revert SPLIT [--emergency [--accept-data-loss]] [--dry-run]
     cleanup SPLIT [--dry-run]                   diff HOST_A HOST_B [--shards FIRST-LAST]
-    rebuild HOST [--master M] [--max-threads-running N] [--parallel N] [--dry-run]
+    rebuild HOST [--master M] [--max-threads-running N] [--parallel N] [--live] [--dry-run]
     reopen HOST [--dry-run]          (a master that restarted: its GTID domain, semi-sync, writable)
     durability FIRST-LAST (strict | degrade-after N) [--dry-run]   (what a range's commits wait for)
     guard run [--instance NAME]      guard status [--json]      guard (pause | unpause) --reason TEXT
@@ -157,6 +157,7 @@ def add_parsers(commands: Any) -> None:
     busy = "the copy pauses while the master runs more statements than this"
     p.add_argument("--max-threads-running", type=int, default=32, help=busy)
     p.add_argument("--parallel", type=int, default=COPY_STREAMS, help="copy streams (one snapshot)")
+    p.add_argument("--live", action="store_true", help="copy from the master even when a fresh backup exists")  # fmt: skip
     for parser in parsers.values():
         parser.add_argument("--dry-run", action="store_true", help="print the plan only")
     cli_guard.add_parser(commands)
@@ -285,6 +286,7 @@ def plan_of(
         return plan_rebuild(
             source, host=args.host, author=author, connect=control.mysql, master=args.master,
             max_threads_running=args.max_threads_running, parallel=args.parallel, say=say,
+            store=None if args.live else control.backups,
         )  # fmt: skip
     keys = control.redis_keys
     if keys is None:

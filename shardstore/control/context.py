@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..backups.store import BackupStore
 from ..interface import StoreInterface
 from ..topology import Topology
 from .config_source import ConfigSource
@@ -36,3 +37,5 @@ class Control:
     redis_keys: RedisKeys | None = None
     #: How the guard gets a new MySQL server when the map has no spare (``replacement.py``).
     provision: Provision | None = None
+    #: Where the backups are: a rebuild copies from the newest fresh one (``replica_copy``).
+    backups: BackupStore | None = None

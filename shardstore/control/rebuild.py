@@ -9,9 +9,11 @@ service. What the runbook did by hand, in steps:
 3. wipe the host: stop its replication, drop its shard databases (``db%05d`` and what a
    split left aside), reset its binary log (a former master's own GTIDs would make strict
    mode refuse the master's); refused if the map in force names it master of any range;
-4. copy the master's shard databases onto it from one consistent snapshot, writes going
-   on, throttled by the master's load (``snapshot_copy``), and set ``gtid_slave_pos`` to
-   the snapshot's position;
+4. copy the shard databases onto it (``replica_copy``): from the newest fresh backup of
+   the master's ranges and its archive, restored into a scratch server, when a backup
+   store is given, so the master serves nothing but its binary log; else from one
+   consistent snapshot of the master, writes going on, throttled by its load
+   (``snapshot_copy``); and set ``gtid_slave_pos`` to the copy's position;
 5. make it replicate from the master from there (GTID, the replication account);
 6. wait until it has applied everything the master had written by then;
 7. compare the copy with the master, shard by shard at one GTID position (``diff``):
@@ -41,6 +43,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..backups.manifest import Manifest
+from ..backups.store import BackupStore, open_store
 from ..durability import of_master
 from ..exceptions import InvalidTopology
 from ..replicas import MOST, WANTED, replicas_of, with_replicas
@@ -51,8 +55,8 @@ from .diff import diff_hosts
 from .failover import Connect
 from .mysql_hosts import HostError, MySQLHost
 from .plans import Plan, Step
-from .snapshot_copy import COPY_STREAMS, Throttle, copy_databases, shard_databases
-from .split import drop_databases, in_parallel
+from .replica_copy import copy_onto, fresh_backup, wipe_host
+from .snapshot_copy import COPY_STREAMS
 
 #: How long the new replica is given to apply what the master wrote during the copy.
 CATCH_UP_SECONDS = 600.0
@@ -126,11 +130,13 @@ def plan_rebuild(
     say: Callable[[str], None] = lambda line: None,
     base: Revision | None = None,
     params: dict[str, Any] | None = None,
+    store: BackupStore | None = None,
 ) -> Plan:
     """The plan to make ``host`` the replica of its master (``paired_master``); with
     ``replaces``, in the place of that replica of the master, taken out of service with
-    ``host`` (the guard's replacement of a dead one). ``base`` and ``params``: a dead
-    run's, to plan it again as it was (``recovery.py``)."""
+    ``host`` (the guard's replacement of a dead one). The copy comes from the newest fresh
+    backup in ``store`` when there is one (``replica_copy``), else from the master.
+    ``base`` and ``params``: a dead run's, to plan it again as it was (``recovery.py``)."""
     current = base or source.current(documents.SHARDS)
     if params is None:
         master = paired_master(source, host, master)
@@ -142,6 +148,10 @@ def plan_rebuild(
         params = {"host": host, "master": master, "semi_sync": waits, "base": current.version, "rerunnable": True}  # fmt: skip
         if replaces is not None:
             params["replaces"] = replaced(current.document, master, replaces)
+        spans = [f"{r['range'][0]}-{r['range'][1]}" for r in current.document["ranges"] if r["master"] == master]  # fmt: skip
+        made = fresh_backup(store, spans, master)
+        if store is not None and made is not None:
+            params |= {"store": store.url, "backup": made.key}
     master, was_semi_sync = str(params["master"]), str(params["semi_sync"])
     leaving = {host, *([params["replaces"]] if params.get("replaces") else [])}
     document = current.document
@@ -187,20 +197,11 @@ def plan_rebuild(
             h.stop_replicating()
         return f"{host} left out of service, wiped, replicating from no one: rebuild it again"
 
+    backup = _backup(store, params, master)
+
     def copy() -> str:
-        with connect(addresses[master]) as m, connect(addresses[host]) as h, connect(addresses[master]) as busy:  # fmt: skip
-            wipe_host(connect, h)  # a re-run starts from scratch
-            databases = shard_databases(m)
-            say(f"copying {len(databases)} databases from {master} to {host}, {parallel} streams")
-            started = time.monotonic()
-            throttle = Throttle(busy, max_threads_running)
-            done = copy_databases(m, h, databases, throttle=throttle, parallel=parallel, say=say)
-            h.query("SET GLOBAL gtid_slave_pos = %s", (done.gtid,))
-        return (
-            f"{done.databases} databases ({done.bytes / 1e6:.1f} MB) copied in"
-            f" {time.monotonic() - started:.1f}s at {done.gtid} ({master}'s commits held"
-            f" {done.held:.2f}s for one snapshot; paused {done.paused:.1f}s for its load)"
-        )
+        with connect(addresses[host]) as h:
+            return copy_onto(connect, addresses[master], h, backup=backup, max_threads_running=max_threads_running, parallel=parallel, say=say).said  # fmt: skip
 
     def replicate() -> str:
         with connect(addresses[host]) as h, connect(addresses[master]) as m:
@@ -291,7 +292,7 @@ def plan_rebuild(
             left_out,
         ),
         Step(
-            f"copy {master}'s shard databases (shards {shards}) onto {host}: one snapshot, throttled",
+            f"copy {master}'s shard databases (shards {shards}) onto {host}: {'from backup ' + backup[1].host + '/' + backup[1].name + ' and the archive' if backup else 'one snapshot, throttled'}",
             (master, host),
             copy,
         ),
@@ -336,23 +337,12 @@ def replaced(document: dict[str, Any], master: str, replica: str) -> str:
     return replica
 
 
-def wipe_host(connect: Connect, h: MySQLHost) -> int:
-    """Make ``h`` an empty, read-only server replicating from no one, with no GTID history
-    (the master's copy brings its own); how many shard databases were dropped."""
-    h.stop_replicating()
-    h.set_semi_sync(False)  # as a replica it must not wait for acknowledgements
-    h.set_read_only(True)
-    dropped = in_parallel(connect, h.address, shard_databases(h), _drop_unlogged)
-    h.query("RESET MASTER")
-    h.query("SET GLOBAL gtid_slave_pos = ''")
-    return dropped
-
-
-def _drop_unlogged(h: MySQLHost, databases: list[str]) -> int:
-    """Drop ``databases`` on ``h`` alone: a server that still replicates from ``h`` (a
-    split's reverse stream, before its cleanup) must not drop its own copies."""
-    h.query("SET SESSION sql_log_bin = 0")
-    return drop_databases(h, databases)
+def _backup(store: BackupStore | None, params: dict[str, Any], master: str) -> tuple[BackupStore, Manifest, str] | None:  # fmt: skip
+    """The backup the plan copies from, as its params name it (a re-planned run's too)."""
+    if not params.get("backup"):
+        return None
+    store = store or open_store(str(params["store"]))
+    return store, Manifest.from_json(store.get(str(params["backup"]))), master
 
 
 def _acknowledged(m: MySQLHost, h: MySQLHost) -> bool:

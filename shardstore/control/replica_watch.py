@@ -136,7 +136,7 @@ class ReplicaWatch:
         control, guard = self.guard.control, self.guard
         try:
             spare, found = find_spare(control.source, control.mysql, control.provision, author=guard.author)  # fmt: skip
-            plan = plan_rebuild(control.source, host=spare, master=master, replaces=replaces, author=guard.author, connect=control.mysql)  # fmt: skip
+            plan = plan_rebuild(control.source, host=spare, master=master, replaces=replaces, author=guard.author, connect=control.mysql, store=control.backups)  # fmt: skip
         except ShardStoreError as exc:
             self._retry[host] = guard.clock() + RETRY_SECONDS
             return guard.decide(host, f"{verb}-refused", f"{evidence}; not {KINDS[verb][1]}: {exc}")

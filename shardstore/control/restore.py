@@ -47,7 +47,7 @@ from .failover import Connect
 from .mysql_hosts import MySQLHost
 from .plans import Plan, Step
 from .publish import publish_step
-from .rebuild import wipe_host
+from .replica_copy import wipe_host
 from .snapshot_copy import COPY_STREAMS, Throttle, copy_databases, shard_databases
 
 
