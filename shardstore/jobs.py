@@ -86,6 +86,8 @@ class JobContext:
     #: An operator's connection to a MySQL server by address (for kinds that change
     #: servers themselves, such as the cleanup after a split); None: the address's own.
     mysql: Callable[[str], Any] | None = None
+    #: Where the backups are (the cleanup's chunks check a backup of what they drop).
+    backups: Any = None
 
     @property
     def redis(self) -> RedisShards:

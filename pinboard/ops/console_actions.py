@@ -49,6 +49,7 @@ from social.redis_keys import REDIS_KEYS
 from .control import control, progress_note
 from .forms import (
     CacheServerForm,
+    CleanupForm,
     CloseRangeForm,
     DiffForm,
     HostServiceForm,
@@ -311,12 +312,18 @@ register(
     Action(
         "cleanup",
         "Clean up after a split",
-        "Stop the split's reverse stream and drop the copies it left on both hosts (the "
-        "host's copies of the moved shards, and those the split or its revert renamed). "
-        "After this the split cannot be reverted.",
-        SplitNumberForm,
+        "Stop the split's reverse stream and drop the copies it left on both hosts. The split "
+        "cannot be reverted after this, so it is refused unless each range now holding the "
+        "moved shards has a master that answers and a backup taken since the split (or "
+        "'without backup' is ticked: the journal says so).",
+        CleanupForm,
         lambda made, data: plan_cleanup(
-            made.source, split=data["split"], author=made.operator, connect=made.mysql
+            made.source,
+            split=data["split"],
+            author=made.operator,
+            connect=made.mysql,
+            store=made.backups,
+            without_backup=data["without_backup"],
         ),
     )
 )

@@ -191,6 +191,10 @@ class SplitNumberForm(forms.Form):
     )
 
 
+class CleanupForm(SplitNumberForm):
+    without_backup = forms.BooleanField(required=False, help_text="drop the copies though no backup of the moved shards exists")  # fmt: skip
+
+
 DOCUMENT_CHOICES = [(name, name) for name in documents.NAMES]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 
 from shardstore import jobs as kinds_of_jobs
+from shardstore.backups.store import backup_store
 from shardstore.control.mysql_hosts import admin
 from shardstore.jobs import JobContext, JobKind
 
@@ -30,4 +31,5 @@ def context() -> JobContext:
         mysql=admin(
             settings.SHARDSTORE.get("MYSQL_ADMIN"), settings.SHARDSTORE.get("MYSQL_REPLICATION")
         ),
+        backups=backup_store(settings.SHARDSTORE.get("BACKUP_STORE")),
     )

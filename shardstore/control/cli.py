@@ -13,7 +13,7 @@ and ``python manage.py shardstore`` alike).
     redis-move FIRST LAST INSTANCE [--url redis://...] [--dry-run]
     failover HOST [--to REPLICA | --emergency [--accept-data-loss]] [--dry-run]
     split HOST [--dry-run]       split --revert SPLIT [--emergency [--accept-data-loss]] [--dry-run]
-    cleanup SPLIT [--dry-run]                   diff HOST_A HOST_B [--shards FIRST-LAST]
+    cleanup SPLIT [--store URL | --without-backup] [--dry-run]                   diff HOST_A HOST_B [--shards FIRST-LAST]
     rebuild HOST [--master M] [--max-threads-running N] [--parallel N] [--live] [--dry-run]
     reopen HOST [--dry-run]          (a master that restarted: its GTID domain, semi-sync, writable)
     durability FIRST-LAST (strict | degrade-after N) [--dry-run]   (what a range's commits wait for)
@@ -39,6 +39,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..backups.store import open_store
 from ..exceptions import ShardStoreError
 from . import cli_backup, cli_guard, cli_restore, documents
 from . import cli_reports as reports
@@ -151,6 +152,8 @@ def add_parsers(commands: Any) -> None:
         parsers[name].add_argument("--accept-data-loss", action="store_true", help="with --emergency: go on though writes may be lost (the journal names the GTIDs)")  # fmt: skip
     p = parsers["cleanup"]
     p.add_argument("split", type=int, help="the split (the map version it published)")
+    p.add_argument("--store", help="where the backups are (default: PINBOARD_BACKUP_STORE): one of the moved shards' range since the split is needed")  # fmt: skip
+    p.add_argument("--without-backup", action="store_true", help="drop the copies though no backup of the moved shards exists")  # fmt: skip
     p = parsers["rebuild"]
     p.add_argument("host")
     p.add_argument("--master", help="the master to copy and follow (when the map cannot tell)")
@@ -281,7 +284,8 @@ def plan_of(
             connect=control.mysql,
         )  # fmt: skip
     if args.command == "cleanup":
-        return plan_cleanup(source, split=args.split, author=author, connect=control.mysql)
+        store = open_store(args.store) if args.store else control.backups
+        return plan_cleanup(source, split=args.split, author=author, connect=control.mysql, store=store, without_backup=args.without_backup)  # fmt: skip
     if args.command == "rebuild":
         return plan_rebuild(
             source, host=args.host, author=author, connect=control.mysql, master=args.master,

@@ -79,7 +79,8 @@ def plan_again(
     """The plan of a dead run, made again from the shard map it began with."""
     params = operation.params
     if operation.operation == "cleanup":  # it publishes nothing: planned again on the map in force
-        return plan_cleanup(source, split=int(params["split"]), author=author, connect=connect)
+        store = open_store(str(params["store"])) if params.get("store") else None
+        return plan_cleanup(source, split=int(params["split"]), author=author, connect=connect, store=store, without_backup=bool(params.get("without_backup")))  # fmt: skip
     if "base" not in params:
         raise InvalidTopology(
             f"operation {operation.id} ({operation.operation}) cannot be planned again: see its journal"

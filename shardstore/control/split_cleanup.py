@@ -5,16 +5,26 @@ be reverted. ``plan_cleanup`` does it on the split's two hosts; the ``cleanup`` 
 of the map, for when there are many.
 
 A shard's plain database (``db00042``) is dropped on the split's host only if that host is
-not its master in the map in force: after a revert, it is the live one."""
+not its master in the map in force: after a revert, it is the live one.
+
+Those copies are the last other copy of the moved shards, so a cleanup (and each chunk of
+the job) is refused unless every range now holding them has a master that answers and a
+backup in the store taken since the split (``kept_elsewhere``); ``without_backup`` drops
+them anyway, and the journal says so."""
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable
 
+from ..backups.manifest import manifests
+from ..backups.store import BackupStore
+from ..exceptions import InvalidTopology
 from ..jobs import Chunk, JobContext, JobError, JobKind, Params, Summary, register
 from ..topology import Topology, database_name
 from . import documents, reverse_stream
 from .config_source import ConfigSource
+from .emergency_checks import answers
 from .grant_fence import fenced, give_writes_back
 from .mysql_hosts import MySQLHost
 from .plans import Plan, Step
@@ -22,15 +32,25 @@ from .split import Connect, drop_databases, in_parallel, split_revision
 
 
 def plan_cleanup(
-    source: ConfigSource, *, split: int, author: str, connect: Connect = MySQLHost
+    source: ConfigSource,
+    *,
+    split: int,
+    author: str,
+    connect: Connect = MySQLHost,
+    store: BackupStore | None = None,
+    without_backup: bool = False,
 ) -> Plan:
     """The plan to remove what split ``split`` left behind (after which it cannot be
-    reverted)."""
+    reverted); InvalidTopology when a range holding the moved shards has no backup since
+    the split in ``store``, or a master that does not answer (unless ``without_backup``)."""
     after, _ = split_revision(source, split)
     words = after.reason.split()
     host, replica = words[1], words[3]
     current = Topology.from_json(source.current(documents.SHARDS).document)
     every = list(range(current.shard_count))
+    moved = [s for r in after.document["ranges"] if r["master"] == replica for s in range(r["range"][0], r["range"][1] + 1)]  # fmt: skip
+    since = datetime.datetime.fromisoformat(after.published_at.replace("Z", "+00:00")).timestamp()
+    kept = "dropped with no backup (--without-backup)" if without_backup else kept_elsewhere(current, moved, connect, store, since=since, split=split)  # fmt: skip
 
     def unstream() -> str:
         with connect(current.hosts[host]) as m:
@@ -51,8 +71,27 @@ def plan_cleanup(
             Step(f"stop and remove {reverse_stream.connection(split)} on {host}", (host,), unstream),
             *(Step(f"drop the copies split {split} left on {name}", (name,), drop(name)) for name in (host, replica)),
         ],
-        {"split": split, "rerunnable": True},  # every drop can run again: resume finishes a killed run
+        {"split": split, "rerunnable": True, "kept": kept, "store": store.url if store else None, "without_backup": without_backup},  # every drop can run again: resume finishes a killed run
     )  # fmt: skip
+
+
+def kept_elsewhere(topology: Topology, shards: list[int], connect: Connect, store: BackupStore | None, *, since: float | None, split: int) -> str:  # fmt: skip
+    """Where else ``shards`` are kept: each range holding them has a master that answers
+    and a backup in ``store`` that ended after ``since``; InvalidTopology otherwise."""
+    if store is None:
+        raise InvalidTopology("no backup store is set (PINBOARD_BACKUP_STORE, or --store): the copies a split left are dropped only once a backup of the moved shards' range exists (--without-backup to drop them anyway)")  # fmt: skip
+    held = sorted({topology.range_of(shard) for shard in shards}, key=lambda r: r.first)
+    found = manifests(store)
+    said = []
+    for r in held:
+        span = f"{r.first}-{r.last}"
+        if not answers(connect, r.master, topology.hosts[r.master]):
+            raise InvalidTopology(f"{r.master}, the master of shards {span}, does not answer: the copies split {split} left may be the only other ones; no cleanup")  # fmt: skip
+        backups = [m for m in found if span in [x.strip() for x in m.ranges.split(",")] and (since is None or m.ended > since)]  # fmt: skip
+        if not backups:
+            raise InvalidTopology(f"no backup of shards {span} since split {split} in {store.url}: take one first (shardstore backup take {span})")  # fmt: skip
+        said.append(f"{span} on {r.master}, backed up as {backups[-1].host}/{backups[-1].name}")
+    return "; ".join(said)
 
 
 def drop_copies(
@@ -87,6 +126,11 @@ def _cleanup_chunk(context: JobContext, chunk: Chunk, params: Params) -> Summary
         raise JobError("cleanup needs split=N, the shard-map version the split published")
     connect = context.mysql or MySQLHost
     topology = context.store.topology
+    if not params.get("without_backup"):
+        try:
+            kept_elsewhere(topology, list(chunk.shards), connect, context.backups, since=None, split=split)  # fmt: skip
+        except InvalidTopology as exc:
+            raise JobError(str(exc)) from None
     dropped = 0
     for name, address in topology.hosts.items():
         if not address.startswith("mysql://"):
@@ -102,7 +146,10 @@ register(
         "cleanup",
         "Drop the shard copies a split (and its revert) renamed, after which it cannot be reverted",
         _cleanup_chunk,
-        params={"split": "the shard-map version the split published"},
+        params={
+            "split": "the shard-map version the split published",
+            "without_backup": "1: drop the copies though no backup of their range exists",
+        },
         destructive=True,
     )
 )

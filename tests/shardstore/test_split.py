@@ -5,12 +5,15 @@ drops the copies. Also ``diff`` on its own."""
 
 from __future__ import annotations
 
+import shutil
 import time
 from pathlib import Path
 
 import pytest
 
 from shardstore import InvalidTopology, ShardReadOnly, Store, Topology, jobs
+from shardstore.backups.physical import take
+from shardstore.backups.store import DirectoryStore
 from shardstore.control import recovery, reverse_stream
 from shardstore.control.diff import diff_hosts, plan_diff
 from shardstore.control.locks import FileLocks
@@ -19,6 +22,8 @@ from shardstore.control.plans import MemoryJournal, Outcome, Plan, StepFailed, r
 from shardstore.control.split import halves, plan_split
 from shardstore.control.split_cleanup import plan_cleanup
 from shardstore.control.split_revert import plan_split_revert
+from shardstore.jobs import JobError
+from tests.conftest import unavailable
 from toolkit.servers.mariadb import MariaDBServer
 
 from .catalog import CATALOG
@@ -152,12 +157,17 @@ def test_split_revert_and_cleanup(
     # The long job's chunks drop a shard's copies on every host; again, they find none.
     cleanup = jobs.kind("cleanup")
     context = jobs.JobContext(back, mysql=root)
-    chunks = cleanup.chunks(context, cleanup.check({"split": 3}))
+    params = cleanup.check({"split": 3, "without_backup": 1})  # (a backup's check: below)
+    chunks = cleanup.chunks(context, params)
     assert [c.label for c in chunks] == ["shard 0", "shard 1", "shard 2", "shard 3"]
-    assert cleanup.run_chunk(context, chunks[0], {"split": 3}) == {"dropped": 1}  # on B
+    with pytest.raises(JobError, match="no backup store is set"):
+        cleanup.run_chunk(context, chunks[0], {"split": 3})
+    assert cleanup.run_chunk(context, chunks[0], params) == {"dropped": 1}  # on B
     assert "db00000_split3" not in databases(replica) and "db00001_split3" in databases(replica)
-    assert cleanup.run_chunk(context, chunks[0], {"split": 3}) == {"dropped": 0}
-    execute(plan_cleanup(source, split=3, author="ada", connect=root), tmp_path)
+    assert cleanup.run_chunk(context, chunks[0], params) == {"dropped": 0}
+    execute(
+        plan_cleanup(source, split=3, author="ada", connect=root, without_backup=True), tmp_path
+    )
     assert not {
         db for db in databases(master) | databases(replica) if "_split" in db or "_reverted" in db
     }
@@ -177,7 +187,17 @@ def test_cleanup_of_a_split_that_stands_removes_the_stream_and_the_hosts_copies(
     master, replica = pair
     source = sharded_pair(master, replica, tmp_path=tmp_path)
     execute(plan_split(source, host="A", author="ada", connect=root), tmp_path)
-    execute(plan_cleanup(source, split=3, author="ada", connect=root), tmp_path)
+    backups = DirectoryStore(tmp_path / "backups")
+    with pytest.raises(InvalidTopology, match="no backup store is set"):
+        plan_cleanup(source, split=3, author="ada", connect=root)
+    with pytest.raises(InvalidTopology, match=r"no backup of shards 2-3 since split 3 in file://.*: take one first"):  # fmt: skip
+        plan_cleanup(source, split=3, author="ada", connect=root, store=backups)
+    if shutil.which("mariadb-backup") is None:
+        unavailable("mariadb-backup", "mariadb-backup is needed (Debian: mariadb-backup)")
+    made = take(backups, host="B", address=f"mysql://{replica.address}", login=("root", ""), ranges="2-3")  # fmt: skip
+    plan = plan_cleanup(source, split=3, author="ada", connect=root, store=backups)
+    assert plan.params["kept"] == f"2-3 on B, backed up as B/{made.name}"
+    execute(plan, tmp_path)
     with root(f"mysql://{master.address}") as m:
         assert reverse_stream.status(m, 3) is None
     assert {"db00000", "db00001"} <= databases(master)
@@ -198,7 +218,7 @@ def test_a_cleanup_killed_inside_a_drop_is_resumed(
     source = sharded_pair(master, replica, tmp_path=tmp_path)
     execute(plan_split(source, host="A", author="ada", connect=root), tmp_path)
     journal, locks = MemoryJournal(), FileLocks(tmp_path / "locks")
-    plan = plan_cleanup(source, split=3, author="ada", connect=root)
+    plan = plan_cleanup(source, split=3, author="ada", connect=root, without_backup=True)
     die_after(plan, 1, journal)
     plan.steps[1].run()  # A's copies dropped; the journal never heard of it
     (dead,) = journal.open_operations()

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from shardstore import InvalidTopology, Store, Topology
+from shardstore.backups.store import DirectoryStore
 from shardstore.cli import main
 from shardstore.control import recovery, reverse_stream
 from shardstore.control.file_source import FileSource
@@ -23,6 +24,7 @@ from shardstore.control.locks import FileLocks
 from shardstore.control.mysql_hosts import HostError
 from shardstore.control.plans import MemoryJournal, Plan, StepFailed, run
 from shardstore.control.split import plan_split
+from shardstore.control.split_cleanup import plan_cleanup
 from shardstore.control.split_emergency import plan_split_emergency
 from shardstore.control.split_revert import plan_split_revert
 from toolkit.servers.mariadb import MariaDBServer
@@ -131,6 +133,8 @@ def test_a_lost_new_master_is_cut_back_with_all_its_stream_received(
         plan_split_revert(source, split=3, author="ada", connect=root)
     with pytest.raises(InvalidTopology, match="no fence command"):
         plan_split_emergency(source, split=3, author="ada", fence=None, connect=root)
+    with pytest.raises(InvalidTopology, match="B, the master of shards 2-3, does not answer: the copies split 3 left may be the only other ones"):  # fmt: skip
+        plan_cleanup(source, split=3, author="ada", connect=root, store=DirectoryStore(tmp_path / "backups"))  # fmt: skip
     with pytest.raises(HostError, match="B had no replica: its commits were acknowledged by no other server"):  # fmt: skip
         plan_split_emergency(source, split=3, author="ada", fence=fenced, connect=root)
     plan = plan_split_emergency(

@@ -22,7 +22,8 @@ bounds:
   with them the data: every comment written on the replica meanwhile is on the host again
   (the same read-back).
 
-Then ``cleanup N`` removes the stream and drops the copies. The revert leaves the replica
+Then ``cleanup N`` removes the stream and drops the copies: refused first, as no backup of
+the range now holding the moved shards was taken since the split, then run once one is. The revert leaves the replica
 out of service (it has taken writes of its own, so it cannot follow the host again without
 a rebuild): ``shardstore rebuild`` makes it the host's replica again, and the host is split
 onto it once more under a second load, with the same bounds on that split: its diff clean,
@@ -45,7 +46,8 @@ from toolkit.load.pinners import Pinner, ensure_pinners
 from toolkit.load.report import longest_gap
 from toolkit.load.traffic import Load
 
-from .base import SETTLE, WARM_UP, Drills, Result, healthy_pair
+from .backups import backed_up, store_url
+from .base import SETTLE, WARM_UP, Drills, Ran, Result, healthy_pair
 from .bulk import load_pins
 from .rebuild import REBUILD_CAP
 
@@ -173,10 +175,21 @@ def split(d: Drills, result: Result) -> None:
         _spans(restored, host) == _spans(topology, host),
         ", ".join(f"{r.first}..{r.last}: {r.master}" for r in restored.ranges),
     )
-    cleaned = d.manage("shardstore", "cleanup", str(number), timeout=1800)
+    cleaned = _cleanup(d, result, host, number, restored)
     result.figure(f"cleanup {number}: exit {cleaned.returncode} in {cleaned.seconds:.1f} s")
     if result.bound("cleanup succeeded", cleaned.returncode == 0, f"exit {cleaned.returncode}"):
         split_again(d, result, host, replica, moving_group, Load(d.site, pinners, restored, group=group, max_seconds=SPLIT_CAP))  # fmt: skip
+
+
+def _cleanup(d: Drills, result: Result, host: str, number: int, restored: Topology) -> Ran:
+    """``cleanup`` drops the last other copy of the moved shards: refused until the range
+    now holding them (the host's, after the revert) has a backup taken since the split."""
+    store = ("--store", store_url(d))
+    refused = d.manage("shardstore", "cleanup", str(number), *store, timeout=1800)
+    result.bound("cleanup refused with no backup since the split", refused.returncode != 0 and "no backup of shards" in refused.output, refused.tail(1))  # fmt: skip
+    for shards in (r for r in restored.ranges if r.master == host):
+        backed_up(d, result, shards)
+    return d.manage("shardstore", "cleanup", str(number), *store, timeout=1800)
 
 
 def split_again(d: Drills, result: Result, host: str, replica: str, moving_group: str, load: Load) -> None:  # fmt: skip

@@ -205,7 +205,7 @@ def operator_killed(n: Nemesis, result: Result) -> None:
     revert, ends = ["split", "--revert", str(current.version)], {"abort": TWO_MASTERS, "resume": None}  # fmt: skip
     _killed_each_step(n, result, s, f"revert of split {current.version}", revert, [s.moving], ends, inside_commit=True)  # fmt: skip
     revert_done = time.monotonic()
-    _resumed_after_a_kill_inside(n, result, s, f"cleanup of split {current.version}", ["cleanup", str(current.version)], f"drop the copies split {current.version} left on {host}")  # fmt: skip
+    _resumed_after_a_kill_inside(n, result, s, f"cleanup of split {current.version}", ["cleanup", str(current.version), "--without-backup"], f"drop the copies split {current.version} left on {host}")  # fmt: skip
     _resumed_after_a_kill_inside(n, result, s, f"rebuild of {replica}", ["rebuild", replica], "copy ")  # fmt: skip
     ok, measured = pair_state(n, host, replica, replicating=True)
     result.bound(f"{replica} rebuilt: it replicates from {host} again", ok, measured)

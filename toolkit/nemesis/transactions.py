@@ -150,6 +150,8 @@ def slow_transaction(n: Nemesis, result: Result) -> None:
     s.load.wait(SETTLE)
     stray = strays(n, after, s.load, host, replica, s.movers, split_done, number)
     result.bound("acknowledged writes after the split on a host that gave the shard up", stray == 0, stray)  # fmt: skip
-    cleaned = n.manage("shardstore", "cleanup", str(number))
+    cleaned = n.manage(
+        "shardstore", "cleanup", str(number), "--without-backup"
+    )  # (the nemesis's clusters keep none)
     result.bound(f"cleanup {number} succeeded", cleaned.returncode == 0, f"exit {cleaned.returncode} in {cleaned.seconds:.1f} s")  # fmt: skip
     n.finish(result, s.load)
