@@ -3,7 +3,7 @@ lost (``kill -9``), its newest backup restored and the archive replayed onto it 
 back as of any second (the last transaction committed at or before it), or to its last
 archived write; a log missing from the chain or corrupt is refused before anything is
 applied. The archiver follows the map: a replica that becomes master is archived from then
-on."""
+on, and a backup from before a failover is brought forward by the new master's archive."""
 
 from __future__ import annotations
 
@@ -17,12 +17,14 @@ import pytest
 from shardstore.backups.archiving import Archiving
 from shardstore.backups.binlogs import Archiver, archived, replay
 from shardstore.backups.physical import BackupError, take, unpack
+from shardstore.backups.scratch import PointInTime
 from shardstore.backups.store import DirectoryStore
 from shardstore.control import backup_records
 from shardstore.control.context import Control
 from shardstore.control.failover import plan_failover
 from shardstore.control.locks import FileLocks
 from shardstore.control.plans import MemoryJournal
+from shardstore.ids import decompose
 from tests.conftest import unavailable
 from toolkit.servers.base import _PREPARED
 from toolkit.servers.mariadb import MariaDBServer
@@ -171,9 +173,10 @@ def test_the_archiver_follows_the_masters_of_the_map(pair: tuple[MariaDBServer, 
             time.sleep(0.3)
         assert set(archiving.archivers) == {"A"} and archived(store, "A")
         assert archived(store, "B") == []  # a replica's logs are not archived
+        made = take(store, host="B", address=f"mysql://{replica.address}", login=LOGIN, ranges="0-3")  # fmt: skip
         execute(plan_failover(source, host="A", author="ada", connect=root), tmp_path)
         store_b = app_store(source)
-        store_b.objects("note").create(1, {"n": "on B"})
+        on_b = store_b.objects("note").create(1, {"n": "on B"})
         store_b.close()
         with root(f"mysql://{replica.address}") as b:
             logged = {str(r["Log_name"]): int(r["File_size"]) for r in b.query("SHOW BINARY LOGS")}
@@ -189,6 +192,14 @@ def test_the_archiver_follows_the_masters_of_the_map(pair: tuple[MariaDBServer, 
         assert "A is no longer a master: its archiving stops" in said
     finally:
         archiving.stop()
+    # The range's backup from before the failover and its new master's archive (B's binary
+    # log holds what it replicated as A's replica too) bring back the write made on B.
+    restored = PointInTime(store, made, "B", to_time=None, to_gtid=None)
+    try:
+        with restored.server().connect() as copy:
+            assert copy.value("SELECT COUNT(*) FROM db00001.notes WHERE local_id = %s", (decompose(on_b).local_id,)) == 1  # fmt: skip
+    finally:
+        restored.drop()
 
 
 def no_store(*_: object) -> object:
