@@ -5,15 +5,17 @@ in a replica set are lost"), and replayed onto a restored server up to a time or
 **Archiving** (``Archiver``): ``mariadb-binlog --read-from-remote-server --raw
 --stop-never`` follows the master as a replica would (its own server id), writing each
 binary log into a local spool as it grows. Each pass (every second) puts what grew into
-the store: a log the master has rotated away from is put once more, whole and ``closed``,
-and leaves the spool; the open one is put again each time it has grown, so when every host
-of a range dies at once only the writes of the last pass are missing. Each log is
-``binlogs/HOST/FILE`` beside ``FILE.json``: its size, its sha256, whether it is closed, and
-the GTID state at its start (its ``Gtid list`` event), by which a replay finds where to
-begin. Started again, an archiver takes up from the newest log it had not closed.
+the store as a piece of its own, so when every host of a range dies at once only the
+writes of the last pass are missing, and a pass puts no more than the master wrote. Every
+object is written once (the deploy's bucket locks them for the retention):
+``binlogs/HOST/FILE/OFFSET-SIZE.SHA256`` for each piece, ``FILE/starts`` (the GTID state at the
+log's start, its ``Gtid list`` event, by which a replay finds where to begin) and, once the
+master has rotated away from it, ``FILE/closed`` (its size and sha256). Started again, an
+archiver takes up from the newest log it had not closed, after the bytes already kept.
 
 **Replay** (``replay``): the logs from the one that holds the position after a backup's
-onwards, checked first (each against its sha256, none missing from the chain), read by
+onwards, checked first (each piece against its sha256, no bytes missing from a log, no
+log missing from the chain, a closed log whole), read by
 ``mariadb-binlog`` from that position (exclusive) up to a time (inclusive: the last
 transaction committed at or before it) or a GTID (inclusive), into the server's client.
 Each transaction keeps its GTID, so the server ends at the range's position.
@@ -30,9 +32,10 @@ import tempfile
 import time
 import zlib
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 from ..control.mysql_hosts import endpoint
 from .physical import BackupError
@@ -43,6 +46,15 @@ PREFIX = "binlogs"
 INTERVAL = 1.0
 _GTID_LIST = re.compile(r"Gtid list \[([^\]]*)\]")
 _NUMBERED = re.compile(r"^(?P<base>.+)\.(?P<number>\d{6,})$")
+_PIECE = re.compile(r"^(?P<offset>\d{15})-(?P<size>\d+)\.(?P<sha256>[0-9a-f]{64})$")
+
+
+@dataclass(frozen=True)
+class Piece:
+    offset: int
+    size: int
+    sha256: str
+    key: str
 
 
 @dataclass(frozen=True)
@@ -51,30 +63,57 @@ class ArchivedLog:
 
     host: str
     file: str  # the master's name for it: db1a-bin.000042
-    size: int
-    sha256: str
-    closed: bool  # the master has gone on to the next: this is all of it
+    pieces: tuple[Piece, ...]
     starts: str  # the GTID state before its first transaction: "0-1-41,7-3-2"
+    closed: dict[str, Any] | None  # size and sha256 once the master went on to the next
 
     @property
-    def key(self) -> str:
-        return f"{PREFIX}/{self.host}/{self.file}"
+    def size(self) -> int:
+        return sum(piece.size for piece in self.pieces)
 
     @property
     def number(self) -> int:
-        found = _NUMBERED.match(self.file)
-        return int(found["number"]) if found else -1
+        return _number(self.file)
+
+    def read(self, store: BackupStore) -> bytes:
+        """Its bytes, each piece checked; BackupError if one is corrupt or missing."""
+        data = bytearray()
+        for piece in self.pieces:
+            if piece.offset != len(data):
+                raise BackupError(f"{PREFIX}/{self.host}/{self.file} lacks bytes {len(data)} to {piece.offset}: the archive is corrupt")  # fmt: skip
+            chunk = store.get(piece.key)
+            if len(chunk) != piece.size or hashlib.sha256(chunk).hexdigest() != piece.sha256:
+                raise BackupError(f"{piece.key} does not match its sha256: the archive is corrupt")
+            data += chunk
+        if self.closed is not None and (len(data) != self.closed["size"] or hashlib.sha256(data).hexdigest() != self.closed["sha256"]):  # fmt: skip
+            raise BackupError(f"{PREFIX}/{self.host}/{self.file} is not whole: the archive is corrupt")  # fmt: skip
+        return bytes(data)
 
 
 def archived(store: BackupStore, host: str) -> list[ArchivedLog]:
-    """The archive's logs of ``host``, in the master's order."""
-    logs = []
+    """The archive's logs of ``host``, in the master's order (a log with no ``starts`` yet,
+    whose first pass was cut short, is left out)."""
+    found: dict[str, dict[str, Any]] = {}
     for key in store.keys(f"{PREFIX}/{host}/"):
-        if key.endswith(".json"):
-            try:
-                logs.append(ArchivedLog(**json.loads(store.get(key))))
-            except (BackupStoreError, ValueError, TypeError):
-                continue  # not one of ours
+        file, _, name = key[len(f"{PREFIX}/{host}/") :].partition("/")
+        entry = found.setdefault(file, {"pieces": []})
+        if name in ("starts", "closed"):
+            entry[name] = key
+        elif (piece := _PIECE.match(name)) is not None:
+            entry["pieces"].append(
+                Piece(int(piece["offset"]), int(piece["size"]), piece["sha256"], key)
+            )
+    logs = []
+    for file, entry in found.items():
+        if "starts" not in entry:
+            continue
+        try:
+            starts = store.get(entry["starts"]).decode()
+            closed = json.loads(store.get(entry["closed"])) if "closed" in entry else None
+        except (BackupStoreError, ValueError):
+            continue  # not one of ours
+        pieces = tuple(sorted(entry["pieces"], key=lambda p: p.offset))
+        logs.append(ArchivedLog(host, file, pieces, starts, closed))
     return sorted(logs, key=lambda log: log.number)
 
 
@@ -114,8 +153,8 @@ class Archiver:
         self.say = say
         self._reader: subprocess.Popen[bytes] | None = None
         self._scratch = tempfile.TemporaryDirectory(prefix="pinboard-archiver-")  # its login
-        self.put: dict[str, int] = {}  # file -> its size the store holds
-        self._starts: dict[str, str] = {}  # file -> the GTID state it starts at
+        self.put: dict[str, int] = {}  # file -> how many of its bytes the store holds
+        self._started: set[str] = set()  # the files whose ``starts`` the store holds
 
     def run(self, *, interval: float = INTERVAL, until: Callable[[], bool] = lambda: False) -> None:  # fmt: skip
         """Archive pass after pass, until ``until()`` says stop."""
@@ -126,7 +165,7 @@ class Archiver:
         finally:
             self.stop()
 
-    def archive_pass(self) -> list[ArchivedLog]:
+    def archive_pass(self) -> list[str]:
         """Put what grew since the last pass; (re)start the reader if it is not running
         (the master was down, say). What was put."""
         self.spool.mkdir(parents=True, exist_ok=True)
@@ -135,23 +174,35 @@ class Archiver:
             self._start_reader()
         return put
 
-    def _put_grown(self) -> list[ArchivedLog]:
+    def _put_grown(self) -> list[str]:
+        """Put each spooled log's bytes beyond those the store holds as a piece; a log the
+        master has gone on from is closed and leaves the spool. The keys put."""
         files = sorted(self.spool.iterdir(), key=lambda p: _number(p.name))
         put = []
         for path in files:
-            closed = path != files[-1]
-            if closed or self.put.get(path.name) != path.stat().st_size:
-                data = path.read_bytes()
-                if path.name not in self._starts:
-                    self._starts[path.name] = _starts(path)
-                log = ArchivedLog(self.host, path.name, len(data), hashlib.sha256(data).hexdigest(), closed, self._starts[path.name])  # fmt: skip
-                self.store.put(log.key, data)
-                self.store.put(f"{log.key}.json", json.dumps(asdict(log)).encode())
+            base = f"{PREFIX}/{self.host}/{path.name}"
+            if path.name not in self.put:  # (a restarted archiver: what the store has)
+                kept = next((log for log in archived(self.store, self.host) if log.file == path.name), None)  # fmt: skip
+                self.put[path.name] = kept.size if kept else 0
+                if kept is not None:
+                    self._started.add(path.name)
+            if path.name not in self._started and (starts := _starts(path)) is not None:
+                self.store.put(f"{base}/starts", starts.encode())
+                self._started.add(path.name)
+            data = path.read_bytes()
+            offset = self.put[path.name]
+            if len(data) > offset:
+                chunk = data[offset:]
+                key = f"{base}/{offset:015d}-{len(chunk)}.{hashlib.sha256(chunk).hexdigest()}"
+                self.store.put(key, chunk)
                 self.put[path.name] = len(data)
-                put.append(log)
-            if closed:
-                path.unlink()  # whole in the archive
-                self._starts.pop(path.name, None)
+                put.append(key)
+            if path != files[-1]:  # the master writes the next one: this one is whole
+                whole = {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+                self.store.put(f"{base}/closed", json.dumps(whole).encode())
+                path.unlink()
+                self._started.discard(path.name)
+                put.append(f"{base}/closed")
         return put
 
     def _start_reader(self) -> None:
@@ -159,7 +210,7 @@ class Archiver:
         logs = archived(self.store, self.host)
         if spooled:
             start = spooled[-1]
-        elif logs and not logs[-1].closed:
+        elif logs and logs[-1].closed is None:
             start = logs[-1].file
         elif logs:
             start = _next(logs[-1].file)
@@ -199,7 +250,7 @@ def chain(store: BackupStore, host: str, after: str) -> list[ArchivedLog]:
         raise BackupError(f"the archive's logs of {host} begin at {logs[0].starts or 'nothing'} ({logs[0].file}), after {after or 'nothing'}: the transactions between are missing")  # fmt: skip
     needed = logs[starting[-1] :]
     for earlier, later in pairwise(needed):
-        if later.number != earlier.number + 1 or not earlier.closed:
+        if later.number != earlier.number + 1 or earlier.closed is None:
             raise BackupError(f"the archive's binary logs of {host} have a gap after {earlier.file}: {later.file} follows")  # fmt: skip
     return needed
 
@@ -222,11 +273,8 @@ def replay(
     with tempfile.TemporaryDirectory(prefix="pinboard-replay-") as scratch:
         paths = []
         for log in logs:
-            data = store.get(log.key)
-            if hashlib.sha256(data).hexdigest() != log.sha256:
-                raise BackupError(f"{log.key} does not match its sha256: the archive is corrupt")
             path = Path(scratch) / log.file
-            path.write_bytes(data)
+            path.write_bytes(log.read(store))
             paths.append(str(path))
         reading = ["mariadb-binlog", "--skip-gtid-strict-mode"]
         if after:
@@ -261,9 +309,10 @@ def _login_file(login: tuple[str, str], directory: Path) -> Path:
     return options
 
 
-def _starts(path: Path) -> str:
-    """The GTID state a log starts at: its ``Gtid list`` event, near its head."""
-    found = ""
+def _starts(path: Path) -> str | None:
+    """The GTID state a log starts at: its ``Gtid list`` event, near its head (None while
+    the spool does not hold it yet)."""
+    found = None
     with subprocess.Popen(["mariadb-binlog", str(path)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True) as reader:  # fmt: skip
         assert reader.stdout is not None
         for line in reader.stdout:

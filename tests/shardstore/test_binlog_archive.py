@@ -7,6 +7,7 @@ on, and a backup from before a failover is brought forward by the new master's a
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import time
 from collections.abc import Iterator
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from shardstore.backups.archiving import Archiving
-from shardstore.backups.binlogs import Archiver, archived, replay
+from shardstore.backups.binlogs import ArchivedLog, Archiver, Piece, archived, replay
 from shardstore.backups.physical import BackupError, take, unpack
 from shardstore.backups.scratch import PointInTime
 from shardstore.backups.store import DirectoryStore
@@ -100,9 +101,16 @@ def test_a_lost_master_comes_back_as_of_any_second(master: MariaDBServer, tmp_pa
     write(master, 5)
     archive_until_caught_up(archiver, master)
     archiver.stop()
+    kept = set(store.keys("binlogs/A/"))
+    again = Archiver(store, host="A", address=address, login=LOGIN, spool=tmp_path / "again", first=lambda: "unused")  # fmt: skip
+    for _ in range(3):  # started again: it takes up after the bytes the store holds
+        again.archive_pass()
+        time.sleep(0.5)
+    again.stop()
+    assert set(store.keys("binlogs/A/")) == kept  # nothing put twice
     master.halt(kill=True)
     logs = archived(store, "A")
-    assert [log.closed for log in logs] == [True] * (len(logs) - 1) + [False] and len(logs) >= 2
+    assert [log.closed is not None for log in logs] == [True] * (len(logs) - 1) + [False] and len(logs) >= 2  # fmt: skip
 
     restored = started_from(store, made, tmp_path / "restored")
     try:
@@ -131,15 +139,17 @@ def test_a_gap_or_a_corrupt_log_is_refused_and_nothing_applied(master: MariaDBSe
     restored = started_from(store, made, tmp_path / "restored")
     try:
         into = f"mysql://{restored.address}"
-        damaged = tmp_path / "backups" / logs[-2].key
+        damaged = tmp_path / "backups" / logs[-2].pieces[-1].key
         damaged.write_bytes(damaged.read_bytes()[:-1] + b"x")
-        with pytest.raises(BackupError, match=f"{logs[-2].file} does not match its sha256"):
+        with pytest.raises(BackupError, match=f"{logs[-2].file}/.* does not match its sha256"):
             replay(store, "A", after=made.gtid, into=into, login=LOGIN)
-        (tmp_path / "backups" / f"{logs[-2].key}.json").unlink()  # gone from the chain
+        shutil.rmtree(tmp_path / "backups" / "binlogs" / "A" / logs[-2].file)  # gone from the chain
         with pytest.raises(BackupError, match=f"have a gap after {logs[-3].file}: {logs[-1].file} follows"):  # fmt: skip
             replay(store, "A", after=made.gtid, into=into, login=LOGIN)
         assert notes(restored) == [1, 2]  # nothing applied
-        (tmp_path / "backups" / f"{logs[0].key}.json").unlink()  # the backup's own log gone
+        shutil.rmtree(
+            tmp_path / "backups" / "binlogs" / "A" / logs[0].file
+        )  # the backup's own log gone
         with pytest.raises(BackupError, match=f"begin at .* \\({logs[1].file}\\), after {made.gtid}: the transactions between are missing"):  # fmt: skip
             replay(store, "A", after=made.gtid, into=into, login=LOGIN)
         assert notes(restored) == [1, 2]
@@ -204,3 +214,17 @@ def test_the_archiver_follows_the_masters_of_the_map(pair: tuple[MariaDBServer, 
 
 def no_store(*_: object) -> object:
     raise AssertionError("archiving opens no store")
+
+
+def test_a_log_with_bytes_missing_is_refused(tmp_path: Path) -> None:
+    store = DirectoryStore(tmp_path)
+    pieces = [Piece(offset, len(chunk), hashlib.sha256(chunk).hexdigest(), f"binlogs/A/a-bin.000001/{offset:015d}") for offset, chunk in ((0, b"head"), (10, b"tail"))]  # fmt: skip
+    store.put(pieces[0].key, b"head")
+    store.put(pieces[1].key, b"tail")
+    log = ArchivedLog("A", "a-bin.000001", tuple(pieces), "", None)
+    with pytest.raises(BackupError, match="lacks bytes 4 to 10: the archive is corrupt"):
+        log.read(store)
+    assert ArchivedLog("A", "a-bin.000001", (pieces[0],), "", None).read(store) == b"head"
+    closed = {"size": 4, "sha256": hashlib.sha256(b"heaD").hexdigest()}
+    with pytest.raises(BackupError, match="is not whole"):
+        ArchivedLog("A", "a-bin.000001", (pieces[0],), "", closed).read(store)
