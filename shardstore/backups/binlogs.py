@@ -155,6 +155,7 @@ class Archiver:
         self._scratch = tempfile.TemporaryDirectory(prefix="pinboard-archiver-")  # its login
         self.put: dict[str, int] = {}  # file -> how many of its bytes the store holds
         self._started: set[str] = set()  # the files whose ``starts`` the store holds
+        self._said = ""  # the log the reader was last said to start from
 
     def run(self, *, interval: float = INTERVAL, until: Callable[[], bool] = lambda: False) -> None:  # fmt: skip
         """Archive pass after pass, until ``until()`` says stop."""
@@ -224,7 +225,9 @@ class Archiver:
              f"--host={server}", f"--port={port}", f"--result-file={self.spool}/", start],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
-        self.say(f"archiving {self.host}'s binary logs from {start}")
+        if start != self._said:  # a master that is down is asked again each pass: said once
+            self.say(f"archiving {self.host}'s binary logs from {start}")
+            self._said = start
 
     def stop(self) -> None:
         if self._reader is not None and self._reader.poll() is None:
