@@ -243,5 +243,7 @@ def _standalone(
         command_fence(os.environ.get("SHARDSTORE_FENCE_COMMAND")),
         redis_keys,
         command_provision(os.environ.get("SHARDSTORE_PROVISION_COMMAND")),
-        backup_store(os.environ.get("SHARDSTORE_BACKUP_STORE")),
+        backup_store(
+            os.environ.get("SHARDSTORE_BACKUP_STORE"), os.environ.get("SHARDSTORE_BACKUP_KMS_KEY")
+        ),
     )

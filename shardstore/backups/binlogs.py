@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
+import shutil
 import subprocess
 import tempfile
 import time
@@ -279,7 +279,10 @@ def replay(
             path = Path(scratch) / log.file
             path.write_bytes(log.read(store))
             paths.append(str(path))
-        reading = ["mariadb-binlog", "--skip-gtid-strict-mode"]
+        program = shutil.which("mariadb-binlog")  # (its environment is TZ alone: no PATH)
+        if program is None:
+            raise BackupError("a replay needs mariadb-binlog on this machine (Debian: mariadb-client)")  # fmt: skip
+        reading = [program, "--skip-gtid-strict-mode"]
         if after:
             reading.append(f"--start-position={after}")
         if to_gtid:
@@ -289,7 +292,8 @@ def replay(
         server, port = endpoint(into)
         options = _login_file(login, Path(scratch))
         with open(Path(scratch) / "errors", "wb") as errors:
-            reader = subprocess.Popen([*reading, *paths], stdout=subprocess.PIPE, stderr=errors, env={**os.environ, "TZ": "UTC"})  # fmt: skip
+            # --stop-datetime is read in the local time zone: UTC, whatever this machine's.
+            reader = subprocess.Popen([*reading, *paths], stdout=subprocess.PIPE, stderr=errors, env={"TZ": "UTC"})  # fmt: skip
             client = subprocess.Popen(
                 ["mariadb", f"--defaults-extra-file={options}", f"--host={server}", f"--port={port}", "--binary-mode"],
                 stdin=reader.stdout, stderr=errors,

@@ -10,7 +10,6 @@ copies its data files: ``shardstore/backups/physical.py``)."""
 from __future__ import annotations
 
 import argparse
-import os
 import socket
 import time
 from pathlib import Path
@@ -20,7 +19,7 @@ from ..backups.archiving import keep_archiving
 from ..backups.binlogs import INTERVAL, archived
 from ..backups.manifest import manifests
 from ..backups.physical import take
-from ..backups.store import open_store
+from ..backups.store import BackupStore, open_store
 from ..exceptions import InvalidTopology
 from ..replicas import replicas_of
 from . import backup_records, documents
@@ -54,16 +53,24 @@ def add_parser(commands: Any) -> None:
 
 
 def add_store_options(parser: Any) -> None:
-    """``--store`` (by default ``PINBOARD_BACKUP_STORE``, or ``SHARDSTORE_BACKUP_STORE``),
-    ``--endpoint-url`` and ``--kms-key`` (``PINBOARD_BACKUP_KMS_KEY``)."""
-    default = os.environ.get("PINBOARD_BACKUP_STORE") or os.environ.get("SHARDSTORE_BACKUP_STORE")
-    parser.add_argument("--store", default=default, required=default is None, help="file:///DIRECTORY or s3://BUCKET/PREFIX (default: PINBOARD_BACKUP_STORE)")  # fmt: skip
+    """``--store`` (by default the control plane's: ``PINBOARD_BACKUP_STORE``, or
+    ``SHARDSTORE_BACKUP_STORE``), ``--endpoint-url`` and ``--kms-key``."""
+    parser.add_argument("--store", help="file:///DIRECTORY or s3://BUCKET/PREFIX (default: PINBOARD_BACKUP_STORE)")  # fmt: skip
     parser.add_argument("--endpoint-url", help="an S3 API server other than AWS's")
-    parser.add_argument("--kms-key", default=os.environ.get("PINBOARD_BACKUP_KMS_KEY"), help="S3: the KMS key each object is encrypted with (default: PINBOARD_BACKUP_KMS_KEY)")  # fmt: skip
+    parser.add_argument("--kms-key", help="S3: the KMS key each object is encrypted with (default: PINBOARD_BACKUP_KMS_KEY)")  # fmt: skip
+
+
+def store_of(args: argparse.Namespace, control: Control) -> BackupStore:
+    """The store ``--store`` names, else the control plane's; ConfigError if neither."""
+    if args.store:
+        return open_store(args.store, endpoint_url=args.endpoint_url, kms_key=args.kms_key)
+    if control.backups is None:
+        raise ConfigError("no backup store: give --store URL, or set PINBOARD_BACKUP_STORE")
+    return control.backups
 
 
 def handle(args: argparse.Namespace, control: Control, out: TextIO) -> int:
-    store = open_store(args.store, endpoint_url=args.endpoint_url, kms_key=args.kms_key)
+    store = store_of(args, control)
     if args.verb == "archive":
 
         def said(line: str) -> None:

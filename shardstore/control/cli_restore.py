@@ -12,8 +12,7 @@ import re
 import time
 from typing import Any
 
-from ..backups.store import open_store
-from .cli_backup import add_store_options
+from .cli_backup import add_store_options, store_of
 from .cli_reports import shard_span
 from .config_source import ConfigError
 from .context import Control
@@ -56,7 +55,7 @@ def target(text: str) -> tuple[float | None, str | None]:
 
 def plan(args: argparse.Namespace, control: Control) -> Plan:
     to_time, to_gtid = target(args.to)
-    store = open_store(args.store, endpoint_url=args.endpoint_url)
+    store = store_of(args, control)
     if args.command == "restore-shard":
         if to_time is None:
             raise ConfigError("restore-shard --to takes a time (2026-11-29T08:30:00Z, UTC)")

@@ -133,7 +133,7 @@ def test_a_timer_on_every_shard_host_backs_up_the_replicas_only(
         unavailable("mariadb-backup", "mariadb-backup is needed (Debian: mariadb-backup)")
     master, replica = pair
     sharded_pair(master, replica, tmp_path=tmp_path)
-    monkeypatch.setenv("PINBOARD_BACKUP_STORE", f"file://{tmp_path / 'backups'}")  # no --store
+    monkeypatch.setenv("SHARDSTORE_BACKUP_STORE", f"file://{tmp_path / 'backups'}")  # no --store
     status, said = cli(tmp_path, "backup", "take", "A", "--replica-only")
     assert status == 0 and said == "A masters shards 0-3: not backed up (--replica-only)\n"
     status, said = cli(tmp_path, "backup", "take", "B", "--replica-only")
