@@ -92,6 +92,15 @@ module "media" {
   noncurrent_days   = var.log_retention_days
 }
 
+module "backups" {
+  source = "./modules/backups"
+
+  name_prefix    = local.name_prefix
+  log_bucket_id  = module.logs.bucket_id
+  retention_days = var.backup_retention_days
+  administrators = var.backup_administrators
+}
+
 module "iam" {
   source = "./modules/iam"
 
@@ -101,6 +110,8 @@ module "iam" {
   media_bucket_arn     = module.media.media_bucket_arn
   artifacts_bucket_arn = module.media.artifacts_bucket_arn
   s3_kms_key_arn       = module.media.kms_key_arn
+  backups_bucket_arn   = module.backups.bucket_arn
+  backups_kms_key_arn  = module.backups.kms_key_arn
 
   control_db_secret_arn         = module.control_db.database.secret_arn
   control_db_secret_kms_key_arn = module.control_db.secret_kms_key_arn

@@ -36,6 +36,16 @@ output "artifacts_bucket" {
   value       = module.media.artifacts_bucket
 }
 
+output "backup_store" {
+  description = "Where the shard hosts' backups and the masters' archived binary logs are (PINBOARD_BACKUP_STORE): s3://<bucket>/<environment>."
+  value       = "s3://${module.backups.bucket}/${var.environment}"
+}
+
+output "backup_kms_key" {
+  description = "ARN of the KMS key each backup object is put with (PINBOARD_BACKUP_KMS_KEY)."
+  value       = module.backups.kms_key_arn
+}
+
 output "ssm_prefix" {
   description = "SSM path of the environment's SecureString parameters (secret_key, mysql_*_password)."
   value       = local.ssm_prefix

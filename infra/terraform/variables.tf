@@ -225,6 +225,23 @@ variable "control_db_deletion_protection" {
   default     = true
 }
 
+variable "backup_retention_days" {
+  description = "Days each backup and archived binary log is locked for (S3 Object Lock, COMPLIANCE: nobody can delete it sooner); the lifecycle expires them two days later."
+  type        = number
+  default     = 8
+
+  validation {
+    condition     = var.backup_retention_days >= 1 && floor(var.backup_retention_days) == var.backup_retention_days
+    error_message = "backup_retention_days must be a whole number of at least 1."
+  }
+}
+
+variable "backup_administrators" {
+  description = "IAM principal ARNs (wildcards allowed) that may change the backup bucket's lock, lifecycle and policy besides the account's root user: the role you run Terraform as, or its changes to them are refused."
+  type        = list(string)
+  default     = []
+}
+
 variable "alb_deletion_protection" {
   description = "Refuse to delete the load balancer (turn off only to tear an environment down)."
   type        = bool

@@ -8,6 +8,7 @@ is read from or written to the machine's /etc/puppet or /var/lib/puppet.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -163,13 +164,16 @@ def render(template: Path, values: dict[str, object]) -> str:
 class NoopRun(Result):
     resources: set[str]
     """The catalog's resources, as Puppet writes them: ``service[nginx]``."""
+    catalog: dict[str, dict[str, object]]
+    """Each resource's parameters (a file's content, a service's ensure), by the same name."""
 
 
 def noop_apply(
     tree: Path, state: Path, facts: dict[str, str], deploy_data: Path = EXAMPLE_DEPLOY
 ) -> NoopRun:
     """``puppet apply --noop`` of the tree's site.pp, masterless, with these facts (as
-    FACTER_ variables) and ``deploy_data`` as the generated Hiera file."""
+    FACTER_ variables) and ``deploy_data`` as the generated Hiera file. The compiled
+    catalog is kept (as JSON, in ``state``) and read back."""
     env = {f"FACTER_{name}": value for name, value in facts.items()}
     env["FACTER_pinboard_deploy_data"] = str(deploy_data)
     result = _puppet(
@@ -178,6 +182,7 @@ def noop_apply(
             "--noop",
             "--detailed-exitcodes",
             "--write_catalog_summary",
+            "--catalog_cache_terminus=json",
             f"--modulepath={tree / 'modules'}",
             f"--hiera_config={tree / 'hiera.yaml'}",
             str(tree / "manifests" / "site.pp"),
@@ -187,4 +192,9 @@ def noop_apply(
     )
     summary = state / "vardir" / "state" / "resources.txt"
     resources = set(summary.read_text().splitlines()) if summary.exists() else set()
-    return NoopRun(result.returncode, result.stdout, result.stderr, resources)
+    catalog = {}
+    for cached in (state / "vardir" / "client_data" / "catalog").glob("*.json"):
+        for resource in json.loads(cached.read_text())["resources"]:
+            name = f"{resource['type'].lower()}[{resource['title']}]"
+            catalog[name] = resource.get("parameters", {})
+    return NoopRun(result.returncode, result.stdout, result.stderr, resources, catalog)

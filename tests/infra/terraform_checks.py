@@ -27,6 +27,8 @@ CONTRACT_OUTPUTS = frozenset(
         "media_bucket",
         "media_domain",
         "artifacts_bucket",
+        "backup_store",
+        "backup_kms_key",
         "ssm_prefix",
         "mysql_pairs",
         "mysql_spares",

@@ -304,19 +304,34 @@ ROLES = {
     # role, environment, pinboard_host: resources its catalog must have, and must not.
     ("web", "staging", ""): (
         {"service[pinboard-gunicorn]", "service[nginx]", "exec[pinboard environment file]"},
-        {"service[pinboard-celery]", "file[/usr/local/sbin/pinboard-fence-mysql]"},
+        {
+            "service[pinboard-celery]",
+            "file[/usr/local/sbin/pinboard-fence-mysql]",
+            "service[pinboard-guard]",
+            "service[pinboard-binlog-archive]",
+        },
     ),
     ("worker", "production", ""): (
         {
             "service[pinboard-celery]",
             "exec[pinboard environment file]",
             "file[/usr/local/sbin/pinboard-fence-mysql]",
+            # The guard, the binary-log archiver, the backups' verification.
+            "service[pinboard-guard]",
+            "service[pinboard-binlog-archive]",
+            "service[pinboard-backup-verify.timer]",
         },
-        {"service[nginx]", "service[pinboard-gunicorn]"},
+        {"service[nginx]", "service[pinboard-gunicorn]", "service[pinboard-backup.timer]"},
     ),
     ("mysql_shard", "production", "mysql001a"): (
-        {"service[mariadb]", "file[/etc/mysql/mariadb.conf.d/60-pinboard.cnf]"},
-        {"exec[pinboard environment file]"},
+        # The release and its environment too, for the daily backup's manage.py.
+        {
+            "service[mariadb]",
+            "file[/etc/mysql/mariadb.conf.d/60-pinboard.cnf]",
+            "exec[pinboard environment file]",
+            "service[pinboard-backup.timer]",
+        },
+        {"service[pinboard-gunicorn]", "service[pinboard-celery]", "service[pinboard-guard]"},
     ),
     ("memcached", "production", "memcached-users-1"): ({"service[memcached]"}, set()),
     ("redis", "production", "redis001a"): ({"service[redis-server]"}, set()),

@@ -97,6 +97,26 @@ def test_environment_file_names_the_control_database_with_a_quoted_login(
     assert _pinboard_env(fake_aws, "--check", operator="true") != 0
 
 
+def test_a_shard_hosts_environment_file_has_the_admin_login_but_not_the_sites_key(
+    fake_aws: Path,
+) -> None:
+    ssm = fake_aws / "ssm"  # no secret_key: the shard hosts' role may not read it
+    (fake_aws / "public").write_text("DJANGO_SETTINGS_MODULE=pinboard.settings.prod\n")
+    (ssm / "mysql_app_password").write_text("app-password\n")
+    (ssm / "mysql_admin_password").write_text("admin-password\n")
+    (ssm / "mysql_replication_password").write_text("repl-password\n")
+
+    assert _pinboard_env(fake_aws, operator="true") != 0  # the site's key is asked for
+    assert _pinboard_env(fake_aws, "--no-secret-key", operator="true") == 0
+    assert (fake_aws / "env").read_text() == (
+        "DJANGO_SETTINGS_MODULE=pinboard.settings.prod\n"
+        "PINBOARD_MYSQL_LOGIN=pinboard:app-password\n"
+        "PINBOARD_MYSQL_ADMIN=admin:admin-password\n"
+        "PINBOARD_MYSQL_REPLICATION=repl:repl-password\n"
+    )
+    assert _pinboard_env(fake_aws, "--check", "--no-secret-key", operator="true") == 0
+
+
 def test_environment_file_is_left_alone_when_ssm_fails(fake_aws: Path) -> None:
     ssm = fake_aws / "ssm"
     (fake_aws / "public").write_text("DJANGO_SETTINGS_MODULE=pinboard.settings.prod\n")

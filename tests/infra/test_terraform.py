@@ -33,7 +33,7 @@ def test_tree_has_every_module() -> None:
     modules = {p.name for p in (TERRAFORM / "modules").iterdir() if p.is_dir()}
     expected = {"network", "security", "iam", "media", "web", "worker", "mysql"}
     expected |= {"memcached", "redis", "zookeeper", "host", "user_data", "control_db"}
-    expected |= {"autoscaled", "monitoring"}
+    expected |= {"autoscaled", "monitoring", "backups"}
     assert expected <= modules
     assert (TERRAFORM / "bootstrap" / "main.tf").exists()
     assert {p.name for p in (TERRAFORM / "environments").glob("*.tfvars")} == {

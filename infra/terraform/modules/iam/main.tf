@@ -4,13 +4,16 @@
 # delete those no pin or pinner shows any more.
 #
 #   web     images (write), artifacts, the site's parameters (secret key,
-#           MySQL and control database logins): never the operators' password
+#           MySQL and control database logins): never the operators' password;
+#           not the backups
 #   worker  artifacts, every parameter and the control database's master
 #           secret (operators run their commands there); the fence: moving this
 #           environment's shard hosts (Role mysql_shard) into the fenced
-#           security group and stopping them
+#           security group and stopping them; the backups: put, read and list
+#           (the binary-log archiver, verifications, restores)
 #   mysql   artifacts, the passwords of its accounts (site, admin, replication, and the
-#           metrics exporter's)
+#           metrics exporter's); the backups: put its own, nothing else (no read,
+#           no list, no delete)
 #   data    artifacts only (memcached, Redis, broker, ZooKeeper)
 #   monitoring  artifacts (the release's rules) and describing instances: Prometheus
 #           finds its targets through EC2's API
@@ -49,6 +52,13 @@ locals {
 
   # The hosts that find their scrape targets through EC2's API (Prometheus).
   scrapers = ["monitoring"]
+
+  # The backup store, s3://<backups>/<environment>/ (modules/backups): the shard hosts put
+  # their backups (the pinboard-backup timer); the workers also read and list it (the
+  # binary-log archiver, backup verify, restore, restore-shard). Nobody deletes: the
+  # lifecycle does, once the lock has ended.
+  backup_writers = ["mysql", "worker"]
+  backup_readers = ["worker"]
 
   instance_arns = "arn:${data.aws_partition.current.partition}:ec2:${data.aws_region.current.id}:${data.aws_caller_identity.current.account_id}:instance/*"
 }
@@ -294,6 +304,66 @@ resource "aws_iam_role_policy" "this" {
   name   = "${var.name_prefix}-${each.key}"
   role   = each.value.id
   policy = data.aws_iam_policy_document.this[each.key].json
+}
+
+# The backup grants, in a policy of their own on each role that uses the store.
+data "aws_iam_policy_document" "backups" {
+  for_each = toset(local.backup_writers)
+
+  statement {
+    sid       = "PutBackups"
+    actions   = ["s3:PutObject"]
+    resources = ["${var.backups_bucket_arn}/${var.environment}/*"]
+  }
+
+  # Each put is encrypted with the backups' key; a multipart one (a part of a backup is
+  # 64 MB) needs Decrypt too, for S3 to join its parts. Through S3 only: Decrypt gives
+  # no role an object S3 does not let it get.
+  statement {
+    sid       = "EncryptBackups"
+    actions   = ["kms:GenerateDataKey", "kms:Decrypt"]
+    resources = [var.backups_kms_key_arn]
+
+    condition {
+      test     = "StringEquals"
+      variable = "kms:ViaService"
+      values   = [local.s3_via]
+    }
+  }
+
+  dynamic "statement" {
+    for_each = contains(local.backup_readers, each.key) ? [1] : []
+
+    content {
+      sid       = "ReadBackups"
+      actions   = ["s3:GetObject"]
+      resources = ["${var.backups_bucket_arn}/${var.environment}/*"]
+    }
+  }
+
+  dynamic "statement" {
+    for_each = contains(local.backup_readers, each.key) ? [1] : []
+
+    content {
+      sid       = "ListBackups"
+      actions   = ["s3:ListBucket"]
+      resources = [var.backups_bucket_arn]
+
+      condition {
+        test     = "StringLike"
+        variable = "s3:prefix"
+        values   = ["${var.environment}/*"]
+      }
+    }
+  }
+}
+
+resource "aws_iam_role_policy" "backups" {
+  for_each = data.aws_iam_policy_document.backups
+
+  name   = "${var.name_prefix}-${each.key}-backups"
+  role   = aws_iam_role.this[each.key].id
+  policy = each.value.json
 }
 
 resource "aws_iam_instance_profile" "this" {

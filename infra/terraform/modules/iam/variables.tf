@@ -28,6 +28,16 @@ variable "s3_kms_key_arn" {
   type        = string
 }
 
+variable "backups_bucket_arn" {
+  description = "ARN of the backup bucket: shard hosts put into <environment>/ there, workers also read and list it; no role deletes."
+  type        = string
+}
+
+variable "backups_kms_key_arn" {
+  description = "ARN of the KMS key encrypting the backups."
+  type        = string
+}
+
 variable "control_db_secret_arn" {
   description = "ARN of the control database's master user secret (web and worker hosts read it)."
   type        = string

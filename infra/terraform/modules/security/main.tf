@@ -38,6 +38,7 @@ locals {
     redis_to_redis       = { from = "redis", to = "redis", port = 6379, what = "Redis replication between primary and replica" }
     web_to_zk            = { from = "web", to = "zookeeper", port = 2181, what = "ZooKeeper clients on web hosts" }
     worker_to_zk         = { from = "worker", to = "zookeeper", port = 2181, what = "ZooKeeper clients on worker hosts" }
+    mysql_to_zk          = { from = "mysql", to = "zookeeper", port = 2181, what = "ZooKeeper clients on shard hosts (their backup timer)" }
     zk_quorum            = { from = "zookeeper", to = "zookeeper", port = 2888, what = "ZooKeeper followers to the leader" }
     zk_election          = { from = "zookeeper", to = "zookeeper", port = 3888, what = "ZooKeeper leader election" }
     web_to_control_db    = { from = "web", to = "control_db", port = 3306, what = "MySQL from web hosts to the control database" }

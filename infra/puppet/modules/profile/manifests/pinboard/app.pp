@@ -1,5 +1,6 @@
 # @summary The site's release under /opt/pinboard with its virtualenv, and the environment
-#   file /etc/pinboard/env that gunicorn and Celery read.
+#   file /etc/pinboard/env that gunicorn and Celery read (and on shard hosts, their
+#   backup timer: profile::mysql_backup).
 #
 # The release archive (the project tree) comes from the artifacts bucket; it is unpacked
 # into /opt/pinboard/releases/<release>, gets its own virtualenv, and /opt/pinboard/current
@@ -8,9 +9,17 @@
 # environment, so they appear in no catalog, report or log.
 #
 # @param operator Whether this host runs operator commands (failover, splits, long jobs'
-#   chunks): only then does its environment carry PINBOARD_MYSQL_ADMIN, and
-#   PINBOARD_FENCE_COMMAND with the fence script it runs. Workers do; web hosts never
-#   hold the operators' MySQL password, nor may they fence a host.
+#   chunks): only then does its environment carry PINBOARD_MYSQL_ADMIN (shard hosts
+#   aside: see site), and PINBOARD_FENCE_COMMAND with the fence script it runs. Workers
+#   do; web hosts never hold the operators' MySQL password, nor may they fence a host.
+# @param site Whether this host serves the site or runs its tasks (web and worker hosts):
+#   only then does its environment carry the site's secret key and the control database.
+#   A shard host runs the release for its backups alone: its environment has neither
+#   (the backup unit gives itself a throwaway key: it signs nothing), but the admin
+#   login, which mariadb-backup logs in with.
+# @param backups Whether this host uses the backup store: shard hosts put their backups,
+#   workers archive the binary logs, verify and restore. Web hosts may not read it
+#   (Terraform: modules/iam).
 # @param environment staging or production.
 # @param release The release to run.
 # @param artifacts_bucket Where releases are: s3://<bucket>/<environment>/releases/.
@@ -30,8 +39,14 @@
 # @param fenced_security_group The security group with no rule an emergency failover's
 #   fence moves a shard master into (pinboard-fence-mysql) before it stops the instance.
 #   None: operator hosts have no fence command, and an emergency failover refuses.
+# @param backup_store Where the backups and the archived binary logs are
+#   (s3://<bucket>/<environment>). None: no backups (profile::mysql_backup and
+#   profile::pinboard::recovery then install no backup unit).
+# @param backup_kms_key The KMS key each backup object is put with (SSE-KMS).
 class profile::pinboard::app (
   Boolean $operator = $facts['pinboard_role'] == 'worker',
+  Boolean $site = $facts['pinboard_role'] != 'mysql_shard',
+  Boolean $backups = $facts['pinboard_role'] in ['worker', 'mysql_shard'],
   Enum['staging', 'production'] $environment = $facts['pinboard_environment'],
   String[1] $release = lookup('pinboard::release'),
   String[1] $artifacts_bucket = lookup('pinboard::artifacts_bucket'),
@@ -47,6 +62,10 @@ class profile::pinboard::app (
   Array[Struct[{ name => String[1], id => Integer[1, 255], address => String[1] }], 1] $zookeeper = lookup('pinboard::zookeeper'),
   Optional[Pattern[/\Asg-[0-9a-f]+\z/]] $fenced_security_group =
     lookup('pinboard::fenced_security_group', Optional[String[1]], 'first', undef),
+  Optional[Pattern[/\As3:\/\/[a-z0-9.-]+\/[^\/]+\z/]] $backup_store =
+    lookup('pinboard::backup_store', Optional[String[1]], 'first', undef),
+  Optional[Pattern[/\Aarn:aws[a-z-]*:kms:/]] $backup_kms_key =
+    lookup('pinboard::backup_kms_key', Optional[String[1]], 'first', undef),
 ) {
   include profile::base
 
@@ -128,6 +147,10 @@ class profile::pinboard::app (
     default => undef,
   }
 
+  # The backup store, only where the instance role may use it.
+  $store = $backups ? { true => $backup_store, default => undef }
+  $store_key = $backups ? { true => $backup_kms_key, default => undef }
+
   # Everything but the secrets; pinboard-env appends those and installs /etc/pinboard/env.
   $topology = $zookeeper.map |$server| { "${server['address']}:2181" }.join(',')
   file { '/etc/pinboard/env.public':
@@ -147,6 +170,8 @@ class profile::pinboard::app (
         'region'             => $region,
         'memcached'          => $memcached,
         'fence_command'      => $fence_command,
+        'backup_store'       => $store,
+        'backup_kms_key'     => $store_key,
     }),
   }
 
@@ -170,11 +195,13 @@ class profile::pinboard::app (
   # part, or a secret rotated in SSM): pinboard-env --check compares. Through /bin/sh,
   # so that before pinboard-env is installed (a first noop run) the check fails instead
   # of erroring.
-  $control = $control_database ? {
-    undef   => '',
-    default => " ${control_database['address']}:${control_database['port']}/${control_database['name']}",
+  $control = ($site and $control_database) ? {
+    true    => " ${control_database['address']}:${control_database['port']}/${control_database['name']}",
+    default => '',
   }
-  $env_args = "/etc/pinboard/env.public /etc/pinboard/env ${region} ${ssm_prefix} ${operator}${control}"
+  $no_secret_key = $site ? { true => '', default => '--no-secret-key ' }
+  $admin_logins = $operator or !$site
+  $env_args = "${no_secret_key}/etc/pinboard/env.public /etc/pinboard/env ${region} ${ssm_prefix} ${admin_logins}${control}"
   exec { 'pinboard environment file':
     command   => "/bin/sh /usr/local/sbin/pinboard-env ${env_args}",
     unless    => "/bin/sh /usr/local/sbin/pinboard-env --check ${env_args}",
