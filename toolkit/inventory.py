@@ -135,6 +135,8 @@ def hiera(outputs: Mapping[str, Any], release: str) -> dict[str, Any]:
         "pinboard::media_bucket": outputs["media_bucket"],
         "pinboard::ssm_prefix": outputs["ssm_prefix"],
         "pinboard::artifacts_bucket": outputs["artifacts_bucket"],
+        "pinboard::backup_store": outputs["backup_store"],
+        "pinboard::backup_kms_key": outputs["backup_kms_key"],
         "pinboard::release": release,
         "pinboard::broker_address": broker["address"],
         "pinboard::fenced_security_group": outputs["fenced_security_group"],

@@ -33,6 +33,8 @@ def outputs(mysql_pairs: int = 3) -> dict[str, Any]:
         "media_bucket": "pinboard-staging-media",
         "media_domain": "d111111abcdef8.cloudfront.net",
         "artifacts_bucket": "pinboard-staging-artifacts",
+        "backup_store": "s3://pinboard-staging-backups-1/staging",
+        "backup_kms_key": "arn:aws:kms:eu-west-1:1:key/0b1f5c1e-1111-4222-8333-944445555666",
         "ssm_prefix": "/pinboard/staging/",
         "fenced_security_group": "sg-0f1e2d3c4b5a69788",
         "mysql_pairs": [
@@ -114,6 +116,8 @@ def test_the_written_hiera_level_is_yaml_that_puppet_reads(tmp_path: Path) -> No
     assert data["pinboard::hosts"]["mysqlspare01"] == "10.0.10.90"
     assert data["pinboard::release"] == RELEASE
     assert data["pinboard::fenced_security_group"] == "sg-0f1e2d3c4b5a69788"
+    assert data["pinboard::backup_store"] == "s3://pinboard-staging-backups-1/staging"
+    assert data["pinboard::backup_kms_key"].startswith("arn:aws:kms:eu-west-1:1:key/")
     assert data["pinboard::control_database"] == {  # no secret: the site has its own login
         "address": "pinboard-staging-control.abc.eu-west-1.rds.amazonaws.com",
         "port": 3306,
@@ -157,6 +161,7 @@ def test_the_written_hiera_level_is_yaml_that_puppet_reads(tmp_path: Path) -> No
             lambda o: o.pop("fenced_security_group"),
             "the outputs have no 'fenced_security_group'",
         ),
+        (lambda o: o.pop("backup_store"), "the outputs have no 'backup_store'"),
     ],
 )
 def test_outputs_that_describe_no_sound_fleet_are_refused_and_nothing_is_written(

@@ -48,6 +48,8 @@ def test_a_backup_is_verified_against_its_master_and_a_bad_one_fails(
     assert backup_records.status(source).verified["0-3"]["ok"] is True
     with root(f"mysql://{master.address}") as m:
         assert m.semi_sync().replicas == 1  # the check never acknowledged: B alone does
+    status, said = cli(tmp_path, "backup", "verify", "--all", "--store", url)
+    assert (status, said) == (0, "")  # verified lately, and well: a second host skips it
 
     with root(f"mysql://{master.address}") as m:  # a row no replica or archive ever sees
         m.query("SET SESSION sql_log_bin = 0")
@@ -55,6 +57,8 @@ def test_a_backup_is_verified_against_its_master_and_a_bad_one_fails(
     status, said = cli(tmp_path, "backup", "verify", "0-3", "--store", url)
     assert status == 1 and said.startswith("VERIFICATION FAILED: range 0-3"), said
     assert backup_records.status(source).verified["0-3"]["ok"] is False
+    status, said = cli(tmp_path, "backup", "verify", "--all", "--store", url)
+    assert status == 1 and said.startswith("VERIFICATION FAILED: range 0-3")  # failed: again
 
     [made] = manifests(backups)
     damaged = tmp_path / "backups" / made.parts[0].key
