@@ -395,19 +395,3 @@ def test_a_host_without_a_role_is_refused(tmp_path: Path) -> None:
     run = checks.noop_apply(PUPPET_DIR, tmp_path, {"pinboard_environment": "staging"})
     assert run.returncode == 1
     assert "The fact pinboard_role is not set" in run.output
-
-
-def test_a_zookeeper_host_outside_the_ensemble_is_refused(tmp_path: Path) -> None:
-    facts = _facts("zookeeper", "staging", "zk9")
-    run = checks.noop_apply(PUPPET_DIR, tmp_path, facts)
-    assert run.returncode == 1
-    assert "zk9 is not a member of pinboard::zookeeper" in run.output
-
-
-def test_zoo_cfg_lists_every_member_of_the_ensemble() -> None:
-    rendered = checks.render(
-        TEMPLATES / "zoo.cfg.epp",
-        {"ensemble": yaml.safe_load(EXAMPLE_DEPLOY.read_text())["pinboard::zookeeper"]},
-    )
-    servers = re.findall(r"^server\.(\d+)=([\d.]+):2888:3888$", rendered, re.MULTILINE)
-    assert servers == [("1", "10.0.1.40"), ("2", "10.0.2.40"), ("3", "10.0.1.41")]

@@ -208,7 +208,7 @@ def test_a_worker_hosts_environment_names_the_store(worker: checks.NoopRun) -> N
 def test_web_hosts_are_not_told_of_the_store_nor_run_the_guard() -> None:
     web = _noop("web", "staging")
     public, _ = _environment(web)
-    assert "PINBOARD_BACKUP" not in public  # their role may not read it (modules/iam)
+    assert "PINBOARD_BACKUP_STORE" not in public  # their role may not read it (modules/iam)
     assert not {r for r in web.resources if "guard" in r or "backup" in r or "binlog" in r}
 
 
@@ -225,6 +225,6 @@ def test_without_a_store_no_backup_unit_is_installed_and_puppet_says_so(
     assert "pinboard::backup_store is not set" in run.output
     units = {r for r in run.resources if r.startswith(("service[", "file[", "exec["))}
     assert not {r for r in units if "backup" in r or "binlog" in r}
-    assert "PINBOARD_BACKUP" not in _environment(run)[0]
+    assert "PINBOARD_BACKUP_STORE" not in _environment(run)[0]
     # The guard needs no store.
     assert ("service[pinboard-guard]" in run.resources) == (role == "worker")
