@@ -1,16 +1,18 @@
-"""A master's binary logs archived as they are written (as pinterest/mysql_utils'
-archive_mysql_binlogs, "to perform point-in-time recoveries in the case where all servers
-in a replica set are lost"), and replayed onto a restored server up to a time or a GTID.
+"""The archive of the masters' binary logs (as pinterest/mysql_utils' archive_mysql_binlogs,
+"to perform point-in-time recoveries in the case where all servers in a replica set are
+lost"): its layout, and the replay of it onto a restored server up to a time or a GTID.
 
-**Archiving** (``Archiver``): ``mariadb-binlog --read-from-remote-server --raw
+**Archiving** (``archiving.Archiver`` writes it): ``mariadb-binlog --read-from-remote-server --raw
 --stop-never`` follows the master as a replica would (its own server id), writing each
 binary log into a local spool as it grows. Each pass (every second) puts what grew into
 the store as a piece of its own, so when every host of a range dies at once only the
 writes of the last pass are missing, and a pass puts no more than the master wrote. Every
 object is written once (the deploy's bucket locks them for the retention):
-``binlogs/HOST/FILE/OFFSET-SIZE.SHA256`` for each piece, ``FILE/starts`` (the GTID state at the
-log's start, its ``Gtid list`` event, by which a replay finds where to begin) and, once the
-master has rotated away from it, ``FILE/closed`` (its size and sha256). Started again, an
+``binlogs/HOST/FILE@CREATED/OFFSET-SIZE.SHA256`` for each piece (``CREATED``: when the
+master began the log, since a server whose binary log was reset names its logs again),
+``starts`` (the GTID state at the log's start, by which a replay finds where to begin)
+and, once the master has rotated away from it, ``closed`` (its size and sha256). A replay
+reads the logs the master began since its binary log was last reset. Started again, an
 archiver takes up from the newest log it had not closed, after the bytes already kept.
 
 **Replay** (``replay``): the logs from the one that holds the position after a backup's
@@ -30,8 +32,6 @@ import shutil
 import subprocess
 import tempfile
 import time
-import zlib
-from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
@@ -44,7 +44,6 @@ from .store import BackupStore, BackupStoreError
 PREFIX = "binlogs"
 #: Seconds between two passes of an archiver: the most acknowledged writes it can miss.
 INTERVAL = 1.0
-_GTID_LIST = re.compile(r"Gtid list \[([^\]]*)\]")
 _NUMBERED = re.compile(r"^(?P<base>.+)\.(?P<number>\d{6,})$")
 _PIECE = re.compile(r"^(?P<offset>\d{15})-(?P<size>\d+)\.(?P<sha256>[0-9a-f]{64})$")
 
@@ -63,6 +62,7 @@ class ArchivedLog:
 
     host: str
     file: str  # the master's name for it: db1a-bin.000042
+    created: int  # when the master began it (its first event's time): a name is used again
     pieces: tuple[Piece, ...]
     starts: str  # the GTID state before its first transaction: "0-1-41,7-3-2"
     closed: dict[str, Any] | None  # size and sha256 once the master went on to the next
@@ -73,7 +73,7 @@ class ArchivedLog:
 
     @property
     def number(self) -> int:
-        return _number(self.file)
+        return log_number(self.file)
 
     def read(self, store: BackupStore) -> bytes:
         """Its bytes, each piece checked; BackupError if one is corrupt or missing."""
@@ -91,12 +91,12 @@ class ArchivedLog:
 
 
 def archived(store: BackupStore, host: str) -> list[ArchivedLog]:
-    """The archive's logs of ``host``, in the master's order (a log with no ``starts`` yet,
-    whose first pass was cut short, is left out)."""
+    """The archive's logs of ``host`` in the order the master began them (a log with no
+    ``starts`` yet, whose first pass was cut short, is left out)."""
     found: dict[str, dict[str, Any]] = {}
     for key in store.keys(f"{PREFIX}/{host}/"):
-        file, _, name = key[len(f"{PREFIX}/{host}/") :].partition("/")
-        entry = found.setdefault(file, {"pieces": []})
+        log, _, name = key[len(f"{PREFIX}/{host}/") :].partition("/")
+        entry = found.setdefault(log, {"pieces": []})
         if name in ("starts", "closed"):
             entry[name] = key
         elif (piece := _PIECE.match(name)) is not None:
@@ -104,8 +104,9 @@ def archived(store: BackupStore, host: str) -> list[ArchivedLog]:
                 Piece(int(piece["offset"]), int(piece["size"]), piece["sha256"], key)
             )
     logs = []
-    for file, entry in found.items():
-        if "starts" not in entry:
+    for log, entry in found.items():
+        file, _, created = log.rpartition("@")
+        if "starts" not in entry or not created.isdigit():
             continue
         try:
             starts = store.get(entry["starts"]).decode()
@@ -113,8 +114,8 @@ def archived(store: BackupStore, host: str) -> list[ArchivedLog]:
         except (BackupStoreError, ValueError):
             continue  # not one of ours
         pieces = tuple(sorted(entry["pieces"], key=lambda p: p.offset))
-        logs.append(ArchivedLog(host, file, pieces, starts, closed))
-    return sorted(logs, key=lambda log: log.number)
+        logs.append(ArchivedLog(host, file, int(created), pieces, starts, closed))
+    return sorted(logs, key=lambda log: (log.created, log.number))
 
 
 def gtid_state(text: str) -> dict[int, int]:
@@ -133,109 +134,6 @@ def covers(log: ArchivedLog, position: str) -> bool:
     return all(sequence <= have.get(domain, 0) for domain, sequence in before.items())
 
 
-class Archiver:
-    """Archives the binary logs of ``host`` (at ``address``, as ``login``) into ``store``."""
-
-    def __init__(
-        self,
-        store: BackupStore,
-        *,
-        host: str,
-        address: str,
-        login: tuple[str, str],
-        spool: Path,
-        first: Callable[[], str],
-        say: Callable[[str], None] = lambda line: None,
-    ) -> None:
-        self.store, self.host, self.address, self.login = store, host, address, login
-        self.spool = spool
-        self.first = first  # the master's oldest binary log: where an empty archive starts
-        self.say = say
-        self._reader: subprocess.Popen[bytes] | None = None
-        self._scratch = tempfile.TemporaryDirectory(prefix="pinboard-archiver-")  # its login
-        self.put: dict[str, int] = {}  # file -> how many of its bytes the store holds
-        self._started: set[str] = set()  # the files whose ``starts`` the store holds
-        self._said = ""  # the log the reader was last said to start from
-
-    def run(self, *, interval: float = INTERVAL, until: Callable[[], bool] = lambda: False) -> None:  # fmt: skip
-        """Archive pass after pass, until ``until()`` says stop."""
-        try:
-            while not until():
-                self.archive_pass()
-                time.sleep(interval)
-        finally:
-            self.stop()
-
-    def archive_pass(self) -> list[str]:
-        """Put what grew since the last pass; (re)start the reader if it is not running
-        (the master was down, say). What was put."""
-        self.spool.mkdir(parents=True, exist_ok=True)
-        put = self._put_grown()
-        if self._reader is None or self._reader.poll() is not None:
-            self._start_reader()
-        return put
-
-    def _put_grown(self) -> list[str]:
-        """Put each spooled log's bytes beyond those the store holds as a piece; a log the
-        master has gone on from is closed and leaves the spool. The keys put."""
-        files = sorted(self.spool.iterdir(), key=lambda p: _number(p.name))
-        put = []
-        for path in files:
-            base = f"{PREFIX}/{self.host}/{path.name}"
-            if path.name not in self.put:  # (a restarted archiver: what the store has)
-                kept = next((log for log in archived(self.store, self.host) if log.file == path.name), None)  # fmt: skip
-                self.put[path.name] = kept.size if kept else 0
-                if kept is not None:
-                    self._started.add(path.name)
-            if path.name not in self._started and (starts := _starts(path)) is not None:
-                self.store.put(f"{base}/starts", starts.encode())
-                self._started.add(path.name)
-            data = path.read_bytes()
-            offset = self.put[path.name]
-            if len(data) > offset:
-                chunk = data[offset:]
-                key = f"{base}/{offset:015d}-{len(chunk)}.{hashlib.sha256(chunk).hexdigest()}"
-                self.store.put(key, chunk)
-                self.put[path.name] = len(data)
-                put.append(key)
-            if path != files[-1]:  # the master writes the next one: this one is whole
-                whole = {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
-                self.store.put(f"{base}/closed", json.dumps(whole).encode())
-                path.unlink()
-                self._started.discard(path.name)
-                put.append(f"{base}/closed")
-        return put
-
-    def _start_reader(self) -> None:
-        spooled = sorted((p.name for p in self.spool.iterdir()), key=_number)
-        logs = archived(self.store, self.host)
-        if spooled:
-            start = spooled[-1]
-        elif logs and logs[-1].closed is None:
-            start = logs[-1].file
-        elif logs:
-            start = _next(logs[-1].file)
-        else:
-            start = self.first()
-        server, port = endpoint(self.address)
-        options = _login_file(self.login, Path(self._scratch.name))
-        self._reader = subprocess.Popen(
-            ["mariadb-binlog", f"--defaults-extra-file={options}", "--read-from-remote-server",
-             "--raw", "--stop-never", f"--stop-never-slave-server-id={_server_id(self.host)}",
-             f"--host={server}", f"--port={port}", f"--result-file={self.spool}/", start],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-        if start != self._said:  # a master that is down is asked again each pass: said once
-            self.say(f"archiving {self.host}'s binary logs from {start}")
-            self._said = start
-
-    def stop(self) -> None:
-        if self._reader is not None and self._reader.poll() is None:
-            self._reader.terminate()
-            self._reader.wait(10)
-        self._scratch.cleanup()
-
-
 @dataclass(frozen=True)
 class Replayed:
     logs: list[str]  # the files read, in order
@@ -248,6 +146,10 @@ def chain(store: BackupStore, host: str, after: str) -> list[ArchivedLog]:
     logs = archived(store, host)
     if not logs:
         raise BackupError(f"the archive has no binary log of {host}")
+    resets = [i for i, (earlier, later) in enumerate(pairwise(logs), 1) if later.number <= earlier.number]  # fmt: skip
+    logs = (
+        logs[resets[-1] :] if resets else logs
+    )  # its binary log reset since (a rebuild): what follows
     starting = [i for i, log in enumerate(logs) if covers(log, after)]
     if not starting:
         raise BackupError(f"the archive's logs of {host} begin at {logs[0].starts or 'nothing'} ({logs[0].file}), after {after or 'nothing'}: the transactions between are missing")  # fmt: skip
@@ -290,7 +192,7 @@ def replay(
         if to_time is not None:  # the first event after the second asked for
             reading.append(f"--stop-datetime={time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime(int(to_time) + 1))}")  # fmt: skip
         server, port = endpoint(into)
-        options = _login_file(login, Path(scratch))
+        options = login_file(login, Path(scratch))
         with open(Path(scratch) / "errors", "wb") as errors:
             # --stop-datetime is read in the local time zone: UTC, whatever this machine's.
             reader = subprocess.Popen([*reading, *paths], stdout=subprocess.PIPE, stderr=errors, env={"TZ": "UTC"})  # fmt: skip
@@ -308,7 +210,7 @@ def replay(
     return Replayed([log.file for log in logs], time.monotonic() - began)
 
 
-def _login_file(login: tuple[str, str], directory: Path) -> Path:
+def login_file(login: tuple[str, str], directory: Path) -> Path:
     """An options file with the login (never a password on a command line)."""
     options = directory / "login.cnf"
     options.write_text(f"[client]\nuser={login[0]}\npassword={login[1]}\n")
@@ -316,34 +218,14 @@ def _login_file(login: tuple[str, str], directory: Path) -> Path:
     return options
 
 
-def _starts(path: Path) -> str | None:
-    """The GTID state a log starts at: its ``Gtid list`` event, near its head (None while
-    the spool does not hold it yet)."""
-    found = None
-    with subprocess.Popen(["mariadb-binlog", str(path)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True) as reader:  # fmt: skip
-        assert reader.stdout is not None
-        for line in reader.stdout:
-            if match := _GTID_LIST.search(line):
-                found = match.group(1)
-                break
-        reader.kill()
-    return found
-
-
-def _number(name: str) -> int:
+def log_number(name: str) -> int:
     found = _NUMBERED.match(name)
     return int(found["number"]) if found else -1
 
 
-def _next(name: str) -> str:
+def next_log(name: str) -> str:
     found = _NUMBERED.match(name)
     if found is None:
         raise BackupError(f"{name} is not a binary log's name")
     width = len(found["number"])
     return f"{found['base']}.{int(found['number']) + 1:0{width}d}"
-
-
-def _server_id(host: str) -> int:
-    """The archiver's server id as the master's replica: one per host archived, apart from
-    the fleet's (which are small), so a second archiver of the host takes the first's place."""
-    return 4_000_000_000 + zlib.crc32(host.encode()) % 200_000_000

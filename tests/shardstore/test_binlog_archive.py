@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from shardstore.backups.archiving import Archiving
-from shardstore.backups.binlogs import ArchivedLog, Archiver, Piece, archived, replay
+from shardstore.backups.archiving import Archiver, Archiving, binary_logs
+from shardstore.backups.binlogs import ArchivedLog, Piece, archived, chain, gtid_state, replay
 from shardstore.backups.physical import BackupError, take, unpack
 from shardstore.backups.scratch import PointInTime
 from shardstore.backups.store import DirectoryStore
@@ -66,9 +66,7 @@ def notes(server: MariaDBServer) -> list[int]:
 def archiving(store: DirectoryStore, master: MariaDBServer, spool: Path) -> Archiver:
     """An archiver of ``master`` (as host A), begun: its first pass made."""
     address = f"mysql://{master.address}"
-    with root(address) as db:
-        first = str(db.query("SHOW BINARY LOGS")[0]["Log_name"])
-    archiver = Archiver(store, host="A", address=address, login=LOGIN, spool=spool, first=lambda: first)  # fmt: skip
+    archiver = Archiver(store, host="A", address=address, login=LOGIN, spool=spool, binary_logs=lambda: binary_logs(root, address))  # fmt: skip
     archiver.archive_pass()
     return archiver
 
@@ -102,12 +100,14 @@ def test_a_lost_master_comes_back_as_of_any_second(master: MariaDBServer, tmp_pa
     archive_until_caught_up(archiver, master)
     archiver.stop()
     kept = set(store.keys("binlogs/A/"))
-    again = Archiver(store, host="A", address=address, login=LOGIN, spool=tmp_path / "again", first=lambda: "unused")  # fmt: skip
+    again = Archiver(store, host="A", address=address, login=LOGIN, spool=tmp_path / "again", binary_logs=lambda: binary_logs(root, address))  # fmt: skip
     for _ in range(3):  # started again: it takes up after the bytes the store holds
         again.archive_pass()
         time.sleep(0.5)
     again.stop()
-    assert set(store.keys("binlogs/A/")) == kept  # nothing put twice
+    assert kept <= set(store.keys("binlogs/A/"))
+    for log in archived(store, "A"):  # nothing put twice: each log's pieces follow each other
+        assert log.read(store), log.file
     master.halt(kill=True)
     logs = archived(store, "A")
     assert [log.closed is not None for log in logs] == [True] * (len(logs) - 1) + [False] and len(logs) >= 2  # fmt: skip
@@ -141,15 +141,15 @@ def test_a_gap_or_a_corrupt_log_is_refused_and_nothing_applied(master: MariaDBSe
         into = f"mysql://{restored.address}"
         damaged = tmp_path / "backups" / logs[-2].pieces[-1].key
         damaged.write_bytes(damaged.read_bytes()[:-1] + b"x")
-        with pytest.raises(BackupError, match=f"{logs[-2].file}/.* does not match its sha256"):
+        with pytest.raises(BackupError, match=f"{logs[-2].file}@.* does not match its sha256"):
             replay(store, "A", after=made.gtid, into=into, login=LOGIN)
-        shutil.rmtree(tmp_path / "backups" / "binlogs" / "A" / logs[-2].file)  # gone from the chain
+        gone = logs[-2]  # from the chain
+        shutil.rmtree(tmp_path / "backups" / "binlogs" / "A" / f"{gone.file}@{gone.created}")
         with pytest.raises(BackupError, match=f"have a gap after {logs[-3].file}: {logs[-1].file} follows"):  # fmt: skip
             replay(store, "A", after=made.gtid, into=into, login=LOGIN)
         assert notes(restored) == [1, 2]  # nothing applied
-        shutil.rmtree(
-            tmp_path / "backups" / "binlogs" / "A" / logs[0].file
-        )  # the backup's own log gone
+        gone = logs[0]  # the backup's own log
+        shutil.rmtree(tmp_path / "backups" / "binlogs" / "A" / f"{gone.file}@{gone.created}")
         with pytest.raises(BackupError, match=f"begin at .* \\({logs[1].file}\\), after {made.gtid}: the transactions between are missing"):  # fmt: skip
             replay(store, "A", after=made.gtid, into=into, login=LOGIN)
         assert notes(restored) == [1, 2]
@@ -221,10 +221,37 @@ def test_a_log_with_bytes_missing_is_refused(tmp_path: Path) -> None:
     pieces = [Piece(offset, len(chunk), hashlib.sha256(chunk).hexdigest(), f"binlogs/A/a-bin.000001/{offset:015d}") for offset, chunk in ((0, b"head"), (10, b"tail"))]  # fmt: skip
     store.put(pieces[0].key, b"head")
     store.put(pieces[1].key, b"tail")
-    log = ArchivedLog("A", "a-bin.000001", tuple(pieces), "", None)
+    log = ArchivedLog("A", "a-bin.000001", 1, tuple(pieces), "", None)
     with pytest.raises(BackupError, match="lacks bytes 4 to 10: the archive is corrupt"):
         log.read(store)
-    assert ArchivedLog("A", "a-bin.000001", (pieces[0],), "", None).read(store) == b"head"
+    assert ArchivedLog("A", "a-bin.000001", 1, (pieces[0],), "", None).read(store) == b"head"
     closed = {"size": 4, "sha256": hashlib.sha256(b"heaD").hexdigest()}
     with pytest.raises(BackupError, match="is not whole"):
-        ArchivedLog("A", "a-bin.000001", (pieces[0],), "", closed).read(store)
+        ArchivedLog("A", "a-bin.000001", 1, (pieces[0],), "", closed).read(store)
+
+
+def test_a_master_whose_binary_log_began_again_is_archived_apart(master: MariaDBServer, tmp_path: Path) -> None:  # fmt: skip
+    """A rebuild resets a host's binary log: its logs are named again from the first, and
+    its history before them is a copy's, in no log. The new logs are never spliced onto the
+    old ones of the same name, and a backup older than the copy is refused, not replayed
+    with a hole."""
+    store = DirectoryStore(tmp_path / "backups")
+    address = f"mysql://{master.address}"
+    archiver = archiving(store, master, tmp_path / "spool")
+    write(master, 3)
+    made = take(store, host="A", address=address, login=LOGIN, ranges="0-3")
+    archive_until_caught_up(archiver, master)
+    sequence = gtid_state(made.gtid)[0]
+    time.sleep(1.1)  # (a log's name and the second it began tell it apart)
+    with root(address) as db:  # as a rebuild's copy: the log begun again, a copy's GTIDs on
+        db.query("RESET MASTER")
+        db.query("SET SESSION gtid_seq_no = %s", (sequence + 5,))
+        db.query("INSERT INTO db00001.notes VALUES (4, 'after the copy')")
+    archive_until_caught_up(archiver, master)
+    archiver.stop()
+    first = [log for log in archived(store, "A") if log.number == 1]
+    assert len(first) == 2 and first[0].created < first[1].created, first  # two logs, kept apart
+    assert first[1].starts == f"0-1-{sequence + 4}"  # the state before its first transaction
+    with pytest.raises(BackupError, match="the transactions between are missing"):
+        chain(store, "A", made.gtid)  # 0-1-(sequence+1..+4) are in no log
+    assert chain(store, "A", f"0-1-{sequence + 4}") == [first[1]]

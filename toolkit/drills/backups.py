@@ -204,6 +204,8 @@ def range_lost(d: Drills, result: Result) -> None:
         load.wait(WARM_UP)
         if not backed_up(d, result, shards):
             return
+        # As a running deploy's archiver has: everything the master had logged archived once.
+        result.bound(f"{shards.master}'s archive caught up", archived_since(d, shards.master, time.time()), f"within {ARCHIVED_WITHIN:g} s")  # fmt: skip
         load.wait(RPO)  # writes going on after the backup
         d.say(f"kill -9 {', '.join(lost)}; their data directories deleted")
         killed = time.monotonic()
