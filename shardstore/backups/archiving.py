@@ -156,7 +156,7 @@ class Archiver:
         self.say = say
         self._reader: subprocess.Popen[bytes] | None = None
         self._scratch = tempfile.TemporaryDirectory(prefix="pinboard-archiver-")  # its login
-        self.put: dict[str, int] = {}  # file -> how many of its bytes the store holds
+        self.put: dict[str, int] = {}  # FILE@CREATED -> how many of its bytes the store holds
         self._started: set[str] = set()  # the files whose ``starts`` the store holds
         self._said = ""  # the log the reader was last said to start from
 
@@ -205,9 +205,8 @@ class Archiver:
             created = _created(path)
             if created is None:
                 continue  # its first event is not in the spool yet
-            name = (
-                f"{path.name}@{created}"  # the same name, begun again after a reset, is another log
-            )
+            # The same name, begun again after a reset, is another log.
+            name = f"{path.name}@{created}"
             base = f"{PREFIX}/{self.host}/{name}"
             if name not in self.put:  # (a restarted archiver: what the store has of it)
                 kept = next((log for log in archived(self.store, self.host) if log.file == path.name and log.created == created), None)  # fmt: skip
@@ -217,15 +216,17 @@ class Archiver:
             if name not in self._started and (starts := _starts(path, closed=path != files[-1])) is not None:  # fmt: skip
                 self.store.put(f"{base}/starts", starts.encode())
                 self._started.add(name)
-            data = path.read_bytes()
             offset = self.put[name]
-            if len(data) > offset:
-                chunk = data[offset:]
+            with path.open("rb") as log:  # what grew only: a log may be hundreds of MB
+                log.seek(offset)
+                chunk = log.read()
+            if chunk:
                 key = f"{base}/{offset:015d}-{len(chunk)}.{hashlib.sha256(chunk).hexdigest()}"
                 self.store.put(key, chunk)
-                self.put[name] = len(data)
+                self.put[name] = offset + len(chunk)
                 put.append(key)
             if path != files[-1]:  # the master writes the next one: this one is whole
+                data = path.read_bytes()
                 whole = {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
                 self.store.put(f"{base}/closed", json.dumps(whole).encode())
                 path.unlink()
