@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import shutil
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,26 +29,19 @@ from tests.conftest import unavailable
 from toolkit.servers.base import _PREPARED
 from toolkit.servers.mariadb import MariaDBServer
 
-from .replication import SERVER_OPTIONS, app_store, root, sharded_pair, start_servers
+from .replication import SERVER_OPTIONS, app_store, root, sharded_pair
+from .test_backups import host  # noqa: F401 - the fixture
 from .test_split import execute
 
 LOGIN = ("root", "")
 
 
 @pytest.fixture
-def master() -> Iterator[MariaDBServer]:
-    if shutil.which("mariadb-backup") is None or shutil.which("mariadb-binlog") is None:
-        unavailable("mariadb-backup", "mariadb-backup and mariadb-binlog are needed (Debian: mariadb-backup, mariadb-client)")  # fmt: skip
-    [server] = start_servers(1)
-    try:
-        with root(f"mysql://{server.address}") as db:
-            db.set_read_only(False)
-            db.query("CREATE DATABASE db00001")
-            db.query("CREATE TABLE db00001.notes (local_id INT PRIMARY KEY, data TEXT)")
-            db.query("INSERT INTO db00001.notes VALUES (1, 'one'), (2, 'two')")
-        yield server
-    finally:
-        server.stop()
+def master(host: MariaDBServer) -> MariaDBServer:  # noqa: F811 - the fixture imported above
+    """test_backups' host (a shard database, a few rows, its binary log on), to archive."""
+    if shutil.which("mariadb-binlog") is None:
+        unavailable("mariadb-backup", "mariadb-binlog is needed (Debian: mariadb-client)")
+    return host
 
 
 def write(server: MariaDBServer, *rows: int) -> None:
