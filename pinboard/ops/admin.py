@@ -1,11 +1,28 @@
-"""The journal in the admin, read-only: it is written by operations, never by hand."""
+"""The journal in the admin, read-only: it is written by operations, never by hand; and the
+staff accounts and roles, each deletion of which is journaled (``staff_accounts.py``)."""
 
 from __future__ import annotations
 
 from django.contrib import admin
+from django.contrib.auth.admin import GroupAdmin, UserAdmin
+from django.contrib.auth.models import Group, User
 from django.http import HttpRequest
 
 from .models import JournalEntry
+from .staff_accounts import RecordsEachDeletion
+
+
+class StaffAccountAdmin(RecordsEachDeletion, UserAdmin):  # type: ignore[type-arg]
+    pass
+
+
+class RoleAdmin(RecordsEachDeletion, GroupAdmin):
+    pass
+
+
+for model, model_admin in ((User, StaffAccountAdmin), (Group, RoleAdmin)):
+    admin.site.unregister(model)  # Django's own, registered as its module was imported
+    admin.site.register(model, model_admin)
 
 
 @admin.register(JournalEntry)

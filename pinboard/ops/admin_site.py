@@ -12,6 +12,7 @@ from typing import Any, TypeVar, cast
 from django.contrib.admin import AdminSite
 from django.contrib.auth import logout
 from django.http import HttpRequest, HttpResponseBase
+from django.template.response import TemplateResponse
 
 from .. import ratelimit
 from ..errors import RateLimited
@@ -42,6 +43,15 @@ class OpsAdminSite(AdminSite):
             return guarded(request, *args, **kwargs)
 
         return cast(ViewType, update_wrapper(refuse_pinners, guarded))
+
+    def password_change(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> TemplateResponse:
+        """The signed-in account's own password (in sudo mode: ``admin_view``), journaled."""
+        response = super().password_change(request, extra_context)
+        if request.method == "POST" and response.status_code == 302:  # on to "done": changed
+            staff_accounts.record_own_password_change(request)
+        return response
 
     def login(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> Any:
         """The staff log-in, its password guesses limited as the site's (``ratelimit``)."""

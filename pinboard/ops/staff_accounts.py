@@ -4,7 +4,8 @@ password again in the same window as the console's destructive actions, and each
 is journaled with who made it.
 
 A stolen staff session could otherwise set its own password in the admin (Django's form
-asks for no current one), or make a superuser, and then pass the console's prompt.
+asks for no current one), or make a superuser, and then pass the console's prompt; or guess
+at the admin's own password form, whose old-password field no rate limit counts.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
+from django.contrib.admin import ModelAdmin
 from django.contrib.admin.models import ADDITION, CHANGE, DELETION, LogEntry
 from django.db.models.signals import post_save
 from django.dispatch import receiver
@@ -25,8 +27,10 @@ from . import reauth
 from .access import staff_required
 from .models import JournalEntry
 
-#: The admin's URL names of what staff accounts are made of (``auth_user_change``, ...).
+#: The admin's URL names of what staff accounts are made of (``auth_user_change``, ...),
+#: and of its form for the signed-in account's own password.
 GUARDED_APP = "auth_"
+OWN_PASSWORD = "password_change"
 ACTIONS = {ADDITION: "added", CHANGE: "changed", DELETION: "deleted"}
 
 
@@ -36,7 +40,7 @@ def needs_confirmation(request: HttpRequest) -> bool:
     name = (match.url_name if match is not None else None) or ""
     return (
         request.method == "POST"
-        and name.startswith(GUARDED_APP)
+        and (name.startswith(GUARDED_APP) or name == OWN_PASSWORD)
         and not reauth.confirmed_recently(request)
     )
 
@@ -82,4 +86,31 @@ def _journal_staff_change(sender: Any, instance: LogEntry, created: bool, **kwar
         ok=True,
         result=message or summary,
         seconds=0.0,
+    )
+
+
+def record_own_password_change(request: HttpRequest) -> None:
+    """The admin's own password form records nothing: recorded (and so journaled) as the
+    admin records a password it sets for an account."""
+    _record(request, request.user, CHANGE, "Changed their own password.")
+
+
+class RecordsEachDeletion(ModelAdmin):  # type: ignore[type-arg]  # not generic at run time
+    """Accounts or groups deleted together recorded one at a time: Django records them in
+    one bulk write, which sends no ``post_save``, so the journal would miss them."""
+
+    def log_deletions(self, request: HttpRequest, queryset: Any) -> list[LogEntry]:
+        return [_record(request, obj, DELETION) for obj in queryset]
+
+
+def _record(request: HttpRequest, obj: Any, action: int, message: str = "") -> LogEntry:
+    """One record of the admin's (``_journal_staff_change`` journals it as it is saved)."""
+    user_id = request.user.pk
+    assert user_id is not None  # only staff reach the admin's views
+    return LogEntry.objects.log_actions(
+        user_id=user_id,
+        queryset=[obj],
+        action_flag=action,
+        change_message=message,
+        single_object=True,
     )

@@ -1,6 +1,6 @@
 """Fixtures and helpers for the console's tests (tests/site/test_ops_*.py).
 
-Import the fixtures (``config_dir``, ``operator``, ``staff``) by their ``*_fixture``
+Import the fixtures (``config_dir``, ``clock``, ``operator``, ``staff``) by their ``*_fixture``
 names. ``config_dir`` gives each test a config source of its own (a directory
 holding the site's shard map in force as version 1), so what one test
 publishes no other sees; the console's views and ``pinboard.ops.control``
@@ -21,6 +21,7 @@ from django.contrib.auth.models import Group
 from django.test import Client
 
 from pinboard.data_plane import cached_store
+from pinboard.ops import reauth
 from shardstore.control import documents
 from shardstore.control.file_source import FileSource
 
@@ -50,6 +51,14 @@ def config_dir_fixture(tmp_path: Path, settings: Any) -> Iterator[Path]:
     settings.SHARDSTORE = {**settings.SHARDSTORE, "CONFIG": str(root)}
     yield root
     source.close()
+
+
+@pytest.fixture(name="clock")
+def clock_fixture(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[float]]:
+    """The time the console's sessions read: ``clock[0] += seconds`` moves it on."""
+    now = [reauth.time.time()]
+    monkeypatch.setattr(reauth.time, "time", lambda: now[0])
+    yield now
 
 
 @pytest.fixture(name="operator")

@@ -6,7 +6,6 @@ session ends after hours; the staff log-in is rate-limited per address and per a
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,12 +15,12 @@ from django.core.cache import caches
 from django.test import Client
 from django.urls import reverse
 
-from pinboard.ops import reauth
 from pinboard.ops.console_actions import ACTIONS
 from pinboard.ops.models import Job, JournalEntry
 from pinboard.ops.roles import DESTRUCTIVE
 from tests.site.ops import (  # noqa: F401
     OPS_ROUTES,
+    clock_fixture,
     config_dir_fixture,
     hidden_fields,
     shards_document,
@@ -41,14 +40,6 @@ def signed_in(client: Client, *roles: str) -> Client:
 def publish_data(config_dir: Path) -> dict[str, Any]:
     edited = {**shards_document(config_dir), "open": [[0, 7]]}
     return {"document": "shards", "body": json.dumps(edited), "reason": "fewer"}
-
-
-@pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[float]]:
-    """The time the console's sessions read: ``clock[0] += seconds`` moves it on."""
-    now = [reauth.time.time()]
-    monkeypatch.setattr(reauth.time, "time", lambda: now[0])
-    yield now
 
 
 @pytest.mark.django_db
