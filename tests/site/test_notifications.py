@@ -8,6 +8,7 @@ import re
 import socket
 from typing import Any
 
+from django.conf import settings
 from django.test import Client
 
 from pinboard.boards.actions import create_board
@@ -218,3 +219,25 @@ def closed_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+def test_marking_read_takes_the_pages_csrf_token_and_a_visit_marks_nothing(make_user):
+    """A page elsewhere cannot mark a pinner's notifications read: a GET or a HEAD of the
+    page changes nothing, and the mark is a POST the CSRF check guards."""
+    a, b = make_user("a"), make_user("b")
+    five_acts(a, b)
+    signed_in = Client()
+    log_in(signed_in, b)
+    browser = Client(enforce_csrf_checks=True)
+    browser.cookies[settings.SESSION_COOKIE_NAME] = signed_in.cookies[settings.SESSION_COOKIE_NAME].value  # fmt: skip
+    for _ in range(2):
+        assert browser.head("/notifications/").status_code == 200
+        page = text(browser.get("/notifications/"))
+    assert page.count('class="notification unread"') == 5
+    up_to = re.search(r'name="up_to" value="(\d+)"', page)
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)
+    assert up_to is not None and token is not None
+    assert browser.post("/notifications/", {"up_to": up_to[1]}).status_code == 403
+    assert badge(browser.get("/")) == "5 unread"
+    marked = browser.post("/notifications/", {"up_to": up_to[1], "csrfmiddlewaretoken": token[1]})
+    assert marked.status_code == 302 and badge(browser.get("/")) is None
