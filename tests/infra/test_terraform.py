@@ -150,6 +150,11 @@ def test_the_health_check_asks_readiness_which_the_internet_cannot() -> None:
     response = rule["action"][0]
     assert checks._unquote(response["type"]) == "fixed-response"
     assert checks._unquote(response["fixed_response"][0]["status_code"]) == "404"
+    # The rule matches the path as sent: another spelling reaches the site, which refuses
+    # a request carrying X-Forwarded-For, so the load balancer must keep adding it.
+    (balancer,) = checks._resources(web, "aws_lb").values()
+    mode = checks._unquote(balancer.get("xff_header_processing_mode", "append"))
+    assert mode in ("append", "preserve")
 
 
 def test_instances_are_tagged() -> None:
