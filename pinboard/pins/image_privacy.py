@@ -7,7 +7,8 @@ image (the pin and its saves: ``pin_image_used_by_pins``) at the copies, then de
 old ones, so a public URL of a board made secret stops answering (on S3 within the
 5 minutes CloudFront may keep it: pinboard/settings/s3.py). An image a pin on a public
 board still shows stays public (it is shown there anyway); one uploaded before images
-recorded their pin is shared by content and stays where it is.
+recorded their pin is shared by content and stays where it is. When a pin showing an image
+is deleted, the image goes private if only pins on secret boards show it now (``release``).
 """
 
 from __future__ import annotations
@@ -51,6 +52,23 @@ def follow_board(pin: Pin, secret: bool) -> None:
     for shown in showing:
         store.objects("pin").update(shown["id"], {"image": moved})
     delete_files(file_keys(image).values())
+
+
+def release(source: int) -> None:
+    """The image ``source`` uploaded, once a pin showing it has been deleted: moved under
+    private keys if no pin left on a public board shows it (a public pin deleted with a
+    secret board's save of it left; a board made secret whose image a public save kept
+    public, until that save went)."""
+    users = cached_store().mapping("pin_image_used_by_pins")
+    left = None
+    for ids in pages_of(users, source, batch=BATCH):
+        pins = get_pins(ids, counts=False)
+        boards = get_boards(sorted({pin["board_id"] for pin in pins}))
+        if any(not is_secret(board) for board in boards):
+            return  # shown publicly, as mostly found on the first page: it stays public
+        left = left or next(iter(pins), None)
+    if left is not None:
+        follow_board(left, secret=True)
 
 
 def _copy(image: PinImage, *, private: bool) -> PinImage:

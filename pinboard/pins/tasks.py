@@ -5,9 +5,10 @@ lists at once; ``purge_pin`` then removes what still points at it: every like
 (``user_likes_pins`` with its inverse, and ``likes.actions.SECRET_LIKES``), its saves
 list (the saved pins are other pinners' and stay), its comments, its place among the
 site's newest pins, its owner's notifications of it, and its image files once no live
-pin shows them. Each mapping is removed through ``remove`` (forward, then inverse), so a
-purge cut short leaves only pairs ``shardstore reconcile`` completes; the task is
-idempotent, acks_late and retried, like the fan-out tasks.
+pin shows them (shown by secret boards' pins alone, they move under private keys:
+``image_privacy.release``). Each mapping is removed through ``remove`` (forward, then
+inverse), so a purge cut short leaves only pairs ``shardstore reconcile`` completes; the
+task is idempotent, acks_late and retried, like the fan-out tasks.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from ..data_plane import cached_store, get_feeds, get_notifications
 from ..entities import Pin
 from ..ledger import TRANSIENT_ERRORS, ledgered_task
 from ..likes.actions import forget_likes
+from . import image_privacy
 from .images import delete_image
 
 BATCH = 500
@@ -62,6 +64,8 @@ def _release_image(pin: Pin) -> None:
     users.remove(source_pin, pin["id"])
     if users.count(source_pin) == 0:
         delete_image(pin["image"])
+    else:
+        image_privacy.release(source_pin)
 
 
 def _pages(relation: str, from_id: int) -> Iterator[list[int]]:

@@ -15,7 +15,7 @@ from django.conf import settings
 
 from pinboard import image_files
 from pinboard.boards.actions import create_board, update_board
-from pinboard.pins.actions import create_pin, delete_pin
+from pinboard.pins.actions import create_pin, delete_pin, save_pin
 from pinboard.pins.queries import get_pin
 from pinboard.users.actions import delete_account, set_avatar
 from pinboard.users.queries import get_user
@@ -95,6 +95,30 @@ def test_a_deleted_pins_files_go_as_the_worker_role(
     for pin in pins:
         delete_pin(ann["id"], pin["id"])
     assert not stored & bucket.keys()
+    assert bucket.refused() == []
+
+
+def test_an_image_left_to_secret_boards_alone_goes_private_as_the_worker_role(
+    bucket: Bucket, make_user: Callable[..., User]
+) -> None:
+    # A public pin deleted while a secret board's save shows its image; then a board made
+    # secret whose image stayed public for a public save, until that save is deleted.
+    ann, bob = make_user("ann"), make_user("bob")
+    garden, hideout = create_board(ann["id"], "Garden"), create_board(bob["id"], "Hid", secret=True)
+    pin = create_pin(ann["id"], garden["id"], image_upload())
+    public = files(pin["id"])
+    kept = save_pin(bob["id"], pin["id"], hideout["id"])
+    delete_pin(ann["id"], pin["id"])
+    assert all(key.startswith("private/pins/") for key in files(kept["id"]))
+    assert files(kept["id"]) <= bucket.keys() and not public & bucket.keys()
+    pin = create_pin(ann["id"], garden["id"], image_upload())
+    shown = save_pin(bob["id"], pin["id"], create_board(bob["id"], "Shown")["id"])
+    update_board(ann["id"], garden["id"], {"secret": True})
+    public = files(pin["id"])
+    assert public == files(shown["id"]) and not any(key.startswith("private/") for key in public)
+    delete_pin(bob["id"], shown["id"])
+    assert all(key.startswith("private/pins/") for key in files(pin["id"]))
+    assert files(pin["id"]) <= bucket.keys() and not public & bucket.keys()
     assert bucket.refused() == []
 
 
