@@ -16,9 +16,10 @@ from .image_files import is_private
 
 def public_media(request: HttpRequest, path: str) -> HttpResponseBase:
     # The name as ``serve`` resolves it (``./``, ``../`` and ``//`` gone), checked and served:
-    # checked as it came, ``./private/...`` or ``pins/../private/...`` would pass.
+    # checked as it came, ``./private/...`` or ``pins/../private/...`` would pass. Checked in
+    # any case too: on a disk that ignores case (macOS's), ``PRIVATE/...`` is the same file.
     name = posixpath.normpath(path).lstrip("/")
-    if is_private(name):
+    if is_private(name.casefold()):
         raise Http404("no such file")
     return serve(request, name, document_root=str(settings.MEDIA_ROOT))
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+import shutil
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -83,12 +85,37 @@ def test_a_private_file_is_no_public_media_under_any_spelling_of_its_path(
 ) -> None:
     key = keys(world["secret_pin"]["id"])[0]
     prefix = urlsplit(default_storage.url(key)).path.removesuffix(key)  # "/media/"
-    spellings = [f"./{key}", f"%2e/{key}", f"pins/../{key}", f"pins/%2e%2e/{key}", f"/{key}", f".//{key}"]  # fmt: skip
+    rest = key.removeprefix("private/")
+    spellings = [
+        *(f"{dots}/{key}" for dots in (".", "%2e", "%2E", "pins/..", "pins/%2e%2e", "pins/./..")),
+        *(f"{head}{key}" for head in ("/", ".//", "pins//../", "pins%2f..%2f", "avatars/x/../../")),
+        *(f"private{sep}{rest}" for sep in ("/./", "//", "%2f", "/pins/../")),
+        f"{key}/",
+        f"{key}/.",
+    ]
     assert [status(client, prefix + spelled) for spelled in spellings] == [404] * len(spellings)
     public = keys(world["public_pin"]["id"])[0]
     assert (
         status(client, f"{prefix}./{public}") == 200
     )  # the same spellings of a public file serve it
+
+
+def test_a_private_file_is_no_public_media_in_any_case_of_its_folder(
+    client: Client, world: dict[str, Any], settings: Any
+) -> None:
+    """On a disk that ignores case (macOS's, Windows'), ``PRIVATE/...`` is the private file:
+    a copy under that name stands in for such a disk here."""
+    key = keys(world["secret_pin"]["id"])[0]
+    rest = key.removeprefix("private/")
+    for folder in ("PRIVATE", "Private", "privatE"):
+        copy = Path(settings.MEDIA_ROOT, folder, rest)
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.write_bytes(read(key))
+        try:
+            assert status(client, f"/media/{folder}/{rest}") == 404, folder
+            assert status(client, f"/media/./{folder}/{rest}") == 404, folder
+        finally:
+            shutil.rmtree(Path(settings.MEDIA_ROOT, folder))
 
 
 def test_a_private_files_name_owes_nothing_to_its_content(world: dict[str, Any]) -> None:
