@@ -1,7 +1,8 @@
 """The local cluster (toolkit/cluster/), small (64 shards, no demo data) in the test's own
 directory: every process answers, the replicas follow their masters with GTIDs and semi-sync,
 the site's MySQL user is fenced by ``read_only``, ``up`` again changes nothing, a killed
-process comes back alone on its port, and ``down`` leaves none of its processes alive.
+process comes back alone on its port, each range is backed up and each master archived
+(and a backup asked for is taken), and ``down`` leaves none of its processes alive.
 
 Its processes are started attached (``detached=False``): they die with the test run.
 """
@@ -12,9 +13,11 @@ import importlib.util
 import io
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +25,9 @@ from typing import Any
 
 import pytest
 
+from shardstore.backups.manifest import manifests
+from shardstore.backups.store import DirectoryStore
+from shardstore.control import backup_records
 from shardstore.control.sources import open_source
 from tests.config_documents import eventually
 from tests.conftest import unavailable
@@ -56,6 +62,8 @@ def directory(tmp_path: Path) -> Iterator[Path]:
             unavailable(server.name, server.available().reason)
     if importlib.util.find_spec("MySQLdb") is None:
         unavailable("MariaDB", "the MySQLdb module is not installed")
+    if shutil.which("mariadb-backup") is None or shutil.which("zstd") is None:
+        unavailable("mariadb-backup", "mariadb-backup and zstd are needed (Debian: mariadb-backup, zstd)")  # fmt: skip
     directory = tmp_path / "cluster"
     yield directory
     if (directory / "cluster.json").exists():
@@ -101,6 +109,7 @@ def test_local_cluster_up_again_repaired_and_down(directory: Path) -> None:
     assert set(cluster.processes) == set(PROCESSES)
 
     _every_process_answers(cluster)
+    _backed_up_and_archived(cluster)
     _prometheus_scrapes_every_target_and_loads_the_rules(cluster)
     _replicas_follow_with_gtid_and_semi_sync(cluster)
     _the_site_user_is_fenced_by_read_only(cluster)
@@ -236,6 +245,29 @@ def _every_process_answers(cluster: Cluster) -> None:
     assert health["source"]["connected"]
     with urllib.request.urlopen(cluster.url + "static/pinboard.css", timeout=10) as response:
         assert response.status == 200
+
+
+def _backed_up_and_archived(cluster: Cluster) -> None:
+    """``up`` returned with a backup of each range, from a replica; the archiver holds each
+    master's binary logs; a backup asked for (``backup request``) is taken soon after."""
+    store = DirectoryStore(cluster.directory / "backups")
+    assert cluster.env()["PINBOARD_BACKUP_STORE"] == store.url
+    spans = {f"{r['range'][0]}-{r['range'][1]}" for r in _document(cluster, "shards")["ranges"]}
+    made = manifests(store)
+    assert {m.ranges for m in made} == spans and {m.host for m in made} <= {"db1b", "db2b"}
+    source = open_source(cluster.topology)
+    try:
+        archived = lambda: set(backup_records.status(source).archived) == {"db1a", "db2a"}  # noqa: E731
+        assert eventually(archived, 30), backup_records.status(source).archived
+        asked = subprocess.run(
+            [sys.executable, "manage.py", "shardstore", "backup", "request", f"0-{SHARDS // 2 - 1}"],
+            cwd=ROOT, env=cluster.site_env(), capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert asked.returncode == 0 and "asked for" in asked.stdout, asked.stdout + asked.stderr
+        assert eventually(lambda: len(manifests(store)) == len(made) + 1, 60), manifests(store)
+        assert backup_records.status(source).due(f"0-{SHARDS // 2 - 1}", 3600, time.time()) is None  # fmt: skip
+    finally:
+        source.close()
 
 
 def _replicas_follow_with_gtid_and_semi_sync(cluster: Cluster) -> None:

@@ -9,10 +9,10 @@ class OpsConfig(AppConfig):
 
     def ready(self) -> None:
         from . import (
+            backup_actions,  # noqa: F401 - registers the console's backup actions
             durability_action,  # noqa: F401 - registers the console's durability action
             guard_action,  # noqa: F401 - registers the console's guard pause action
             reauth,  # noqa: F401 - staff log-ins start sudo mode and a short session
             reopen_action,  # noqa: F401 - registers the console's reopen action
-            restore_action,  # noqa: F401 - registers the console's restore-shard action
             staff_accounts,  # noqa: F401 - journals the admin's changes to staff accounts
         )

@@ -82,6 +82,10 @@ class CloseRangeForm(forms.Form):
     last = forms.IntegerField(min_value=0, max_value=MAX_SHARD_ID)
 
 
+class BackupNowForm(CloseRangeForm):
+    """A range of the map, to back up."""
+
+
 class DurabilityForm(forms.Form):
     first = forms.IntegerField(min_value=0, max_value=MAX_SHARD_ID, help_text="a range of the map")
     last = forms.IntegerField(min_value=0, max_value=MAX_SHARD_ID)

@@ -33,6 +33,7 @@ DESTRUCTIVE = frozenset(
         "rebuild",
         "reopen",
         "restore-shard",
+        "backup-now",
     }
 )
 #: Console actions that change nothing (a comparison): no password asked again to run them.

@@ -65,6 +65,17 @@ class DirectoryStore:
             if path.is_file() and not path.name.endswith(".partial")
         )
 
+    def delete(self, keys: list[str]) -> None:
+        """Remove ``keys`` and the directories they leave empty (retention: ``prune``; a
+        bucket's own lifecycle rule expires its objects instead)."""
+        for key in keys:
+            path = self._path(key)
+            path.unlink(missing_ok=True)
+            for parent in path.parents:
+                if parent == self.root.resolve() or any(parent.iterdir()):
+                    break
+                parent.rmdir()
+
 
 class S3Store:
     """Backups as objects of an S3 bucket, under a prefix; each put is a multipart upload

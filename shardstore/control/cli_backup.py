@@ -2,7 +2,9 @@
 store holds (``list``), archive the masters' binary logs into it as they are written
 (``archive``, until stopped: ``shardstore/backups/archiving.py``), list them (``logs``), or
 restore a range's newest backup and compare it with its master (``verify``:
-``backup_verify.py``). ``take`` names a host, or a range (``FIRST-LAST``): then its first
+``backup_verify.py``), ask for a range's backup (``request``: taken at its timer's next run,
+``take --if-due``) or remove from a directory store what is past the retention (``prune``:
+``shardstore/backups/retention.py``). ``take`` names a host, or a range (``FIRST-LAST``): then its first
 replica that answers and replicates (its master only with ``--master``), so a backup never
 loads the host that takes the writes. It runs on the host's own machine (mariadb-backup
 copies its data files: ``shardstore/backups/physical.py``)."""
@@ -19,15 +21,18 @@ from ..backups.archiving import keep_archiving
 from ..backups.binlogs import INTERVAL, archived
 from ..backups.manifest import manifests
 from ..backups.physical import take
-from ..backups.store import BackupStore, open_store
+from ..backups.retention import KEEP_DAYS, prune
+from ..backups.store import BackupStore, DirectoryStore, open_store
 from ..exceptions import InvalidTopology
 from ..replicas import replicas_of
 from . import backup_records, documents
+from .backup_request import plan_backup_request
 from .backup_verify import verify
 from .cli_reports import shard_span
 from .config_source import ConfigError
 from .context import Control
 from .mysql_hosts import HostError
+from .plans import run
 
 
 def add_parser(commands: Any) -> None:
@@ -37,6 +42,7 @@ def add_parser(commands: Any) -> None:
     made.add_argument("target", help="a host of the shard map, or a range FIRST-LAST (its replica)")  # fmt: skip
     made.add_argument("--master", action="store_true", help="with a range: back its master up")
     made.add_argument("--replica-only", action="store_true", help="with a host: only if it is a replica in service (a timer on every shard host)")  # fmt: skip
+    made.add_argument("--if-due", type=float, metavar="HOURS", help="only if the range's newest backup is older than this or one was asked for, and from the replica a range's backup is taken from (a timer on every shard host, run often)")  # fmt: skip
     listed = verbs.add_parser("list", help="the finished backups, oldest first")
     listed.add_argument("--host", help="of this host only")
     archive = verbs.add_parser("archive", help="archive every master's binary logs as they are written, until stopped")  # fmt: skip
@@ -48,7 +54,11 @@ def add_parser(commands: Any) -> None:
     checked = verbs.add_parser("verify", help="restore a range's newest backup into a scratch server and compare it with its master")  # fmt: skip
     checked.add_argument("range", type=shard_span, nargs="?", help="FIRST-LAST, as in the map")
     checked.add_argument("--all", action="store_true", help="every range of the map not verified in the last 20 hours (a timer on several hosts verifies each once)")  # fmt: skip
-    for parser in (made, listed, archive, logs, checked):
+    asked = verbs.add_parser("request", help="ask for a backup of a range, taken at its timer's next run")  # fmt: skip
+    asked.add_argument("range", type=shard_span, help="FIRST-LAST, as in the map")
+    pruned = verbs.add_parser("prune", help="remove what is past the retention from a directory store")  # fmt: skip
+    pruned.add_argument("--keep-days", type=float, default=KEEP_DAYS, help=f"how long backups and binary logs are kept (default {KEEP_DAYS})")  # fmt: skip
+    for parser in (made, listed, archive, logs, checked, pruned):
         add_store_options(parser)
 
 
@@ -70,7 +80,22 @@ def store_of(args: argparse.Namespace, control: Control) -> BackupStore:
 
 
 def handle(args: argparse.Namespace, control: Control, out: TextIO) -> int:
+    if args.verb == "request":
+        plan = plan_backup_request(control.source, span=list(args.range), author=control.operator)  # fmt: skip
+        asked = run(plan, journal=control.journal, locks=control.locks, operator=control.operator)  # fmt: skip
+        out.write("".join(f"{note}\n" for note in asked.notes) + (asked.error and f"{asked.error}\n"))  # fmt: skip
+        return 0 if asked.ok else 1
     store = store_of(args, control)
+    if args.verb == "prune":
+        if not isinstance(store, DirectoryStore):
+            out.write(f"{store.url}: the bucket's lifecycle rule expires what is past the retention; nothing pruned here\n")  # fmt: skip
+            return 0
+        if not 1 <= args.keep_days <= 3650:
+            raise ConfigError("backup prune: --keep-days is 1 to 3650")
+        done = prune(store, args.keep_days * 86400, time.time())
+        out.write(f"pruned {len(done.backups)} backups and {len(done.logs)} binary logs from {store.url}: kept what began after {_when(done.horizon)}\n")  # fmt: skip
+        out.write("".join(f"    {name}\n" for name in [*done.backups, *done.logs]))
+        return 0
     if args.verb == "archive":
 
         def said(line: str) -> None:
@@ -99,7 +124,7 @@ def handle(args: argparse.Namespace, control: Control, out: TextIO) -> int:
         return 1 if failed else 0
     if args.verb == "list":
         for m in manifests(store, args.host):
-            when = time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(m.started))
+            when = _when(m.started)
             out.write(f"{m.host}/{m.name}  {when}  {m.size / 1e6:.1f} MB in {len(m.parts)} parts, {m.ended - m.started:.1f}s  shards {m.ranges}  at {m.gtid or '-'}\n")  # fmt: skip
         return 0
     document = control.source.current(documents.SHARDS).document
@@ -107,6 +132,12 @@ def handle(args: argparse.Namespace, control: Control, out: TextIO) -> int:
     if args.replica_only and (skip := _not_a_replica(document, host)):
         out.write(f"{host} {skip}: not backed up (--replica-only)\n")
         return 0
+    if args.if_due is not None:
+        reason = _due(control, document, host, args.if_due * 3600)
+        if reason is None:
+            out.write(f"{host}: no backup due (--if-due {args.if_due:g})\n")
+            return 0
+        out.write(f"{host}: a backup is due: {reason}\n")
     ranges = ", ".join(f"{r['range'][0]}-{r['range'][1]}" for r in document["ranges"] if host in (r["master"], *replicas_of(r)))  # fmt: skip
     address = document["hosts"][host]
     with control.mysql(address) as h:
@@ -120,6 +151,24 @@ def handle(args: argparse.Namespace, control: Control, out: TextIO) -> int:
     backup_records.taken(control.source, made)
     out.write(f"{made.key}: {made.size / 1e6:.1f} MB in {len(made.parts)} parts, {made.ended - made.started:.1f}s, at {made.gtid or '-'}\n")  # fmt: skip
     return 0
+
+
+def _due(control: Control, document: dict[str, Any], host: str, every: float) -> str | None:
+    """Why ``host`` is to back its range up now: its range is due one (``Backups.due``)
+    and it is the replica that range's backups are taken from. None if not."""
+    records = backup_records.status(control.source)
+    for entry in document["ranges"]:
+        span = f"{entry['range'][0]}-{entry['range'][1]}"
+        if host not in (entry["master"], *replicas_of(entry)):
+            continue
+        reason = records.due(span, every, time.time())
+        if reason is not None and _host(control, document, span, master=False) == host:
+            return f"range {span}: {reason}"
+    return None
+
+
+def _when(seconds: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(seconds))
 
 
 #: How recently a range verified well is skipped by ``verify --all``.

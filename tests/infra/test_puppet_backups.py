@@ -1,5 +1,5 @@
 """Backups and the guard in the Puppet catalogs (applied in noop with the example deploy):
-each shard host's daily backup timer (`shardstore backup take HOST --replica-only`, as the
+each shard host's backup timer (`shardstore backup take HOST --replica-only --if-due 24`, as the
 owner of MariaDB's data files), and on worker hosts the guard, the binary-log archiver
 and the daily verification, each a `manage.py shardstore` command the library's own parser
 accepts, run as pinboard with the site's environment, which names the store; the tools
@@ -83,7 +83,7 @@ def _runs_as_the_app(unit: dict[str, dict[str, str]], user: str = "pinboard") ->
     assert service["WorkingDirectory"] == "/opt/pinboard/current"
 
 
-def _daily(timer: dict[str, dict[str, str]], calendar: str) -> None:
+def _timed(timer: dict[str, dict[str, str]], calendar: str) -> None:
     assert timer["Timer"]["OnCalendar"] == calendar
     assert timer["Timer"]["RandomizedDelaySec"]
     assert timer["Timer"]["Persistent"] == "true"
@@ -115,7 +115,7 @@ def _store_in_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 # -- shard hosts --------------------------------------------------------------------------
 
 
-def test_a_shard_host_backs_itself_up_daily_if_it_is_a_replica(shard: checks.NoopRun) -> None:
+def test_a_shard_host_backs_itself_up_when_due_if_it_is_a_replica(shard: checks.NoopRun) -> None:
     _installed(shard, "mariadb-backup", "zstd")
     service = _unit(shard, "pinboard-backup.service")
     assert service["Service"]["Type"] == "oneshot"
@@ -125,9 +125,9 @@ def test_a_shard_host_backs_itself_up_daily_if_it_is_a_replica(shard: checks.Noo
     assert command[:2] == ["/bin/sh", "-ec"]
     key, _, run = command[2].partition(" exec ")
     assert key.startswith("PINBOARD_SECRET_KEY=$(")
-    assert _shardstore_args(run) == ["backup", "take", SHARD_HOST, "--replica-only"]
+    assert _shardstore_args(run) == ["backup", "take", SHARD_HOST, "--replica-only", "--if-due", "24"]
     assert "mariadb.service" in service["Unit"]["After"]
-    _daily(_unit(shard, "pinboard-backup.timer"), "daily")
+    _timed(_unit(shard, "pinboard-backup.timer"), "*:0/10")  # a request is taken within minutes
     _running(shard, "pinboard-backup.timer")
 
 
@@ -194,7 +194,7 @@ def test_worker_hosts_verify_every_backup_daily_after_they_are_taken(worker: che
     _runs_as_the_app(verify)
     assert verify["Service"]["Type"] == "oneshot"
     assert _shardstore_args(verify["Service"]["ExecStart"]) == ["backup", "verify", "--all"]
-    _daily(_unit(worker, "pinboard-backup-verify.timer"), "*-*-* 06:00:00")
+    _timed(_unit(worker, "pinboard-backup-verify.timer"), "*-*-* 06:00:00")
     _running(worker, "pinboard-backup-verify.timer")
 
 

@@ -141,3 +141,36 @@ def test_a_timer_on_every_shard_host_backs_up_the_replicas_only(
     assert [m.host for m in manifests(DirectoryStore(tmp_path / "backups"))] == ["B"]
     status, said = cli(tmp_path, "backup", "verify")
     assert status != 0 and "name a range FIRST-LAST, or --all" in said
+
+
+def test_the_timer_takes_a_range_s_backup_when_due_or_asked_for_once(
+    pair: tuple[MariaDBServer, MariaDBServer], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``take HOST --replica-only --if-due HOURS``, as every shard host runs it often: the
+    range's replica backs it up when it has no backup, and again once one is asked for
+    (``backup request``, the console's *Back up now*), not otherwise."""
+    if shutil.which("mariadb-backup") is None:
+        unavailable("mariadb-backup", "mariadb-backup is needed (Debian: mariadb-backup)")
+    master, replica = pair
+    sharded_pair(master, replica, tmp_path=tmp_path)
+    monkeypatch.setenv("SHARDSTORE_BACKUP_STORE", f"file://{tmp_path / 'backups'}")
+    store = DirectoryStore(tmp_path / "backups")
+    timer = ("backup", "take", "B", "--replica-only", "--if-due", "24")
+    status, said = cli(tmp_path, *timer)
+    assert status == 0 and said.startswith("B: a backup is due: range 0-3: it has no backup\n")
+    status, said = cli(tmp_path, *timer)
+    assert status == 0 and said == "B: no backup due (--if-due 24)\n"
+    assert len(manifests(store)) == 1
+
+    status, said = cli(tmp_path, "backup", "request", "0-3")
+    assert status == 0 and "a backup of range 0-3 asked for" in said, said
+    status, said = cli(tmp_path, "backup", "take", "A", "--replica-only", "--if-due", "24")
+    assert status == 0 and "not backed up (--replica-only)" in said  # the master never
+    status, said = cli(tmp_path, *timer)
+    assert status == 0 and " asked for one\n" in said and "backing B (shards 0-3)" in said
+    status, said = cli(tmp_path, *timer)
+    assert status == 0 and said == "B: no backup due (--if-due 24)\n"
+    assert len(manifests(store)) == 2
+
+    status, said = cli(tmp_path, "backup", "request", "4-7")
+    assert status != 0 and "no range 4-7 in the shard map" in said

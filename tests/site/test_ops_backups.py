@@ -1,7 +1,8 @@
 """The backups' metrics and the console's Backups page, as their records in the config
 source say: each range's newest backup (its age and size), each master's binary-log
 archive lag (a former master's left out of the metrics: its archive is finished), and each
-range's last verification; the page marks what an alert would fire on."""
+range's last verification; the page marks what an alert would fire on. The console's
+*Back up now* asks for a backup, shown pending until one is taken."""
 
 from __future__ import annotations
 
@@ -19,8 +20,15 @@ from pinboard.ops.roles import DESTRUCTIVE
 from shardstore.backups.manifest import Manifest
 from shardstore.control import backup_records
 from shardstore.control.file_source import FileSource
-from tests.site.ops import config_dir_fixture, operator_fixture, staff_fixture, text  # noqa: F401
-from tests.site.test_ops_actions import plan
+from shardstore.replicas import with_replicas
+from tests.site.ops import (  # noqa: F401
+    config_dir_fixture,
+    operator_fixture,
+    shards_document,
+    staff_fixture,
+    text,
+)
+from tests.site.test_ops_actions import confirm, plan
 
 
 def test_the_backup_metrics_say_each_ranges_backup_its_masters_archive_and_verification(
@@ -82,3 +90,38 @@ def test_restore_shard_is_a_destructive_console_action_refused_before_anything_o
     for bad in ("yesterday", "0-1-42"):
         assert "a time" in plan(staff, "restore-shard", {**form, "to": bad}, status=400)
     assert not JournalEntry.objects.exists()
+
+
+def test_back_up_now_asks_the_range_s_replica_for_a_backup_and_the_page_shows_it_pending(
+    staff: Client, config_dir: Path
+) -> None:
+    assert "backup-now" in ACTIONS and "backup-now" in DESTRUCTIVE
+    source = FileSource(config_dir)
+    document = shards_document(config_dir)
+    first, *rest = document["ranges"]
+    span = f"{first['range'][0]}-{first['range'][1]}"
+    alone = with_replicas(first, [])
+    FileSource(config_dir).publish("shards", {**document, "ranges": [alone, *rest]}, author="t", reason="no replica")  # fmt: skip
+    form = {"first": first["range"][0], "last": first["range"][1]}
+    assert f"range {span} has no replica in service" in plan(staff, "backup-now", form, status=400)
+    assert "no range 0-0 in the shard map" in plan(staff, "backup-now", {"first": 0, "last": 0}, status=400)  # fmt: skip
+
+    document = shards_document(config_dir)
+    hosts = {**document["hosts"], "replica-b": document["hosts"][first["master"]]}
+    ranges = [with_replicas(first, ["replica-b"]), *rest]
+    source.publish("shards", {**document, "hosts": hosts, "ranges": ranges}, author="t", reason="a replica")  # fmt: skip
+    page = plan(staff, "backup-now", form)
+    assert f"ask for a backup of range {span} (from one of replica-b)" in page
+    assert backup_records.status(source).requested == {}  # a plan changes nothing
+    response = confirm(staff, "backup-now", page)
+    assert response.status_code == 302
+    asked = backup_records.status(source).requested[span]
+    assert asked["by"] == "ops_ada" and time.time() - asked["at"] < 60
+    assert backup_records.status(source).due(span, 86400, time.time()) == "it has no backup"
+    page = text(staff.get("/ops/backups/"))
+    assert "asked for by ops_ada, to be taken" in page
+
+    made = Manifest("20261129T000000Z", "replica-b", span, "0-1-9", time.time(), time.time(), 1, "mariadb-backup")  # fmt: skip
+    backup_records.taken(source, made)  # its timer took it
+    assert backup_records.status(source).due(span, 86400, time.time()) is None
+    assert "asked for by" not in text(staff.get("/ops/backups/"))

@@ -4,9 +4,8 @@ Each setup step runs once in a cluster's life (``cluster.json`` records the done
 the passwords, the MariaDB users, the config documents, the env file, the schema, the
 replicas (a copy of their master, then replication) and the site's first data. Processes
 are started on their recorded ports and data, every MariaDB server this ``up`` started
-is made writable if the shard map in force names it master, and ``up`` returns only once
-every replica's I/O and SQL threads run (``replication``).
-"""
+is made writable if the shard map in force names it master, and ``up`` returns once every
+replica's threads run (``replication``) and the backup schedule's first pass is done."""
 
 from __future__ import annotations
 
@@ -32,6 +31,7 @@ from shardstore.replicas import replicas_of
 from toolkit.cluster import migrate, monitoring, mysql, replication
 from toolkit.cluster.files import write_json, write_text
 from toolkit.cluster.plan import (
+    BACKUPS,
     BROKER_VISIBILITY_TIMEOUT,
     MONITORING,
     REPLICAS,
@@ -61,7 +61,7 @@ class BringUp:
         self.started: list[str] = []
         self._opened: set[str] = set()
 
-    def run(self, *, shards: int | None, seed: bool, monitoring: bool = True, replicas: int = REPLICAS, spares: int = len(SPARES)) -> None:  # fmt: skip
+    def run(self, *, shards: int | None, seed: bool, monitoring: bool = True, backups: bool = True, replicas: int = REPLICAS, spares: int = len(SPARES)) -> None:  # fmt: skip
         began = time.monotonic()
         recorded = self.cluster.state.get("shards")
         if shards is not None and recorded is not None and shards != recorded:
@@ -72,6 +72,7 @@ class BringUp:
         self.cluster.state.setdefault("shards", shards or SHARDS)
         self.cluster.state.setdefault("seed", seed)
         self.cluster.state.setdefault("monitoring", monitoring)
+        self.cluster.state.setdefault("backups", backups)
         self.cluster.state.setdefault("replicas", replicas)
         self.cluster.state.setdefault("spares", len(spare_names(spares)))
         self._ensure_secrets()
@@ -102,7 +103,7 @@ class BringUp:
         replication.resume(self.cluster, self.out)
         replication.wait_running(self.cluster)
         self._once("site", self._make_site)
-        for name in (*SITE, *MONITORING):
+        for name in (*SITE, *BACKUPS, *MONITORING):
             if name in self.cluster.names and not self.cluster.running(name):
                 self._start(name)
 
@@ -202,14 +203,18 @@ class BringUp:
             # countdown) may run twice meanwhile: fan-out batches and job chunks are
             # idempotent.
             "PINBOARD_BROKER_VISIBILITY_TIMEOUT": str(BROKER_VISIBILITY_TIMEOUT),
-            **self._prometheus(),
+            **self._optional(),
         }
 
-    def _prometheus(self) -> dict[str, str]:
-        """The console's charts are drawn from the cluster's Prometheus, where it runs one."""
-        if not self.cluster.state.get("monitoring", True):
-            return {}
-        return {"PINBOARD_PROMETHEUS_URL": monitoring.prometheus_url(self.cluster)}
+    def _optional(self) -> dict[str, str]:
+        """The console's charts, drawn from the cluster's Prometheus, and the backups, in
+        ``backups/``, where the cluster runs them."""
+        env = {}
+        if self.cluster.state.get("monitoring", True):
+            env["PINBOARD_PROMETHEUS_URL"] = monitoring.prometheus_url(self.cluster)
+        if self.cluster.backed_up:
+            env["PINBOARD_BACKUP_STORE"] = f"file://{self.cluster.directory / 'backups'}"
+        return env
 
     def _write_env(self) -> None:
         path = self.cluster.env_path
@@ -238,16 +243,11 @@ class BringUp:
         self.out.write(f"  schema made: {', '.join(timings)}\n")
 
     def _make_replicas(self) -> None:
-        """Each replica starts as a copy of its master, then follows it.
-
-        Replaying the creation of every shard's tables on a replica would take minutes
-        (each CREATE TABLE syncs MariaDB's DDL log several times, and a replica applies them
-        one by one), so the masters make them in a bulk load, with neither binary log nor
-        syncs (``mysql.server_args``), and each replica gets a cold copy of its
-        master's data directory. Both then run with their binary logs, and the replica
-        follows the master from the first transaction of its log (GTID): the demo data and
-        everything after replicate as in production.
-        """
+        """Each replica starts as a cold copy of its master, then follows it: replaying
+        every shard's CREATE TABLE on a replica would take minutes (each syncs the DDL log),
+        so the masters make them in a bulk load, with neither binary log nor syncs
+        (``mysql.server_args``). The replica follows from the first transaction of its
+        master's log (GTID): the demo data and all after replicate as in production."""
         done = self.cluster.state["done"]
         pending = [(m, r) for m, r in self.cluster.pairs if f"replication:{r}" not in done]
         to_copy = [(m, r) for m, r in pending if f"copied:{r}" not in done]

@@ -23,6 +23,7 @@ def up(
     shards: int | None = None,
     seed: bool = True,
     monitoring: bool = True,
+    backups: bool = True,
     replicas: int = REPLICAS,
     spares: int = len(SPARES),
     detached: bool = True,
@@ -35,7 +36,7 @@ def up(
     directory.mkdir(parents=True, exist_ok=True)
     with locked(directory):
         cluster = Cluster(directory, detached=detached)
-        BringUp(cluster, out).run(shards=shards, seed=seed, monitoring=monitoring, replicas=replicas, spares=spares)  # fmt: skip
+        BringUp(cluster, out).run(shards=shards, seed=seed, monitoring=monitoring, backups=backups, replicas=replicas, spares=spares)  # fmt: skip
         return cluster
 
 
@@ -76,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         "--shards", type=int, default=None, help=f"shards of a new cluster (default {SHARDS})"
     )
     parser.add_argument("--no-seed", action="store_true", help="no demo pinners")
+    parser.add_argument("--no-backups", action="store_true", help="a new cluster with neither archiver nor backup schedule")  # fmt: skip
     parser.add_argument(
         "--replicas", type=int, default=REPLICAS, help=f"per master, of a new cluster (1 or {REPLICAS}, the default)"
     )  # fmt: skip
@@ -84,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     args = parser.parse_args(argv)
     if args.command == "up":
-        up(args.dir, shards=args.shards, seed=not args.no_seed, replicas=args.replicas, spares=args.spares)  # fmt: skip
+        up(args.dir, shards=args.shards, seed=not args.no_seed, backups=not args.no_backups, replicas=args.replicas, spares=args.spares)  # fmt: skip
         return 0
     if not (args.dir / "cluster.json").is_file():
         print(f"no cluster in {args.dir}")

@@ -30,6 +30,8 @@ PROCESSES: dict[str, str] = {
     "memcached2": "memcached",
     "worker": "celery",
     "web": "gunicorn",
+    "archiver": "archiver",
+    "backups": "backups",
     "node-exporter": "node_exporter",
     "db1a-exporter": "mysqld_exporter",
     "db1b-exporter": "mysqld_exporter",
@@ -65,12 +67,15 @@ def spare_names(count: int) -> tuple[str, ...]:
 
 
 SITE = ("worker", "web")
+#: The binary-log archiver and the backup schedule (toolkit/cluster/backup_schedule.py):
+#: started once the site runs, left out of a cluster made without backups.
+BACKUPS = ("archiver", "backups")
 #: Prometheus and the exporters it scrapes besides the site's processes (toolkit/cluster/
 #: monitoring.py): started last, when every port they name is known.
 MONITORING = tuple(
     name for name, kind in PROCESSES.items() if "prometheus" in kind or "exporter" in kind
 )
-SERVERS = tuple(name for name in PROCESSES if name not in SITE and name not in MONITORING)
+SERVERS = tuple(name for name in PROCESSES if name not in (*SITE, *BACKUPS, *MONITORING))
 
 
 def address(kind: str, port: int | None) -> str:
@@ -83,6 +88,8 @@ def address(kind: str, port: int | None) -> str:
         return f"http://{HOST}:{port}/"
     if kind == "celery":
         return "the broker"
+    if kind in BACKUPS:
+        return "the backup store"
     if kind == "prometheus":
         return f"http://{HOST}:{port}/"
     return f"{HOST}:{port}"

@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from toolkit.cluster import monitoring, mysql
+from toolkit.cluster import backup_schedule, monitoring, mysql
 from toolkit.cluster.files import read_env, read_json, write_json
 from toolkit.cluster.plan import (
+    BACKUPS,
     DEFAULT_DIR,
     MARIADB,
     MONITORING,
@@ -68,16 +69,17 @@ class Cluster:
     @property
     def names(self) -> list[str]:
         """The processes this cluster runs: every one of ``PROCESSES``, but Prometheus and
-        its exporters where it was made without them, and the MariaDB servers (and their
-        exporters) of replicas it was made without."""
-        monitored = self.state.get("monitoring", True)
-        unused = set(MARIADB) - set(self.mysql_servers)
-        return [
-            name
-            for name in PROCESSES
-            if (monitored or name not in MONITORING)
-            and name.removesuffix("-exporter") not in unused
-        ]
+        its exporters, or the archiver and the backup schedule, where it was made without
+        them, and the MariaDB servers (and their exporters) of replicas it was made without."""
+        left_out = set(MARIADB) - set(self.mysql_servers)
+        left_out |= set() if self.state.get("monitoring", True) else set(MONITORING)
+        left_out |= set() if self.backed_up else set(BACKUPS)
+        return [n for n in PROCESSES if left_out.isdisjoint((n, n.removesuffix("-exporter")))]
+
+    @property
+    def backed_up(self) -> bool:
+        """Whether the cluster runs its archiver and backup schedule, into ``backups/``."""
+        return bool(self.state.get("backups", True))
 
     @property
     def ranges(self) -> dict[str, tuple[str, ...]]:
@@ -186,6 +188,10 @@ class Cluster:
             process = RedisServer(["--appendonly", "yes", "--appendfsync", "everysec"], **common)
         elif name in MONITORING:
             process = monitoring.build(self, name, common)
+        elif name == "archiver":
+            process = backup_schedule.archiver(self.directory, self.site_env(), log, detached=self.detached)  # fmt: skip
+        elif name == "backups":
+            process = backup_schedule.schedule(self.topology, self.site_env(), log, detached=self.detached)  # fmt: skip
         elif kind == "celery":
             env = {**self.site_env(), **monitoring.metrics_env(self, name)}
             process = CeleryWorker(env, log, concurrency=2, detached=self.detached)
@@ -260,7 +266,7 @@ class Cluster:
     def down(self, out: TextIO) -> bool:
         """Stop the site's processes, then the servers, each by its own PID; whether all are
         gone."""
-        for group in (MONITORING, SITE, SERVERS):
+        for group in (MONITORING, BACKUPS, SITE, SERVERS):
             running = [n for n in group if self.running(n)]
             with ThreadPoolExecutor(len(running) or 1) as pool:
                 for name, pid in zip(running, pool.map(self._halt, running), strict=True):

@@ -53,7 +53,7 @@ class Nemesis(Drills):
         try:
             # No Prometheus: the cases measure seconds, and count on nothing it would show.
             # One replica per master: each case is a single replica's failure mode.
-            cluster = up(directory, shards=SHARDS, seed=False, monitoring=False, replicas=1, spares=0, out=log)  # fmt: skip
+            cluster = up(directory, shards=SHARDS, seed=False, monitoring=False, backups=False, replicas=1, spares=0, out=log)  # fmt: skip
         except Exception:
             out.write(log.getvalue())
             raise

@@ -1,6 +1,6 @@
 """The backups page: for each range of the shard map, its newest backup (its age, its size),
 its master's binary-log archive (how long since it last held everything the master had
-logged) and its last verification, as the backups' records in the config source say
+logged), its last verification and a backup asked for and not yet taken, as the backups' records in the config source say
 (``shardstore/control/backup_records.py``). The same figures the metrics and the alerts
 read, with the alerts' bounds: what would page or ask for a ticket is marked."""
 
@@ -28,6 +28,15 @@ class BackupRow:
     size: int
     archive_lag: float | None  # None: the archive has never held all of it
     verified: dict[str, Any]  # ok, at, backup, said ({} if never)
+    pending: dict[str, Any]  # a backup asked for since the newest: by, at ({} if none)
+
+    @property
+    def first(self) -> str:
+        return self.span.partition("-")[0]
+
+    @property
+    def last(self) -> str:
+        return self.span.partition("-")[2]
 
     @property
     def backup_old(self) -> bool:
@@ -52,6 +61,8 @@ def backup_rows(source: ConfigSource, topology: Topology) -> list[BackupRow]:
         age = now - float(taken["ended"]) if taken else None
         lag = now - caught_up if caught_up is not None else None
         verified = dict(kept.verified.get(span, {}))
-        row = BackupRow(span, shards.master, str(taken.get("backup", "")), age, int(taken.get("size", 0)), lag, verified)  # fmt: skip
+        asked = dict(kept.requested.get(span, {}))
+        pending = asked if asked and float(asked["at"]) > float(taken.get("ended", 0)) else {}
+        row = BackupRow(span, shards.master, str(taken.get("backup", "")), age, int(taken.get("size", 0)), lag, verified, pending)  # fmt: skip
         rows.append(row)
     return rows

@@ -1,8 +1,9 @@
-# @summary A daily backup of this shard host (systemd timer pinboard-backup): `shardstore
-#   backup take <this host> --replica-only`, which streams the server through
-#   mariadb-backup and zstd into the backup store when the host is a replica in service,
-#   and does nothing on a master, a spare or a host out of service. Each replica of a
-#   range takes one a day.
+# @summary This shard host's backups (systemd timer pinboard-backup, every few minutes):
+#   `shardstore backup take <this host> --replica-only --if-due 24`, which streams the
+#   server through mariadb-backup and zstd into the backup store when the host is the
+#   replica its range's backups are taken from and the range is due one (its newest a day
+#   old, or one asked for: the console's "Back up now"), and does nothing otherwise: on a
+#   master, a spare, a host out of service, or when no backup is due.
 #
 # The command is the release's manage.py, so the host gets the release and its environment
 # file (profile::pinboard::app: the shard map's ZooKeeper, where the backup is recorded
@@ -48,7 +49,7 @@ class profile::mysql_backup (
       mode    => '0644',
       content => epp('profile/timer.epp', {
           'profile'          => 'profile::mysql_backup',
-          'description'      => "pinboard: a daily backup of ${host}, if it is a replica",
+          'description'      => "pinboard: a backup of ${host}, if it is a replica and one is due",
           'on_calendar'      => $on_calendar,
           'randomized_delay' => $randomized_delay,
       }),

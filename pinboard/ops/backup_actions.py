@@ -1,8 +1,11 @@
-"""The console's *Restore a shard to a time* action (``shardstore restore-shard SHARD --to
-TIME --into HOST [--copy-back]``), registered beside ``console_actions``' own when the ops
-app is ready (``apps.py``): the destructive role (``--copy-back`` writes into a live
-shard), the password asked again. It runs where the console's tasks run, which start the
-scratch server there (``shardstore/backups/scratch.py``)."""
+"""The console's backup actions, registered beside ``console_actions``' own when the ops
+app is ready (``apps.py``), each with the destructive role and the password asked again:
+
+* *Back up now* (``shardstore backup request FIRST-LAST``): a backup of a range asked for,
+  taken by its replica at its timer's next run (``shardstore/control/backup_request.py``);
+* *Restore a shard to a time* (``shardstore restore-shard SHARD --to TIME --into HOST
+  [--copy-back]``: ``--copy-back`` writes into a live shard). It runs where the console's
+  tasks run, which start the scratch server there (``shardstore/backups/scratch.py``)."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from typing import Any
 from django.conf import settings
 
 from shardstore.backups.store import open_store
+from shardstore.control.backup_request import plan_backup_request
 from shardstore.control.context import Control
 from shardstore.control.plans import Plan
 from shardstore.control.restore_shard import plan_restore_shard
@@ -18,7 +22,7 @@ from shardstore.exceptions import InvalidTopology
 
 from ..catalog import CATALOG
 from .console_actions import Action, register
-from .forms import RestoreShardForm
+from .forms import BackupNowForm, RestoreShardForm
 
 
 def plan(made: Control, data: dict[str, Any]) -> Plan:
@@ -43,5 +47,20 @@ RESTORE_SHARD = register(
         "its master; added and changed rows are only listed.",
         RestoreShardForm,
         plan,
+    )
+)
+
+
+BACKUP_NOW = register(
+    Action(
+        "backup-now",
+        "Back up a range now",
+        "Ask for a backup of a range: the replica its backups are taken from takes one at its "
+        "timer's next run (within minutes), streamed into the backup store as the daily one "
+        "is. The backups page shows it once it is taken.",
+        BackupNowForm,
+        lambda made, data: plan_backup_request(
+            made.source, span=[data["first"], data["last"]], author=made.operator
+        ),
     )
 )
