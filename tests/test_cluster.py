@@ -259,6 +259,7 @@ def _backed_up_and_archived(cluster: Cluster) -> None:
     try:
         archived = lambda: set(backup_records.status(source).archived) == {"db1a", "db2a"}  # noqa: E731
         assert eventually(archived, 30), backup_records.status(source).archived
+        assert backup_records.status(source).verified == {}  # daily, the first an hour in
         asked = subprocess.run(
             [sys.executable, "manage.py", "shardstore", "backup", "request", f"0-{SHARDS // 2 - 1}"],
             cwd=ROOT, env=cluster.site_env(), capture_output=True, text=True, check=False,

@@ -148,6 +148,7 @@ module "worker" {
   security_group     = module.security.ids["worker"]
   instance_profile   = module.iam.instance_profiles["worker"]
   instance_type      = var.worker_instance_type
+  volume_size        = var.worker_volume_size
   min_size           = var.worker_min_size
   max_size           = var.worker_max_size
   desired_capacity   = var.worker_desired_capacity

@@ -172,6 +172,17 @@ variable "worker_instance_type" {
   default     = "c6i.large"
 }
 
+variable "worker_volume_size" {
+  description = "GiB of each worker host's disk. The backups' daily verification and the restores unpack a whole shard host's backup into a scratch server on a worker host: give it the largest shard host's data, with room to spare."
+  type        = number
+  default     = 200
+
+  validation {
+    condition     = var.worker_volume_size >= 20 && var.worker_volume_size <= 16384
+    error_message = "worker_volume_size is 20 to 16384 GiB (gp3)."
+  }
+}
+
 variable "worker_min_size" {
   description = "Minimum number of worker hosts."
   type        = number

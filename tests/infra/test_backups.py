@@ -286,3 +286,23 @@ def test_the_evaluator_reads_conditions_as_aws_does() -> None:
     assert iam.evaluate([policy], "s3:ListBucket", "arn:aws:s3:::b", {"s3:prefix": "e/"}) == "denied"  # fmt: skip
     assert iam.evaluate([policy], "s3:ListBucketVersions", "arn:aws:s3:::b", {"s3:prefix": "e/"}) == "allowed"  # fmt: skip
     assert iam.evaluate([policy], "s3:GetObject", "arn:aws:s3:::b/e/x", ok) == "not allowed"
+
+
+#: GB of instance store of the shard hosts' types (the data a host's backup unpacks to).
+INSTANCE_STORE_GB = {"i4i.large": 468, "i4i.xlarge": 937, "i4i.2xlarge": 1875, "i4i.4xlarge": 3750}  # fmt: skip
+
+
+def test_a_worker_host_s_disk_holds_a_shard_host_s_data_unpacked() -> None:
+    """The verification and the restores unpack a whole host's backup on a worker host."""
+    import hcl2
+
+    launch = (TERRAFORM / "modules" / "autoscaled" / "main.tf").read_text()
+    assert "volume_size           = var.root_volume_size" in launch
+    worker = (TERRAFORM / "modules" / "worker" / "main.tf").read_text()
+    assert "root_volume_size   = var.volume_size" in worker
+    assert "volume_size        = var.worker_volume_size" in (TERRAFORM / "main.tf").read_text()
+    for tfvars in sorted((TERRAFORM / "environments").glob("*.tfvars")):
+        with tfvars.open() as f:
+            values = hcl2.load(f)
+        store = INSTANCE_STORE_GB[values["mysql_instance_type"].strip('"')]
+        assert values["worker_volume_size"] >= store, tfvars.name

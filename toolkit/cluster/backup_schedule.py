@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     every = args.every * 3600
     failed: dict[str, float] = {}  # range -> when its backup last failed
     seen: dict[str, float] = {}  # range -> when this process first saw it in the map
-    next_check = time.time() - every + FIRST_VERIFY_AFTER
+    next_check = time.time() + FIRST_VERIFY_AFTER
     first = True
     while True:
         now = time.time()

@@ -23,7 +23,10 @@ web_min_size         = 2
 web_max_size         = 12
 web_desired_capacity = 4
 
+# A shard host's data unpacked from its backup, verified or restored on a worker host
+# (i4i.2xlarge: 1,875 GB of instance store).
 worker_instance_type    = "c6i.large"
+worker_volume_size      = 2000
 worker_min_size         = 2
 worker_max_size         = 8
 worker_desired_capacity = 2

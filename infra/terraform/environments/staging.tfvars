@@ -22,7 +22,10 @@ web_min_size         = 1
 web_max_size         = 2
 web_desired_capacity = 1
 
+# A shard host's data unpacked from its backup, verified or restored on a worker host
+# (i4i.xlarge: 937 GB of instance store).
 worker_instance_type    = "c6i.large"
+worker_volume_size      = 1000
 worker_min_size         = 1
 worker_max_size         = 2
 worker_desired_capacity = 1

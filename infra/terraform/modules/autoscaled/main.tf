@@ -38,7 +38,7 @@ resource "aws_launch_template" "this" {
 
     ebs {
       volume_type           = "gp3"
-      volume_size           = 20
+      volume_size           = var.root_volume_size
       encrypted             = true
       delete_on_termination = true
     }

@@ -39,6 +39,12 @@ variable "instance_type" {
   type        = string
 }
 
+variable "root_volume_size" {
+  description = "GiB of each host's disk (gp3, encrypted)."
+  type        = number
+  default     = 20
+}
+
 variable "min_size" {
   description = "Minimum number of hosts."
   type        = number

@@ -11,6 +11,7 @@ module "hosts" {
   security_group     = var.security_group
   instance_profile   = var.instance_profile
   instance_type      = var.instance_type
+  root_volume_size   = var.volume_size
   min_size           = var.min_size
   max_size           = var.max_size
   desired_capacity   = var.desired_capacity

@@ -48,3 +48,8 @@ variable "desired_capacity" {
   description = "Number of worker hosts to run now."
   type        = number
 }
+
+variable "volume_size" {
+  description = "GiB of each worker host's disk: a backup's verification or a restore unpacks a whole shard host's backup into a scratch server there, under /tmp."
+  type        = number
+}
