@@ -14,10 +14,14 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 from storages.backends.s3 import S3Storage
 from storages.utils import clean_name
 
+#: What a call to an image storage raises that a later try may get past: a local file's
+#: error, S3 unreachable or refusing (throttled, a role or key being changed). A task that
+#: moves or deletes files retries on them all: given up, it would leave a file public.
+STORAGE_ERRORS: tuple[type[Exception], ...] = (OSError, BotoCoreError, ClientError)
 #: S3's answers to a conditional write whose name is taken, or being taken at that moment.
 TAKEN = frozenset({"PreconditionFailed", "ConditionalRequestConflict"})
 #: Names tried for one file: names carry random bits, so one is taken only by chance.

@@ -28,13 +28,14 @@ from ..ledger import TRANSIENT_ERRORS, ledgered_task
 from ..likes import actions as likes
 from ..pins import image_privacy
 from ..pins.queries import get_pins
+from ..s3_images import STORAGE_ERRORS
 from ..search.index import IndexUnavailable
 from ..search.tasks import index_board, index_board_pins
 
 BATCH = 1000
 
 
-@ledgered_task(retry_on=(*TRANSIENT_ERRORS, IndexUnavailable))
+@ledgered_task(retry_on=(*TRANSIENT_ERRORS, *STORAGE_ERRORS, IndexUnavailable))
 def sync_board_privacy(board_id: int) -> int:
     """Move the board's pins to the owner's list its flag names, index them again, and
     queue the followers' feeds and the board's own document; returns how many follower

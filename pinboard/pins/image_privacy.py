@@ -4,11 +4,13 @@ that checks who asks, ``pins.images.image_urls``), and back when it is made publ
 
 Files are never rewritten: a move copies them to new keys, points every pin showing the
 image (the pin and its saves: ``pin_image_used_by_pins``) at the copies, then deletes the
-old ones, so a public URL of a board made secret stops answering (on S3 within the
-5 minutes CloudFront may keep it: pinboard/settings/s3.py). An image a pin on a public
-board still shows stays public (it is shown there anyway); one uploaded before images
-recorded their pin is shared by content and stays where it is. When a pin showing an image
-is deleted, the image goes private if only pins on secret boards show it now (``release``).
+old ones (in a task of its own, retried until done: ``delete_moved``), so a public URL of a
+board made secret stops answering (on S3 within the 5 minutes CloudFront may keep it:
+pinboard/settings/s3.py). An image a pin on a public board still shows stays public (it is
+shown there anyway); one uploaded before images recorded their pin is shared by content
+and stays where it is. When a pin showing an image is deleted, the image goes private if
+only pins on secret boards show it now (``release``). A move S3 refuses is tried again
+(``s3_images.STORAGE_ERRORS``): given up, it would leave the files public.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from ..boards.queries import get_boards
 from ..data_plane import cached_store
 from ..entities import Pin, PinImage
 from ..image_files import content_name, delete_files, is_private, read, save_all
+from ..ledger import TRANSIENT_ERRORS, ledgered_task
+from ..s3_images import STORAGE_ERRORS
 from .images import SUFFIXES, file_keys
 from .queries import get_pins
 
@@ -51,7 +55,14 @@ def follow_board(pin: Pin, secret: bool) -> None:
     moved = _copy(image, private=secret)
     for shown in showing:
         store.objects("pin").update(shown["id"], {"image": moved})
-    delete_files(file_keys(image).values())
+    delete_moved.delay(list(file_keys(image).values()))
+
+
+@ledgered_task(retry_on=(*TRANSIENT_ERRORS, *STORAGE_ERRORS))
+def delete_moved(keys: list[str]) -> None:
+    """Delete the files a move copied from, in a task of its own: no pin names them any
+    more, so a move tried again would not find them, and they would stay public."""
+    delete_files(keys)
 
 
 def release(source: int) -> None:

@@ -22,11 +22,12 @@ from ..data_plane import cached_store, get_feeds, get_notifications
 from ..entities import Pin
 from ..ledger import TRANSIENT_ERRORS, ledgered_task
 from ..likes.actions import forget_likes
+from ..s3_images import STORAGE_ERRORS
 from . import image_privacy
 from .images import delete_image
 
 BATCH = 500
-RETRY_ON = (*TRANSIENT_ERRORS, OSError)  # OSError: the image files
+RETRY_ON = (*TRANSIENT_ERRORS, *STORAGE_ERRORS)  # the image files
 
 
 @ledgered_task(retry_on=RETRY_ON)

@@ -4,7 +4,8 @@
 with its role's S3 statements as Terraform writes them (tests/infra/iam_policies.py), then
 has the server enforce them. Requests and pages run as the web role (production's storage
 options, pinboard/settings/s3.py, with the web user's keys); Celery's tasks, eager here,
-each run as the worker role, as they would on a worker host.
+each run as the worker role, as they would on a worker host. ``Bucket.refusing`` has S3
+refuse a role for a while, as an outage or a change of its policy would.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import boto3
-from celery.signals import task_postrun, task_prerun
+from celery.signals import task_postrun, task_prerun, task_retry
 from django.test import override_settings
 
+from pinboard import celery_app
 from pinboard.settings.s3 import s3_storages
 from tests.aws_server import Answer, AwsServer
 from tests.infra.iam_policies import role_policy
@@ -56,6 +58,35 @@ class Bucket:
             if answer.path.startswith(prefix) and not 200 <= answer.status < 300
         ]
 
+    @contextlib.contextmanager
+    def refusing(self, kind: str, action: str) -> Iterator[list[str]]:
+        """S3 refuses role ``kind`` ``action`` until a task's first retry; yields the names
+        of the tasks retried. Eager tasks retry as a worker's do (an eager task's error
+        is otherwise raised to its caller at once)."""
+        retried: list[str] = []
+        user = f"{kind}-{self.name}"
+
+        def lift(sender: Any = None, **_: object) -> None:
+            if not retried:
+                self.server.enforce(False)
+                _iam(self.server).delete_user_policy(UserName=user, PolicyName="outage")
+                self.server.enforce(True)
+            retried.append(getattr(sender, "name", "?"))
+
+        deny = {"Effect": "Deny", "Action": action, "Resource": "*"}
+        policy = json.dumps({"Version": "2012-10-17", "Statement": [deny]})
+        self.server.enforce(False)
+        _iam(self.server).put_user_policy(UserName=user, PolicyName="outage", PolicyDocument=policy)
+        self.server.enforce(True)
+        task_retry.connect(lift, weak=False)
+        propagates = celery_app.conf.task_eager_propagates
+        celery_app.conf.task_eager_propagates = False
+        try:
+            yield retried
+        finally:
+            celery_app.conf.task_eager_propagates = propagates
+            task_retry.disconnect(lift)
+
 
 @contextlib.contextmanager
 def on_s3(server: AwsServer) -> Iterator[Bucket]:
@@ -84,9 +115,13 @@ def on_s3(server: AwsServer) -> Iterator[Bucket]:
         server.enforce(False)
 
 
+def _iam(server: AwsServer) -> Any:
+    return boto3.client("iam", **_client(server, {}))
+
+
 def _user(server: AwsServer, name: str, policy: dict[str, Any]) -> dict[str, str]:
     """An IAM user with ``policy``; its access key."""
-    iam = boto3.client("iam", **_client(server, {}))
+    iam = _iam(server)
     iam.create_user(UserName=name)
     iam.put_user_policy(UserName=name, PolicyName=name, PolicyDocument=json.dumps(policy))
     key = iam.create_access_key(UserName=name)["AccessKey"]

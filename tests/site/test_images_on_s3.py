@@ -2,7 +2,8 @@
 policies as Terraform writes them: uploads of pin images and avatars as the web role, a
 board's images moved to private keys and back, deleted pins', replaced avatars' and
 deleted accounts' files deleted, each as the worker role; an upload cut short undoes
-itself as the web role. No call may be refused (tests/site/s3_roles.py)."""
+itself as the web role. No call may be refused, but those a test has S3 refuse for a while:
+a task that moves or deletes files tries again (tests/site/s3_roles.py)."""
 
 from __future__ import annotations
 
@@ -82,6 +83,23 @@ def test_a_board_made_secret_moves_its_images_as_the_worker_role_and_back(
     assert all(key.startswith("pins/") for key in again)
     assert again <= bucket.keys() and not private & bucket.keys()
     assert bucket.refused() == []
+
+
+@pytest.mark.parametrize("refused", ["s3:*", "s3:DeleteObject"])
+def test_a_board_made_secret_while_s3_refuses_the_worker_moves_its_images_on_a_later_try(
+    bucket: Bucket, make_user: Callable[..., User], refused: str
+) -> None:
+    # S3 refuses the worker until a task's first retry (its copies, or its deletes only):
+    # the images move all the same, and no public file is left behind.
+    ann = make_user("ann")
+    garden = create_board(ann["id"], "Garden")
+    pin = create_pin(ann["id"], garden["id"], image_upload())
+    public = files(pin["id"])
+    with bucket.refusing("worker", refused) as retried:
+        update_board(ann["id"], garden["id"], {"secret": True})
+    assert retried and all(key.startswith("private/pins/") for key in files(pin["id"]))
+    assert files(pin["id"]) <= bucket.keys() and not public & bucket.keys()
+    assert {answer.status for answer in bucket.refused()} == {403}
 
 
 def test_a_deleted_pins_files_go_as_the_worker_role(
