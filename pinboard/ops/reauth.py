@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import hashlib
 import time
+import unicodedata
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.signals import user_logged_in
 from django.dispatch import receiver
 from django.http import HttpRequest
@@ -30,8 +32,28 @@ CONFIRMED_AT = "ops_password_confirmed_at"
 
 
 def staff_account_key(username: str) -> str:
-    """Where a staff account's password guesses are counted (``ratelimit``)."""
-    return f"staff:{hashlib.sha256(username.strip().casefold().encode()).hexdigest()}"
+    """Where a staff account's password guesses are counted (``ratelimit``): at the name as
+    the admin's log-in form reads it (Unicode's compatibility form, NFKC), so that
+    "operator" in fullwidth letters, which logs in to ``operator``, is counted there too."""
+    name = unicodedata.normalize("NFKC", username).strip().casefold()
+    return f"staff:{hashlib.sha256(name.encode()).hexdigest()}"
+
+
+class ExactUsernameBackend(ModelBackend):
+    """Staff log-ins for the account named exactly: a control database on MySQL compares
+    names ignoring case, accents and trailing spaces (``Opérator `` finds ``operator``), and
+    guesses at such a name would be counted apart from the account's. (The password is
+    checked first, so a refused name costs the hasher's time as any wrong password does.)"""
+
+    def authenticate(
+        self,
+        request: HttpRequest | None,
+        username: str | None = None,
+        password: str | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        user = super().authenticate(request, username, password, **kwargs)
+        return user if user is not None and user.get_username() == username else None
 
 
 @receiver(user_logged_in)

@@ -134,6 +134,9 @@ SESSION_COOKIE_HTTPONLY = True
 # an action that changes the topology asks for the password again after this long.
 OPS_SESSION_SECONDS = 8 * 3600
 OPS_REAUTH_SECONDS = 5 * 60
+# A staff log-in must name its account exactly, whatever the control database's collation
+# would match (pinboard/ops/reauth.py).
+AUTHENTICATION_BACKENDS = ["pinboard.ops.reauth.ExactUsernameBackend"]
 
 # New passwords are hashed with Argon2; older PBKDF2 hashes still verify and are
 # re-hashed with Argon2 at the pinner's next log-in.

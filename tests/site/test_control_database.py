@@ -4,11 +4,14 @@ directory on one host, or a MySQL database that a fleet's web and worker hosts s
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import itertools
 import os
+import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,20 +45,29 @@ def manage(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProces
     )
 
 
-def test_a_fleet_shares_acontrol_database_on_mysql(mariadb_server: Any, tmp_path: Path) -> None:
+@contextlib.contextmanager
+def mysql_control_database(server: Any, tmp_path: Path, options: str = "") -> Iterator[Any]:
+    """A control database of its own on ``server``, migrated: yields (its URL, a cursor)."""
     if importlib.util.find_spec("MySQLdb") is None:
         unavailable("mysqlclient", "the MySQLdb module is not installed")
     import MySQLdb
 
     name = f"control_{os.getpid()}_{next(_databases)}"
-    admin = MySQLdb.connect(host=mariadb_server.host, port=mariadb_server.port, user="root")
+    admin = MySQLdb.connect(host=server.host, port=server.port, user="root")
     try:
         cursor = admin.cursor()
-        cursor.execute(f"CREATE DATABASE {name}")
-        url = f"mysql://root@{mariadb_server.host}:{mariadb_server.port}/{name}"
-
+        cursor.execute(f"CREATE DATABASE {name} {options}")
+        url = f"mysql://root@{server.host}:{server.port}/{name}"
         done = manage(tmp_path, "migrate", "--verbosity", "0", PINBOARD_CONTROL_DATABASE=url)
         assert done.returncode == 0, done.stderr
+        yield url, cursor, name
+    finally:
+        admin.cursor().execute(f"DROP DATABASE IF EXISTS {name}")
+        admin.close()
+
+
+def test_a_fleet_shares_acontrol_database_on_mysql(mariadb_server: Any, tmp_path: Path) -> None:
+    with mysql_control_database(mariadb_server, tmp_path) as (url, cursor, name):
         done = manage(tmp_path / "other-host", "ensure_operator", PINBOARD_CONTROL_DATABASE=url)
         assert done.returncode == 0, done.stderr
 
@@ -63,9 +75,30 @@ def test_a_fleet_shares_acontrol_database_on_mysql(mariadb_server: Any, tmp_path
         assert cursor.fetchall() == (("operator", 1),)  # made once, where every host sees it
         assert not (tmp_path / "var" / "control.sqlite3").exists()
         assert not (tmp_path / "other-host" / "var" / "control.sqlite3").exists()
-    finally:
-        admin.cursor().execute(f"DROP DATABASE IF EXISTS {name}")
-        admin.close()
+
+
+def test_a_staff_log_in_names_its_account_exactly_where_the_database_would_not(
+    mariadb_server: Any, tmp_path: Path
+) -> None:
+    """The deploy's control database compares names as utf8mb4_unicode_ci (infra's control_db),
+    for which "Opérator " is "operator": its password guesses would log in to the operator's
+    account while counted at another name (``reauth.staff_account_key``)."""
+    collation = "CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"
+    with mysql_control_database(mariadb_server, tmp_path, collation) as (url, _cursor, _name):
+        made = manage(tmp_path, "ensure_operator", PINBOARD_CONTROL_DATABASE=url)
+        password = re.search(r"password: (\S+)", made.stdout)
+        assert made.returncode == 0 and password, made.stderr
+        spellings = ["operator", "Operator", "opérator", "operator ", "ÖPERATOR"]
+        script = (
+            "from django.contrib.auth import authenticate\n"
+            f"for name in {spellings!r}:\n"
+            f"    print(repr(name), authenticate(username=name, password={password[1]!r}))"
+        )
+        done = manage(tmp_path, "shell", "-c", script, PINBOARD_CONTROL_DATABASE=url)
+        assert done.returncode == 0, done.stderr
+        lines = [line for line in done.stdout.splitlines() if line.startswith("'")]
+        found = dict(line.rsplit(" ", 1) for line in lines)
+        assert found == {repr(name): "None" for name in spellings} | {"'operator'": "operator"}
 
 
 def test_the_url_gives_the_login_the_database_and_the_tls_ca() -> None:

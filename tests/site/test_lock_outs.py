@@ -23,6 +23,8 @@ from tests.site.test_ops_roles import PASSWORD
 
 PINNERS = "plum-orchard-42"  # make_user's
 GUESSES = base.RATE_LIMITS["login_failures"][0]  # ten, as deployed
+WIDE_O = "\N{FULLWIDTH LATIN SMALL LETTER O}"
+WIDE = "".join(chr(ord(letter) + 0xFEE0) for letter in "operator")  # fullwidth letters
 
 
 @pytest.fixture(autouse=True)
@@ -102,3 +104,19 @@ def test_the_operator_account_cannot_be_blocked_from_a_clean_address(
     assert staff_log_in(Client(), PASSWORD, "10.9.6.6") == 429
     assert prompt(ops, PASSWORD, "10.9.0.1") == 302  # the operator, from where they are
     assert staff_log_in(Client(), PASSWORD, "10.9.2.1") == 302  # or from anywhere else clean
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("spelling", ["OPERATOR", " operator", f"{WIDE_O}perator", WIDE])
+def test_the_staff_log_in_counts_every_spelling_of_an_account_at_it(spelling: str) -> None:
+    """The admin's form reads a username as Unicode's compatibility form (NFKC): each way of
+    writing "operator" that it reads as the account is counted at the account."""
+    get_user_model().objects.create_superuser("operator", password=PASSWORD)
+
+    def staff_log_in(username: str, password: str) -> int:
+        form = {"username": username, "password": password, "next": "/ops/"}
+        return Client().post("/admin/login/", form, REMOTE_ADDR="10.9.3.1").status_code
+
+    assert [staff_log_in("operator", "a-guess") for _ in range(GUESSES)] == [200] * GUESSES
+    assert staff_log_in(spelling, "a-guess") == 429
+    assert staff_log_in(spelling, PASSWORD) == 429  # not a way round the address's lock-out
