@@ -156,6 +156,22 @@ def test_replaced_and_deleted_accounts_avatars_go_as_the_worker_role(
     assert bucket.refused() == []
 
 
+def test_a_deleted_pins_and_a_replaced_avatars_files_s3_refuses_to_delete_go_on_a_later_try(
+    bucket: Bucket, make_user: Callable[..., User]
+) -> None:
+    ann = make_user("ann")
+    set_avatar(ann["id"], image_upload(size=(200, 200)))
+    pin = create_pin(ann["id"], create_board(ann["id"], "Garden")["id"], image_upload())
+    stored = avatar_files(ann["id"]) | files(pin["id"])
+    with bucket.refusing("worker", "s3:DeleteObject") as retried:
+        set_avatar(ann["id"], image_upload(size=(300, 300)))
+    with bucket.refusing("worker", "s3:DeleteObject") as retried_too:
+        delete_pin(ann["id"], pin["id"])
+    assert retried == ["pinboard.users.tasks.release_avatar"]
+    assert retried_too == ["pinboard.pins.tasks.purge_pin"]
+    assert not stored & bucket.keys()
+
+
 def test_an_upload_cut_short_deletes_what_it_stored_as_the_web_role(bucket: Bucket) -> None:
     # The second file is one no role may write: the first, stored, is deleted again.
     with pytest.raises(ClientError, match="AccessDenied"):
