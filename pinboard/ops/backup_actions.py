@@ -13,7 +13,7 @@ from typing import Any
 
 from django.conf import settings
 
-from shardstore.backups.store import open_store
+from shardstore.backups.store import BackupStore, backup_store
 from shardstore.control.backup_request import plan_backup_request
 from shardstore.control.context import Control
 from shardstore.control.plans import Plan
@@ -26,14 +26,21 @@ from .forms import BackupNowForm, RestoreShardForm
 
 
 def plan(made: Control, data: dict[str, Any]) -> Plan:
-    url = settings.SHARDSTORE.get("BACKUP_STORE")
-    if not url:
-        raise InvalidTopology("no backup store is set (PINBOARD_BACKUP_STORE)")
+    # The store is opened as the plan runs, on a worker: the web hosts that plan it may not
+    # read the backups (and the plan they show is then the one the worker runs).
     return plan_restore_shard(
-        made.source, open_store(url), shard=data["shard"], to_time=data["to"], into=data["into"],
+        made.source, store_here, shard=data["shard"], to_time=data["to"], into=data["into"],
         author=made.operator, copy_rows_back=data["copy_back"], connect=made.mysql,
         types={t.table: t.type_id for t in CATALOG.types.values()},
     )  # fmt: skip
+
+
+def store_here() -> BackupStore:
+    """The backup store this host is told of; InvalidTopology if none."""
+    store = backup_store(settings.SHARDSTORE.get("BACKUP_STORE"), settings.SHARDSTORE.get("BACKUP_KMS_KEY"))  # fmt: skip
+    if store is None:
+        raise InvalidTopology("no backup store is set on this host (PINBOARD_BACKUP_STORE): a worker host runs the restore")  # fmt: skip
+    return store
 
 
 RESTORE_SHARD = register(

@@ -16,12 +16,15 @@ object ID), and with ``--copy-back`` the rows it deleted written back (``plan_re
 5. the scratch server stopped.
 
 The copy on ``HOST`` stays for the operator to read (``db01234`` there) until the next
-run or a ``rebuild`` of that host.
+run or a ``rebuild`` of that host. The backup and its archive are found and checked as the
+plan is made, or, given how to open the store rather than the store (the console, whose
+web hosts may not read the backups), as it runs, on the worker: step 1 then refuses, with
+nothing changed, a time before the oldest backup or a gap in the archive.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -106,9 +109,32 @@ def report(diffs: list[TableDiff], shard: int, types: Mapping[str, int]) -> str:
     return "\n".join(lines) or "the shard is as it was: no row missing, added or changed"
 
 
+class _PointFound:
+    """The point in time to restore: the range's newest backup by the time, its master's
+    archive checked to continue it; found once, when first asked for."""
+
+    def __init__(self, backups: BackupStore | Callable[[], BackupStore], span: list[int], master: str, to_time: float) -> None:  # fmt: skip
+        self.backups, self.span, self.master, self.to_time = backups, span, master, to_time
+        self.restored: PointInTime | None = None
+
+    def get(self) -> PointInTime:
+        if self.restored is None:
+            store = self.backups() if callable(self.backups) else self.backups
+            made = newest_backup(store, self.span, self.to_time)
+            chain(store, self.master, made.gtid)
+            self.restored = PointInTime(store, made, self.master, to_time=self.to_time, to_gtid=None)  # fmt: skip
+        return self.restored
+
+    def said(self) -> str:
+        return self.get().said()
+
+    def drop(self) -> str:
+        return self.restored.drop() if self.restored is not None else "no scratch server was made"
+
+
 def plan_restore_shard(
     source: ConfigSource,
-    store: BackupStore,
+    store: BackupStore | Callable[[], BackupStore],
     *,
     shard: int,
     to_time: float,
@@ -119,7 +145,8 @@ def plan_restore_shard(
     connect: Connect = MySQLHost,
 ) -> Plan:
     """The plan to restore ``shard`` as of ``to_time`` onto ``into`` and compare it with
-    the live shard (and copy the deleted rows back). InvalidTopology when it cannot."""
+    the live shard (and copy the deleted rows back), from ``store``, or the store opened as
+    the plan runs. InvalidTopology when it cannot."""
     document = source.current(documents.SHARDS).document
     entry = next((r for r in document["ranges"] if r["range"][0] <= shard <= r["range"][1]), None)  # fmt: skip
     if entry is None:
@@ -131,15 +158,18 @@ def plan_restore_shard(
         if into in (r["master"], *replicas_of(r)):
             raise InvalidTopology(f"{into} serves shards {r['range'][0]}-{r['range'][1]}: a shard is restored beside the live one, onto a host that serves no range")  # fmt: skip
     span, master = list(entry["range"]), str(entry["master"])
-    made = newest_backup(store, span, to_time)
-    chain(store, master, made.gtid)
-    restored = PointInTime(store, made, master, to_time=to_time, to_gtid=None)
     database, when = database_name(shard), utc(to_time)
+    point = _PointFound(store, span, master, to_time)
+    if callable(store):
+        replayed = f"restore range {span[0]}-{span[1]}'s newest backup by {when} (found as this runs) into a scratch server and replay {master}'s archived binary logs to {when}"  # fmt: skip
+    else:
+        made = point.get().made  # the backup and its archive checked now
+        replayed = f"restore backup {made.host}/{made.name} into a scratch server and replay {master}'s archived binary logs to {when}"  # fmt: skip
     live = str(document["hosts"][master])
     found: dict[str, list[TableDiff]] = {}
 
     def copy() -> str:
-        server = restored.server()
+        server = point.get().server()
         with server.connect() as s, connect(address) as h, server.connect() as busy:
             h.query("SET SESSION sql_log_bin = 0")
             h.query(f"DROP DATABASE IF EXISTS `{database}`")
@@ -156,15 +186,14 @@ def plan_restore_shard(
             diffs = compare_shard(h, m, database)  # again: rows may have come back since
             return f"{copy_back(h, m, database, diffs)} rows written back into {database} on {master}"  # fmt: skip
 
-    replayed = f"restore backup {made.host}/{made.name} into a scratch server and replay {master}'s archived binary logs to {when}"  # fmt: skip
     steps = [
-        Step(replayed, (into,), restored.said, restored.drop),
+        Step(replayed, (into,), point.said, point.drop),
         Step(f"copy {database} as of {when} onto {into}", (into,), copy),
         Step(f"compare it with the live {database} on {master}", (into,), compare),
     ]
     if copy_rows_back:
         steps.append(Step(f"write the rows deleted since {when} back into {database} on {master}", (into, master), back))  # fmt: skip
-    steps.append(Step("stop the scratch server", (into,), restored.drop))
+    steps.append(Step("stop the scratch server", (into,), point.drop))
     params = {"shard": shard, "to_time": to_time, "into": into, "copy_back": copy_rows_back}
     summary = f"restore shard {shard} as of {when} onto {into}{', and write its deleted rows back' if copy_rows_back else ''}"  # fmt: skip
     return Plan("restore-shard", summary, steps, params)

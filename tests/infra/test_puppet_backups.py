@@ -125,7 +125,7 @@ def test_a_shard_host_backs_itself_up_when_due_if_it_is_a_replica(shard: checks.
     assert command[:2] == ["/bin/sh", "-ec"]
     key, _, run = command[2].partition(" exec ")
     assert key.startswith("PINBOARD_SECRET_KEY=$(")
-    assert _shardstore_args(run) == ["backup", "take", SHARD_HOST, "--replica-only", "--if-due", "24"]
+    assert _shardstore_args(run) == ["backup", "take", SHARD_HOST, "--replica-only", "--if-due", "24"]  # fmt: skip
     assert "mariadb.service" in service["Unit"]["After"]
     _timed(_unit(shard, "pinboard-backup.timer"), "*:0/10")  # a request is taken within minutes
     _running(shard, "pinboard-backup.timer")

@@ -82,14 +82,37 @@ def test_restore_shard_is_a_destructive_console_action_refused_before_anything_o
     staff: Client, config_dir: Path, settings: Any, tmp_path: Path
 ) -> None:
     assert "restore-shard" in ACTIONS and "restore-shard" in DESTRUCTIVE
-    settings.SHARDSTORE = {**settings.SHARDSTORE, "BACKUP_STORE": None}
     form = {"shard": 1, "to": "2026-11-29T08:30:00Z", "into": "nohost"}
-    assert "no backup store is set (PINBOARD_BACKUP_STORE)" in plan(staff, "restore-shard", form, status=400)  # fmt: skip
-    settings.SHARDSTORE = {**settings.SHARDSTORE, "BACKUP_STORE": f"file://{tmp_path / 'backups'}"}
     assert "nohost is not a MySQL host of the shard map" in plan(staff, "restore-shard", form, status=400)  # fmt: skip
     for bad in ("yesterday", "0-1-42"):
         assert "a time" in plan(staff, "restore-shard", {**form, "to": bad}, status=400)
     assert not JournalEntry.objects.exists()
+
+
+def test_restore_shard_is_planned_where_the_backups_cannot_be_read_and_checked_where_it_runs(
+    staff: Client, config_dir: Path, settings: Any, tmp_path: Path
+) -> None:
+    """A web host is not told of the store: the plan names the range's newest backup by the
+    time without reading it, and the worker that runs it finds it (here: none, refused
+    before anything changed)."""
+    document = shards_document(config_dir)
+    # MySQL hosts, never reached: the run stops before it connects to any.
+    hosts = {name: f"mysql://127.0.0.1:{9 + n}" for n, name in enumerate([*document["hosts"], "spare-x"])}  # fmt: skip
+    FileSource(config_dir).publish("shards", {**document, "hosts": hosts}, author="t", reason="a spare")  # fmt: skip
+    spare = "spare-x"
+    first = document["ranges"][0]
+    settings.SHARDSTORE = {**settings.SHARDSTORE, "BACKUP_STORE": None}
+    form = {"shard": first["range"][0], "to": "2026-11-29T08:30:00Z", "into": spare}
+    page = plan(staff, "restore-shard", form)
+    assert f"restore range {first['range'][0]}-{first['range'][1]}&#x27;s newest backup by 2026-11-29 08:30:00Z (found as this runs)" in page  # fmt: skip
+    settings.SHARDSTORE = {**settings.SHARDSTORE, "BACKUP_STORE": f"file://{tmp_path / 'backups'}"}
+    response = confirm(staff, "restore-shard", page)  # the same plan, run by the worker
+    assert response.status_code == 302
+    run = JournalEntry.objects.get(dry_run=False)
+    assert not run.ok and f"has no backup of range {first['range'][0]}-{first['range'][1]}" in run.result  # fmt: skip
+    assert [note for _, _, note in run.steps] == [
+        "no scratch server was made"
+    ]  # step 1's undo alone
 
 
 def test_back_up_now_asks_the_range_s_replica_for_a_backup_and_the_page_shows_it_pending(
