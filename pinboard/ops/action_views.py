@@ -26,6 +26,7 @@ from .access import no_role, staff_required
 from .console_actions import ACTIONS, Action, console_control, digest, dry_run
 from .models import JournalEntry
 from .queries.config import classified
+from .signed_tasks import ACTION, sign
 from .tasks import run_action
 
 PLAN, RUN = "plan", "run"
@@ -83,9 +84,8 @@ def action(request: HttpRequest, action: str) -> HttpResponse:
                 except HostsBusy as busy:
                     return _plan_page(request, chosen, form, plan, None, error=str(busy))
                 data = {name: request.POST[name] for name in form.fields if name in request.POST}
-                return _ran(
-                    request, plan, run_action.delay(chosen.name, data, operator, digest(plan))
-                )
+                signed = sign(ACTION, operator, chosen.name, data, digest(plan))
+                return _ran(request, plan, run_action.delay(signed))
             changed = request.POST.get("step") == RUN  # confirmed, but the plan is not that one
             entry = dry_run(plan, made).entry
             return _plan_page(request, chosen, form, plan, entry, changed=changed)

@@ -46,7 +46,7 @@ from shardstore.control.split_cleanup import plan_cleanup
 from shardstore.control.split_revert import plan_split_revert
 from social.redis_keys import REDIS_KEYS
 
-from .control import control, progress_note
+from .control import control, journal_not_run, progress_note
 from .forms import (
     CacheServerForm,
     CleanupForm,
@@ -136,10 +136,7 @@ def run_confirmed(name: str, data: dict[str, Any], operator: str, confirmed: str
             if digest(plan) != confirmed:
                 raise InvalidTopology("the plan changed after it was confirmed: plan it again")
         except ShardStoreError as error:
-            nothing = Plan(name, f"{chosen.title}: not run", [])
-            entry = made.journal.begin(nothing, operator=operator, dry_run=False)
-            made.journal.finish(entry, ok=False, result=str(error), seconds=0.0)
-            return int(entry.pk)
+            return journal_not_run(name, chosen.title, operator, str(error))
         return int(execute(plan, made).entry.pk)
 
 

@@ -73,6 +73,16 @@ class DatabaseJournal:
         ]
 
 
+def journal_not_run(operation: str, summary: str, operator: str, why: str) -> int:
+    """A run refused before its first step, journaled as a failure that changed nothing;
+    the entry's id."""
+    journal = DatabaseJournal()
+    nothing = Plan(operation, f"{summary}: not run", [])
+    entry = journal.begin(nothing, operator=operator, dry_run=False)
+    journal.finish(entry, ok=False, result=why, seconds=0.0)
+    return int(entry.pk)
+
+
 def connect(topology: Topology) -> Store:
     """A store on another shard map (to create the shards of a new range)."""
     return Store(topology, catalog=CATALOG, backend_options=settings.SHARDSTORE["BACKEND_OPTIONS"])

@@ -112,3 +112,15 @@ class JobChunk(models.Model):
     def error_line(self) -> str:
         """The error's first line (its type and message; the traceback follows)."""
         return self.error.split("\n", 1)[0]
+
+
+class SignedTaskUse(models.Model):
+    """A signed console task that a worker took (``signed_tasks.py``): its nonce is claimed
+    once, so the same message sent again runs nothing. Hex, so that a control database that
+    compares text ignoring case cannot mistake one nonce for another."""
+
+    nonce = models.CharField(max_length=64, primary_key=True)
+    used_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    def __str__(self) -> str:
+        return f"signed task {self.nonce} used at {self.used_at:%Y-%m-%d %H:%M:%S}"

@@ -21,6 +21,7 @@ from ..errors import RateLimited
 from . import reauth, roles
 from .access import no_role, staff_required
 from .console_actions import console_control
+from .signed_tasks import ENDING, sign
 from .tasks import end_operation
 
 MAX_ID_DIGITS = 18
@@ -62,7 +63,8 @@ def end(request: HttpRequest, operation_id: str, how: str) -> HttpResponse:
     if not confirmed:
         messages.error(request, f"Give your password again to {how} operation {operation_id}.")
         return redirect("ops_operations")
-    queued = end_operation.delay(int(operation_id), how, request.user.get_username())
+    signed = sign(ENDING, request.user.get_username(), how, {"operation": int(operation_id)})
+    queued = end_operation.delay(signed)
     if isinstance(queued, EagerResult):
         said = masked(str(queued.get()))
         (messages.error if said.startswith("FAILED") else messages.success)(request, said)

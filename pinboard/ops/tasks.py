@@ -8,7 +8,7 @@ from celery import shared_task
 from django.db import DatabaseError
 
 from ..ledger import Ledgered
-from . import chunks
+from . import chunks, signed_tasks
 from .health import report
 
 
@@ -40,31 +40,44 @@ def run_job_chunk(chunk_id: int) -> str:
 
 
 @shared_task(acks_late=False, ignore_result=True)
-def run_action(name: str, data: dict[str, Any], operator: str, confirmed: str) -> int:
+def run_action(token: str) -> int:
     """A console action its operator confirmed, run on a worker rather than in the web
     request (a recycled web worker must not cut an operation short; a killed Celery worker
-    leaves the journal entry open for ``abort``/``resume``). Planned again from the form's
-    data: it runs only if it is still the plan the operator confirmed. Acknowledged when
-    received: an operation is never run twice by a redelivery. The journal entry's id."""
+    leaves the journal entry open for ``abort``/``resume``). ``token`` is the web view's
+    request, signed (``signed_tasks.py``): the operator's role is checked again here, and
+    the action planned again from the form's data runs only if it is still the plan the
+    operator confirmed. Acknowledged when received, and a signed request runs once at most:
+    an operation is never run twice by a redelivery. The journal entry's id."""
     from .console_actions import run_confirmed
 
-    return run_confirmed(name, data, operator, confirmed)
+    try:
+        asked = signed_tasks.opened(token, signed_tasks.ACTION)
+    except signed_tasks.Refused as refused:
+        return refused.journaled()
+    return run_confirmed(asked.name, asked.data, asked.operator, asked.digest)
 
 
 @shared_task(acks_late=False, ignore_result=True)
-def end_operation(operation_id: int, how: str, operator: str) -> str:
+def end_operation(token: str) -> str:
     """Abort, resume or close an operation its process left open (recovery.py), on a worker
-    as every console action runs. What was done, or why not."""
+    as every console action runs, from a signed request as ``run_action``'s. What was done,
+    or why not."""
     from shardstore import ShardStoreError
     from shardstore.control.recovery import end
 
     from .console_actions import console_control
 
+    try:
+        asked = signed_tasks.opened(token, signed_tasks.ENDING)
+    except signed_tasks.Refused as refused:
+        refused.journaled()
+        return f"FAILED: {refused.why}"
+    operator = asked.operator
     with console_control(operator) as made:
         try:
             return end(
-                operation_id,
-                how,
+                asked.data["operation"],
+                asked.name,
                 source=made.source,
                 journal=made.journal,
                 locks=made.locks,
