@@ -7,20 +7,25 @@ a task that moves or deletes files tries again (tests/site/s3_roles.py)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from botocore.exceptions import ClientError
 from django.conf import settings
 
-from pinboard import image_files
+from pinboard import celery_app, image_files
 from pinboard.boards.actions import create_board, update_board
 from pinboard.pins.actions import create_pin, delete_pin, save_pin
 from pinboard.pins.queries import get_pin
+from pinboard.s3_images import STORAGE_ERRORS
 from pinboard.users.actions import delete_account, set_avatar
 from pinboard.users.queries import get_user
 from tests.aws_server import AwsServer
+from tests.infra.monitoring_checks import RULES
 from tests.site.s3_roles import Bucket, on_s3
 from toolkit.images import image_upload
 
@@ -189,3 +194,17 @@ def test_a_name_already_taken_is_never_written_over(bucket: Bucket) -> None:
     assert first == "pins/ab/same.jpg" and second != first and second.startswith("pins/ab/")
     assert bucket.body(first) == b"first" and bucket.body(second) == b"second"
     assert [a.status for a in bucket.refused()] == [412]  # S3 refused the name, not the role
+
+
+def test_every_task_that_moves_or_deletes_images_raises_the_alert_when_it_gives_up() -> None:
+    celery_app.loader.import_default_modules()
+    retrying = {
+        name
+        for name, task in celery_app.tasks.items()
+        if set(STORAGE_ERRORS) <= set(getattr(task, "autoretry_for", ()))
+    }
+    rules = yaml.safe_load(Path(RULES, "pinboard.yml").read_text())["groups"]
+    (alert,) = [r for g in rules for r in g["rules"] if r.get("alert") == "ImageTaskFailed"]
+    (pattern,) = re.findall(r'task=~"([^"]+)"', alert["expr"])
+    watched = re.compile(pattern.replace("\\\\", "\\"))
+    assert retrying and {name for name in retrying if not watched.fullmatch(name)} == set()
