@@ -218,6 +218,8 @@ def range_lost(d: Drills, result: Result) -> None:
         killed = time.monotonic()
         for name in lost:
             d.cluster[name].halt(kill=True)
+            if name == shards.master:  # the loss: no write is acknowledged after it
+                killed = time.monotonic()
         for name in lost:
             server = d.cluster.mariadb(name)
             shutil.rmtree(server.datadir)
