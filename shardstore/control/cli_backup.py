@@ -2,10 +2,10 @@
 store holds (``list``), archive the masters' binary logs into it as they are written
 (``archive``, until stopped: ``shardstore/backups/archiving.py``), list them (``logs``), or
 restore a range's newest backup and compare it with its master (``verify``:
-``backup_verify.py``), ask for a range's backup (``request``: taken at its timer's next run,
-``take --if-due``) or remove from a directory store what is past the retention (``prune``:
-``shardstore/backups/retention.py``). ``take`` names a host, or a range (``FIRST-LAST``): then its first
-replica that answers and replicates (its master only with ``--master``), so a backup never
+``backup_verify.py``), ask for a range's backup (``request``: taken at its timer's next
+run, ``take --if-due``) or remove from a directory store what is past the retention
+(``prune``: ``shardstore/backups/retention.py``). ``take`` names a host, or a range
+(``FIRST-LAST``): then its first replica that answers and replicates (its master only with ``--master``), so a backup never
 loads the host that takes the writes. It runs on the host's own machine (mariadb-backup
 copies its data files: ``shardstore/backups/physical.py``)."""
 

@@ -8,10 +8,9 @@ every ``CHECK`` seconds, each range due a backup (its newest is a day old, one w
 for: ``backup request``, the console's *Back up now*, or it has none: a new range, once it
 has been in the map ``NEW_RANGE_AFTER`` seconds, as a timer's next run would find it) gets
 one from its replica, and a range whose backup failed is tried again ``RETRY`` seconds
-later; daily, the
-first time an hour after it starts, every range not verified well lately is verified and
-the store is pruned to the retention. ``up`` waits for its first pass: a new cluster has
-its backups.
+later; daily, the first time an hour after it starts, every range not verified well lately
+is verified and the store is pruned to the retention. ``up`` waits for its first pass: a
+new cluster has its backups.
 
     python -m toolkit.cluster.backup_schedule --topology zk://127.0.0.1:PORT/pinboard
 """
